@@ -1,0 +1,23 @@
+"""fincprg: build Chinese financial passage-retrieval datasets from research reports (FinCPRG method).
+
+Importing this package is light: torch, transformers and bertopic load only inside the
+backends that need them.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from fincprg.config import PipelineConfig, load_config  # noqa: E402
+from fincprg.records import Passage, Qrel, Query, Report, Sentence, Topic  # noqa: E402
+
+__all__ = ["build", "load_config", "PipelineConfig", "Report", "Passage", "Sentence", "Query", "Qrel", "Topic"]
+
+
+def build(corpus, out, config=None, overrides=None, **kwargs):
+    """Run the whole pipeline: ``build("datasets/sample", "runs/demo")``. See ``fincprg build --help``."""
+    from pathlib import Path
+
+    from fincprg.pipeline.runner import run_pipeline
+
+    cfg = config if isinstance(config, PipelineConfig) else load_config(config, overrides)
+    return run_pipeline(Path(corpus), Path(out), cfg, **kwargs)

@@ -1,0 +1,3 @@
+from fincprg.cli import main
+
+main()

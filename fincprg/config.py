@@ -1,0 +1,266 @@
+"""Pipeline configuration: one pydantic model per stage, loaded from YAML with dotted overrides.
+
+Unknown keys are errors (``extra="forbid"``) and every error names its dotted path,
+e.g. ``chunk.passage_chars: Input should be a valid integer``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fincprg.errors import ConfigError
+
+# Keys that change speed, not output: they are left out of stage signatures,
+# so tuning them never invalidates a checkpoint.
+RUNTIME_KEYS = frozenset(
+    {"batch_size", "concurrency", "timeout", "max_retries", "show_progress", "workers", "device"}
+)
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RunConfig(Section):
+    seed: int = 42
+    cache_dir: str | None = None  # default: OUT/.cache
+    show_progress: bool = True
+
+
+class IngestConfig(Section):
+    format: Literal["auto", "jsonl", "csv", "txt"] = "auto"
+    # input field name -> Report field, e.g. {"研报标题": "title", "发布日期": "date"}
+    fields: dict[str, str] = Field(default_factory=dict)
+    encoding: Literal["auto", "utf-8", "gbk"] = "auto"
+    skip_empty: bool = True  # reject (and record) reports with no text instead of failing
+    on_duplicate_id: Literal["reject", "error"] = "reject"
+    on_bad_date: Literal["reject", "null"] = "null"  # keep the report with date=None, recording a warning
+
+
+class QualityConfig(Section):
+    backend: Literal["heuristic", "transformers", "none"] = "heuristic"
+    model: str | None = None  # local path or hub id of a BERT sequence classifier (label 1 = low quality)
+    threshold: float = 0.5
+    batch_size: int = 32
+
+
+class ChunkConfig(Section):
+    passage_chars: int = Field(500, gt=20)
+    sentence_chars: int = Field(100, gt=5)
+    min_passage_chars: int = Field(40, ge=0)
+    rules: list[str] = Field(
+        default_factory=lambda: [
+            "table", "disclaimer", "analyst_intro", "contact", "url", "caption", "quality",
+        ]
+    )
+    quality: QualityConfig = Field(default_factory=QualityConfig)
+    batch_size: int = 32
+
+
+class LLMConfig(Section):
+    """The one LLM client every call goes through (cache, retries, accounting)."""
+
+    base_url: str = "http://localhost:8000/v1"
+    model: str = "gpt-4o"
+    api_key_env: str = "OPENAI_API_KEY"  # name of the env var holding the key; the key itself is never stored
+    concurrency: int = Field(16, ge=1)
+    max_retries: int = Field(4, ge=0)
+    timeout: float = Field(60.0, gt=0)
+    temperature: float = 0.0
+    max_tokens: int | None = 2048
+    json_mode: bool = True  # send response_format={"type": "json_object"}
+    cache: bool = True
+    # USD per 1M tokens: {"gpt-4o": {"input": 2.5, "output": 10.0}}
+    prices: dict[str, dict[str, float]] = Field(
+        default_factory=lambda: {"gpt-4o": {"input": 2.5, "output": 10.0}}
+    )
+
+
+class GenerateConfig(Section):
+    backend: Literal["templates", "llm"] = "templates"
+    prompt: str = "hierarchical_query"
+    language: Literal["zh", "en"] = "zh"
+    reask: int = Field(1, ge=0)  # re-ask once with the validation error
+    complete: bool = True  # query completion (§3.1.3)
+    batch_size: int = 64
+
+
+class ClassifierConfig(Section):
+    backend: Literal["lexicon", "transformers"] = "lexicon"
+    model: str | None = None  # FinBERT2-IC-style sequence classifier (local path or hub id)
+    batch_size: int = 32
+
+
+class EmbedderConfig(Section):
+    backend: Literal["lsa", "sentence-transformers", "classifier"] = "lsa"
+    model: str | None = None
+    dim: int = 128
+    batch_size: int = 64
+
+
+class Time2VecConfig(Section):
+    weight: float = 1.0
+    reference_date: dt.date | None = None  # default: earliest title date
+
+
+class ClusterConfig(Section):
+    min_cluster_size: int = Field(5, ge=2)
+    umap: bool = False
+    n_neighbors: int = 15
+    n_components: int = 5
+    reduce_outliers: bool = False
+    nr_topics: int | None = None
+
+
+class IntentConfig(Section):
+    backend: Literal["templates", "llm"] = "templates"
+    prompt: str = "topic_intent"
+    language: Literal["zh", "en"] = "zh"
+    max_titles: int = 10
+    max_keywords: int = 10
+    max_subqueries: int = 5
+
+
+class TopicsConfig(Section):
+    min_title_chars: int = 5
+    classifier: ClassifierConfig = Field(default_factory=ClassifierConfig)
+    embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    time2vec: Time2VecConfig = Field(default_factory=Time2VecConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    intents: IntentConfig = Field(default_factory=IntentConfig)
+    dominance: float = Field(2 / 3, gt=0, le=1)
+
+
+class RerankerConfig(Section):
+    backend: Literal["lexical", "flag", "cross-encoder"] = "lexical"
+    model: str | None = None
+    threshold: float | None = None  # default: the backend's own (0.99 for BGE, lexical documents its own)
+    batch_size: int = 64
+    fp16: bool = True  # used only on GPU
+    device: str | None = None
+
+
+class PrefilterConfig(Section):
+    enabled: bool = False
+    top_k: int = 20
+    embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+
+
+class VetoConfig(Section):
+    enabled: bool = True
+    company: bool = True
+    period: bool = True
+    numbers: bool = True
+
+
+class BoilerplateConfig(Section):
+    enabled: bool = True
+    min_reports: int = 3  # a sentence seen in this many reports is boilerplate
+
+
+class MineConfig(Section):
+    spaces: list[Literal["sentence", "passage", "topic"]] = Field(
+        default_factory=lambda: ["sentence", "passage", "topic"]
+    )
+    direction: Literal["both", "one"] = "both"
+    reranker: RerankerConfig = Field(default_factory=RerankerConfig)
+    prefilter: PrefilterConfig = Field(default_factory=PrefilterConfig)
+    veto: VetoConfig = Field(default_factory=VetoConfig)
+    boilerplate: BoilerplateConfig = Field(default_factory=BoilerplateConfig)
+
+
+class NegativesConfig(Section):
+    method: Literal["bm25", "dense", "none"] = "bm25"
+    n: int = 7
+    model: str | None = None  # for method=dense
+
+
+class ExportConfig(Section):
+    test_fraction: float = Field(0.2, ge=0, le=1)
+    seed: int = 42
+    negatives: NegativesConfig = Field(default_factory=NegativesConfig)
+    hf: bool = True
+
+
+class PipelineConfig(Section):
+    run: RunConfig = Field(default_factory=RunConfig)
+    ingest: IngestConfig = Field(default_factory=IngestConfig)
+    chunk: ChunkConfig = Field(default_factory=ChunkConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    generate: GenerateConfig = Field(default_factory=GenerateConfig)
+    topics: TopicsConfig = Field(default_factory=TopicsConfig)
+    mine: MineConfig = Field(default_factory=MineConfig)
+    export: ExportConfig = Field(default_factory=ExportConfig)
+
+
+def _format_validation(err: ValidationError, origin: str) -> str:
+    lines = [f"invalid configuration ({origin}):"]
+    for e in err.errors():
+        path = ".".join(str(p) for p in e["loc"])
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key; check the spelling against `fincprg build --help` and the README's config reference"
+        lines.append(f"  {path}: {msg} (got {e.get('input')!r})")
+    return "\n".join(lines)
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Apply ``a.b.c=value`` to a nested dict; the value is parsed as YAML (so 3, true, [a, b] work)."""
+    if "=" not in assignment:
+        raise ConfigError(f"override {assignment!r} must look like key.path=value, e.g. chunk.passage_chars=400")
+    key, raw = assignment.split("=", 1)
+    parts = [p for p in key.strip().split(".") if p]
+    if not parts:
+        raise ConfigError(f"override {assignment!r} has an empty key")
+    node = data
+    for i, p in enumerate(parts[:-1]):
+        nxt = node.setdefault(p, {})
+        if not isinstance(nxt, dict):
+            raise ConfigError(f"{'.'.join(parts[: i + 1])}: is a value, not a section; cannot set {key}")
+        node = nxt
+    node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else ""
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> PipelineConfig:
+    """Load a pipeline config from YAML (or defaults) and apply dotted overrides."""
+    data: dict[str, Any] = {}
+    origin = "defaults"
+    if path is not None:
+        p = Path(path)
+        if not p.exists():
+            raise ConfigError(f"config file {p} does not exist; see pipelines/ for examples")
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(f"config file {p} is not valid YAML: {e}") from e
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {p} must hold a mapping of sections (run, ingest, chunk, ...)")
+        origin = str(p)
+    for a in overrides or []:
+        apply_override(data, a)
+    if overrides:
+        origin += " + --set overrides"
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_format_validation(e, origin)) from None
+
+
+def _strip_runtime(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip_runtime(v) for k, v in sorted(obj.items()) if k not in RUNTIME_KEYS}
+    if isinstance(obj, list):
+        return [_strip_runtime(v) for v in obj]
+    return obj
+
+
+def section_hash(cfg: PipelineConfig, keys: tuple[str, ...]) -> str:
+    """Hash the named config sections, ignoring runtime-only knobs."""
+    payload = {k: _strip_runtime(getattr(cfg, k).model_dump(mode="json")) for k in keys}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]

@@ -1,0 +1,1 @@
+"""fincprg.evaluate"""

@@ -1,0 +1,1 @@
+"""Stage contract, signatures and the checkpointing runner."""

@@ -1,0 +1,95 @@
+"""Crash-safe file I/O: whole fsynced JSONL lines, and temp-file + rename for everything else."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from fincprg.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _line(obj: BaseModel | dict[str, Any]) -> str:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump_json()
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def atomic_write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> int:
+    n = 0
+    parts = []
+    for r in records:
+        parts.append(_line(r))
+        n += 1
+    atomic_write_text(path, "".join(p + "\n" for p in parts))
+    return n
+
+
+def read_jsonl(path: Path, model: type[M] | None = None) -> Iterator[Any]:
+    """Yield records (validated into ``model`` when given) from a JSONL file written by a stage."""
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield model.model_validate_json(line) if model else json.loads(line)
+            except Exception as e:  # noqa: BLE001 - re-raised with location
+                raise InputError(f"{path}:{i}: cannot read record: {e}") from e
+
+
+class JsonlAppender:
+    """Appends whole lines; ``commit()`` flushes and fsyncs, returning the committed byte offset."""
+
+    def __init__(self, path: Path, truncate_to: int | None = None):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = "r+b" if path.exists() else "w+b"
+        self._f = open(path, mode)  # noqa: SIM115 - closed in close()
+        if truncate_to is not None:
+            self._f.truncate(truncate_to)
+        self._f.seek(0, os.SEEK_END)
+        self.path = path
+
+    def write(self, obj: BaseModel | dict[str, Any]) -> None:
+        self._f.write((_line(obj) + "\n").encode("utf-8"))
+
+    def commit(self) -> int:
+        self._f.flush()
+        os.fsync(self._f.fileno())
+        return self._f.tell()
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def hash_files(paths: Iterable[Path], root: Path | None = None) -> str:
+    """Content hash of files (names relative to ``root`` included, so renames count)."""
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        name = str(p.relative_to(root)) if root else p.name
+        h.update(name.encode())
+        h.update(b"\0")
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        h.update(b"\0")
+    return h.hexdigest()[:16]
