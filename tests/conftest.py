@@ -1,0 +1,36 @@
+"""Shared fixtures: every cache points at tmp_path, and nothing reaches a model hub."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["tests.llm_server"]
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_caches(tmp_path_factory, monkeypatch):
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("HF_HOME", str(cache / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setenv("FINCPRG_CACHE", str(cache / "fincprg"))
+    monkeypatch.delenv("FINCPRG_KILL_AFTER", raising=False)
+    yield
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """../shared/data (real public data); skips when a user's clone lacks it."""
+    if not SHARED_DATA.exists():
+        pytest.skip(f"real data not found at {SHARED_DATA} (only present in the team workspace)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def sample_corpus() -> Path:
+    return SAMPLE

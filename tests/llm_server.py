@@ -1,0 +1,1 @@
+"""Local OpenAI-compatible HTTP server fixture (filled in by the LLM-layer work)."""
