@@ -1,1 +1,256 @@
-"""Local OpenAI-compatible HTTP server fixture (filled in by the LLM-layer work)."""
+"""A real local OpenAI-compatible HTTP server for tests (pytest plugin: fixture ``llm_server``).
+
+The server runs ``http.server.ThreadingHTTPServer`` on 127.0.0.1 (random port) in a daemon thread,
+so the real ``openai`` client and its httpx transport are exercised end to end; nothing is mocked.
+
+Usage::
+
+    def test_x(llm_server):
+        llm_server.set_responder(lambda req: '{"passage_query": "q", "sentence_queries": ["a"]}')
+        cfg = LLMConfig(base_url=llm_server.base_url, model="test-model")
+        ...
+        assert len(llm_server.requests) == 1
+
+A responder gets the request JSON and returns one of:
+
+* ``str``: the assistant message content (wrapped in a full chat.completion body with ``usage``);
+* ``dict``: the full response body, sent as is with status 200;
+* ``tuple``: ``(status, body)`` or ``(status, body, headers)``; body is a dict (sent as JSON) or a str;
+* :class:`Delayed`: ``Delayed(seconds, value)`` sleeps before answering ``value`` (use it to hang a
+  request past the client timeout).
+
+``latency`` (seconds) is added to every request; ``max_in_flight`` is the peak number of requests
+being handled at the same time (use it to check a client's concurrency limit).
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+import pytest
+
+Responder = Callable[[dict[str, Any]], Any]
+
+
+@dataclass
+class Delayed:
+    """Answer ``value`` (anything a responder may return) after sleeping ``seconds``."""
+
+    seconds: float
+    value: Any
+
+
+def _approx_tokens(text: str) -> int:
+    # Deterministic and roughly realistic: ~1 token per CJK char, ~1 per 4 other chars.
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return max(1, cjk + (len(text) - cjk + 3) // 4)
+
+
+def _messages_text(request: dict[str, Any]) -> str:
+    parts = []
+    for m in request.get("messages") or []:
+        c = m.get("content")
+        parts.append(c if isinstance(c, str) else json.dumps(c, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def completion_body(
+    content: str,
+    request: dict[str, Any] | None = None,
+    *,
+    finish_reason: str = "stop",
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+) -> dict[str, Any]:
+    """Build a realistic ``chat.completion`` response body for ``content``."""
+    request = request or {}
+    pt = _approx_tokens(_messages_text(request)) if prompt_tokens is None else prompt_tokens
+    ct = _approx_tokens(content) if completion_tokens is None else completion_tokens
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "local-test-model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+    }
+
+
+def error_body(message: str, *, type_: str = "invalid_request_error", param: str | None = None) -> dict:
+    """An OpenAI-style error body, e.g. for ``(400, error_body("..."), {})``."""
+    return {"error": {"message": message, "type": type_, "param": param, "code": None}}
+
+
+_LIST_RE = re.compile(r"\[.*\]", re.S)
+
+
+def default_responder(request: dict[str, Any]) -> str:
+    """Answer with valid JSON.
+
+    When the last user message holds a JSON list of strings (the hierarchical query prompt's input),
+    answer an aligned query tree ``{"passage_query", "sentence_queries"}``; otherwise echo the last
+    user message as ``{"echo": ...}``.
+    """
+    msgs = request.get("messages") or []
+    last = next((m.get("content") for m in reversed(msgs) if m.get("role") == "user"), "") or ""
+    if not isinstance(last, str):
+        last = json.dumps(last, ensure_ascii=False)
+    for match in _LIST_RE.finditer(last):
+        try:
+            items = json.loads(match.group(0))
+        except ValueError:
+            continue
+        if isinstance(items, list) and all(isinstance(s, str) for s in items):
+            return json.dumps(
+                {
+                    "passage_query": "关于" + (items[0][:10] if items else "本段") + "的问题",
+                    "sentence_queries": [f"{s[:12]}是什么？" if s.strip() else "" for s in items],
+                },
+                ensure_ascii=False,
+            )
+    return json.dumps({"echo": last}, ensure_ascii=False)
+
+
+class LocalLLMServer:
+    """The server object the ``llm_server`` fixture yields."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._responder: Responder = default_responder
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-server", daemon=True)
+        self._thread.start()
+
+    # -- public API -------------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def set_responder(self, fn: Responder | None) -> None:
+        """Replace the responder (``None`` restores :func:`default_responder`)."""
+        self._responder = fn or default_responder
+
+    def reset(self) -> None:
+        """Forget received requests and the in-flight peak."""
+        with self._lock:
+            self.requests.clear()
+            self.headers.clear()
+            self.max_in_flight = 0
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    # -- internals --------------------------------------------------------------------------------
+    def _enter(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, like real servers
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+                pass
+
+            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                data = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+                raw = data.encode("utf-8")
+                try:
+                    self.send_response(status)
+                    ctype = "application/json" if not isinstance(body, str) else "text/plain"
+                    self.send_header("Content-Type", f"{ctype}; charset=utf-8")
+                    self.send_header("Content-Length", str(len(raw)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, str(v))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (e.g. its timeout fired); nothing to do
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/").endswith("/v1/models"):
+                    self._send(200, {"object": "list", "data": [
+                        {"id": "local-test-model", "object": "model", "created": 0, "owned_by": "tests"}
+                    ]})
+                else:
+                    self._send(404, error_body(f"no route {self.path}", type_="not_found"))
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                if not self.path.rstrip("/").endswith("/v1/chat/completions"):
+                    self._send(404, error_body(f"no route {self.path}", type_="not_found"))
+                    return
+                try:
+                    body = json.loads(raw.decode("utf-8") or "{}")
+                except ValueError:
+                    self._send(400, error_body("request body is not JSON"))
+                    return
+                server._enter(body, {k.lower(): v for k, v in self.headers.items()})
+                try:
+                    if server.latency:
+                        time.sleep(server.latency)
+                    try:
+                        out = server._responder(body)
+                        while isinstance(out, Delayed):
+                            time.sleep(out.seconds)
+                            out = out.value
+                    except Exception as e:  # a broken responder is a 500, like a crashing server
+                        self._send(500, error_body(f"responder failed: {e!r}", type_="server_error"))
+                        return
+                    if isinstance(out, str):
+                        self._send(200, completion_body(out, body))
+                    elif isinstance(out, dict):
+                        self._send(200, out)
+                    elif isinstance(out, tuple):
+                        status, payload, *rest = out
+                        self._send(int(status), payload, rest[0] if rest else None)
+                    else:
+                        self._send(500, error_body(f"bad responder value {out!r}", type_="server_error"))
+                finally:
+                    server._leave()
+
+        return Handler
+
+
+@pytest.fixture
+def llm_server():
+    """A fresh local OpenAI-compatible server per test (see the module docstring)."""
+    srv = LocalLLMServer()
+    try:
+        yield srv
+    finally:
+        srv.close()
