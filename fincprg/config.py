@@ -177,14 +177,21 @@ class MineConfig(Section):
 
 class NegativesConfig(Section):
     method: Literal["bm25", "dense", "none"] = "bm25"
-    n: int = 7
-    model: str | None = None  # for method=dense
+    n: int = Field(7, ge=0)
+    model: str | None = None  # for method=dense: sentence-transformers local path or hub id
+    batch_size: int = 64  # dense encoding batch size (runtime only)
+    device: str | None = None
 
 
 class ExportConfig(Section):
     test_fraction: float = Field(0.2, ge=0, le=1)
     seed: int = 42
+    # Unit that moves between splits as a whole: a report, or every report of one leaf topic
+    # cluster / largest same-industry subtree (outlier titles, topic "t-1", stay single reports).
+    # Coarser units keep more cross-report mined labels inside one split (fewer dropped).
+    split_unit: Literal["report", "leaf", "subtree"] = "leaf"
     negatives: NegativesConfig = Field(default_factory=NegativesConfig)
+    flagembedding: bool = True
     hf: bool = True
 
 
