@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fincprg.errors import ConfigError
 
@@ -34,33 +34,65 @@ class RunConfig(Section):
 
 
 class IngestConfig(Section):
-    format: Literal["auto", "jsonl", "csv", "txt"] = "auto"
-    # input field name -> Report field, e.g. {"研报标题": "title", "发布日期": "date"}
+    # auto: by extension (.jsonl, .csv, .json array; a directory of them, else of .txt/.md files)
+    format: Literal["auto", "jsonl", "csv", "json", "txt"] = "auto"
+    # input field name -> Report field, e.g. {"研报标题": "title", "发布日期": "date"}; wins over the
+    # built-in aliases (标题/title, 内容/正文/content/text, 日期/publish_date, 股票代码/code, ...)
     fields: dict[str, str] = Field(default_factory=dict)
     encoding: Literal["auto", "utf-8", "gbk"] = "auto"
     skip_empty: bool = True  # reject (and record) reports with no text instead of failing
     on_duplicate_id: Literal["reject", "error"] = "reject"
     on_bad_date: Literal["reject", "null"] = "null"  # keep the report with date=None, recording a warning
 
+    @field_validator("fields")
+    @classmethod
+    def _known_targets(cls, v: dict[str, str]) -> dict[str, str]:
+        targets = ("id", "title", "text", "date", "company", "stock_code", "industry", "report_type")
+        for src, dst in v.items():
+            if dst not in targets:
+                raise ValueError(f"{src!r} maps to {dst!r}, which is not a Report field; use one of {', '.join(targets)}")
+        return v
+
+    @field_validator("on_bad_date", mode="before")
+    @classmethod
+    def _yaml_null(cls, v: Any) -> Any:
+        return "null" if v is None else v  # YAML reads `on_bad_date: null` as None
+
 
 class QualityConfig(Section):
     backend: Literal["heuristic", "transformers", "none"] = "heuristic"
     model: str | None = None  # local path or hub id of a BERT sequence classifier (label 1 = low quality)
-    threshold: float = 0.5
+    threshold: float = Field(0.5, ge=0, le=1)  # drop a passage when P(low quality) > threshold
+    max_length: int = Field(512, gt=0)  # tokens per passage for the transformers backend
     batch_size: int = 32
+    device: str | None = None  # transformers backend: "cpu", "cuda"... (default: cuda when available)
+
+    @model_validator(mode="after")
+    def _model_needed(self) -> QualityConfig:
+        if self.backend == "transformers" and not self.model:
+            raise ValueError("backend 'transformers' needs chunk.quality.model (a local folder or hub id of a "
+                             "BERT sequence classifier whose label 1 = low quality)")
+        return self
+
+
+CHUNK_RULES = ("noise", "table", "disclaimer", "analyst_intro", "contact", "url", "caption", "quality")
 
 
 class ChunkConfig(Section):
-    passage_chars: int = Field(500, gt=20)
-    sentence_chars: int = Field(100, gt=5)
-    min_passage_chars: int = Field(40, ge=0)
-    rules: list[str] = Field(
-        default_factory=lambda: [
-            "table", "disclaimer", "analyst_intro", "contact", "url", "caption", "quality",
-        ]
-    )
+    passage_chars: int = Field(500, gt=20)  # target; a passage is never longer than 1.5x this
+    sentence_chars: int = Field(100, gt=5)  # target; a sentence chunk is never longer than 1.5x this
+    min_passage_chars: int = Field(40, ge=0)  # shorter leftovers are merged, else removed as rule "short"
+    rules: list[str] = Field(default_factory=lambda: list(CHUNK_RULES))
     quality: QualityConfig = Field(default_factory=QualityConfig)
     batch_size: int = 32
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, v: list[str]) -> list[str]:
+        bad = [r for r in v if r not in CHUNK_RULES]
+        if bad:
+            raise ValueError(f"unknown rule(s) {bad}; choose from {', '.join(CHUNK_RULES)}")
+        return v
 
 
 class LLMConfig(Section):
