@@ -1,0 +1,300 @@
+"""Rule-based extraction of finance facts: companies, stock codes, periods, metrics, numbers, directions.
+
+Pure and deterministic; results are memoised because mining calls :func:`extract` on
+every query of a corpus (150k+), many of them repeated.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+# ---------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, order=True)
+class Period:
+    """A reporting period. ``part`` is one of Q1..Q4, H1, H2, Q1-Q3, FY or None (a bare year)."""
+
+    year: int | None
+    part: str | None
+    forecast: bool = False
+
+    def label(self) -> str:
+        """Chinese label, e.g. ``2024年一季度``, ``2025年(预测)``, ``上半年``."""
+        y = f"{self.year}年" if self.year else ""
+        p = _PART_LABEL.get(self.part or "", "")
+        return f"{y}{p}" if (y or p) else ""
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number as written (``raw``) with its parsed value and unit (None when unitless)."""
+
+    value: float
+    unit: str | None
+    raw: str
+
+
+@dataclass(frozen=True)
+class FinanceFacts:
+    companies: frozenset[str] = frozenset()
+    codes: frozenset[str] = frozenset()
+    periods: frozenset[Period] = frozenset()
+    metrics: frozenset[str] = frozenset()
+    numbers: tuple[Number, ...] = ()
+    directions: frozenset[str] = frozenset()
+
+
+_PART_LABEL = {"Q1": "一季度", "Q2": "二季度", "Q3": "三季度", "Q4": "四季度", "H1": "上半年",
+               "H2": "下半年", "Q1-Q3": "前三季度", "FY": "全年"}
+
+# ---------------------------------------------------------------- periods
+
+# surface form -> canonical part; matched longest first
+_PARTS: dict[str, str] = {
+    "前三季度": "Q1-Q3", "前三季": "Q1-Q3", "三季报": "Q1-Q3", "Q1-Q3": "Q1-Q3", "1-3Q": "Q1-Q3",
+    "第一季度": "Q1", "一季度": "Q1", "一季报": "Q1", "Q1": "Q1", "1Q": "Q1",
+    "第二季度": "Q2", "二季度": "Q2", "Q2": "Q2", "2Q": "Q2",
+    "第三季度": "Q3", "单三季度": "Q3", "三季度": "Q3", "Q3": "Q3", "3Q": "Q3",
+    "第四季度": "Q4", "单四季度": "Q4", "四季度": "Q4", "Q4": "Q4", "4Q": "Q4",
+    "上半年": "H1", "半年报": "H1", "半年度": "H1", "中报": "H1", "H1": "H1", "1H": "H1",
+    "下半年": "H2", "H2": "H2", "2H": "H2",
+}
+_YEAR_ONLY_PARTS = {"年报": "FY", "全年": "FY", "年度": "FY"}
+_PART_RE = "|".join(re.escape(p) for p in sorted(_PARTS, key=len, reverse=True))
+_YPART_RE = "|".join(re.escape(p) for p in sorted({**_PARTS, **_YEAR_ONLY_PARTS}, key=len, reverse=True))
+_Y4 = r"(?:19[89]\d|20[0-4]\d)"
+_Y2 = r"(?:1[0-9]|2[0-9]|3[0-9])"
+
+_PERIOD_RE = re.compile(
+    # 2024-2026年 / 2024-2026E / 22-24年 / "2019 2021年" (separators stripped by some sources)
+    rf"(?<![\d.])(?P<r1>{_Y4}|{_Y2})\s*[-~～至到—–/ ]\s*(?P<r2>{_Y4}|{_Y2})(?P<rsuf>年|E|F)(?P<re2>E)?"
+    # FY2024 / FY24
+    rf"|FY(?P<fy>{_Y4}|{_Y2})(?![\d])"
+    # 1Q24 / 3Q2024
+    rf"|(?<![\dA-Za-z])(?P<qn>[1-4])Q(?P<qy>{_Y4}|{_Y2})(?![\d])"
+    # 2024年一季度 / 2024Q1 / 2025E / 2023年报 / 2023A / 2023年
+    rf"|(?<![\d.])(?P<y>{_Y4})(?![\d])(?P<e1>[EAF](?![A-Za-z]))?\s*(?P<nian>年度?(?!报)|财年)?\s*(?P<ypart>{_YPART_RE})?(?P<e2>E(?![A-Za-z]))?"
+    # 24Q1 / 24H1 / 24年上半年 / 25E
+    rf"|(?<![\d.])(?P<y2>{_Y2})(?:(?P<y2part>Q[1-4]|H[12])|年(?P<y2npart>{_PART_RE})|(?P<y2e>E)(?![A-Za-z]))"
+    # 上半年 / 一季度 / Q1 without a year
+    rf"|(?<![A-Za-z\d])(?P<bare>{_PART_RE})"
+)
+
+
+def _year(s: str) -> int:
+    v = int(s)
+    return v if v >= 1900 else 2000 + v
+
+
+def _periods(text: str) -> tuple[frozenset[Period], list[tuple[int, int]]]:
+    out: set[Period] = set()
+    spans: list[tuple[int, int]] = []
+    for m in _PERIOD_RE.finditer(text):
+        g = m.groupdict()
+        if g["r1"]:
+            a, b = _year(g["r1"]), _year(g["r2"])
+            if not (0 < b - a <= 5):
+                continue
+            fc = g["rsuf"] in ("E", "F") or bool(g["re2"])
+            out.update(Period(y, None, fc) for y in range(a, b + 1))
+        elif g["fy"]:
+            out.add(Period(_year(g["fy"]), "FY", False))
+        elif g["qn"]:
+            out.add(Period(_year(g["qy"]), _PARTS[g["qn"] + "Q"], False))
+        elif g["y"]:
+            part_raw = g["ypart"]
+            # a bare four-digit number without 年/E/A/a period word is an amount (2000万元), not a year
+            if not (g["e1"] or g["nian"] or part_raw or g["e2"]):
+                continue
+            part = {**_PARTS, **_YEAR_ONLY_PARTS}.get(part_raw) if part_raw else None
+            if part_raw in ("年度",):
+                part = "FY"
+            if g["nian"] == "年度" and part is None:
+                part = "FY"
+            fc = g["e1"] in ("E", "F") or bool(g["e2"])
+            out.add(Period(_year(g["y"]), part, fc))
+        elif g["y2"]:
+            if g["y2part"]:
+                part = _PARTS[g["y2part"]]
+            elif g["y2npart"]:
+                part = _PARTS[g["y2npart"]]
+            else:
+                part = None
+            out.add(Period(_year(g["y2"]), part, bool(g["y2e"])))
+        elif g["bare"]:
+            out.add(Period(None, _PARTS[g["bare"]], False))
+        spans.append(m.span())
+    return frozenset(out), spans
+
+
+# ---------------------------------------------------------------- metrics
+
+METRIC_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "扣非净利润": ("扣非净利润", "扣非归母净利润", "扣除非经常性损益后的净利润", "扣非后归母净利润",
+                "扣非后净利润", "扣非净利"),
+    "归母净利润": ("归母净利润", "归属于母公司股东的净利润", "归属于上市公司股东的净利润", "归属母公司净利润",
+                "归母净利", "归母利润", "净利润", "净利"),
+    "营业收入": ("营业收入", "营业总收入", "主营业务收入", "主营收入", "营收", "销售收入", "收入"),
+    "利润总额": ("利润总额",),
+    "营业利润": ("营业利润",),
+    "毛利率": ("毛利率", "综合毛利率", "销售毛利率"),
+    "净利率": ("净利率", "销售净利率", "净利润率"),
+    "毛利": ("毛利润", "毛利"),
+    "费用率": ("期间费用率", "销售费用率", "管理费用率", "财务费用率"),
+    "研发费用": ("研发费用率", "研发费用", "研发投入", "研发支出"),
+    "ROE": ("ROE", "净资产收益率"),
+    "ROA": ("ROA", "总资产收益率"),
+    "EPS": ("EPS", "每股收益"),
+    "PE": ("PE", "P/E", "市盈率"),
+    "PB": ("PB", "P/B", "市净率"),
+    "PS": ("PS", "市销率"),
+    "目标价": ("目标价格", "目标价"),
+    "现金流": ("经营活动产生的现金流量净额", "经营性现金流", "经营活动现金流", "经营现金流", "自由现金流",
+             "现金流"),
+    "资本开支": ("资本开支", "资本性支出", "CAPEX"),
+    "市占率": ("市占率", "市场份额", "市场占有率"),
+    "出货量": ("出货量", "装机量"),
+    "销量": ("销量", "销售量"),
+    "产能": ("产能",),
+    "订单": ("在手订单", "新签订单", "订单", "合同额"),
+    "存货周转": ("存货周转率", "存货周转天数", "存货周转"),
+    "资产负债率": ("资产负债率",),
+    "股息率": ("股息率", "分红率", "派息率"),
+    "净息差": ("净息差", "NIM"),
+    "不良率": ("不良贷款率", "不良率"),
+    "拨备覆盖率": ("拨备覆盖率",),
+    "保费收入": ("保费收入", "保费"),
+    "新业务价值": ("新业务价值", "NBV"),
+    "EBITDA": ("EBITDA",),
+    "价格": ("均价", "单价", "售价", "吨价"),
+    "市值": ("总市值", "市值"),
+}
+_METRIC_OF = {s.lower(): c for c, syns in METRIC_SYNONYMS.items() for s in syns}
+_LATIN = re.compile(r"^[A-Za-z/]+$")
+_METRIC_RE = re.compile("|".join(
+    (rf"(?<![A-Za-z]){re.escape(s)}(?![A-Za-z])" if _LATIN.match(s) else re.escape(s))
+    for s in sorted(_METRIC_OF, key=len, reverse=True)
+), re.IGNORECASE)
+
+# ---------------------------------------------------------------- numbers
+
+_UNITS = ("个百分点", "百分点", "pcts", "pct", "bps", "bp", "亿美元", "万美元", "亿港元", "亿元", "万元", "千元",
+          "元/股", "元/吨", "美元", "港元", "元", "亿股", "万股", "亿", "万", "%", "％", "倍", "万吨", "吨",
+          "GWh", "GW", "MWh", "MW", "万辆", "辆", "万台", "台", "万人", "家", "x")
+_UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+_NUM_RE = re.compile(
+    rf"(?<![A-Za-z0-9_.])(?P<n>[-+]?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)\s*(?P<u>{_UNIT_RE})?"
+)
+_UNIT_CANON = {"％": "%", "百分点": "个百分点", "pcts": "个百分点", "pct": "个百分点", "x": "倍"}
+
+# ---------------------------------------------------------------- directions
+
+_DOWN = ("负增长", "同比减少", "下降", "下滑", "减少", "降低", "下跌", "回落", "收窄", "下调", "萎缩", "减少",
+         "走低", "下行", "缩减", "降至", "减至", "跌")
+_UP = ("增长", "提升", "上升", "增加", "提高", "上涨", "扩大", "改善", "回升", "增至", "上调", "走高", "上行",
+       "提至", "升至", "高增", "翻倍", "新高", "扭亏")
+_DIR_RE = re.compile("|".join(re.escape(w) for w in sorted(_DOWN + _UP, key=len, reverse=True)))
+_DOWN_SET = frozenset(_DOWN)
+
+# ---------------------------------------------------------------- companies and codes
+
+_CODE = r"(?:00[0-3]\d{3}|30[01]\d{3}|60[0-5]\d{3}|68[89]\d{3}|8[3-9]\d{4}|43\d{4}|92\d{4})"
+_CODE_RE = re.compile(rf"(?<![\d.])({_CODE})(?:\.(?:SH|SZ|BJ))?(?![\d])(?!\s*(?:{_UNIT_RE}))", re.IGNORECASE)
+_NAME = r"[\u4e00-\u9fffA-Za-z*]{2,10}?"
+_TITLE_RE = re.compile(
+    rf"^\s*(?:[【\[][^】\]]{{1,12}}[】\]])?\s*(?P<name>\*?ST?[\u4e00-\u9fff]{{2,8}}|[\u4e00-\u9fffA-Za-z]{{2,10}}?)\s*"
+    rf"(?:[（(\[【]\s*(?P<code>\d{{6}}|\d{{4,5}})(?:\.(?P<ex>SH|SZ|BJ|HK))?\s*[）)\]】]"
+    rf"|(?P<code2>\d{{6}})(?:\.(?:SH|SZ|BJ))?(?![\d]))",
+    re.IGNORECASE,
+)
+_TEXT_CO_RE = re.compile(
+    rf"(?P<name>[\u4e00-\u9fffA-Za-z]{{2,}})\s*[（(\[【]\s*(?P<code>{_CODE})(?:\.(?:SH|SZ|BJ))?\s*[）)\]】]", re.IGNORECASE
+)
+_SUFFIX = ("科技", "股份", "集团", "银行", "证券", "保险", "控股", "电子", "医药", "药业", "生物", "汽车", "能源",
+           "电气", "化工", "材料", "智能", "传媒", "食品", "酒业", "实业", "电力", "通信", "装备", "环保")
+_SUFFIX_CO_RE = re.compile(
+    rf"(?:^|(?<=[，。；：、\s（(“\"》]))(?P<name>[\u4e00-\u9fff]{{2,4}}?(?:{'|'.join(_SUFFIX)}))"
+)
+# first characters that make a "name" a phrase instead (公司新能源材料, 我们看好科技 ...)
+_NOT_NAME_START = set("公我该本其这此各从在对与和及将向由被把为是有新老大小多高低前后上下")
+_NOT_NAME_WORDS = ("公司", "行业", "板块", "产业", "业务", "市场", "预计", "国内", "海外", "全球", "主要", "传统",
+                   "相关", "新兴", "领域", "子公司", "母公司")
+
+
+def parse_title_company(title: str) -> tuple[str | None, str | None]:
+    """Company name and stock code from a report title.
+
+    Handles 「贵州茅台（600519）：…」, 「贵州茅台(600519.SH)…」, 「贵州茅台[600519]」 and
+    「贵州茅台600519…」; Hong Kong codes come back as ``"00700.HK"``.
+
+    Returns:
+        ``(name, code)``; ``(None, None)`` when the title names no listed company.
+    """
+    m = _TITLE_RE.match(title or "")
+    if not m:
+        return None, None
+    name = m.group("name")
+    code = m.group("code") or m.group("code2")
+    if m.group("code") and (len(code) < 6 or (m.group("ex") or "").upper() == "HK"):
+        code = code.zfill(5) + ".HK"
+    elif m.group("code") and len(code) != 6:
+        return None, None
+    return name, code
+
+
+def _plausible_name(name: str) -> bool:
+    return name[0] not in _NOT_NAME_START and not any(w in name for w in _NOT_NAME_WORDS)
+
+
+# ---------------------------------------------------------------- extract
+
+
+@lru_cache(maxsize=262_144)
+def extract(text: str, *, company: str | None = None) -> FinanceFacts:
+    """Extract the finance facts of one text (a sentence, passage, query or title).
+
+    Args:
+        text: the text.
+        company: a company known from metadata; it is included when given.
+
+    Returns:
+        A frozen :class:`FinanceFacts`.
+    """
+    text = text or ""
+    companies: set[str] = {company} if company else set()
+    codes: set[str] = set()
+    for m in _TEXT_CO_RE.finditer(text):
+        # the run of characters before "（600519）" may carry a verb in front (推荐贵州茅台):
+        # short names are 2-4 characters, so keep at most the last four
+        nm = m.group("name")[-4:]
+        if _plausible_name(nm):
+            companies.add(nm)
+        codes.add(m.group("code"))
+    for m in _SUFFIX_CO_RE.finditer(text):
+        if _plausible_name(m.group("name")):
+            companies.add(m.group("name"))
+    code_spans = []
+    for m in _CODE_RE.finditer(text):
+        codes.add(m.group(1))
+        code_spans.append(m.span())
+
+    periods, spans = _periods(text)
+    blocked = spans + code_spans
+    metrics = frozenset(_METRIC_OF[m.group(0).lower()] for m in _METRIC_RE.finditer(text))
+
+    numbers: list[Number] = []
+    for m in _NUM_RE.finditer(text):
+        s, e = m.span("n")
+        if any(a <= s < b or a < e <= b for a, b in blocked):
+            continue
+        raw = m.group(0).strip()
+        unit = m.group("u")
+        unit = _UNIT_CANON.get(unit, unit) if unit else None
+        numbers.append(Number(float(m.group("n").replace(",", "")), unit, raw))
+
+    dirs = set()
+    for m in _DIR_RE.finditer(text):
+        dirs.add("down" if m.group(0) in _DOWN_SET else "up")
+    return FinanceFacts(frozenset(companies), frozenset(codes), periods, metrics, tuple(numbers), frozenset(dirs))

@@ -1,0 +1,112 @@
+"""jieba tokenisation with fincprg's own finance user dictionary and stopword list.
+
+One private ``jieba.Tokenizer`` is built lazily on first use (its dictionary load takes
+about a second), so importing :mod:`fincprg.finance` stays cheap and other code that uses
+the global ``jieba`` instance is not affected by our dictionary.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_LOCK = threading.Lock()
+_TOKENIZER: Any = None
+_ADDED: set[str] = set()
+# A token is kept only if it holds at least one CJK character, letter or digit.
+_CONTENT = re.compile(r"[\u4e00-\u9fff0-9A-Za-z]")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def _read_data(name: str) -> list[str]:
+    text = resources.files("fincprg.finance").joinpath("data", name).read_text(encoding="utf-8")
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+@lru_cache(maxsize=1)
+def user_words() -> tuple[str, ...]:
+    """The finance terms of ``fincprg/finance/data/userdict.txt`` (first column)."""
+    return tuple(ln.split()[0] for ln in _read_data("userdict.txt"))
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """fincprg's small stopword list (function words and question words)."""
+    return frozenset(_read_data("stopwords.txt"))
+
+
+def _tokenizer() -> Any:
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        with _LOCK:
+            if _TOKENIZER is None:
+                import jieba
+
+                jieba.setLogLevel(logging.WARNING)  # jieba logs "Building prefix dict..." at INFO
+                tok = jieba.Tokenizer()
+                tok.initialize()
+                for w in user_words():
+                    tok.add_word(w)
+                for w in sorted(_ADDED):
+                    tok.add_word(w)
+                _TOKENIZER = tok
+    return _TOKENIZER
+
+
+def add_words(words: Iterable[str]) -> int:
+    """Add words (e.g. company names from report metadata) to the finance tokenizer.
+
+    jieba otherwise splits 中国平安 into 中国/平安. Adding words changes later tokenisation,
+    so callers that need determinism should add every name before tokenising anything.
+
+    Returns:
+        The number of words that were new.
+    """
+    new = sorted({w.strip() for w in words if w and w.strip()} - _ADDED)
+    if not new:
+        return 0
+    with _LOCK:
+        _ADDED.update(new)
+        if _TOKENIZER is not None:
+            for w in new:
+                _TOKENIZER.add_word(w)
+    _cut.cache_clear()
+    return len(new)
+
+
+@lru_cache(maxsize=200_000)
+def _cut(text: str) -> tuple[str, ...]:
+    text = _THOUSANDS.sub("", text)  # 1,234 -> 1234, one token
+    return tuple(t.lower() for t in _tokenizer().cut(text) if _CONTENT.search(t))
+
+
+def tokenize(text: str, *, stopwords: bool = True) -> list[str]:
+    """Split Chinese finance text into tokens.
+
+    Uses jieba with fincprg's finance user dictionary; drops punctuation and whitespace,
+    lower-cases Latin letters (ROE == roe) and, unless ``stopwords=False``, drops stopwords.
+
+    Args:
+        text: any text.
+        stopwords: drop fincprg's stopwords.
+
+    Returns:
+        The tokens, in order.
+    """
+    if not text:
+        return []
+    toks = _cut(text)
+    if not stopwords:
+        return list(toks)
+    sw = _stopwords()
+    return [t for t in toks if t not in sw]
+
+
+def _stopwords() -> frozenset[str]:
+    return stopwords()
