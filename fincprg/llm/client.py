@@ -1,0 +1,272 @@
+"""The one LLM client every fincprg call goes through: OpenAI-compatible, bounded, retried, cached, costed.
+
+Retries are the ``openai`` package's own (``max_retries``): it retries 408/409/429/5xx answers,
+timeouts and connection errors with exponential backoff (0.5 s doubling to 8 s) and up to 25 %
+jitter, and honours ``Retry-After`` / ``retry-after-ms`` headers (up to 120 s). fincprg only counts
+the retries, through an httpx request hook reading the ``x-stainless-retry-count`` header the client
+sets on every attempt.
+
+The API key is read from the environment variable *named* in the config and handed to the client
+in memory only: it is not part of cache keys, cache values, stats, results or log lines.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fincprg.config import LLMConfig
+from fincprg.llm.cache import ResponseCache, cache_key
+
+log = logging.getLogger(__name__)
+
+Messages = list[dict[str, Any]]
+_WARNED_NO_KEY: set[str] = set()
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    """One answer (or the reason there is none). ``chat_many`` never raises per item."""
+
+    text: str | None
+    error: str | None = None
+    cached: bool = False
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    model: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+def price_for(model: str, prices: dict[str, dict[str, float]]) -> dict[str, float] | None:
+    """USD per 1M tokens for ``model``: exact key, else the longest key the model name starts with
+    (so ``gpt-4o-2024-08-06`` uses ``gpt-4o``)."""
+    if model in prices:
+        return prices[model]
+    keys = [k for k in prices if model.startswith(k)]
+    return prices[max(keys, key=len)] if keys else None
+
+
+class LLMClient:
+    """Async OpenAI-compatible chat client with a sync ``chat_many`` for pipeline stages.
+
+    Args:
+        cfg: the ``llm`` config section (base_url, model, api_key_env, concurrency, retries...).
+        cache_dir: root cache folder; answers go to ``<cache_dir>/llm/responses.sqlite3``.
+    """
+
+    def __init__(self, cfg: LLMConfig, cache_dir: Path | str) -> None:
+        self.cfg = cfg
+        self.cache = ResponseCache(Path(cache_dir)) if cfg.cache else None
+        self._json_mode_supported = True  # flipped once if the server rejects response_format
+        self._lock = threading.Lock()
+        self._stats: dict[str, float] = dict.fromkeys(
+            ("requests", "cache_hits", "retries", "failures", "prompt_tokens", "completion_tokens",
+             "json_mode_fallbacks"), 0)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._openai: Any = None
+        self._sem: asyncio.Semaphore | None = None
+
+    # -- accounting -------------------------------------------------------------------------------
+    def _add(self, key: str, n: float = 1) -> None:
+        with self._lock:
+            self._stats[key] += n
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Counts since this client was made: requests sent (not counting retries), cache hits,
+        retries, failures, token usage and the cost estimate (USD) from ``cfg.prices``."""
+        with self._lock:
+            s: dict[str, Any] = {k: int(v) for k, v in self._stats.items()}
+        s["total_tokens"] = s["prompt_tokens"] + s["completion_tokens"]
+        price = price_for(self.cfg.model, self.cfg.prices)
+        s["priced"] = price is not None
+        s["cost_usd"] = (
+            round((s["prompt_tokens"] * price.get("input", 0.0)
+                   + s["completion_tokens"] * price.get("output", 0.0)) / 1e6, 6)
+            if price else 0.0
+        )
+        s["model"] = self.cfg.model
+        return s
+
+    # -- the underlying openai client (one per event loop: httpx pools are bound to their loop) --
+    def _api_key(self) -> str:
+        key = os.environ.get(self.cfg.api_key_env, "")
+        if not key:
+            if self.cfg.api_key_env not in _WARNED_NO_KEY:
+                _WARNED_NO_KEY.add(self.cfg.api_key_env)
+                log.warning(
+                    "env var %s is not set; sending the placeholder key 'EMPTY' (fine for local "
+                    "vLLM/Ollama servers; export %s for hosted APIs)",
+                    self.cfg.api_key_env, self.cfg.api_key_env,
+                )
+            key = "EMPTY"
+        return key
+
+    def _client(self) -> tuple[Any, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._openai is None or self._sem is None:
+            import openai  # lazy: importing fincprg.llm stays cheap
+
+            async def count_retries(request: Any) -> None:
+                if int(request.headers.get("x-stainless-retry-count", "0") or 0) > 0:
+                    self._add("retries")
+
+            self._openai = openai.AsyncOpenAI(
+                base_url=self.cfg.base_url,
+                api_key=self._api_key(),
+                max_retries=self.cfg.max_retries,
+                timeout=self.cfg.timeout,
+                http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [count_retries]}),
+            )
+            self._sem = asyncio.Semaphore(self.cfg.concurrency)
+            self._loop = loop
+        return self._openai, self._sem
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the current event loop's client."""
+        if self._openai is not None and self._loop is asyncio.get_running_loop():
+            await self._openai.close()
+        self._openai, self._sem, self._loop = None, None, None
+
+    def close(self) -> None:
+        """Close the cache database (the HTTP client is closed at the end of each ``chat_many``)."""
+        if self.cache is not None:
+            self.cache.close()
+
+    # -- one call ---------------------------------------------------------------------------------
+    def _params(self, json_mode: bool) -> dict[str, Any]:
+        return {"temperature": self.cfg.temperature, "max_tokens": self.cfg.max_tokens, "json_mode": json_mode}
+
+    async def achat(self, messages: Messages, *, json_mode: bool | None = None) -> LLMResult:
+        """Send one chat request (or answer it from the cache). Never raises for API errors.
+
+        Args:
+            messages: OpenAI chat messages (``[{"role": ..., "content": ...}, ...]``).
+            json_mode: ask for ``response_format={"type": "json_object"}``; default ``cfg.json_mode``.
+        """
+        json_mode = self.cfg.json_mode if json_mode is None else json_mode
+        key = cache_key(self.cfg.model, messages, self._params(json_mode))
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self._add("cache_hits")
+                return LLMResult(hit["text"], None, True, hit.get("usage", {}), hit.get("finish_reason"),
+                                 hit.get("model"))
+        import openai
+
+        client, sem = self._client()
+        async with sem:
+            self._add("requests")
+            try:
+                resp = await self._create(client, messages, json_mode)
+            except openai.APIError as e:
+                self._add("failures")
+                return LLMResult(None, _describe(e))
+            except Exception as e:  # noqa: BLE001 - one bad item must not sink a batch of thousands
+                self._add("failures")
+                log.debug("LLM request failed", exc_info=True)
+                return LLMResult(None, f"{type(e).__name__}: {e}")
+        usage = _usage(resp)
+        self._add("prompt_tokens", usage.get("prompt_tokens", 0))
+        self._add("completion_tokens", usage.get("completion_tokens", 0))
+        choice = resp.choices[0] if resp.choices else None
+        text = choice.message.content if choice is not None else None
+        finish = choice.finish_reason if choice is not None else None
+        if text is None:
+            self._add("failures")
+            return LLMResult(None, f"empty answer (finish_reason={finish})", False, usage, finish, resp.model)
+        if self.cache is not None:
+            self.cache.put(key, {"text": text, "usage": usage, "finish_reason": finish, "model": resp.model})
+        return LLMResult(text, None, False, usage, finish, resp.model)
+
+    async def _create(self, client: Any, messages: Messages, json_mode: bool) -> Any:
+        import openai
+
+        kwargs: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
+                                  "temperature": self.cfg.temperature}
+        if self.cfg.max_tokens is not None:
+            kwargs["max_tokens"] = self.cfg.max_tokens
+        if json_mode and self._json_mode_supported:
+            try:
+                return await client.chat.completions.create(
+                    response_format={"type": "json_object"}, **kwargs)
+            except openai.BadRequestError as e:
+                if "response_format" not in str(e).lower():
+                    raise
+                if self._json_mode_supported:
+                    self._json_mode_supported = False
+                    self._add("json_mode_fallbacks")
+                    log.warning("server %s rejected response_format (JSON mode); continuing without it "
+                                "(the prompt still asks for JSON)", self.cfg.base_url)
+        return await client.chat.completions.create(**kwargs)
+
+    # -- many calls -------------------------------------------------------------------------------
+    async def achat_many(self, batch: list[Messages], *, json_mode: bool | None = None,
+                         desc: str = "llm", progress: bool = True) -> list[LLMResult]:
+        """Run ``achat`` over ``batch`` with at most ``cfg.concurrency`` requests in flight."""
+        from tqdm.auto import tqdm
+
+        async def one(i: int, m: Messages) -> tuple[int, LLMResult]:
+            return i, await self.achat(m, json_mode=json_mode)
+
+        out: list[LLMResult | None] = [None] * len(batch)
+        tasks = [asyncio.ensure_future(one(i, m)) for i, m in enumerate(batch)]
+        bar = tqdm(total=len(batch), desc=desc, unit="req", disable=None if progress else True)
+        try:
+            for fut in asyncio.as_completed(tasks):
+                i, res = await fut
+                out[i] = res
+                bar.update(1)
+        finally:
+            bar.close()
+            for t in tasks:
+                t.cancel()
+        return [r if r is not None else LLMResult(None, "not run") for r in out]
+
+    def chat_many(self, batch: list[Messages], *, json_mode: bool | None = None,
+                  desc: str = "llm", progress: bool = True) -> list[LLMResult]:
+        """Sync wrapper of :meth:`achat_many` for pipeline stages; one result per input, in order.
+
+        Works from plain code (runs its own event loop) and from inside a running loop (e.g. a
+        notebook), where it runs the loop in a worker thread.
+        """
+        if not batch:
+            return []
+
+        async def run() -> list[LLMResult]:
+            try:
+                return await self.achat_many(batch, json_mode=json_mode, desc=desc, progress=progress)
+            finally:
+                await self.aclose()
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(run())
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
+            return ex.submit(asyncio.run, run()).result()
+
+
+def _usage(resp: Any) -> dict[str, int]:
+    u = getattr(resp, "usage", None)
+    if u is None:
+        return {}
+    out = {k: int(getattr(u, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    if not out["total_tokens"]:
+        out["total_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
+    return out
+
+
+def _describe(e: Exception) -> str:
+    status = getattr(e, "status_code", None)
+    msg = getattr(e, "message", None) or str(e)
+    head = type(e).__name__ + (f" (HTTP {status})" if status else "")
+    return f"{head}: {msg}"[:500]
