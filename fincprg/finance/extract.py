@@ -268,8 +268,8 @@ def extract(text: str, *, company: str | None = None) -> FinanceFacts:
     for m in _TEXT_CO_RE.finditer(text):
         # the run of characters before "（600519）" may carry a verb in front (推荐贵州茅台):
         # short names are 2-4 characters, so keep at most the last four
-        nm = m.group("name")[-4:]
-        if _plausible_name(nm):
+        nm = m.group("name")[-4:].lstrip("与和及同跟以、")
+        if len(nm) >= 2 and _plausible_name(nm):
             companies.add(nm)
         codes.add(m.group("code"))
     for m in _SUFFIX_CO_RE.finditer(text):

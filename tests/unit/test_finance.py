@@ -1,0 +1,138 @@
+"""fincprg.finance: periods, metrics, numbers, directions, companies, title parsing, tokenize."""
+from __future__ import annotations
+
+import pytest
+
+from fincprg.finance import Period, add_words, extract, parse_title_company, tokenize
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2023年公司实现营收10亿元", {Period(2023, None, False)}),
+        ("2023年报显示", {Period(2023, "FY", False)}),
+        ("2023年全年", {Period(2023, "FY", False)}),
+        ("2024Q1营收增长", {Period(2024, "Q1", False)}),
+        ("2024年一季度营收增长", {Period(2024, "Q1", False)}),
+        ("2024年第三季度", {Period(2024, "Q3", False)}),
+        ("24Q1毛利率", {Period(2024, "Q1", False)}),
+        ("1Q24毛利率", {Period(2024, "Q1", False)}),
+        ("2023年上半年", {Period(2023, "H1", False)}),
+        ("23H2", {Period(2023, "H2", False)}),
+        ("2023年前三季度", {Period(2023, "Q1-Q3", False)}),
+        ("上半年公司净利率下滑", {Period(None, "H1", False)}),
+        ("前三季度实现收入", {Period(None, "Q1-Q3", False)}),
+        ("预计2025E EPS为2.3元", {Period(2025, None, True)}),
+        ("25E PE 20倍", {Period(2025, None, True)}),
+        ("2024-2026年归母净利润", {Period(y, None, False) for y in (2024, 2025, 2026)}),
+        ("2024-2026E", {Period(y, None, True) for y in (2024, 2025, 2026)}),
+        ("FY2024", {Period(2024, "FY", False)}),
+        ("公司拟授予2000万股限制性股票", set()),
+        ("发行价20.24元", set()),
+    ],
+)
+def test_periods(text, expected):
+    assert set(extract(text).periods) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "metrics"),
+    [
+        ("归属于母公司股东的净利润为5亿元", {"归母净利润"}),
+        ("净利润同比增长", {"归母净利润"}),
+        ("扣非归母净利润", {"扣非净利润"}),
+        ("营收与营业总收入", {"营业收入"}),
+        ("ROE和净资产收益率", {"ROE"}),
+        ("roe提升", {"ROE"}),
+        ("毛利率和净利率", {"毛利率", "净利率"}),
+        ("每股收益EPS", {"EPS"}),
+        ("对应PE为19倍，PB 2倍", {"PE", "PB"}),
+        ("PEG与OPEX", set()),  # Latin synonyms only match whole words
+        ("目标价45元", {"目标价"}),
+        ("经营性现金流净额", {"现金流"}),
+        ("研发投入占比", {"研发费用"}),
+        ("市场份额与出货量", {"市占率", "出货量"}),
+        ("在手订单充足，产能释放", {"订单", "产能"}),
+    ],
+)
+def test_metric_synonyms(text, metrics):
+    assert set(extract(text).metrics) == metrics
+
+
+def test_numbers_with_units():
+    nums = extract("营业收入46.51亿元，同比增长39.7%，净利润1,234万元，毛利率-2.0pct，PE 19倍，提升2个百分点").numbers
+    got = [(n.value, n.unit) for n in nums]
+    assert got == [(46.51, "亿元"), (39.7, "%"), (1234.0, "万元"), (-2.0, "个百分点"), (19.0, "倍"),
+                   (2.0, "个百分点")]
+    assert nums[0].raw == "46.51亿元"
+
+
+def test_years_and_codes_are_not_numbers():
+    nums = extract("贵州茅台（600519）2023年营收1500亿元").numbers
+    assert [(n.value, n.unit) for n in nums] == [(1500.0, "亿元")]
+
+
+@pytest.mark.parametrize(
+    ("text", "dirs"),
+    [
+        ("营收同比增长20%", {"up"}),
+        ("毛利率提升，费用率上升", {"up"}),
+        ("净利润下降，收入下滑", {"down"}),
+        ("亏损收窄", {"down"}),
+        ("收入增加但毛利率减少", {"up", "down"}),
+        ("负增长", {"down"}),
+        ("维持买入评级", set()),
+    ],
+)
+def test_directions(text, dirs):
+    assert set(extract(text).directions) == dirs
+
+
+def test_companies_and_codes():
+    f = extract("我们推荐贵州茅台(600519.SH)与五粮液（000858）")
+    assert f.companies == {"贵州茅台", "五粮液"}
+    assert f.codes == {"600519", "000858"}
+    assert "星河科技" in extract("报告期内，星河科技实现营收10亿元").companies
+    assert extract("毛利率下降", company="星河科技").companies == {"星河科技"}
+    # phrases ending in a company suffix are not names
+    assert not extract("，公司新材料业务增长").companies
+    assert extract("代码300750").codes == {"300750"}
+    assert not extract("营收300750万元").codes
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("贵州茅台（600519）：业绩符合预期", ("贵州茅台", "600519")),
+        ("贵州茅台(600519.SH)年报点评", ("贵州茅台", "600519")),
+        ("贵州茅台[600519]深度报告", ("贵州茅台", "600519")),
+        ("宁德时代300750：储能放量", ("宁德时代", "300750")),
+        ("【华泰证券】宁德时代（300750）：点评", ("宁德时代", "300750")),
+        ("腾讯控股(0700.HK)：游戏回暖", ("腾讯控股", "00700.HK")),
+        ("光伏行业周报：硅料价格见底", (None, None)),
+        ("", (None, None)),
+    ],
+)
+def test_parse_title_company(title, expected):
+    assert parse_title_company(title) == expected
+
+
+def test_tokenize_uses_finance_dictionary_and_drops_punctuation():
+    toks = tokenize("归母净利润同比增长39.7%，毛利率1,234，ROE！")
+    assert "归母净利润" in toks and "同比增长" in toks and "毛利率" in toks
+    assert "1234" in toks and "roe" in toks
+    assert not any(t in {"，", "！", "%"} for t in toks)
+
+
+def test_tokenize_stopwords_and_add_words():
+    assert "的" not in tokenize("公司的毛利率")
+    assert "的" in tokenize("公司的毛利率", stopwords=False)
+    assert "星汉霓虹" not in tokenize("星汉霓虹营收增长")
+    add_words(["星汉霓虹"])
+    assert "星汉霓虹" in tokenize("星汉霓虹营收增长")
+
+
+def test_extract_is_deterministic_and_hashable():
+    a = extract("2024Q1营收同比增长12.5%")
+    b = extract("2024Q1营收同比增长12.5%")
+    assert a == b and hash(a) == hash(b)
