@@ -148,6 +148,13 @@ class ClusterConfig(Section):
     n_components: int = 5
     reduce_outliers: bool = False
     nr_topics: int | None = None
+    # HDBSCAN's min_samples (None = min_cluster_size); lower = fewer outliers
+    min_samples: int | None = None
+    cluster_selection_method: Literal["eom", "leaf"] = "eom"
+    # PCA to this many dims before HDBSCAN when umap is off (0 = no reduction); HDBSCAN's kd-tree is
+    # slow in ~130 dims, PCA makes 49k titles cluster in seconds (see eval/README.md)
+    pca_components: int = Field(0, ge=0)
+    workers: int = 1  # HDBSCAN core_dist_n_jobs (runtime only)
 
 
 class IntentConfig(Section):
@@ -167,6 +174,9 @@ class TopicsConfig(Section):
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     intents: IntentConfig = Field(default_factory=IntentConfig)
     dominance: float = Field(2 / 3, gt=0, le=1)
+    # BERTopic HTML plots: "bertopic" (visualize_topics/visualize_hierarchy, simple fallback when
+    # there are too few topics), "simple" (fast plotly charts), "none"
+    viz: Literal["bertopic", "simple", "none"] = "bertopic"
 
 
 class RerankerConfig(Section):
