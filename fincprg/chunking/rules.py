@@ -1,0 +1,197 @@
+"""Cleaning rules for research-report boilerplate; every removal is named by its rule.
+
+Granularity (why): captions, URLs, contact details, analyst introductions, page noise and
+table rows are recognisable line by line, so they are removed from lines *before* cutting
+passages (a 500-char passage should not lose its good half because it held one caption).
+Disclaimers are removed by line (a line that starts with 免责声明…) or as a block under a
+heading, and again at passage level when legal language dominates a passage; tables are also
+re-checked per passage (digit-dominated passages).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+# ---------------------------------------------------------------- patterns
+_LEAD = r"^[\s\d一二三四五六七八九十、.．()（）【】\[\]#*■●◆◇•·>-]*"
+
+DISCLAIMER_HEAD = re.compile(
+    _LEAD + r"(?:免责声明|免责条款|分析师声明|分析师承诺|评级说明|投资评级说明|投资评级的说明|投资评级标准|"
+    r"评级标准|评级体系|重要声明|特别声明|法律声明|一般声明|版权声明|声明与承诺|Disclaimer|IMPORTANT DISCLOSURES)",
+    re.IGNORECASE,
+)
+LEGAL_PHRASE = re.compile(
+    r"本报告仅供|不构成(?:任何)?(?:对[^。]{0,12})?投资建议|据此(?:做出|作出)|版权(?:归|均属|所有)|"
+    r"未经[^。]{0,12}书面(?:许可|授权|同意)|证券投资咨询(?:业务)?资格|不作任何保证|不保证其?准确性|"
+    r"不对任何人因使用|请务必阅读|投资者(?:不应|应当)?[^。]{0,6}独立判断|市场有风险，投资需谨慎|"
+    r"本公司不会因接收人|仅反映[^。]{0,10}判断|法律责任"
+)
+ANALYST_HEAD = re.compile(
+    _LEAD + r"(?:分析师简介|作者简介|研究员简介|分析师介绍|研究团队简介|团队介绍|公司简介与联系方式|"
+    r"分析师[：:]|研究助理[：:]|联系人[：:]|作者[：:]|证券分析师[：:])"
+)
+ANALYST_CUE = re.compile(r"执业证书编号|执业编号|SAC\s*(?:执业|编号|No)|(?<![A-Za-z0-9])S\d{13}(?!\d)|证书编号")
+PERSON_CUE = re.compile(r"硕士|博士|学士|毕业|加入|从业|执业|曾任|任职|研究员|分析师|经验|邮箱|电话")
+
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+PHONE = re.compile(
+    r"(?:电话|联系电话|传真|手机|Tel|TEL|Fax|FAX)\s*[：:]?\s*\+?[\d\-()（） ]{7,20}\d"
+    r"|(?<![\d.])(?:0\d{2,3}-\d{7,8}|400-?\d{3}-?\d{4}|1[3-9]\d{9})(?![\d.])"
+)
+ADDRESS = re.compile(r"(?:地址|办公地址|通讯地址|邮编|邮政编码)\s*[：:][^\n。；;]{2,60}")
+CONTACT_LABEL = re.compile(r"(?:邮箱|电子邮件|E-?mail|Email)\s*[：:]\s*", re.IGNORECASE)
+URL = re.compile(
+    r"(?:https?://|www\.)[\x21-\x7e]+"
+    r"|(?<![@\w.])[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|cn|net|org|gov|edu|hk)(?:\.cn)?(?:/[\x21-\x7e]*)?(?![\w])"
+)
+URL_LABEL = re.compile(r"(?:更多研究报告请访问|公司网址|网址|网站|官网|链接|详见|请访问)\s*[：:]?\s*$")
+CAPTION = re.compile(
+    r"^\s*(?:图表?|表|附图|附表|Figure|Fig\.?|Table|Exhibit|Chart)\s*[0-9一二三四五六七八九十]+(?:[-.．][0-9]+)?"
+    r"\s*(?:[:：.、]|\s)"
+    r"|^\s*(?:资料来源|数据来源|来源|Source|Sources)\s*[:：]",
+    re.IGNORECASE,
+)
+TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源)\s*[:：][^。\n]{0,80}$")
+NOISE = re.compile(
+    r"^[-—–\s]*\d{1,4}[-—–\s]*$|^第\s*\d+\s*页(?:\s*[/,，]?\s*共\s*\d+\s*页)?$|^\d+\s*/\s*\d+$"
+    r"|^(?:Page|P\.?)\s*\d+(?:\s*(?:of|/)\s*\d+)?$"
+    r"|^(?:请务必|敬请)(?:阅读|参阅)[^。]{0,30}(?:声明|条款|说明)[^。]{0,10}$|^(?:证券研究报告|公司研究|行业研究)(?:\s*[|｜/·].{0,20})?$",
+    re.IGNORECASE,
+)
+_NUM_CELL = re.compile(r"^[+\-−(（]?[\d,.]+[)）]?(?:%|‰|x|X|倍|pct|bp)?$|^\d{4}(?:[QHEA]\d?|Q[1-4]|H[12]|E|A)$|^[-—–]+$|^N/?A$")
+_SENT_PUNCT = re.compile(r"[。！？；，]")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+# Line rules in precedence order: a line matching several goes to the first enabled one.
+LINE_RULES = ("noise", "caption", "disclaimer", "analyst_intro", "contact", "url", "table")
+
+
+def is_table_row(line: str) -> bool:
+    """A row of a number grid: most whitespace/|-separated cells are numbers, or a ['a', 'b'] row dump."""
+    s = line.strip()
+    if s.startswith("[") and s.endswith("]") and ("', '" in s or '", "' in s):
+        return True
+    if "。" in s:
+        return False
+    cells = [c for c in re.split(r"[\s|｜\t]+", s) if c]
+    if len(cells) < 3:
+        return False
+    nums = sum(1 for c in cells if _NUM_CELL.match(c))
+    return nums >= 2 and nums / len(cells) >= 0.5
+
+
+def is_grid_header(line: str) -> bool:
+    """A short header-like row (>= 3 cells, no sentence punctuation) that sits next to table rows."""
+    s = line.strip()
+    cells = [c for c in re.split(r"[\s|｜\t]+", s) if c]
+    return len(cells) >= 3 and len(s) <= 60 and not _SENT_PUNCT.search(s)
+
+
+def line_rule(line: str, enabled: frozenset[str]) -> str | None:
+    """The rule that removes this whole line, or None."""
+    s = line.strip()
+    n = len(s)
+    checks = {
+        "noise": lambda: bool(NOISE.match(s)),
+        "caption": lambda: bool(CAPTION.match(s)) and n <= 120,
+        "disclaimer": lambda: bool(DISCLAIMER_HEAD.match(s)) or len(LEGAL_PHRASE.findall(s)) >= 2
+        or (n <= 80 and bool(LEGAL_PHRASE.search(s))),
+        "analyst_intro": lambda: (bool(ANALYST_HEAD.match(s)) and n <= 400)
+        or (bool(ANALYST_CUE.search(s)) and n <= 400),
+        "contact": lambda: _covered(s, (EMAIL, PHONE, ADDRESS), 0.4) or (
+            bool(EMAIL.search(s) or PHONE.search(s) or ADDRESS.search(s)) and n <= 60),
+        "url": lambda: _covered(s, (URL,), 0.4) or (bool(URL.search(s)) and n <= 60),
+        "table": lambda: is_table_row(s),
+    }
+    for rule in LINE_RULES:
+        if rule in enabled and checks[rule]():
+            return rule
+    return None
+
+
+def _covered(s: str, patterns: tuple[re.Pattern[str], ...], share: float) -> bool:
+    hit = sum(len(m.group()) for p in patterns for m in p.finditer(s))
+    return bool(s) and hit / len(s) >= share
+
+
+def block_rule(line: str) -> str | None:
+    """A heading that opens a boilerplate block (免责声明 / 分析师简介 alone on a short line)."""
+    s = line.strip().rstrip("：:")
+    if len(s) > 24:
+        return None
+    if DISCLAIMER_HEAD.match(s):
+        return "disclaimer"
+    if ANALYST_HEAD.match(s):
+        return "analyst_intro"
+    return None
+
+
+def continues_block(rule: str, line: str) -> bool:
+    """Whether a line after a boilerplate heading still belongs to that block."""
+    s = line.strip()
+    if len(s) <= 40 or block_rule(s):
+        return True
+    cue = LEGAL_PHRASE if rule == "disclaimer" else PERSON_CUE
+    extra = re.compile(r"本报告|本公司|投资者|评级|基准|声明|客户") if rule == "disclaimer" else ANALYST_CUE
+    return bool(cue.search(s) or extra.search(s) or EMAIL.search(s))
+
+
+def span_removals(line: str, enabled: frozenset[str]) -> list[tuple[int, int, str]]:
+    """Spans to cut out of a kept line: URLs, e-mails/phones/addresses, a trailing 资料来源：…"""
+    spans: list[tuple[int, int, str]] = []
+    if "contact" in enabled:
+        for p in (EMAIL, PHONE, ADDRESS):
+            for m in p.finditer(line):
+                a = m.start()
+                lab = CONTACT_LABEL.search(line, max(0, a - 12), a)
+                spans.append((lab.start() if lab and lab.end() == a else a, m.end(), "contact"))
+    if "url" in enabled:
+        for m in URL.finditer(line):
+            lab = URL_LABEL.search(line[: m.start()])
+            spans.append((lab.start() if lab else m.start(), m.end(), "url"))
+    if "caption" in enabled:
+        m = TRAILING_SOURCE.search(line)
+        if m:
+            spans.append((m.start(), m.end(), "caption"))
+    spans.sort()
+    merged: list[tuple[int, int, str]] = []
+    for a, b, r in spans:  # first rule wins where spans overlap
+        if merged and a < merged[-1][1]:
+            pa, pb, pr = merged[-1]
+            merged[-1] = (pa, max(pb, b), pr)
+        else:
+            merged.append((a, b, r))
+    return merged
+
+
+def repeated_lines(lines: list[str], min_count: int = 3, max_chars: int = 40) -> set[str]:
+    """Short lines repeated on many pages of one report: running headers and footers."""
+    c = Counter(s.strip() for s in lines if 0 < len(s.strip()) <= max_chars)
+    return {s for s, k in c.items() if k >= min_count and not is_table_row(s)}
+
+
+# ------------------------------------------------------------ passage level
+def digit_share(text: str) -> float:
+    chars = [ch for ch in text if not ch.isspace()]
+    return sum(ch.isdigit() for ch in chars) / len(chars) if chars else 0.0
+
+
+def passage_rule(text: str, enabled: frozenset[str]) -> str | None:
+    """table: a digit-dominated passage (>= 45% digits, or mostly grid rows); disclaimer: legal
+    phrases in at least half of its sentences (and two or more of them)."""
+    if "table" in enabled:
+        lines = [ln for ln in text.split("\n") if ln.strip()]
+        grid = sum(1 for ln in lines if is_table_row(ln))
+        if digit_share(text) >= 0.45 or (lines and grid / len(lines) >= 0.5 and grid >= 2):
+            return "table"
+    if "disclaimer" in enabled:
+        sents = [s for s in re.split(r"[。！？；\n]", text) if s.strip()]
+        legal = sum(1 for s in sents if LEGAL_PHRASE.search(s) or DISCLAIMER_HEAD.match(s))
+        if legal >= 2 and legal / max(1, len(sents)) >= 0.5:
+            return "disclaimer"
+    return None
+
+
+def cjk_share(text: str) -> float:
+    chars = [ch for ch in text if not ch.isspace()]
+    return len(_CJK.findall(text)) / len(chars) if chars else 0.0

@@ -1,0 +1,160 @@
+"""Map one raw input record onto a :class:`~fincprg.records.Report` (or a Rejection saying why not)."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from fincprg.config import IngestConfig
+from fincprg.errors import InputError
+from fincprg.ingest.dates import parse_date
+from fincprg.ingest.readers import Raw
+from fincprg.records import Rejection, Report
+
+log = logging.getLogger(__name__)
+
+REPORT_FIELDS = ("id", "title", "text", "date", "company", "stock_code", "industry", "report_type")
+
+# Built-in aliases, in priority order; keys compare case-insensitively. ``ingest.fields`` wins over these.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "_id", "doc_id", "report_id", "编号", "研报编号", "报告编号"),
+    "title": ("title", "标题", "研报标题", "报告标题", "题目", "研报题目"),
+    "text": ("text", "content", "body", "正文", "内容", "研报内容", "报告内容", "全文"),
+    "date": ("date", "publish_date", "pub_date", "publishdate", "published", "datetime", "日期", "发布日期",
+             "发布时间", "报告日期", "时间"),
+    "company": ("company", "company_name", "stock_name", "公司", "公司名称", "公司简称", "股票简称",
+                "股票名称", "证券简称"),
+    "stock_code": ("stock_code", "code", "ticker", "symbol", "股票代码", "证券代码", "代码"),
+    "industry": ("industry", "industry_name", "行业", "所属行业", "行业名称"),
+    "report_type": ("report_type", "type", "category", "类型", "报告类型", "研报类型", "报告类别"),
+}
+
+# 「贵州茅台（600519）：…」, "贵州茅台(600519.SH)：…", "公司点评-贵州茅台（600519）…"
+_TITLE_CO = re.compile(
+    r"^(?:[^（(：:]{0,12}[-—－|｜])?\s*(?P<name>[\u4e00-\u9fffA-Za-z0-9＊*·]{2,12})\s*[（(]\s*"
+    r"(?:(?:SH|SZ|BJ)\.?)?(?P<code>\d{6})(?:\s*\.\s*(?:SH|SZ|BJ|SS))?\s*[）)]",
+    re.IGNORECASE,
+)
+_CODE = re.compile(r"(?<!\d)(\d{6})(?!\d)")
+_TYPES = (("strategy", ("策略",)), ("bond", ("债", "固收", "固定收益", "可转债")), ("macro", ("宏观",)),
+          ("industry", ("行业",)), ("company", ("公司", "个股", "点评", "深度")))
+_KNOWN_TYPES = {"company", "industry", "strategy", "bond", "macro", "other"}
+
+
+def parse_title_company(title: str) -> tuple[str | None, str | None]:
+    """``(company, stock_code)`` from a title such as 「贵州茅台（600519）：…」, else ``(None, None)``."""
+    m = _TITLE_CO.match(title.strip())
+    return (m.group("name"), m.group("code")) if m else (None, None)
+
+
+def _norm_code(v: Any) -> str | None:
+    if v is None:
+        return None
+    s = str(v).strip()
+    if isinstance(v, int) and 0 <= v < 1_000_000:
+        return f"{v:06d}"  # CSV/JSON tools drop leading zeros: 519 -> 000519
+    m = _CODE.search(s)
+    return m.group(1) if m else (s or None)
+
+
+def _norm_type(v: Any) -> str | None:
+    if v is None or not str(v).strip():
+        return None
+    s = str(v).strip()
+    if s.lower() in _KNOWN_TYPES:
+        return s.lower()
+    for name, keys in _TYPES:
+        if any(k in s for k in keys):
+            return name
+    return s
+
+
+def _text(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, float) and v != v:  # NaN from spreadsheets
+        return None
+    s = str(v).strip()
+    return s or None
+
+
+class FieldMapper:
+    """Resolve input field names to Report fields once per distinct key set."""
+
+    def __init__(self, explicit: Mapping[str, str]):
+        self.explicit = dict(explicit)
+        self._cache: dict[tuple[str, ...], dict[str, list[str]]] = {}
+
+    def plan(self, keys: tuple[str, ...]) -> dict[str, list[str]]:
+        """Report field -> input keys that feed it, best first."""
+        if keys in self._cache:
+            return self._cache[keys]
+        plan: dict[str, list[str]] = {f: [] for f in REPORT_FIELDS}
+        for k in keys:
+            if k in self.explicit:
+                plan[self.explicit[k]].append(k)
+        lower = {k.lower().strip(): k for k in keys if k not in self.explicit}
+        for f, names in ALIASES.items():
+            for n in names:
+                k = lower.get(n.lower())
+                if k is not None and k not in plan[f]:
+                    plan[f].append(k)
+        self._cache[keys] = plan
+        return plan
+
+
+def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper) -> Report | Rejection:
+    """Map, validate and normalise one record.
+
+    Raises:
+        InputError: a report has no text and ``ingest.skip_empty`` is false.
+    """
+    plan = mapper.plan(tuple(raw.fields))
+    used: set[str] = set()
+    vals: dict[str, Any] = {}
+    for f, keys in plan.items():
+        for k in keys:
+            used.add(k)
+            if f not in vals and _text(raw.fields[k]) is not None:
+                vals[f] = raw.fields[k]
+    meta = {k: v for k, v in raw.fields.items() if k not in used}
+    src = raw.source
+    title, text = _text(vals.get("title")), _text(vals.get("text"))
+    rid = _text(vals.get("id"))
+    if text is None:
+        detail = (f"{src}: report {rid or ''} has no text; add a text/content/正文 field, map yours with "
+                  "ingest.fields (e.g. --set ingest.fields.研报内容=text), or remove the record")
+        if not cfg.skip_empty:
+            raise InputError(detail + " (or set ingest.skip_empty: true to reject it and go on)")
+        return Rejection(source=src, report_id=rid, reason="missing_text", detail=detail)
+    if title is None:
+        return Rejection(source=src, report_id=rid, reason="missing_title",
+                         detail=f"{src}: report {rid or ''} has no title; add a title/标题 field or map yours "
+                                "with ingest.fields (e.g. --set ingest.fields.研报标题=title)")
+    if rid is None:
+        # Stable across runs and input order: the same report always gets the same id.
+        rid = "r" + hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()[:12]
+    elif "#" in rid:
+        return Rejection(source=src, report_id=rid, reason="bad_id",
+                         detail=f"{src}: id {rid!r} contains '#', which fincprg uses in passage ids "
+                                "(<report>#p0); rename it")
+    raw_date = vals.get("date")
+    try:
+        date = parse_date(raw_date)
+    except ValueError as e:
+        if cfg.on_bad_date == "reject":
+            return Rejection(source=src, report_id=rid, reason="bad_date",
+                             detail=f"{src}: {e}; fix the date, or set ingest.on_bad_date: null to keep "
+                                    "the report without a date")
+        log.warning("%s: %s; kept with date=None (set ingest.on_bad_date: reject to skip it)", src, e)
+        meta["_bad_date"] = str(raw_date)
+        date = None
+    company, code = _text(vals.get("company")), _norm_code(vals.get("stock_code"))
+    if company is None or code is None:
+        t_co, t_code = parse_title_company(title)
+        company, code = company or t_co, code or t_code
+    return Report(id=rid, title=title, text=text, date=date, company=company, stock_code=code,
+                  industry=_text(vals.get("industry")), report_type=_norm_type(vals.get("report_type")),
+                  source=src, meta=meta)

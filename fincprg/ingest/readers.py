@@ -1,0 +1,254 @@
+"""Corpus readers: JSONL, CSV, a JSON array, or a directory of .txt/.md reports.
+
+Every reader yields :class:`Raw` (one input record with its ``file:line`` source) or
+:class:`~fincprg.records.Rejection` (something that could not even be parsed). Nothing is
+skipped without a record, except blank lines.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fincprg.errors import InputError
+from fincprg.records import Rejection
+
+log = logging.getLogger(__name__)
+
+TEXT_SUFFIXES = (".txt", ".md")
+TABLE_SUFFIXES = (".jsonl", ".csv", ".json")
+# A directory may carry a dataset card; it is documentation, not a report.
+_DOC_NAMES = {"readme.md", "readme.txt", "license", "license.txt", "license.md"}
+_MAX_TITLE_CHARS = 80
+
+
+@dataclass(frozen=True)
+class Raw:
+    """One input record before mapping: its fields and where it came from."""
+
+    source: str  # "file:line"
+    fields: dict[str, Any]
+
+
+@dataclass
+class ReadStats:
+    """What the readers saw: files per encoding (e.g. {"utf-8": 3, "gbk": 1})."""
+
+    encodings: Counter[str] = field(default_factory=Counter)
+    files: int = 0
+
+
+def _utf8(b: bytes) -> str | None:
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _gbk(b: bytes) -> tuple[str, str] | None:
+    # GB18030 is a superset of GBK; report "gbk" when plain GBK suffices (the usual case).
+    for enc in ("gbk", "gb18030"):
+        try:
+            return b.decode(enc), enc
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def decode_lines(data: bytes, path: Path, forced: str = "auto") -> tuple[list[str | None], str]:
+    """Decode a file line by line; undecodable lines come back as ``None``.
+
+    The file's encoding is chosen by majority over its non-ASCII lines (UTF-8 unless most
+    of them only decode as GBK/GB18030), so one corrupt byte in a UTF-8 file rejects one
+    line instead of turning the whole file into GBK mojibake.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    raw_lines = data.split(b"\n")
+    if forced != "auto":
+        enc = "utf-8" if forced == "utf-8" else "gb18030"
+        out: list[str | None] = []
+        for b in raw_lines:
+            try:
+                out.append(b.decode(enc))
+            except UnicodeDecodeError:
+                out.append(None)
+        return out, forced
+    utf8_votes = gbk_votes = 0
+    decoded_u: list[str | None] = []
+    for b in raw_lines:
+        u = _utf8(b)
+        decoded_u.append(u)
+        if b.isascii():
+            continue
+        if u is not None:
+            utf8_votes += 1
+        elif _gbk(b) is not None:
+            gbk_votes += 1
+    if gbk_votes <= utf8_votes:
+        return decoded_u, "utf-8"
+    out = []
+    used = "gbk"
+    for b in raw_lines:
+        g = _gbk(b)
+        if g and g[1] == "gb18030":
+            used = "gb18030"
+        out.append(g[0] if g else None)
+    return out, used
+
+
+def _undecodable(path: Path, line: int, enc: str) -> Rejection:
+    return Rejection(
+        source=f"{path}:{line}", reason="undecodable",
+        detail=(f"{path}:{line}: bytes are neither valid {enc} nor GBK/GB18030; re-save the file as UTF-8 "
+                f"(e.g. `iconv -f <encoding> -t utf-8`) or set ingest.encoding"),
+    )
+
+
+def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
+    """One JSON object per line; blank lines are ignored."""
+    lines, enc = decode_lines(path.read_bytes(), path, encoding)
+    stats.encodings[enc] += 1
+    for i, line in enumerate(lines, 1):
+        if line is None:
+            yield _undecodable(path, i, enc)
+            continue
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            yield Rejection(source=f"{path}:{i}", reason="malformed_json",
+                            detail=f"{path}:{i}: not valid JSON ({e.msg} at column {e.colno}); "
+                                   "each line must be one complete JSON object")
+            continue
+        if not isinstance(obj, dict):
+            yield Rejection(source=f"{path}:{i}", reason="bad_row",
+                            detail=f"{path}:{i}: expected a JSON object, got {type(obj).__name__}; "
+                                   "write one {{\"title\": ..., \"text\": ...}} object per line")
+            continue
+        yield Raw(f"{path}:{i}", obj)
+
+
+def read_json(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
+    """A JSON array of objects; the source is ``file:N`` with N the 1-based item number."""
+    lines, enc = decode_lines(path.read_bytes(), path, encoding)
+    stats.encodings[enc] += 1
+    bad = [i for i, ln in enumerate(lines, 1) if ln is None]
+    if bad:
+        yield _undecodable(path, bad[0], enc)
+        return
+    try:
+        data = json.loads("\n".join(ln or "" for ln in lines))
+    except json.JSONDecodeError as e:
+        yield Rejection(source=f"{path}:{e.lineno}", reason="malformed_json",
+                        detail=f"{path}:{e.lineno}: not valid JSON ({e.msg}); a .json corpus must be one "
+                               "array of objects (or use .jsonl, one object per line)")
+        return
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        yield Rejection(source=f"{path}:1", reason="bad_row",
+                        detail=f"{path}: expected a JSON array of report objects")
+        return
+    for i, obj in enumerate(data, 1):
+        if isinstance(obj, dict):
+            yield Raw(f"{path}:{i}", obj)
+        else:
+            yield Rejection(source=f"{path}:{i}", reason="bad_row",
+                            detail=f"{path}: item {i} is a {type(obj).__name__}, expected an object")
+
+
+def read_csv(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
+    """A CSV with a header row; the source line is the physical line where the row starts."""
+    lines, enc = decode_lines(path.read_bytes(), path, encoding)
+    stats.encodings[enc] += 1
+    for i, ln in enumerate(lines, 1):
+        if ln is None:
+            yield _undecodable(path, i, enc)
+    # Undecodable lines become empty lines so csv line numbers stay true to the file.
+    text = "\n".join(ln if ln is not None else "" for ln in lines)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    start = 1
+    for row in reader:
+        if header is None:
+            if not any(c.strip() for c in row):
+                start = reader.line_num + 1
+                continue
+            header = [c.strip() for c in row]
+            start = reader.line_num + 1
+            continue
+        line, start = start, reader.line_num + 1
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            yield Rejection(source=f"{path}:{line}", reason="bad_row",
+                            detail=f"{path}:{line}: {len(row)} columns but the header has {len(header)}; "
+                                   "quote fields that contain commas or line breaks")
+            continue
+        yield Raw(f"{path}:{line}", dict(zip(header, row, strict=True)))
+
+
+def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
+    """One report per file: title = first non-empty line (or the file name when it is too long)."""
+    lines, enc = decode_lines(path.read_bytes(), path, encoding)
+    stats.encodings[enc] += 1
+    bad = [i for i, ln in enumerate(lines, 1) if ln is None]
+    if bad:
+        yield _undecodable(path, bad[0], enc)
+        return
+    strs = [ln.rstrip("\r") for ln in lines if ln is not None]
+    first = next((k for k, ln in enumerate(strs) if ln.strip()), None)
+    title_line = strs[first].strip().lstrip("#").strip() if first is not None else ""
+    if title_line and len(title_line) <= _MAX_TITLE_CHARS:
+        title, body = title_line, "\n".join(strs[first + 1:])  # type: ignore[operator]
+    else:
+        title, body = path.stem, "\n".join(strs)
+    yield Raw(f"{path}:1", {"id": path.stem, "title": title, "text": body.strip()})
+
+
+_READERS = {".jsonl": read_jsonl, ".csv": read_csv, ".json": read_json, ".txt": read_text_file,
+            ".md": read_text_file}
+
+
+def corpus_files(corpus: Path, fmt: str = "auto") -> list[Path]:
+    """The files a corpus path stands for, in a stable order.
+
+    A directory is read as JSONL/CSV/JSON tables when it holds any (a README.md beside them
+    is documentation), else as one report per .txt/.md file.
+    """
+    if not corpus.exists():
+        raise InputError(f"corpus {corpus} does not exist; pass a .jsonl/.csv file or a directory of .txt/.md files")
+    if corpus.is_file():
+        return [corpus]
+    files = sorted(p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith("."))
+    want = {"jsonl": (".jsonl",), "csv": (".csv",), "json": (".json",), "txt": TEXT_SUFFIXES}.get(fmt)
+    if want is None:
+        tables = [p for p in files if p.suffix.lower() in TABLE_SUFFIXES]
+        want = TABLE_SUFFIXES if tables else TEXT_SUFFIXES
+    chosen = [p for p in files if p.suffix.lower() in want
+              and not (want == TEXT_SUFFIXES and p.name.lower() in _DOC_NAMES)]
+    if not chosen:
+        raise InputError(f"{corpus} holds no .jsonl/.csv/.json or .txt/.md files; put reports there or pass a file")
+    return chosen
+
+
+def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats) -> Iterator[Raw | Rejection]:
+    """Every record of a corpus path (a file or a directory)."""
+    for path in corpus_files(corpus, fmt):
+        stats.files += 1
+        if fmt == "auto":
+            reader = _READERS.get(path.suffix.lower())
+            if reader is None:
+                raise InputError(f"{path}: cannot tell the format from the extension; set ingest.format "
+                                 "(jsonl, csv or txt)")
+        else:
+            reader = {"jsonl": read_jsonl, "csv": read_csv, "json": read_json, "txt": read_text_file}[fmt]
+        yield from reader(path, stats, encoding)
