@@ -1,0 +1,132 @@
+"""Dataset card (README.md): what the dataset is, how it was made, Table-1-style statistics."""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from fincprg.config import PipelineConfig
+from fincprg.export.beir import SUBSETS
+
+STAT_COLUMNS = ("queries", "avg_query_chars", "avg_passage_chars", "rel_per_query", "pairs")
+
+
+def subset_stats(
+    qrels: Mapping[str, Mapping[str, int]], query_texts: Mapping[str, str], passage_texts: Mapping[str, str]
+) -> dict[str, float | int]:
+    """Table-1 columns for one qrels file.
+
+    ``avg_passage_chars`` averages over the distinct passages the file labels relevant;
+    ``rel_per_query`` is pairs / queries.
+    """
+    pairs = sum(len(r) for r in qrels.values())
+    pids = {p for r in qrels.values() for p in r}
+    nq = len(qrels)
+    return {
+        "queries": nq,
+        "avg_query_chars": round(sum(len(query_texts[q]) for q in qrels) / nq, 1) if nq else 0.0,
+        "avg_passage_chars": round(sum(len(passage_texts[p]) for p in pids) / len(pids), 1) if pids else 0.0,
+        "rel_per_query": round(pairs / nq, 2) if nq else 0.0,
+        "pairs": pairs,
+    }
+
+
+def model_ids(cfg: PipelineConfig) -> dict[str, str]:
+    """The models (or honest offline stand-ins) behind each label, from the config."""
+    llm = f"LLM {cfg.llm.model} via {cfg.llm.base_url}"
+    cls, emb, rr, neg = cfg.topics.classifier, cfg.topics.embedder, cfg.mine.reranker, cfg.export.negatives
+    return {
+        "query generator": llm if cfg.generate.backend == "llm" else "offline templates (no LLM)",
+        "topic intents": llm if cfg.topics.intents.backend == "llm" else "offline templates (no LLM)",
+        "industry classifier": cls.model or "" if cls.backend == "transformers" else "offline CITIC keyword lexicon",
+        "title embedder": f"{emb.backend}" + (f" {emb.model}" if emb.model else ""),
+        "reranker": (f"{rr.backend} {rr.model or ''}".strip() if rr.backend != "lexical"
+                     else "offline lexical scorer (char n-grams + finance-field agreement)")
+                    + (f", threshold {rr.threshold}" if rr.threshold is not None else ", backend default threshold"),
+        "hard negatives": neg.method + (f" {neg.model}" if neg.method == "dense" else "")
+                          + ("" if neg.method == "none" else f", {neg.n} per query"),
+    }
+
+
+def _table(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    rows = ["| subset | split | queries | avg query length (chars) | avg passage length (chars) "
+            "| relevant passages / query | pairs (qrels) |",
+            "|---|---|---:|---:|---:|---:|---:|"]
+    for subset in SUBSETS:
+        for split, s in stats.get(subset, {}).items():
+            rows.append(f"| {subset} | {split} | {s['queries']} | {s['avg_query_chars']} | "
+                        f"{s['avg_passage_chars']} | {s['rel_per_query']} | {s['pairs']} |")
+    return rows
+
+
+def render_card(
+    *,
+    cfg: PipelineConfig,
+    stats: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    corpus: Mapping[str, Any],
+    query_levels: Mapping[str, int],
+    generators: Mapping[str, Counter[str]],
+    templates: Counter[str],
+    signatures: Mapping[str, str | None],
+    dropped: Mapping[str, int],
+    train_examples: int | None,
+) -> str:
+    """Render the card as Markdown (no front matter; the hf/ copy gets its own)."""
+    out = ["# fincprg passage-retrieval dataset", "",
+           "Chinese financial passage retrieval built from research reports (研报) with the FinCPRG method: "
+           "hierarchical queries per passage (passage and sentence level), topic queries from clustered report "
+           "titles, direct labels, and indirect positives mined by comparing equivalent queries "
+           "(`fincprg build`).", "",
+           "## How the queries were made", ""]
+    for level in ("sentence", "passage", "intent", "topic"):
+        gens = generators.get(level)
+        if query_levels.get(level):
+            desc = ", ".join(f"{g}: {n}" for g, n in sorted(gens.items())) if gens else "unlabelled"
+            out.append(f"- {level} queries: {query_levels[level]} ({desc})")
+    if any("templates" in g for g in generators.values()):
+        out += ["", "Queries labelled `templates` were written by fincprg's offline template generator, "
+                "not by a language model; they are fluent only within the templates' range and should not be "
+                "read as LLM-quality queries."]
+    out += ["", "| component | model |", "|---|---|"]
+    out += [f"| {k} | {v} |" for k, v in model_ids(cfg).items()]
+    if templates:
+        out += ["", "Templates / prompts and versions (from query provenance):", ""]
+        out += [f"- `{t}`: {n} queries" for t, n in sorted(templates.items())]
+    out += ["", "## Statistics", "",
+            f"Corpus: {corpus['passages']} passages from {corpus['reports']} reports "
+            f"({corpus['reports_train']} train, {corpus['reports_test']} test), "
+            f"average passage length {corpus['avg_passage_chars']} characters.", ""]
+    out += _table(stats)
+    out += ["", "Average passage length is over the distinct passages each file labels relevant.", "",
+            "## Subsets and splits", "",
+            "- `sentence`: sentence queries, direct labels (query ⊂ passage); `sentence-mined`: the same "
+            "queries with direct + mined labels.",
+            "- `passage`: passage queries, direct labels (query ≡ passage); `passage-mined`: direct + mined.",
+            "- `topic`: topic subqueries with mined labels only (they have no source passage).",
+            "- `all`: union of the five. Intent queries (level `intent`) are in queries.jsonl as parents of "
+            "topic subqueries and have no labels.",
+            f"- Split: reports move between train and test as units (`export.split_unit={cfg.export.split_unit}`), "
+            f"about {cfg.export.test_fraction:.0%} of reports in test, ordered by a hash of the unit id with "
+            f"seed {cfg.export.seed}; no report is in both splits. Topic queries go with their topic node's "
+            "majority split, so a cluster's queries stay together. A label is kept only when its query and its "
+            "passage's report are in the same split; cross-split labels are dropped "
+            f"(here: {dropped.get('cross_split', 0)} cross-split labels dropped, {dropped.get('dangling', 0)} with "
+            "unknown query/passage ids dropped).",
+            "- The corpus is shared by both splits (BEIR convention).", ""]
+    if train_examples is not None:
+        out += [f"`train/flagembedding.jsonl`: {train_examples} training queries (`all` subset, train split) "
+                "with hard negatives from training-report passages only; no negative is a known positive "
+                "(direct or mined, any subset) or has the same text as one.", ""]
+    out += ["## Loading", "", "```python",
+            "from beir.datasets.data_loader import GenericDataLoader",
+            'corpus, queries, qrels = GenericDataLoader("OUT/dataset").load(split="sentence-mined-test")',
+            "import datasets",
+            'datasets.load_dataset("OUT/dataset/hf", "passage-mined", split="test")',
+            "```", "", "## Provenance", "",
+            "Stage signatures (config + input hashes) of the build that made this dataset:", ""]
+    out += [f"- {stage}: `{sig or 'unknown'}`" for stage, sig in signatures.items()]
+    out += ["", "## Licence", "",
+            "The passages are excerpts of the source research reports and inherit the licence and terms of use "
+            "of the corpus they came from; check them before redistributing. Generated queries and labels "
+            "follow the same terms.", ""]
+    return "\n".join(out)

@@ -1,0 +1,88 @@
+"""HuggingFace ``datasets`` layout under ``OUT/dataset/hf/`` (MTEB-style configs).
+
+```
+hf/README.md                         dataset card with YAML ``configs:`` front matter
+hf/corpus.parquet                    config "corpus", split "corpus"
+hf/queries.parquet                   config "queries", split "queries" (provenance as a JSON string)
+hf/qrels/<subset>/<split>.parquet    config "<subset>", splits "train" and "test"
+```
+
+A split without labels has no file and no entry (``datasets`` cannot read a zero-row parquet
+file), and a subset without any labels has no config; the BEIR files still list them empty.
+
+``datasets.load_dataset("OUT/dataset/hf", "sentence-mined", split="test")`` works offline.
+Parquet with an explicit schema is used rather than JSONL so that type inference never trips
+over the free-form ``provenance`` dicts or all-null columns.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from fincprg.pipeline.io import atomic_write_text
+
+
+def _write_parquet(path: Path, rows: Sequence[Mapping[str, Any]], schema: Any) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(list(rows), schema=schema)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def front_matter(qrel_files: Mapping[str, Sequence[str]]) -> str:
+    """YAML front matter declaring one config per file group (paths relative to hf/).
+
+    ``qrel_files`` maps each subset to the splits that have a file.
+    """
+    lines = ["---", "configs:",
+             "- config_name: corpus", "  data_files:", "  - split: corpus", "    path: corpus.parquet",
+             "- config_name: queries", "  data_files:", "  - split: queries", "    path: queries.parquet"]
+    for subset, splits in qrel_files.items():
+        lines += [f"- config_name: {subset}", "  data_files:"]
+        for split in splits:
+            lines += [f"  - split: {split}", f"    path: qrels/{subset}/{split}.parquet"]
+    lines += ["---", ""]
+    return "\n".join(lines)
+
+
+def write_hf(
+    folder: Path,
+    corpus: Sequence[Mapping[str, Any]],
+    queries: Sequence[Mapping[str, Any]],
+    subset_qrels: Mapping[str, Mapping[str, Mapping[str, Mapping[str, int]]]],
+    card: str,
+) -> list[Path]:
+    """Write the parquet files and ``README.md`` (``card`` below the front matter)."""
+    import pyarrow as pa
+
+    s = pa.string()
+    corpus_schema = pa.schema([("_id", s), ("title", s), ("text", s), ("report_id", s), ("date", s),
+                               ("industry", s)])
+    query_schema = pa.schema([("_id", s), ("text", s), ("level", s), ("parent_id", s), ("report_id", s),
+                              ("provenance", s)])
+    qrel_schema = pa.schema([("query-id", s), ("corpus-id", s), ("score", pa.int32())])
+    written = [folder / "corpus.parquet", folder / "queries.parquet"]
+    _write_parquet(written[0], corpus, corpus_schema)
+    _write_parquet(written[1], [{**q, "provenance": json.dumps(q["provenance"], ensure_ascii=False, sort_keys=True)}
+                                for q in queries], query_schema)
+    files: dict[str, list[str]] = {}
+    for subset, by_split in subset_qrels.items():
+        for split, qrels in by_split.items():
+            if not qrels:  # datasets cannot read a zero-row parquet file: leave the split out
+                continue
+            files.setdefault(subset, []).append(split)
+            rows = [{"query-id": q, "corpus-id": p, "score": r}
+                    for q in sorted(qrels) for p, r in sorted(qrels[q].items())]
+            path = folder / "qrels" / subset / f"{split}.parquet"
+            _write_parquet(path, rows, qrel_schema)
+            written.append(path)
+    atomic_write_text(folder / "README.md", front_matter(files) + card)
+    written.append(folder / "README.md")
+    return written

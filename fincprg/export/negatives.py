@@ -1,0 +1,165 @@
+"""Hard negatives for training: BM25 (bm25s over finance tokens) or a dense sentence-transformers model.
+
+A candidate is never a negative when it is a known positive of the query (any label, direct or
+mined, from any subset or split) or when its text equals a positive's text (boilerplate
+passages repeated across reports would otherwise teach the model that a positive is negative).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from fincprg.errors import ConfigError, MissingDependencyError
+
+log = logging.getLogger(__name__)
+_EXTRA = 16  # candidates fetched beyond n + |positives|, to survive the exclusions
+_MAX_POS_FETCH = 256  # cap on extra candidates for queries with very many positives
+
+
+def finance_tokenizer() -> Callable[[str], list[str]]:
+    """``fincprg.finance.tokenize`` (jieba + finance dictionary); jieba alone if it is not there."""
+    try:
+        from fincprg.finance import tokenize
+
+        return tokenize
+    except ImportError:  # the shared finance module is optional for export; degrade, loudly
+        import jieba
+
+        log.warning("fincprg.finance.tokenize is unavailable; BM25 negatives use plain jieba tokens")
+        return lambda text: [t for t in jieba.lcut(text) if t.strip() and any(c.isalnum() for c in t)]
+
+
+def _pick(
+    cand_rows: np.ndarray,
+    score_rows: np.ndarray | None,
+    positives: Sequence[set[int]],
+    texts: Sequence[str],
+    n: int,
+    pos_texts_rows: Sequence[set[str]] | None,
+) -> list[list[int]]:
+    out = []
+    for i, cands in enumerate(cand_rows):
+        pos = positives[i]
+        pos_texts = {texts[j] for j in pos} | (pos_texts_rows[i] if pos_texts_rows is not None else set())
+        chosen: list[int] = []
+        for rank, j in enumerate(cands):
+            j = int(j)
+            if score_rows is not None and score_rows[i][rank] <= 0:
+                break  # bm25s pads k with zero-score documents: they match nothing
+            if j in pos or texts[j] in pos_texts or j in chosen:
+                continue
+            chosen.append(j)
+            if len(chosen) >= n:
+                break
+        out.append(chosen)
+    return out
+
+
+def bm25_negatives(
+    queries: Sequence[str],
+    positives: Sequence[set[int]],
+    texts: Sequence[str],
+    n: int,
+    *,
+    positive_texts: Sequence[set[str]] | None = None,
+    chunk: int = 4096,
+) -> list[list[int]]:
+    """Top-scoring non-positive passages (indices into ``texts``) per query under BM25."""
+    import bm25s
+
+    if not texts or n <= 0:
+        return [[] for _ in queries]
+    tok = finance_tokenizer()
+    retriever = bm25s.BM25()
+    retriever.index([tok(t) for t in texts], show_progress=False)
+    out: list[list[int]] = []
+    for start in range(0, len(queries), chunk):
+        qs = queries[start : start + chunk]
+        pos = positives[start : start + chunk]
+        k = min(len(texts), n + min(max((len(p) for p in pos), default=0), _MAX_POS_FETCH) + _EXTRA)
+        qtok = [tok(q) or ["\0"] for q in qs]  # an empty query still needs one token; it matches nothing
+        ids, scores = retriever.retrieve(qtok, k=k, show_progress=False, n_threads=1)
+        ptx = positive_texts[start : start + chunk] if positive_texts is not None else None
+        out.extend(_pick(ids, scores, pos, texts, n, ptx))
+    return out
+
+
+def dense_negatives(
+    queries: Sequence[str],
+    positives: Sequence[set[int]],
+    texts: Sequence[str],
+    n: int,
+    *,
+    model: str,
+    positive_texts: Sequence[set[str]] | None = None,
+    batch_size: int = 64,
+    device: str | None = None,
+    chunk: int = 1024,
+) -> list[list[int]]:
+    """Nearest non-positive passages by cosine similarity of a sentence-transformers model."""
+    if not texts or n <= 0:
+        return [[] for _ in queries]
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as e:
+        raise MissingDependencyError(
+            "export.negatives.method=dense needs sentence-transformers: pip install 'fincprg[models]'"
+        ) from e
+    try:
+        st = SentenceTransformer(model, device=device)
+    except Exception as e:  # noqa: BLE001 - re-raised with the fix
+        raise ConfigError(
+            f"export.negatives.model={model!r} could not be loaded ({e}); give a local sentence-transformers "
+            "folder or a hub id that is cached (HF_HUB_OFFLINE=1 blocks downloads)"
+        ) from e
+    p = st.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
+    q = st.encode(list(queries), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
+    out: list[list[int]] = []
+    for start in range(0, len(queries), chunk):
+        pos = positives[start : start + chunk]
+        k = min(len(texts), n + min(max((len(x) for x in pos), default=0), _MAX_POS_FETCH) + _EXTRA)
+        sims = q[start : start + chunk] @ p.T
+        top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k < len(texts) else np.tile(
+            np.arange(len(texts)), (len(sims), 1))
+        order = np.take_along_axis(sims, top, axis=1).argsort(axis=1)[:, ::-1]
+        ptx = positive_texts[start : start + chunk] if positive_texts is not None else None
+        out.extend(_pick(np.take_along_axis(top, order, axis=1), None, pos, texts, n, ptx))
+    return out
+
+
+def mine_negatives(
+    queries: Sequence[str],
+    positives: Sequence[set[int]],
+    texts: Sequence[str],
+    *,
+    method: str,
+    n: int,
+    positive_texts: Sequence[set[str]] | None = None,
+    model: str | None = None,
+    batch_size: int = 64,
+    device: str | None = None,
+) -> list[list[int]]:
+    """Hard negatives per query, as indices into ``texts``.
+
+    Args:
+        queries: query texts.
+        positives: per query, indices (into ``texts``) of its known positives; never returned.
+        texts: the negative pool (passage texts).
+        method: ``export.negatives.method`` ("bm25" | "dense" | "none").
+        n: negatives wanted per query (fewer when the pool has fewer matching passages).
+        positive_texts: per query, texts of known positives outside the pool; equal texts are excluded too.
+        model, batch_size, device: for the dense method.
+    """
+    if method == "none":
+        return [[] for _ in queries]
+    if method == "bm25":
+        return bm25_negatives(queries, positives, texts, n, positive_texts=positive_texts)
+    if method == "dense":
+        if not model:
+            raise ConfigError("export.negatives.method=dense needs export.negatives.model (a sentence-transformers "
+                              "path or hub id); or set export.negatives.method: bm25")
+        return dense_negatives(queries, positives, texts, n, model=model, positive_texts=positive_texts,
+                               batch_size=batch_size, device=device)
+    raise ConfigError(f"export.negatives.method={method!r} is not one of bm25, dense, none")

@@ -1,0 +1,179 @@
+"""Export stage: turn every label of the build into the dataset people load (``OUT/dataset/``).
+
+Input records: ingest/reports.jsonl (Report), chunk/passages.jsonl (Passage),
+generate/queries.jsonl + qrels.jsonl (Query sentence/passage, Qrel direct),
+topics/queries.jsonl (Query intent/topic), topics/assignments.jsonl, topics/tree.json,
+mine/qrels.jsonl (Qrel mined).
+
+Output: corpus.jsonl, queries.jsonl, qrels/<subset>-<split>.tsv (see ``beir``; splits see
+``splits``), train/flagembedding.jsonl (see ``flagembedding``), hf/ (see ``hf``) and README.md.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fincprg.config import PipelineConfig
+from fincprg.export.beir import SUBSETS, build_subset_qrels, write_qrels
+from fincprg.export.card import render_card, subset_stats
+from fincprg.export.flagembedding import build_examples, write_flagembedding
+from fincprg.export.splits import SPLITS, split_reports, split_topics
+from fincprg.pipeline.io import atomic_write_jsonl, atomic_write_text, read_jsonl
+from fincprg.records import Passage, Qrel, Query, Report
+
+log = logging.getLogger(__name__)
+UPSTREAM = ("ingest", "chunk", "generate", "topics", "mine")
+
+
+@dataclass
+class ExportInputs:
+    """Everything export reads, already parsed."""
+
+    reports: list[Report]
+    passages: list[Passage]
+    queries: list[Query]
+    qrels: list[Qrel]
+    assignments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    topic_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    signatures: dict[str, str | None] = field(default_factory=dict)
+
+
+def load_inputs(out: Path) -> ExportInputs:
+    """Read the upstream stage folders of build folder ``out`` (missing mine/topics files are empty)."""
+    from fincprg.pipeline.runner import STAGE_BY_NAME, read_manifest
+
+    def path(stage: str, name: str) -> Path:
+        return out / STAGE_BY_NAME[stage].dir / name
+
+    def records(stage: str, name: str, model: Any, required: bool = True) -> list[Any]:
+        p = path(stage, name)
+        if not p.exists():
+            if required:
+                from fincprg.errors import InputError
+
+                raise InputError(f"{p} is missing; run `fincprg build` so that stage '{stage}' runs first")
+            log.warning("%s is missing; exporting without it", p)
+            return []
+        return list(read_jsonl(p, model))
+
+    tree_path = path("topics", "tree.json")
+    tree = json.loads(tree_path.read_text(encoding="utf-8")) if tree_path.exists() else {"nodes": []}
+    return ExportInputs(
+        reports=records("ingest", "reports.jsonl", Report),
+        passages=records("chunk", "passages.jsonl", Passage),
+        queries=records("generate", "queries.jsonl", Query) + records("topics", "queries.jsonl", Query, False),
+        qrels=records("generate", "qrels.jsonl", Qrel) + records("mine", "qrels.jsonl", Qrel, False),
+        assignments={a["report_id"]: a for a in records("topics", "assignments.jsonl", None, False)},
+        topic_nodes={n["id"]: n for n in tree.get("nodes", [])},
+        signatures={s: (read_manifest(out, s) or {}).get("signature") for s in UPSTREAM},
+    )
+
+
+def _query_row(q: Query) -> dict[str, Any]:
+    return {"_id": q.id, "text": q.text, "level": q.level, "parent_id": q.parent_id,
+            "report_id": q.report_id, "provenance": q.provenance}
+
+
+def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature: str | None = None) -> dict[str, Any]:
+    """Write the dataset into ``dest`` and return counts per subset and split."""
+    ecfg = cfg.export
+    reports = {r.id: r for r in inp.reports}
+    passages = {p.id: p for p in inp.passages}
+    queries = {q.id: q for q in inp.queries}
+
+    report_split = split_reports(sorted(reports), inp.assignments, unit=ecfg.split_unit, seed=ecfg.seed,
+                                 test_fraction=ecfg.test_fraction)
+    passage_split = {pid: report_split[p.report_id] for pid, p in passages.items() if p.report_id in report_split}
+    topic_ids = sorted({q.source_ids[0] for q in queries.values() if q.level in ("topic", "intent") and q.source_ids})
+    topic_split = split_topics(topic_ids, inp.topic_nodes, report_split, seed=ecfg.seed,
+                               test_fraction=ecfg.test_fraction)
+    query_split: dict[str, str] = {}
+    for q in queries.values():
+        if q.level in ("topic", "intent"):
+            if q.source_ids:
+                query_split[q.id] = topic_split[q.source_ids[0]]
+        else:
+            rid = q.report_id or (passages[q.source_ids[0]].report_id
+                                  if q.source_ids and q.source_ids[0] in passages else None)
+            if rid in report_split:
+                query_split[q.id] = report_split[rid]
+
+    subset_qrels, dropped = build_subset_qrels(queries, inp.qrels, query_split, passage_split, SPLITS)
+    if any(dropped.values()):
+        log.info("export: labels dropped %s", dropped)
+
+    # corpus + queries (BEIR field names)
+    def corpus_row(p: Passage) -> dict[str, Any]:
+        r = reports.get(p.report_id)
+        industry = (r.industry if r else None) or inp.assignments.get(p.report_id, {}).get("industry")
+        return {"_id": p.id, "title": r.title if r else "", "text": p.text, "report_id": p.report_id,
+                "date": r.date.isoformat() if r and r.date else None, "industry": industry}
+
+    corpus_rows = [corpus_row(p) for p in inp.passages]
+    query_rows = [_query_row(q) for q in inp.queries]
+    atomic_write_jsonl(dest / "corpus.jsonl", corpus_rows)
+    atomic_write_jsonl(dest / "queries.jsonl", query_rows)
+    write_qrels(dest / "qrels", subset_qrels)
+
+    query_texts = {q.id: q.text for q in inp.queries}
+    passage_texts = {p.id: p.text for p in inp.passages}
+    train_examples = None
+    if ecfg.flagembedding:
+        known: dict[str, set[str]] = {}
+        for q in inp.qrels:  # every label, before any split filtering: never a negative
+            if q.relevance > 0:
+                known.setdefault(q.query_id, set()).add(q.passage_id)
+        pool = [p.id for p in inp.passages if passage_split.get(p.id) == "train"]
+        examples = build_examples(query_texts, subset_qrels["all"]["train"], known, passage_texts, pool,
+                                  ecfg.negatives)
+        train_examples = write_flagembedding(dest / "train" / "flagembedding.jsonl", examples)
+
+    stats = {s: {sp: subset_stats(subset_qrels[s][sp], query_texts, passage_texts) for sp in SPLITS}
+             for s in SUBSETS}
+    levels = Counter(q.level for q in inp.queries)
+    generators: dict[str, Counter[str]] = {}
+    templates: Counter[str] = Counter()
+    for q in inp.queries:
+        generators.setdefault(q.level, Counter())[str(q.provenance.get("generator", "unlabelled"))] += 1
+        if q.provenance.get("template") is not None:
+            templates[f"{q.provenance.get('generator', '?')}/{q.provenance['template']}"
+                      f"@{q.provenance.get('version', '?')}"] += 1
+    split_counts = Counter(report_split.values())
+    corpus_info = {
+        "passages": len(corpus_rows), "reports": len(reports),
+        "reports_train": split_counts["train"], "reports_test": split_counts["test"],
+        "avg_passage_chars": round(sum(len(p.text) for p in inp.passages) / len(inp.passages), 1)
+        if inp.passages else 0.0,
+    }
+    card = render_card(cfg=cfg, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
+                       templates=templates, signatures={**inp.signatures, "export": signature},
+                       dropped=dropped, train_examples=train_examples)
+    atomic_write_text(dest / "README.md", card)
+    if ecfg.hf:
+        from fincprg.export.hf import write_hf
+
+        write_hf(dest / "hf", corpus_rows, query_rows, subset_qrels, card)
+
+    counts: dict[str, Any] = {
+        "corpus": len(corpus_rows),
+        "queries": dict(sorted(levels.items())),
+        "reports": {"train": split_counts["train"], "test": split_counts["test"]},
+        "qrels": {s: {sp: {"queries": stats[s][sp]["queries"], "pairs": stats[s][sp]["pairs"]} for sp in SPLITS}
+                  for s in SUBSETS},
+        "dropped": dropped,
+    }
+    if train_examples is not None:
+        counts["train_examples"] = train_examples
+    log.info("export: %d passages, %d queries, all-train %d / all-test %d labelled queries", len(corpus_rows),
+             len(query_rows), stats["all"]["train"]["queries"], stats["all"]["test"]["queries"])
+    return counts
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    """Stage entry: read the build folder, write ``OUT/dataset``."""
+    cfg: PipelineConfig = ctx.config
+    return export_dataset(load_inputs(ctx.out), cfg, ctx.dir, signature=ctx.signature)
