@@ -1,15 +1,91 @@
-"""CLI commands `eval` and `audit` (placeholders until the benchmark harness lands)."""
+"""CLI commands ``eval`` and ``audit``. Heavy imports stay inside the command bodies."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
+# Kept in sync with fincprg.evaluate.retrievers (importing it here would load numpy at CLI start-up).
+_SPEC_HELP = (
+    "Retriever SPEC, repeatable. bm25 | bm25-report | lsa | hybrid[:W[:SPEC]] (min-max W·BM25+(1-W)·SPEC, "
+    "W=0.75, SPEC=lsa) | rrf[:SPEC+SPEC...] (k=60, default bm25+lsa) | dense:MODEL | dense-flag:MODEL | "
+    "rerank:MODEL | rerank-flag:MODEL (cross-encoder over the BM25 top 100) | cards (finance-card reranker) | "
+    "borda[:cards|first] (bootstrap round-robin Borda over the BM25 top 30) | hier[:N] (top N reports, then "
+    "passages). MODEL is a local folder or a hub id. Default: bm25, bm25-report (when queries carry a "
+    "report_id), lsa, hybrid, rrf, cards, borda, hier."
+)
 
-def eval_cmd(dataset: Annotated[Path, typer.Argument(help="A BEIR-layout dataset folder.")]) -> None:
-    """Benchmark retrievers on a BEIR-layout dataset (not built yet)."""
-    raise typer.Exit(_todo("eval"))
+
+def eval_cmd(
+    dataset: Annotated[Optional[Path], typer.Argument(
+        help="A BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/<subset>-<split>.tsv or qrels/<split>.tsv "
+             "(the latter is reported as subset 'all'). Optional only with --results.")] = None,
+    retriever: Annotated[Optional[list[str]], typer.Option("--retriever", "-r", help=_SPEC_HELP)] = None,
+    subset: Annotated[Optional[list[str]], typer.Option(
+        "--subset", "-s", help="Qrels subset, repeatable (all, sentence, sentence-mined, passage, passage-mined, "
+                               "topic; default: every subset present for --split).")] = None,
+    split: Annotated[str, typer.Option(help="Qrels split: reads qrels/<subset>-<split>.tsv or qrels/<split>.tsv.")]
+    = "test",
+    k: Annotated[int, typer.Option("--k", min=1, help="Documents retrieved per query (R@100/MAP@100 need 100).")]
+    = 100,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Write results.md and results.csv (and runs/*.trec with --save-runs) here.")] = None,
+    save_runs: Annotated[bool, typer.Option(help="Also write each retriever's run in TREC format to OUT/runs/.")]
+    = False,
+    correlate: Annotated[Optional[Path], typer.Option(
+        help="CSV of external-benchmark scores (columns retriever,score; retriever names must match the SPECs). "
+             "Prints Pearson and Kendall matrices against every subset (paper Fig. 6).")] = None,
+    metric: Annotated[str, typer.Option(help="Metric correlated with --correlate: R@1, R@5, R@10, R@100, "
+                                             "nDCG@10, MRR@10, MAP@100.")] = "nDCG@10",
+    results: Annotated[Optional[Path], typer.Option(
+        help="Reuse a results.csv from an earlier run instead of running retrievers (with --correlate).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or logs; tables only.")] = False,
+) -> None:
+    """Benchmark retrievers on a BEIR-layout dataset: Recall@1/5/10/100, nDCG@10, MRR@10, MAP@100 per subset.
+
+    MRR@10 truncates each run to its top 10 before trec_eval's recip_rank (which has no cut-off).
+    Example: fincprg eval runs/demo/dataset -r bm25 -r lsa -r hybrid:0.6 --out runs/demo/eval
+    """
+    import logging
+
+    from fincprg.errors import FincprgError
+    from fincprg.evaluate.metrics import METRICS
+
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s", force=True)
+    try:
+        if metric not in METRICS:
+            raise FincprgError(f"--metric {metric!r} is not one of {', '.join(METRICS)}")
+        if results is not None:
+            from fincprg.evaluate.harness import read_results_csv
+
+            if correlate is None:
+                raise FincprgError("--results only makes sense with --correlate")
+            by_subset = read_results_csv(results, metric)
+        else:
+            if dataset is None:
+                raise FincprgError("give a DATASET folder (or --results CSV with --correlate)")
+            from fincprg.evaluate.harness import format_markdown, run_eval, write_outputs
+
+            res = run_eval(dataset, retriever or None, subsets=subset or None, split=split, k=k,
+                           show_progress=not quiet, keep_runs=save_runs)
+            typer.echo(format_markdown(res))
+            if out is not None:
+                for p in write_outputs(res, out):
+                    typer.echo(f"wrote {p}")
+            if res.failures:
+                typer.secho(f"{len(res.failures)} retriever(s) failed: {', '.join(res.failures)}", err=True,
+                            fg=typer.colors.YELLOW)
+            by_subset = res.metric(metric)
+        if correlate is not None:
+            from fincprg.evaluate.correlation import correlate as corr
+            from fincprg.evaluate.correlation import read_scores_csv
+
+            typer.echo(f"\n### Correlation of {metric} with {correlate.name}\n")
+            typer.echo(corr(read_scores_csv(correlate), by_subset))
+    except FincprgError as e:
+        typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from None
 
 
 def audit_cmd(dataset: Annotated[Path, typer.Argument(help="A build's dataset folder.")]) -> None:

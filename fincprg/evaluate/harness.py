@@ -1,0 +1,169 @@
+"""Run retrievers over a BEIR folder and tabulate the metrics per subset (paper Tables 2–3)."""
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fincprg.errors import FincprgError
+from fincprg.evaluate.data import BeirDataset, load_beir
+from fincprg.evaluate.metrics import METRICS, evaluate, pool_recall
+from fincprg.evaluate.retrievers import build_retriever, default_specs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EvalResult:
+    """Metrics of every retriever on every subset, plus per-retriever notes.
+
+    Attributes:
+        scores: retriever spec -> subset -> {metric: value, "n": queries}.
+        extras: retriever spec -> {"seconds", "pool_recall@N" (rerankers), Borda stability ...}.
+        failures: retriever spec -> error message (the retriever was skipped).
+        runs: retriever spec -> BEIR results (kept for run files).
+    """
+
+    dataset: str
+    split: str
+    subsets: list[str]
+    scores: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    extras: dict[str, dict[str, float]] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    runs: dict[str, dict] = field(default_factory=dict)
+
+    def metric(self, metric: str = "nDCG@10") -> dict[str, dict[str, float]]:
+        """subset -> {retriever: value} for one metric (the input of the correlation analysis)."""
+        return {s: {r: sc[s][metric] for r, sc in self.scores.items() if s in sc} for s in self.subsets}
+
+
+def _queries_for(ds: BeirDataset) -> dict[str, str]:
+    wanted = set().union(*(ds.qrels[s] for s in ds.qrels))
+    return {q: t for q, t in ds.queries.items() if q in wanted}
+
+
+def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: list[str] | None = None,
+             split: str = "test", k: int = 100, show_progress: bool = True, keep_runs: bool = False) -> EvalResult:
+    """Fit and search every retriever once, then score its run on each subset.
+
+    Args:
+        dataset: BEIR folder.
+        specs: retriever SPECs (see ``fincprg.evaluate.retrievers``); default: the offline baselines.
+        subsets: qrels subsets (default: all the folder has for ``split``).
+        k: documents retrieved per query (metrics need ≥ 100 for R@100 and MAP@100).
+    """
+    ds = load_beir(dataset, split=split, subsets=subsets)
+    has_reports = any(m.get("report_id") for m in ds.query_meta.values())
+    specs = specs or default_specs(has_reports)
+    retrievers = [build_retriever(s, show_progress=show_progress) for s in specs]  # fail fast on bad specs
+    queries = _queries_for(ds)
+    result = EvalResult(str(dataset), split, list(ds.qrels))
+    log.info("evaluating %d retrievers on %d queries, %d docs", len(specs), len(queries), len(ds.corpus))
+    for spec, r in zip(specs, retrievers):
+        t0 = time.perf_counter()
+        try:
+            if hasattr(r, "set_query_meta"):
+                r.set_query_meta(ds.query_meta)
+            r.fit(ds.corpus)
+            run = r.search(queries, k)
+        except FincprgError as e:
+            log.error("retriever %s failed: %s", spec, e)
+            result.failures[spec] = str(e)
+            continue
+        secs = time.perf_counter() - t0
+        result.scores[spec] = {s: evaluate(qr, run) for s, qr in ds.qrels.items()}
+        ex: dict[str, float] = {"seconds": secs}
+        pool = getattr(r, "last_pool", None)
+        if pool:
+            depth = max((len(v) for v in pool.values()), default=0)
+            for s, qr in ds.qrels.items():
+                ex[f"pool_recall@{depth}:{s}"] = pool_recall(qr, pool)
+        ex.update(getattr(r, "stats", {}) or {})
+        result.extras[spec] = ex
+        if keep_runs:
+            result.runs[spec] = run
+        log.info("%s: nDCG@10 %s (%.1fs)", spec,
+                 ", ".join(f"{s}={v['nDCG@10']:.3f}" for s, v in result.scores[spec].items()), secs)
+    return result
+
+
+def _fmt(v: float) -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+
+
+def format_markdown(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
+    """Markdown tables shaped like the paper's Tables 2–3: rows retrievers, columns metrics, one table per
+    subset, then an overview of nDCG@10 across subsets and notes (pool recall, Borda stability, time)."""
+    out = [f"Dataset: `{res.dataset}` (split {res.split})", ""]
+    for s in res.subsets:
+        n = next((int(v[s]["n"]) for v in res.scores.values() if s in v), 0)
+        out += [f"### {s} ({n} queries)", "", "| retriever | " + " | ".join(metrics) + " |",
+                "|---" * (len(metrics) + 1) + "|"]
+        for r, sc in res.scores.items():
+            out.append(f"| {r} | " + " | ".join(_fmt(sc[s][m]) for m in metrics) + " |")
+        out.append("")
+    if len(res.subsets) > 1:
+        out += ["### nDCG@10 by subset", "", "| retriever | " + " | ".join(res.subsets) + " |",
+                "|---" * (len(res.subsets) + 1) + "|"]
+        for r, sc in res.scores.items():
+            out.append(f"| {r} | " + " | ".join(_fmt(sc[s]["nDCG@10"]) for s in res.subsets) + " |")
+        out.append("")
+    notes = []
+    for r, ex in res.extras.items():
+        bits = [f"{k} {v:.4f}" if not k == "seconds" else f"{v:.1f}s" for k, v in ex.items()]
+        notes.append(f"- {r}: " + "; ".join(bits))
+    for r, msg in res.failures.items():
+        notes.append(f"- {r}: FAILED ({msg.splitlines()[0]})")
+    if notes:
+        out += ["Notes (time = fit + search; pool_recall = share of relevant docs in a reranker's candidate "
+                "pool; rounds/rank_variance = Borda stability):", ""] + notes + [""]
+    return "\n".join(out)
+
+
+def format_csv(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
+    """One row per (retriever, subset): retriever, subset, n, metrics..."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["retriever", "subset", "n", *metrics])
+    for r, sc in res.scores.items():
+        for s in res.subsets:
+            w.writerow([r, s, int(sc[s]["n"]), *(f"{sc[s][m]:.6f}" for m in metrics)])
+    return buf.getvalue()
+
+
+def read_results_csv(path: str | Path, metric: str = "nDCG@10") -> dict[str, dict[str, float]]:
+    """subset -> {retriever: metric} from a results.csv written by :func:`format_csv`."""
+    out: dict[str, dict[str, float]] = {}
+    with open(path, encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            if metric not in row:
+                raise FincprgError(f"{path}: no column {metric!r}; choose one of {', '.join(METRICS)}")
+            out.setdefault(row["subset"], {})[row["retriever"]] = float(row[metric])
+    return out
+
+
+def safe_name(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")[:80] or "retriever"
+
+
+def write_outputs(res: EvalResult, out: Path) -> list[Path]:
+    """Write results.md, results.csv and (when kept) runs/<spec>.trec under ``out``."""
+    from fincprg.pipeline.io import atomic_write_text
+
+    out = Path(out)
+    paths = [out / "results.md", out / "results.csv"]
+    atomic_write_text(paths[0], format_markdown(res) + "\n")
+    atomic_write_text(paths[1], format_csv(res))
+    for spec, run in res.runs.items():
+        lines = [f"{q} Q0 {d} {i} {s:.6f} {safe_name(spec)}"
+                 for q, docs in run.items() for i, (d, s) in
+                 enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1)]
+        p = out / "runs" / f"{safe_name(spec)}.trec"
+        atomic_write_text(p, "\n".join(lines) + "\n")
+        paths.append(p)
+    return paths

@@ -1,0 +1,92 @@
+"""The retriever interface (BEIR results format) and helpers shared by every retriever."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+Results = dict[str, dict[str, float]]  # qid -> {doc id: score}, BEIR's results format
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Anything with ``fit(corpus)`` and ``search(queries, k)`` returning BEIR results."""
+
+    name: str
+
+    def fit(self, corpus: dict[str, dict]) -> None:
+        """Index ``corpus`` (doc id -> {"title", "text", ...})."""
+
+    def search(self, queries: dict[str, str], k: int) -> Results:
+        """Return the top ``k`` documents per query, as ``{qid: {doc_id: score}}``."""
+
+
+@runtime_checkable
+class UsesQueryMeta(Protocol):
+    """Optional: retrievers that need the other queries.jsonl fields (e.g. report_id)."""
+
+    def set_query_meta(self, meta: dict[str, dict]) -> None: ...
+
+
+_PUNCT = re.compile(r"^[\W_]+$", re.UNICODE)
+_TOKENIZER: Callable[[str], list[str]] | None = None
+
+
+def _fallback_tokenize(text: str) -> list[str]:
+    import jieba
+
+    return [t for t in jieba.lcut(text) if t.strip() and not _PUNCT.match(t)]
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased finance tokens: ``fincprg.finance.tokenize`` (jieba + finance dictionary).
+
+    Falls back to plain ``jieba.lcut`` minus punctuation while the finance module is not installed.
+    """
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        try:
+            from fincprg.finance import tokenize as finance_tokenize  # type: ignore[attr-defined]
+
+            _TOKENIZER = finance_tokenize
+        except ImportError:
+            import jieba
+
+            jieba.setLogLevel(60)  # jieba prints its dictionary-loading banner at INFO
+            _TOKENIZER = _fallback_tokenize
+    return [t.lower() for t in _TOKENIZER(text)]
+
+
+def doc_text(doc: dict) -> str:
+    """Title and text joined, as BEIR models do (the title is skipped when the text repeats it)."""
+    title = (doc.get("title") or "").strip()
+    text = (doc.get("text") or "").strip()
+    if title and not text.startswith(title):
+        return f"{title}\n{text}"
+    return text or title
+
+
+def top_k(ids: list[str], scores: np.ndarray, k: int, *, keep: Callable[[float], bool] | None = None) -> dict[str, float]:
+    """The ``k`` best (id, score) pairs, best first; ``keep`` filters scores (e.g. BM25's > 0)."""
+    if len(ids) == 0 or k <= 0:
+        return {}
+    k = min(k, len(ids))
+    idx = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+    idx = idx[np.argsort(-scores[idx], kind="stable")]
+    return {ids[i]: float(scores[i]) for i in idx if keep is None or keep(float(scores[i]))}
+
+
+def ranked(results: dict[str, float]) -> list[str]:
+    """Doc ids of one query's results, best first (ties broken by doc id for determinism)."""
+    return [d for d, _ in sorted(results.items(), key=lambda x: (-x[1], x[0]))]
+
+
+def progress(items: Iterable, total: int | None = None, desc: str = "", show: bool = True) -> Iterable:
+    """A tqdm bar when ``show`` and the work is long enough to need one."""
+    if not show or (total is not None and total < 200):
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, total=total, desc=desc, leave=False)
