@@ -1,0 +1,61 @@
+"""Finance facts of query texts, extracted once per distinct text and shared by scorer and veto.
+
+The extractor is injected (default :func:`fincprg.finance.extract`) so tests and
+benchmarks can swap it; every consumer reads only the documented fields
+``companies``, ``codes``, ``periods``, ``metrics`` and ``numbers``.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Extractor = Callable[[str], Any]
+
+
+def default_extractor() -> Extractor:
+    """Return :func:`fincprg.finance.extract` (imported lazily: jieba loads its dictionary)."""
+    from fincprg.finance import extract  # noqa: PLC0415 - jieba dictionary load is slow
+
+    return extract
+
+
+class FactsCache:
+    """Memoised ``text -> FinanceFacts``; query texts repeat a lot (templates, boilerplate)."""
+
+    def __init__(self, extractor: Extractor | None = None):
+        self._extract = extractor
+        self._cache: dict[str, Any] = {}
+
+    @property
+    def extractor(self) -> Extractor:
+        if self._extract is None:
+            self._extract = default_extractor()
+        return self._extract
+
+    def get(self, text: str) -> Any:
+        f = self._cache.get(text)
+        if f is None:
+            f = self.extractor(text)
+            self._cache[text] = f
+        return f
+
+    def many(self, texts: Iterable[str]) -> list[Any]:
+        return [self.get(t) for t in texts]
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+
+def period_key(p: Any) -> str:
+    """A hashable string for a Period: ``"2023|Q1|F"`` (missing parts as ``-``)."""
+    year = "-" if p.year is None else str(p.year)
+    part = p.part or "-"
+    return f"{year}|{part}|{'F' if p.forecast else 'A'}"
+
+
+def entity_keys(f: Any) -> set[str]:
+    """Companies and stock codes as one key set (a code and a name name the same firm)."""
+    return {f"c:{c}" for c in f.companies} | {f"s:{s}" for s in f.codes}
