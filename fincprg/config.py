@@ -215,6 +215,9 @@ class MineConfig(Section):
     prefilter: PrefilterConfig = Field(default_factory=PrefilterConfig)
     veto: VetoConfig = Field(default_factory=VetoConfig)
     boilerplate: BoilerplateConfig = Field(default_factory=BoilerplateConfig)
+    # pairs below this score (and below the threshold) are only counted in the histogram, not written
+    keep_min_score: float = Field(0.85, ge=0, le=1)
+    batch_size: int = Field(64, ge=1)  # spaces per scoring batch (the unit a Ray map_batches would get)
 
 
 class NegativesConfig(Section):
