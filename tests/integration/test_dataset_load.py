@@ -1,0 +1,95 @@
+"""Done-when check of issue 5: an offline build of the sample corpus ends with a loadable dataset.
+
+Runs every stage (ingest -> export) with pipelines/offline.yaml on datasets/sample, then loads
+OUT/dataset with a BEIR-style loader and with HuggingFace ``datasets``.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from fincprg.config import load_config
+from fincprg.export.beir import SUBSETS
+
+REPO = Path(__file__).resolve().parents[2]
+SPLITS = ("train", "test")
+
+
+def load_beir(folder: Path, qrels_name: str) -> tuple[dict, dict, dict]:
+    """BEIR GenericDataLoader look-alike: corpus.jsonl, queries.jsonl, qrels/<name>.tsv."""
+    corpus = {}
+    for line in (folder / "corpus.jsonl").read_text("utf-8").splitlines():
+        d = json.loads(line)
+        corpus[d["_id"]] = {"title": d["title"], "text": d["text"], "report_id": d["report_id"]}
+    queries = {}
+    for line in (folder / "queries.jsonl").read_text("utf-8").splitlines():
+        d = json.loads(line)
+        queries[d["_id"]] = d["text"]
+    qrels: dict[str, dict[str, int]] = {}
+    with open(folder / "qrels" / f"{qrels_name}.tsv", encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter="\t")
+        assert next(reader) == ["query-id", "corpus-id", "score"]
+        for qid, pid, score in reader:
+            qrels.setdefault(qid, {})[pid] = int(score)
+    return corpus, queries, qrels
+
+
+@pytest.fixture(scope="module")
+def sample_build(tmp_path_factory) -> Path:
+    sample = REPO / "datasets" / "sample" / "reports.jsonl"
+    if not sample.exists():
+        pytest.skip(f"{sample} is absent (the bundled sample corpus has not landed yet)")
+    from fincprg.pipeline.runner import run_pipeline
+
+    out = tmp_path_factory.mktemp("sample_build")
+    cfg = load_config(REPO / "pipelines" / "offline.yaml")
+    run_pipeline(sample, out, cfg, show_progress=False)
+    return out
+
+
+@pytest.mark.slow
+def test_sample_build_has_six_subsets_loadable_and_leak_free(sample_build):
+    d = sample_build / "dataset"
+    assert (d / "manifest.json").exists() and (d / "README.md").exists()
+    report_split: dict[str, str] = {}
+    nonempty = 0
+    for subset in SUBSETS:
+        for split in SPLITS:
+            assert (d / "qrels" / f"{subset}-{split}.tsv").exists(), f"{subset}-{split}"
+            corpus, queries, qrels = load_beir(d, f"{subset}-{split}")
+            nonempty += bool(qrels)
+            for qid, rels in qrels.items():
+                assert qid in queries, f"dangling query id {qid} in {subset}-{split}"
+                for pid in rels:
+                    assert pid in corpus, f"dangling corpus id {pid} in {subset}-{split}"
+                    rid = corpus[pid]["report_id"]
+                    assert report_split.setdefault(rid, split) == split, f"report {rid} in both splits"
+    assert nonempty >= 2 * 5, "expected labels in train and test of most subsets"
+    assert set(report_split.values()) == {"train", "test"}
+    lines = (d / "train" / "flagembedding.jsonl").read_text("utf-8").splitlines()
+    assert lines and all({"query", "pos", "neg"} <= set(json.loads(x)) for x in lines)
+
+
+@pytest.mark.slow
+def test_sample_build_loads_with_datasets(sample_build):
+    import datasets
+
+    hf = str(sample_build / "dataset" / "hf")
+    corpus = datasets.load_dataset(hf, "corpus", split="corpus")
+    queries = datasets.load_dataset(hf, "queries", split="queries")
+    ids, qids = set(corpus["_id"]), set(queries["_id"])
+    manifest = json.loads((sample_build / "dataset" / "manifest.json").read_text("utf-8"))
+    counts = manifest["counts"]["qrels"]
+    loaded = 0
+    for subset in SUBSETS:
+        for split in SPLITS:
+            if counts[subset][split]["pairs"] == 0:
+                continue
+            ds = datasets.load_dataset(hf, subset, split=split)
+            assert len(ds) == counts[subset][split]["pairs"]
+            assert set(ds["corpus-id"]) <= ids and set(ds["query-id"]) <= qids
+            loaded += 1
+    assert loaded >= 2 * 5
