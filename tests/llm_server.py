@@ -25,7 +25,6 @@ being handled at the same time (use it to check a client's concurrency limit).
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 import uuid
@@ -94,9 +93,6 @@ def error_body(message: str, *, type_: str = "invalid_request_error", param: str
     return {"error": {"message": message, "type": type_, "param": param, "code": None}}
 
 
-_LIST_RE = re.compile(r"\[.*\]", re.S)
-
-
 def default_responder(request: dict[str, Any]) -> str:
     """Answer with valid JSON.
 
@@ -105,22 +101,26 @@ def default_responder(request: dict[str, Any]) -> str:
     user message as ``{"echo": ...}``.
     """
     msgs = request.get("messages") or []
-    last = next((m.get("content") for m in reversed(msgs) if m.get("role") == "user"), "") or ""
-    if not isinstance(last, str):
-        last = json.dumps(last, ensure_ascii=False)
-    for match in _LIST_RE.finditer(last):
-        try:
-            items = json.loads(match.group(0))
-        except ValueError:
-            continue
-        if isinstance(items, list) and all(isinstance(s, str) for s in items):
-            return json.dumps(
-                {
-                    "passage_query": "关于" + (items[0][:10] if items else "本段") + "的问题",
-                    "sentence_queries": [f"{s[:12]}是什么？" if s.strip() else "" for s in items],
-                },
-                ensure_ascii=False,
-            )
+    users = [m.get("content") or "" for m in msgs if m.get("role") == "user"]
+    users = [u if isinstance(u, str) else json.dumps(u, ensure_ascii=False) for u in users]
+    last = users[-1] if users else ""
+    dec = json.JSONDecoder()
+    for text in reversed(users):  # a re-ask turn has no list: look back to the original question
+        for i, ch in enumerate(text):
+            if ch != "[":
+                continue
+            try:
+                items, _ = dec.raw_decode(text, i)
+            except ValueError:
+                continue
+            if isinstance(items, list) and all(isinstance(s, str) for s in items):
+                return json.dumps(
+                    {
+                        "passage_query": "关于" + (items[0][:10] if items else "本段") + "的问题",
+                        "sentence_queries": [f"{s[:12]}是什么？" if s.strip() else "" for s in items],
+                    },
+                    ensure_ascii=False,
+                )
     return json.dumps({"echo": last}, ensure_ascii=False)
 
 
@@ -137,7 +137,7 @@ class LocalLLMServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-server", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="llm-server", daemon=True)
         self._thread.start()
 
     # -- public API -------------------------------------------------------------------------------
