@@ -162,7 +162,8 @@ def doctor() -> None:
 
 def _register_optional_commands() -> None:
     # These modules are light at import (their heavy deps load inside the command bodies).
-    from fincprg.evaluate.commands import audit_cmd, eval_cmd
+    from fincprg.evaluate.audit_cli import audit_cmd
+    from fincprg.evaluate.commands import eval_cmd
     from fincprg.report.commands import report_cmd
 
     app.command("eval")(eval_cmd)
