@@ -12,13 +12,19 @@ from functools import lru_cache
 # ---------------------------------------------------------------- records
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Period:
     """A reporting period. ``part`` is one of Q1..Q4, H1, H2, Q1-Q3, FY or None (a bare year)."""
 
     year: int | None
     part: str | None
     forecast: bool = False
+
+    def sort_key(self) -> tuple[int, str, bool]:
+        return (self.year or 0, self.part or "", self.forecast)
+
+    def __lt__(self, other: Period) -> bool:  # sortable although year/part may be None
+        return self.sort_key() < other.sort_key()
 
     def label(self) -> str:
         """Chinese label, e.g. ``2024年一季度``, ``2025年(预测)``, ``上半年``."""
@@ -140,7 +146,7 @@ METRIC_SYNONYMS: dict[str, tuple[str, ...]] = {
     "利润总额": ("利润总额",),
     "营业利润": ("营业利润",),
     "毛利率": ("毛利率", "综合毛利率", "销售毛利率"),
-    "净利率": ("净利率", "销售净利率", "净利润率"),
+    "净利率": ("净利率", "销售净利率", "净利润率", "归母净利率"),
     "毛利": ("毛利润", "毛利"),
     "费用率": ("期间费用率", "销售费用率", "管理费用率", "财务费用率"),
     "研发费用": ("研发费用率", "研发费用", "研发投入", "研发支出"),
@@ -245,7 +251,16 @@ def parse_title_company(title: str) -> tuple[str | None, str | None]:
 
 
 def _plausible_name(name: str) -> bool:
-    return name[0] not in _NOT_NAME_START and not any(w in name for w in _NOT_NAME_WORDS)
+    # 消费电子 / 新能源汽车 are industries (in our dictionary), 工业和汽车 is a phrase
+    return (name[0] not in _NOT_NAME_START and not any(w in name for w in _NOT_NAME_WORDS)
+            and not any(c in name for c in "和及与或的、") and name not in _dictionary_words())
+
+
+@lru_cache(maxsize=1)
+def _dictionary_words() -> frozenset[str]:
+    from fincprg.finance.lexicon import user_words
+
+    return frozenset(user_words())
 
 
 # ---------------------------------------------------------------- extract
