@@ -3,7 +3,8 @@
 Risk warnings, rating definitions and disclaimers repeat across reports nearly verbatim; the
 queries generated from them are equivalent to each other without saying anything about any
 report, so mining would wire unrelated reports together. A sentence is boilerplate when its
-normalised text (NFKC, no whitespace/punctuation, digits -> 0) occurs in at least
+normalised text (NFKC, no whitespace/punctuation; digits are kept, because "revenue X, up Y%"
+phrasings repeat across companies with different numbers and are not furniture) occurs in at least
 ``mine.boilerplate.min_reports`` distinct reports, or when it contains one of ``KEYWORDS``
 (rating-definition and disclaimer phrases). A passage is boilerplate when its own normalised
 text repeats that often, or when at least half of its characters sit in boilerplate sentences.
@@ -31,11 +32,11 @@ MIN_CHARS = 8  # shorter fragments ("公司点评") repeat everywhere without be
 
 
 def normalise(text: str) -> str:
-    t = unicodedata.normalize("NFKC", text)
-    return _DIGITS.sub("0", _DROP.sub("", t))
+    return _DROP.sub("", unicodedata.normalize("NFKC", text))
 
 
 def _has_keyword(norm: str) -> bool:
+    norm = _DIGITS.sub("0", norm)  # keywords are written with 0 for any digit ("未来0个月")
     return any(k in norm for k in KEYWORDS)
 
 

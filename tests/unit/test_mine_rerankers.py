@@ -1,0 +1,93 @@
+"""Reranker backends: FlagReranker and CrossEncoder on a tiny random model, and the lexical scorer."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fincprg.config import RerankerConfig
+from fincprg.errors import ConfigError
+from fincprg.mine.facts import FactsCache
+from fincprg.mine.lexical import LexicalReranker
+from fincprg.mine.rerankers import BlockScorer, Reranker, make_reranker, threshold_for
+from tests.unit._mine_fixture import stub_extract
+
+PAIRS = [
+    ("贵州茅台2023年营业收入是多少", "贵州茅台2023年营收是多少"),
+    ("宁德时代毛利率为何下降", "五粮液净利润增长原因"),
+    ("公司2022年净利润", "公司2022年净利润"),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory):
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    folder = tmp_path_factory.mktemp("tiny-ce")
+    chars = sorted({c for a, b in PAIRS for c in a + b})
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars, *[str(i) for i in range(10)],
+             *[f"##{i}" for i in range(10)]]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    BertTokenizer.from_pretrained(str(folder)).save_pretrained(str(folder))
+    import torch
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=64, num_labels=1, initializer_range=1.0)
+    BertForSequenceClassification(cfg).eval().save_pretrained(str(folder))
+    return folder
+
+
+def _raw_logits(folder, pairs):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    model = AutoModelForSequenceClassification.from_pretrained(str(folder)).eval()
+    with torch.no_grad():
+        enc = tok([a for a, _ in pairs], [b for _, b in pairs], padding=True, truncation=True, return_tensors="pt")
+        return model(**enc).logits.view(-1).tolist()
+
+
+@pytest.mark.slow  # first transformers import takes tens of seconds
+@pytest.mark.parametrize("backend", ["flag", "cross-encoder"])
+def test_model_backends_load_and_score(tiny_cross_encoder, backend):
+    cfg = RerankerConfig(backend=backend, model=str(tiny_cross_encoder), batch_size=2, device="cpu")
+    rr = make_reranker(cfg)
+    assert isinstance(rr, Reranker) and not isinstance(rr, BlockScorer)
+    assert threshold_for(cfg, rr) == 0.99
+    scores = rr.score(PAIRS)
+    assert len(scores) == 3 and all(0.0 <= s <= 1.0 for s in scores)
+    assert rr.score(PAIRS) == pytest.approx(scores, abs=1e-6)  # deterministic
+    assert len(set(np.round(scores, 4))) > 1  # initializer_range=1.0: outputs can be told apart
+    # normalize semantics: the score is the sigmoid of the raw logit, like FlagReranker(normalize=True)
+    want = [1 / (1 + math.exp(-x)) for x in _raw_logits(tiny_cross_encoder, PAIRS)]
+    assert scores == pytest.approx(want, abs=1e-4)
+    assert rr.score(PAIRS[:1]) == pytest.approx(scores[:1], abs=1e-5)  # a single pair still gives a list
+
+
+def test_model_backend_needs_a_model():
+    with pytest.raises(ConfigError, match="mine.reranker.model"):
+        make_reranker(RerankerConfig(backend="flag"))
+
+
+def test_lexical_scores_range_identity_and_block_agreement():
+    rr = LexicalReranker(facts=FactsCache(stub_extract))
+    assert isinstance(rr, Reranker) and isinstance(rr, BlockScorer)
+    texts = [t for p in PAIRS for t in p] + ["贵州茅台2023年净利润是多少", "贵州茅台2022年营业收入是多少"]
+    rr.prepare(texts)
+    s = rr.score(PAIRS)
+    assert all(0.0 <= x <= 1.0 for x in s)
+    assert s[2] == pytest.approx(1.0, abs=1e-5)  # identical texts
+    assert s[0] > 0.7 > s[1]  # rewording of the same question vs unrelated
+    block = rr.score_block(texts, texts)
+    assert block.shape == (len(texts), len(texts))
+    i0, j0 = texts.index(PAIRS[0][0]), texts.index(PAIRS[0][1])
+    assert block[i0, j0] == pytest.approx(s[0], abs=1e-5)
+    assert np.allclose(block, block.T, atol=1e-6)  # symmetric: direction=one loses nothing
+    same_q = rr.score([("贵州茅台2023年营业收入是多少", "贵州茅台2023年营业收入是多少？")])[0]
+    other_metric = rr.score([("贵州茅台2023年营业收入是多少", "贵州茅台2023年净利润是多少")])[0]
+    assert same_q >= rr.default_threshold > other_metric  # finance-field agreement separates them
+    # texts never seen by prepare() are encoded on the fly with the fitted IDF
+    assert 0.0 <= rr.score([("全新文本甲", "全新文本乙")])[0] <= 1.0
