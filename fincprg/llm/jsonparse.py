@@ -26,18 +26,49 @@ def _candidates(text: str) -> list[str]:
     return out
 
 
-def _first_json_value(text: str) -> Any:
-    """Decode the first complete JSON object/array that starts somewhere in ``text``."""
+def _repair(text: str) -> Any:
+    import json_repair  # only needed for broken answers
+
+    try:
+        value = json_repair.loads(text)
+    except Exception:  # json_repair rarely raises, but an answer must never crash the caller
+        return None
+    return value if isinstance(value, (dict, list)) and value not in ({}, []) else None
+
+
+def _embedded_json_value(text: str) -> Any:
+    """The JSON object/array embedded in prose.
+
+    Takes the longest strictly-decodable value (so ``"see [1]: {...}"`` gives the object). If an
+    opener before it failed to decode, that is usually a broken outer object around a valid inner
+    list, so the repaired outer value wins when it is larger.
+    """
     dec = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch in _OPENERS:
+    best: tuple[int, int, Any] | None = None  # start, end, value
+    first_failed: int | None = None
+    i = 0
+    while i < len(text):
+        if text[i] in _OPENERS:
             try:
-                value, _ = dec.raw_decode(text, i)
+                value, end = dec.raw_decode(text, i)
             except ValueError:
+                if first_failed is None:
+                    first_failed = i
+            else:
+                if best is None or end - i > best[1] - best[0]:
+                    best = (i, end, value)
+                i = end  # skip values nested inside this one
                 continue
-            if isinstance(value, (dict, list)):
-                return value
-    raise JSONParseError("no complete JSON object or array found")
+        i += 1
+    if first_failed is not None and (best is None or first_failed < best[0]):
+        repaired = _repair(text[first_failed:])
+        if repaired is not None and (
+            best is None or len(json.dumps(repaired, ensure_ascii=False)) > best[1] - best[0]
+        ):
+            return repaired
+    if best is not None:
+        return best[2]
+    raise JSONParseError("no JSON object or array found")
 
 
 def parse_json(text: str | None) -> Any:
@@ -68,20 +99,7 @@ def parse_json(text: str | None) -> Any:
             return value
     for c in cands:
         try:
-            return _first_json_value(c)
+            return _embedded_json_value(c)
         except JSONParseError:
             continue
-    import json_repair  # light, but only needed for broken answers
-
-    for c in cands:
-        starts = [i for i in (c.find("{"), c.find("[")) if i >= 0]
-        if not starts:
-            continue
-        span = c[min(starts):]
-        try:
-            value = json_repair.loads(span)
-        except Exception:  # json_repair raises rarely, but an answer must never crash the caller
-            continue
-        if isinstance(value, (dict, list)) and value not in ({}, []):
-            return value
     raise JSONParseError(f"no JSON object or array could be recovered from: {text[:120]!r}")
