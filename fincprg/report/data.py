@@ -1,0 +1,222 @@
+"""Gather what the report shows from a build's OUT folder. Every section tolerates missing inputs
+(it then says what is missing instead of failing), so a partial build still gets a report."""
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from fincprg.report import svg
+
+log = logging.getLogger(__name__)
+
+STAGE_DIRS = (("ingest", "ingest"), ("chunk", "chunk"), ("generate", "generate"), ("topics", "topics"),
+              ("mine", "mine"), ("export", "dataset"))
+METRICS = ("R@1", "R@5", "R@10", "R@100", "nDCG@10", "MRR@10", "MAP@100")
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    if not path.is_file():
+        return
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    log.warning("report: skipping a malformed line in %s", path)
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except json.JSONDecodeError:
+        log.warning("report: %s is not valid JSON; section skipped", path)
+        return None
+
+
+def clip(text: str | None, n: int) -> str:
+    text = text or ""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def stages(out: Path) -> list[dict[str, Any]]:
+    """One row per stage manifest: status and its scalar counts (nested counts are left out)."""
+    rows = []
+    for name, d in STAGE_DIRS:
+        m = _json(out / d / "manifest.json")
+        if m is None:
+            rows.append({"stage": name, "present": (out / d).is_dir(), "counts": []})
+            continue
+        counts = [(k, f"{v:.4g}" if isinstance(v, float) else str(v)) for k, v in (m.get("counts") or {}).items()
+                  if isinstance(v, (int, float, str)) and not isinstance(v, bool)]
+        rows.append({"stage": name, "present": True, "seconds": m.get("seconds"), "counts": counts})
+    return rows
+
+
+def subset_stats(dataset: Path) -> list[dict[str, Any]]:
+    """Per qrels file: queries, pairs, relevant passages per query, average query/passage length."""
+    files = sorted((dataset / "qrels").glob("*.tsv")) if (dataset / "qrels").is_dir() else []
+    if not files:
+        return []
+    qlen = {r["_id"]: len(r.get("text", "")) for r in _jsonl(dataset / "queries.jsonl")}
+    plen = {r["_id"]: len(r.get("text", "")) for r in _jsonl(dataset / "corpus.jsonl")}
+    rows = []
+    for f in files:
+        qrels: dict[str, set[str]] = defaultdict(set)
+        with open(f, encoding="utf-8", newline="") as fh:
+            for row in csv.reader(fh, delimiter="\t"):
+                if len(row) >= 2 and row[0] != "query-id" and (len(row) < 3 or row[2] != "0"):
+                    qrels[row[0]].add(row[1])
+        subset, _, split = f.stem.rpartition("-")
+        pairs = sum(len(v) for v in qrels.values())
+        pids = {p for v in qrels.values() for p in v}
+        ql = [qlen[q] for q in qrels if q in qlen]
+        pl = [plen[p] for p in pids if p in plen]
+        rows.append({"subset": subset or f.stem, "split": split if subset else "", "queries": len(qrels),
+                     "pairs": pairs, "rel_per_query": round(pairs / len(qrels), 2) if qrels else 0,
+                     "avg_query_chars": round(sum(ql) / len(ql), 1) if ql else None,
+                     "avg_passage_chars": round(sum(pl) / len(pl), 1) if pl else None})
+    return rows
+
+
+def histograms(out: Path) -> dict[str, Any]:
+    """Score histograms per space from mine/histogram.json (all traversed pairs), else from pairs.jsonl."""
+    h = _json(out / "mine" / "histogram.json")
+    if h and h.get("counts"):
+        lo, hi = (h.get("range") or [0.0, 1.0])[:2]
+        return {"source": "mine/histogram.json (every traversed pair)", "reranker": h.get("reranker"),
+                "threshold": h.get("threshold"),
+                "charts": [{"space": s, **svg.histogram(c, h.get("threshold"), lo, hi)} for s, c in h["counts"].items()]}
+    pairs = list(_jsonl(out / "mine" / "pairs.jsonl"))
+    if not pairs:
+        return {}
+    counts: dict[str, list[int]] = defaultdict(lambda: [0] * 100)
+    for p in pairs:
+        counts[p["space"]][min(99, max(0, int(float(p["score"]) * 100)))] += 1
+    man = _json(out / "mine" / "manifest.json") or {}
+    thr = (man.get("counts") or {}).get("threshold")
+    return {"source": "mine/pairs.jsonl (only pairs kept on disk)", "reranker": None, "threshold": thr,
+            "charts": [{"space": s, **svg.histogram(c, thr)} for s, c in counts.items()]}
+
+
+def audit(out: Path) -> dict[str, Any] | None:
+    s = _json(out / "audit" / "summary.json")
+    if not s or "levels" not in s:
+        return None
+    order = ("sentence", "passage", "topic")
+    levels = [{"level": lv, **r, "chart": svg.fp_fn_bars(r["intervals"])}
+              for lv, r in sorted(s["levels"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)]
+    return {**s, "level_rows": levels}
+
+
+def topic_tree(out: Path, max_nodes: int = 2000) -> dict[str, Any] | None:
+    """The topic tree as nested dicts ``{id, keywords, industry, size, leaf, children}``."""
+    t = _json(out / "topics" / "tree.json")
+    if not t or not t.get("nodes"):
+        return None
+    nodes = {n["id"]: n for n in t["nodes"]}
+    seen: set[str] = set()
+
+    def build(nid: str, depth: int) -> dict[str, Any] | None:
+        n = nodes.get(nid)
+        if n is None or nid in seen or len(seen) >= max_nodes:
+            return None
+        seen.add(nid)
+        kids = [c for c in (build(k, depth + 1) for k in n.get("children") or ()) if c]
+        return {"id": nid, "keywords": list(n.get("keywords") or ())[:10], "industry": n.get("industry"),
+                "size": n.get("size", 0), "leaf": n.get("is_leaf", False), "children": kids, "depth": depth}
+
+    roots = [t["root"]] if t.get("root") in nodes else [n["id"] for n in t["nodes"] if not n.get("parent_id")]
+    return {"roots": [r for r in (build(x, 0) for x in roots) if r], "nodes": len(nodes),
+            "leaves": sum(1 for n in t["nodes"] if n.get("is_leaf")), "truncated": len(seen) >= max_nodes}
+
+
+def query_trees(out: Path, n: int = 3) -> dict[str, Any]:
+    """Sample trees: passage -> passage query -> sentence queries; topic intent -> subqueries."""
+    queries = list(_jsonl(out / "generate" / "queries.jsonl"))
+    passages = {p["id"]: p["text"] for p in _jsonl(out / "chunk" / "passages.jsonl")}
+    sentences = {s["id"]: s["text"] for s in _jsonl(out / "chunk" / "sentences.jsonl")}
+    children: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for q in queries:
+        if q.get("parent_id"):
+            children[q["parent_id"]].append(q)
+    passage_trees = []
+    for q in (q for q in queries if q["level"] == "passage"):
+        if len(passage_trees) >= n:
+            break
+        pid = (q.get("source_ids") or [None])[0]
+        passage_trees.append({
+            "id": q["id"], "text": q["text"], "passage_id": pid, "passage": clip(passages.get(pid), 600),
+            "generator": (q.get("provenance") or {}).get("generator"),
+            "sentences": [{"id": c["id"], "text": c["text"],
+                           "sentence": clip(sentences.get((c.get("provenance") or {}).get("sentence_id", "")), 200)}
+                          for c in children[q["id"]]]})
+    tq = list(_jsonl(out / "topics" / "queries.jsonl"))
+    sub: dict[str, list[str]] = defaultdict(list)
+    for q in tq:
+        if q["level"] == "topic" and q.get("parent_id"):
+            sub[q["parent_id"]].append(q["text"])
+    tree = _json(out / "topics" / "tree.json") or {}
+    kw = {t["id"]: list(t.get("keywords") or ())[:8] for t in tree.get("nodes", [])}
+    intents = [{"id": q["id"], "text": q["text"], "topic": (q.get("source_ids") or [""])[0],
+                "keywords": kw.get((q.get("source_ids") or [""])[0], []), "subqueries": sub[q["id"]]}
+               for q in tq if q["level"] == "intent"][:n]
+    return {"passage": passage_trees, "intent": intents}
+
+
+def mined_examples(out: Path, n: int = 5) -> list[dict[str, Any]]:
+    """The top-scoring accepted pairs per space, with their texts."""
+    texts = {q["id"]: q["text"] for p in ("generate", "topics") for q in _jsonl(out / p / "queries.jsonl")}
+    best: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in _jsonl(out / "mine" / "pairs.jsonl"):
+        if p.get("accepted"):
+            best[p["space"]].append(p)
+    rows = []
+    order = ("sentence", "passage", "topic")
+    for space, ps in sorted(best.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9):
+        for p in sorted(ps, key=lambda r: -float(r["score"]))[:n]:
+            rows.append({"space": space, "score": float(p["score"]), "a": texts.get(p["query_a"], p["query_a"]),
+                         "b": texts.get(p["query_b"], p["query_b"])})
+    return rows
+
+
+def eval_tables(dirs: list[Path]) -> list[dict[str, Any]]:
+    """Tables from eval --out folders (results.csv): one per (folder, subset), rows retrievers."""
+    tables = []
+    for d in dirs:
+        f = d / "results.csv" if d.is_dir() else d
+        if not f.is_file():
+            log.warning("report: %s has no results.csv; eval table skipped", d)
+            continue
+        with open(f, encoding="utf-8", newline="") as fh:
+            reader = csv.DictReader(fh)
+            metrics = [m for m in (reader.fieldnames or []) if m not in ("retriever", "subset", "n")]
+            by_subset: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for row in reader:
+                vals = []
+                for m in metrics:
+                    try:
+                        vals.append(float(row[m]))
+                    except (TypeError, ValueError):
+                        vals.append(None)
+                by_subset[row.get("subset", "all")].append({"retriever": row.get("retriever", ""), "n": row.get("n"),
+                                                            "vals": vals})
+        for subset, rows in by_subset.items():
+            best = [max((r["vals"][i] for r in rows if r["vals"][i] is not None), default=None)
+                    for i in range(len(metrics))]
+            tables.append({"source": str(d), "subset": subset, "metrics": metrics, "rows": rows, "best": best,
+                           "n": rows[0]["n"] if rows else None})
+    return tables
+
+
+def eval_dirs(out: Path, given: list[Path] | None) -> list[Path]:
+    """--eval folders, else OUT/eval (and OUT/eval/*/) holding a results.csv."""
+    if given:
+        return list(given)
+    base = out / "eval"
+    return [p.parent for p in sorted([*base.glob("results.csv"), *base.glob("*/results.csv")])]
