@@ -33,6 +33,7 @@ _BOILERPLATE = re.compile(
 )
 _CLAUSE_SPLIT = re.compile(r"[，。；！？,;!?\n]")
 _NUMERIC = re.compile(r"[\d.%％]")
+_NUMBER_TOKEN = re.compile(r"[\d.,%％]+[a-z]{0,3}")  # 46.51, 30%, 8gb; DDR4 and 7nm芯片 stay
 _RISK = re.compile(r"风险提示|风险因素")
 _RATING = re.compile(r"(买入|增持|推荐|中性|减持|强烈推荐|审慎推荐)评级|评级.{0,4}(买入|增持|推荐|中性|减持)")
 # Words that say nothing about the passage's subject: never used as key phrases.
@@ -44,7 +45,7 @@ _GENERIC = frozenset("""
 营收 收入 营业收入 净利润 归母净利润 毛利率 净利率 情况 变化 达到 达 为 约 至 由 所 此 其 之 分析 数据 口径 本期 上期
 对应 不及预期 低于预期 风险提示 下调 上调 给予 维持 升至 降至 盈利预测 投资建议 核心观点 本周 上周 本月 行情 回顾 单一
 首个 年化 日起 多地 中位数 五大 首次 覆盖 评级 买入 增持 推荐 中性 买入评级 增持评级 建议 关注 看好 测算 统计 截至 末
-以来 今年 去年 明年 当前 已经 已于 完成 开始 预计 此外 另外 一方面 另一方面 包括 其他 相对 较为 进一步 持续 加速 逐步
+上旬 中旬 下旬 月末 月底 年末 年初 年底 季末 期末 以来 今年 去年 明年 当前 已经 已于 完成 开始 预计 此外 另外 一方面 另一方面 包括 其他 相对 较为 进一步 持续 加速 逐步
 """.split())
 
 
@@ -77,7 +78,7 @@ _ALL_METRIC_WORDS = frozenset(s.lower() for syns in METRIC_SYNONYMS.values() for
 
 
 def _candidate(tok: str, blocked: set[str]) -> bool:
-    return (len(tok) >= 2 and tok not in _GENERIC and tok not in blocked and not _NUMERIC.search(tok)
+    return (len(tok) >= 2 and tok not in _GENERIC and tok not in blocked and not _NUMBER_TOKEN.fullmatch(tok)
             and not _DIRECTION_WORD.search(tok)
             and not any(tok in m or m in tok for m in _ALL_METRIC_WORDS if len(m) >= 2)
             and not any(tok in b or b in tok for b in blocked if len(b) >= 2))
@@ -194,6 +195,12 @@ class TemplateGenerator:
         aspect_src = clause if metric else text
         aspect = "".join(key_phrases(aspect_src, 1 if metric else 2, blocked))
         cfacts = extract(clause)
+        if metric and not cfacts.directions:
+            # 「毛利率为43.6%，同比下降1.2个百分点」: the direction sits in the next clause
+            nxt = clauses[clauses.index(clause) + 1] if clause in clauses[:-1] else ""
+            if nxt and not extract(nxt).metrics:
+                cfacts = extract(clause + "，" + nxt)
+                clause = clause + "，" + nxt
         direction = next(iter(sorted(cfacts.directions)), None) if len(cfacts.directions) == 1 else None
         dir_word = {"up": "增长" if metric in ("营业收入", "归母净利润", "扣非净利润") else "提升",
                     "down": "下降"}.get(direction or "", "")
@@ -245,6 +252,8 @@ class TemplateGenerator:
 
     def passage_query(self, text: str, company: str | None, *, key: str) -> str:
         """A passage-level question from its key phrases and main metrics."""
+        # boilerplate sentences (disclaimers...) must not supply key phrases
+        text = "。".join(s for s in re.split(r"[。\n]", text) if s.strip() and not _BOILERPLATE.search(s))
         facts = extract(text, company=company)
         entity = company or next(iter(sorted(n for n in facts.companies if n in text)), "")
         metrics = [m for m in _metric_order(text, facts.metrics)][:2]

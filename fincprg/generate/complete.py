@@ -1,0 +1,164 @@
+"""Query completion (FinCPRG §3.1.3): make generated queries self-contained.
+
+A sentence query such as 「公司毛利率下降的原因是什么？」 is ambiguous once it leaves its report.
+Completion replaces vague subjects (公司, 该公司, 本公司, 标的, a leading 其 …) with the company
+named by the report's metadata or title, and adds the report's year when the query names no
+period but its passage clearly refers to one. The caller keeps the original text in
+``provenance["original"]``.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from fincprg.finance import extract
+from fincprg.records import Query
+
+# Always a subject, wherever it stands.
+_EXPLICIT = re.compile(r"(?:该|本|标的)公司|标的(?:企业)?(?=的|在|[\u4e00-\u9fff]{0,2}(?:业绩|营|收|利|毛|净|估值|目标|评级|股价))")
+# Bare 公司 is the company unless it is part of a compound noun (子公司, 上市公司, 控股公司,
+# 证券公司, 多家公司 …) or of 公司债 (corporate bonds) / 公司治理.
+_BARE = re.compile(r"公司(?!债|治理|法|章程|制)")
+_COMPOUND_BEFORE = ("子", "母", "上市", "控股", "参股", "合营", "联营", "证券", "基金", "保险", "投资", "科技",
+                    "管理", "咨询", "资产", "信托", "集团", "分", "总", "同行", "可比", "龙头", "头部", "外资",
+                    "国有", "民营", "互联网", "平台", "空壳", "相关", "其他", "上游", "下游", "海外", "国内",
+                    "家", "些", "类", "型", "各", "多", "几", "代工", "设计", "药", "酒", "车企", "电池", "银行",
+                    "财务", "金融", "租赁", "贸易", "壳", "发行")
+_LEADING_QI = re.compile(r"^其(?=[\u4e00-\u9fff])(?!中|他|它|实|余|次)")
+
+
+def _is_compound(text: str, start: int) -> bool:
+    before = text[:start]
+    return any(before.endswith(w) for w in _COMPOUND_BEFORE)
+
+
+def has_vague_subject(query: str) -> bool:
+    """True when ``query`` still uses 公司/该公司/本公司/标的 as its subject (not 子公司, 上市公司 …)."""
+    if _EXPLICIT.search(query) or _LEADING_QI.search(query):
+        return True
+    return any(not _is_compound(query, m.start()) for m in _BARE.finditer(query))
+
+
+def replace_vague_subjects(query: str, company: str) -> str:
+    """Replace vague subjects in ``query`` with ``company`` (no-op without a company)."""
+    if not company:
+        return query
+    out = query.replace(company + "公司", company)
+    out = _EXPLICIT.sub(company, out)
+    out = _LEADING_QI.sub(company, out)
+    parts: list[str] = []
+    last = 0
+    for m in _BARE.finditer(out):
+        if _is_compound(out, m.start()):
+            continue
+        parts.append(out[last:m.start()])
+        parts.append(company)
+        last = m.end()
+    parts.append(out[last:])
+    out = "".join(parts)
+    # 「星河科技的星河科技」 or a doubled name (星河科技公司 -> 星河科技星河科技) reads badly
+    while company + company in out:
+        out = out.replace(company + company, company)
+    return out.replace(f"{company}的{company}", company)
+
+
+def dominant_year(text: str) -> int | None:
+    """The one reporting year a passage is about: the only actual (non-forecast) year it names,
+    or a year named at least twice as often as any other. None when unclear."""
+    years = Counter(p.year for p in extract(text).periods if p.year and not p.forecast)
+    if not years:
+        return None
+    counts = Counter(int(y) for y in re.findall(r"(?<![\d.])(20[0-4]\d)(?=年|Q|H)", text))
+    if len(years) == 1:
+        return next(iter(years))
+    ranked = [(counts.get(y, 0), y) for y in years]
+    ranked.sort(reverse=True)
+    (n1, y1), (n2, _) = ranked[0], ranked[1]
+    return y1 if n1 >= 2 * max(n2, 1) else None
+
+
+_FORECAST_HINT = re.compile(r"预计|预测|预期|未来|展望|\d{2,4}E")
+
+
+def add_period(query: str, year: int | None, company: str | None = None) -> str:
+    """Add ``year`` to a query that names no year (上半年 -> 2023年上半年)."""
+    if not year or not query:
+        return query
+    periods = extract(query).periods
+    if any(p.year for p in periods) or _FORECAST_HINT.search(query):
+        return query
+    label = f"{year}年"
+    bare = [p for p in periods if p.part]
+    if bare:
+        from fincprg.finance.extract import _PARTS
+
+        # put the year in front of the first written period word (上半年 -> 2023年上半年)
+        words = sorted((w for w in _PARTS if "\u4e00" <= w[0] <= "\u9fff"), key=len, reverse=True)
+        for w in words:
+            i = query.find(w)
+            if i >= 0:
+                return query[:i] + label + query[i:]
+        return query
+    if company and query.startswith(company):
+        return company + label + query[len(company):]
+    return label + query
+
+
+def complete_query(query: str, *, company: str | None, passage_text: str | None = None,
+                   title: str | None = None) -> str:
+    """Complete one query: subject, then period.
+
+    Args:
+        query: the generated query.
+        company: the report's company (metadata or title); None leaves subjects alone.
+        passage_text: the query's passage; its dominant year is added to a query without one.
+        title: the report title; when it names exactly one year, a passage year that differs
+            (a target-price year, a forecast) is not trusted and no period is added.
+    """
+    if not query:
+        return query
+    out = replace_vague_subjects(query, company) if company else query
+    if passage_text:
+        year = dominant_year(passage_text)
+        if year and title:
+            title_years = {p.year for p in extract(title).periods if p.year}
+            if len(title_years) == 1 and year not in title_years:
+                year = None
+        out = add_period(out, year, company)
+    return out
+
+
+def hierarchy(queries: Iterable[Query]) -> dict[str, dict[str, Any]]:
+    """Nest a report's passage and sentence queries: report -> passages -> sentences.
+
+    Returns:
+        ``{report_id: {"report_id", "passages": [{"passage_id", "query": {...} | None,
+        "sentences": [{"sentence_id", "query": {...}}...]}]}}`` in id order; query dicts are
+        ``Query.model_dump()``.
+    """
+    reports: dict[str, dict[str, Any]] = {}
+    for q in queries:
+        if q.level not in ("passage", "sentence") or not q.source_ids:
+            continue
+        pid = q.source_ids[0]
+        rid = q.report_id or pid.split("#", 1)[0]
+        rep = reports.setdefault(rid, {"report_id": rid, "passages": {}})
+        node = rep["passages"].setdefault(pid, {"passage_id": pid, "query": None, "sentences": []})
+        if q.level == "passage":
+            node["query"] = q.model_dump()
+        else:
+            node["sentences"].append({"sentence_id": q.provenance.get("sentence_id", q.id[3:]),
+                                      "query": q.model_dump()})
+    for rep in reports.values():
+        nodes = sorted(rep["passages"].values(), key=lambda n: _order_key(n["passage_id"]))
+        for n in nodes:
+            n["sentences"].sort(key=lambda s: _order_key(s["sentence_id"]))
+        rep["passages"] = nodes
+    return dict(sorted(reports.items()))
+
+
+def _order_key(ident: str) -> tuple[Any, ...]:
+    """Sort r1#p10 after r1#p9."""
+    return tuple(int(x) if x.isdigit() else x for x in re.split(r"#[ps](\d+)", ident))

@@ -1,0 +1,178 @@
+"""Generate stage: one query tree per passage, completion, direct qrels (FinCPRG §3.1.2-3.1.3).
+
+Input records: ingest/reports.jsonl (Report), chunk/passages.jsonl (Passage), chunk/sentences.jsonl (Sentence).
+Output records: generate/queries.jsonl (Query, level "passage" and "sentence"), generate/qrels.jsonl
+(Qrel, provenance "direct": passage query = its passage, sentence query < its passage) and
+generate/failures.jsonl (Failure: every passage without a usable tree, plus "misaligned" LLM answers
+whose aligned part was kept).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from fincprg.config import PipelineConfig
+from fincprg.finance import add_words, parse_title_company
+from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
+from fincprg.generate.complete import complete_query
+from fincprg.generate.templates import TemplateGenerator, report_company
+from fincprg.pipeline.runner import StageContext
+from fincprg.records import Failure, Passage, Qrel, Query, Report, Sentence
+
+log = logging.getLogger(__name__)
+
+OUTPUTS = ("queries.jsonl", "qrels.jsonl", "failures.jsonl")
+
+
+def make_generator(cfg: PipelineConfig, cache_dir: Any, *, progress: bool = True) -> TreeGenerator:
+    """The configured generator: offline templates (default) or the LLM (imported lazily)."""
+    if cfg.generate.backend == "llm":
+        from fincprg.generate.llm_tree import LLMTreeGenerator
+        from fincprg.llm import LLMClient
+
+        return LLMTreeGenerator(LLMClient(cfg.llm, cache_dir), cfg.generate, progress=progress)
+    return TemplateGenerator(cfg.generate)
+
+
+def tree_records(item: PassageInput, tree: QueryTree | Failure, *, complete: bool) -> dict[str, list[Any]]:
+    """Query, Qrel and Failure records for one passage's generated tree (pure)."""
+    out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
+    if isinstance(tree, Failure):
+        out["failures.jsonl"].append(tree)
+        return out
+    warning = tree.provenance.get("warning")
+    if isinstance(warning, str) and warning.startswith("misaligned:"):
+        out["failures.jsonl"].append(Failure(stage="generate", item_id=tree.passage_id, kind="misaligned",
+                                             message=warning))
+    pid, rid = item.passage.id, item.report.id
+    company = report_company(item.report)
+
+    def finish(text: str, passage_text: str) -> tuple[str, dict[str, Any]]:
+        text = text.strip()
+        done = complete_query(text, company=company, passage_text=passage_text,
+                                     title=item.report.title) if complete else text
+        prov = dict(tree.provenance)
+        if done != text:
+            prov["original"] = text
+        return done, prov
+
+    parent: str | None = None
+    if tree.passage_query.strip():
+        text, prov = finish(tree.passage_query, item.passage.text)
+        parent = f"qp:{pid}"
+        out["queries.jsonl"].append(Query(id=parent, level="passage", text=text, source_ids=(pid,),
+                                          parent_id=None, report_id=rid, provenance=prov))
+        out["qrels.jsonl"].append(Qrel(query_id=parent, passage_id=pid, relevance=1, provenance="direct"))
+    else:
+        out["failures.jsonl"].append(Failure(stage="generate", item_id=pid, kind="empty_passage_query",
+                                             message="the generator returned no passage query; sentence "
+                                                     "queries were kept without a parent"))
+    for sent, q in zip(item.sentences, tree.sentence_queries):
+        if not q or not q.strip():
+            continue  # "" = unclear sentence; counted by the stage, not written
+        # the passage is the context that tells whether one year dominates
+        text, prov = finish(q, item.passage.text)
+        prov["sentence_id"] = sent.id
+        qid = f"qs:{sent.id}"
+        out["queries.jsonl"].append(Query(id=qid, level="sentence", text=text, source_ids=(pid,),
+                                          parent_id=parent, report_id=rid, provenance=prov))
+        out["qrels.jsonl"].append(Qrel(query_id=qid, passage_id=pid, relevance=1, provenance="direct"))
+    return out
+
+
+def process_batch(generator: TreeGenerator, batch: list[PassageInput], *, complete: bool) -> dict[str, list[Any]]:
+    """Generate and complete one batch (pure apart from the generator's own cache)."""
+    trees = generator.generate(batch)
+    if len(trees) != len(batch):  # a generator bug must not silently drop passages
+        raise RuntimeError(f"generator {generator.name} returned {len(trees)} results for {len(batch)} passages")
+    out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
+    for item, tree in zip(batch, trees):
+        for name, recs in tree_records(item, tree, complete=complete).items():
+            out[name].extend(recs)
+    return out
+
+
+def load_inputs(ctx: StageContext) -> tuple[list[PassageInput], dict[str, Report]]:
+    """Passages with their sentences and reports, in the chunk stage's (deterministic) order."""
+    reports = {r.id: r for r in ctx.read("ingest", "reports.jsonl", Report)}
+    sentences: dict[str, list[Sentence]] = defaultdict(list)
+    for s in ctx.read("chunk", "sentences.jsonl", Sentence):
+        sentences[s.passage_id].append(s)
+    items = []
+    for p in ctx.read("chunk", "passages.jsonl", Passage):
+        sents = tuple(sorted(sentences.get(p.id, ()), key=lambda s: s.order))
+        items.append(PassageInput(reports[p.report_id], p, sents))
+    return items, reports
+
+
+def _company_names(reports: dict[str, Report]) -> list[str]:
+    names = set()
+    for r in reports.values():
+        if r.company:
+            names.add(r.company)
+        name, _ = parse_title_company(r.title)
+        if name:
+            names.add(name)
+    return sorted(names)
+
+
+def run(ctx: StageContext) -> dict[str, Any]:
+    """Generate query trees for every passage; write queries, direct qrels and failures."""
+    cfg = ctx.config
+    items, reports = load_inputs(ctx)
+    # every company name is known to the tokenizer before the first batch, so tokenisation
+    # (and the template queries) do not depend on batch boundaries or on resuming
+    add_words(_company_names(reports))
+    generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
+    complete = cfg.generate.complete
+
+    def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
+        return process_batch(generator, batch, complete=complete)
+
+    lines = ctx.map_batches(iter(items), fn, outputs=OUTPUTS, batch_size=cfg.generate.batch_size,
+                            total=len(items), desc=f"generate ({generator.name})")
+    counts = summarise(ctx, items, lines)
+    stats = getattr(getattr(generator, "client", None), "stats", None)
+    if stats is not None:
+        counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures",
+                                                   "prompt_tokens", "completion_tokens", "total_tokens",
+                                                   "cost_usd", "model")}
+    log.info("generate: %s", counts)
+    return counts
+
+
+def summarise(ctx: StageContext, items: list[PassageInput], lines: dict[str, int]) -> dict[str, Any]:
+    """Counts from the written files (so a resumed run reports the whole stage)."""
+    levels: Counter[str] = Counter()
+    generators: Counter[str] = Counter()
+    completed = 0
+    with open(ctx.dir / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            levels[q["level"]] += 1
+            generators[q["provenance"].get("generator", "?")] += 1
+            completed += "original" in q["provenance"]
+    kinds: Counter[str] = Counter()
+    failed: set[str] = set()
+    with open(ctx.dir / "failures.jsonl", encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            kinds[rec["kind"]] += 1
+            if rec["kind"] not in ("misaligned", "empty_passage_query"):
+                failed.add(rec["item_id"])
+    n_sent = sum(len(it.sentences) for it in items if it.passage.id not in failed)
+    empty = n_sent - levels["sentence"]
+    return {
+        "passages": len(items),
+        "queries": dict(sorted(levels.items())),
+        "qrels": lines["qrels.jsonl"],
+        "sentences": n_sent,
+        "empty_sentence_queries": empty,
+        "empty_share": round(empty / n_sent, 4) if n_sent else 0.0,
+        "completed": completed,
+        "generator": dict(sorted(generators.items())),
+        "failures": dict(sorted(kinds.items())),
+    }

@@ -1,0 +1,88 @@
+"""Offline template generator: finance-aware questions, empties, determinism, provenance."""
+from __future__ import annotations
+
+from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
+from fincprg.generate.templates import TemplateGenerator, key_phrases, period_label
+from fincprg.finance import Period
+from fincprg.records import Failure, Passage, Report, Sentence
+
+SENTS = [
+    "2023年公司实现营业收入52.18亿元，同比增长14.4%；实现归母净利润7.86亿元，同比增长9.7%。",
+    "2023年公司综合毛利率为43.6%，同比下降1.2个百分点，主要由于晶圆代工价格上涨。",
+    "分业务看，公司AI推理芯片全年实现收入11.42亿元，同比增长86.3%。",
+    "2024Q1公司实现营业收入12.5亿元，同比增长8.1%。",
+    "我们预计公司2024E/2025E/2026E归母净利润分别为9.1/11.2/13.5亿元。",
+    "请务必阅读正文之后的免责声明。",
+    "好。",
+]
+
+
+def _item(rid: str = "r1", sents=SENTS, company: str | None = "星河科技", title: str | None = None) -> PassageInput:
+    report = Report(id=rid, title=title or "星河科技（688321）：2023年营收稳健增长，AI芯片放量可期", text="x",
+                    company=company)
+    pid = f"{rid}#p0"
+    passage = Passage(id=pid, report_id=rid, order=0, text="".join(sents))
+    return PassageInput(report, passage, tuple(Sentence(id=f"{pid}#s{i}", passage_id=pid, order=i, text=t)
+                                               for i, t in enumerate(sents)))
+
+
+def test_is_a_tree_generator_with_template_provenance():
+    gen = TemplateGenerator()
+    assert isinstance(gen, TreeGenerator) and gen.name == "templates"
+    (tree,) = gen.generate([_item()])
+    assert isinstance(tree, QueryTree)
+    assert tree.provenance == {"generator": "templates", "template": "finance-templates", "version": "1"}
+    assert len(tree.sentence_queries) == len(SENTS)
+
+
+def test_sentence_questions_carry_entity_period_metric():
+    q = TemplateGenerator().generate([_item()])[0].sentence_queries
+    assert q[0].startswith("星河科技2023年") and "营业收入" in q[0] and q[0].endswith("？")
+    assert "星河科技" in q[1] and "毛利率" in q[1] and ("下降" in q[1] or "变化" in q[1])
+    assert "AI推理芯片" in q[2] or "AI" in q[2]
+    assert "2024年一季度" in q[3] and "营业收入" in q[3]
+    assert "归母净利润" in q[4] and ("预计" in q[4] or "预测" in q[4])
+    assert q[5] == "" and q[6] == ""  # boilerplate and too short carry nothing askable
+
+
+def test_passage_query_from_key_phrases():
+    tree = TemplateGenerator().generate([_item()])[0]
+    assert tree.passage_query.startswith("星河科技") and tree.passage_query.endswith("？")
+    assert "AI" in tree.passage_query and "免责" not in tree.passage_query
+
+
+def test_no_company_uses_subject_phrases_not_vague_words():
+    item = _item(company=None, title="半导体行业周报：存储价格触底回升",
+                 sents=["11月上旬DDR4 8Gb现货均价为1.52美元，较10月底上涨4.8%。", "毛利率为30%。"])
+    tree = TemplateGenerator().generate([item])[0]
+    assert "公司" not in tree.passage_query
+    assert "DDR4" in tree.sentence_queries[0]
+    assert tree.sentence_queries[1] == ""  # a metric without any subject is not a usable query
+
+
+def test_deterministic_and_independent_of_batches():
+    items = [_item(f"r{i}") for i in range(5)]
+    a = TemplateGenerator().generate(items)
+    b = [TemplateGenerator().generate([it])[0] for it in items]
+    assert a == b
+    # the pattern choice depends on the sentence id, so different ids can differ but repeat exactly
+    assert TemplateGenerator().generate(items) == a
+
+
+def test_empty_passage_returns_failure_not_nothing():
+    item = _item(sents=["好。"])
+    item = PassageInput(item.report, Passage(id="r1#p0", report_id="r1", order=0, text="好。"), item.sentences)
+    (res,) = TemplateGenerator().generate([item])
+    assert isinstance(res, Failure) and res.kind == "nothing_askable" and res.item_id == "r1#p0"
+
+
+def test_key_phrases_keep_case_and_skip_names():
+    ph = key_phrases("星河科技AI推理芯片收入快速增长，AI推理芯片放量", 2, {"星河科技"})
+    assert "星河科技" not in ph and any("AI" in p for p in ph)
+
+
+def test_period_label():
+    assert period_label(frozenset({Period(2024, "Q1", False)})) == ("2024年一季度", False)
+    assert period_label(frozenset({Period(None, "H1", False)})) == ("上半年", False)
+    assert period_label(frozenset({Period(y, None, True) for y in (2024, 2025, 2026)})) == ("2024-2026年", True)
+    assert period_label(frozenset()) == ("", False)
