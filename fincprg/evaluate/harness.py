@@ -80,7 +80,7 @@ def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: li
         ex: dict[str, float] = {"seconds": secs}
         pool = getattr(r, "last_pool", None)
         if pool:
-            depth = max((len(v) for v in pool.values()), default=0)
+            depth = getattr(r, "pool", None) or max((len(v) for v in pool.values()), default=0)
             for s, qr in ds.qrels.items():
                 ex[f"pool_recall@{depth}:{s}"] = pool_recall(qr, pool)
         ex.update(getattr(r, "stats", {}) or {})

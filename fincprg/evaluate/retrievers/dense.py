@@ -15,6 +15,9 @@ log = logging.getLogger(__name__)
 
 FAISS_MIN_DOCS = 50_000  # above this, an exact faiss inner-product index replaces the numpy matmul
 
+# Loaded models, shared by retrievers in one process (dense and hybrid:...:dense load the same weights once).
+_MODELS: dict[tuple[str, str, str], object] = {}
+
 
 def _load_error(model: str, e: Exception) -> BackendError:
     return BackendError(
@@ -45,6 +48,10 @@ class Dense:
     def _load(self):
         if self._model is not None:
             return self._model
+        key = (self.backend, self.model_id, self.device or "cpu")
+        if key in _MODELS:
+            self._model = _MODELS[key]
+            return self._model
         try:
             if self.backend == "flag":
                 try:
@@ -62,6 +69,7 @@ class Dense:
             raise
         except Exception as e:  # noqa: BLE001 - hub/IO errors come in many types
             raise _load_error(self.model_id, e) from e
+        _MODELS[key] = self._model
         return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:

