@@ -55,6 +55,7 @@ TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源)\s*[:：][^。\n]{0,
 NOISE = re.compile(
     r"^[-—–\s]*\d{1,4}[-—–\s]*$|^第\s*\d+\s*页(?:\s*[/,，]?\s*共\s*\d+\s*页)?$|^\d+\s*/\s*\d+$"
     r"|^(?:Page|P\.?)\s*\d+(?:\s*(?:of|/)\s*\d+)?$"
+    r"|^.{0,60}?(?:\.{6,}|…{3,}|·{6,})\s*\d{1,4}$"  # table-of-contents lines with dot leaders
     r"|^(?:请务必|敬请)(?:阅读|参阅)[^。]{0,30}(?:声明|条款|说明)[^。]{0,10}$|^(?:证券研究报告|公司研究|行业研究)(?:\s*[|｜/·].{0,20})?$",
     re.IGNORECASE,
 )
@@ -177,12 +178,15 @@ def digit_share(text: str) -> float:
 
 
 def passage_rule(text: str, enabled: frozenset[str]) -> str | None:
-    """table: a digit-dominated passage (>= 45% digits, or mostly grid rows); disclaimer: legal
+    """table: a digit-dominated passage (>= 45% digits with < 35% CJK, >= 60% digits, or mostly grid
+    rows); disclaimer: legal
     phrases in at least half of its sentences (and two or more of them)."""
     if "table" in enabled:
         lines = [ln for ln in text.split("\n") if ln.strip()]
         grid = sum(1 for ln in lines if is_table_row(ln))
-        if digit_share(text) >= 0.45 or (lines and grid / len(lines) >= 0.5 and grid >= 2):
+        d = digit_share(text)
+        # Forecast sentences can be half digits too; a grid also lacks Chinese prose.
+        if (d >= 0.45 and cjk_share(text) < 0.35) or d >= 0.6 or (lines and grid / len(lines) >= 0.5 and grid >= 2):
             return "table"
     if "disclaimer" in enabled:
         sents = [s for s in re.split(r"[。！？；\n]", text) if s.strip()]
