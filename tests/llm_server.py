@@ -124,6 +124,13 @@ def default_responder(request: dict[str, Any]) -> str:
     return json.dumps({"echo": last}, ensure_ascii=False)
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a client opening 16+ connections at once would
+    # see refused/reset connects (and 1 s SYN retransmits), which no real server does.
+    request_queue_size = 512
+    daemon_threads = True
+
+
 class LocalLLMServer:
     """The server object the ``llm_server`` fixture yields."""
 
@@ -135,7 +142,7 @@ class LocalLLMServer:
         self.max_in_flight = 0
         self._responder: Responder = default_responder
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="llm-server", daemon=True)
         self._thread.start()
@@ -201,7 +208,9 @@ class LocalLLMServer:
                     pass  # the client gave up (e.g. its timeout fired); nothing to do
 
             def do_GET(self) -> None:  # noqa: N802
-                if self.path.rstrip("/").endswith("/v1/models"):
+                if self.path == "/_stats":
+                    self._send(200, {"requests": len(server.requests), "max_in_flight": server.max_in_flight})
+                elif self.path.rstrip("/").endswith("/v1/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": "local-test-model", "object": "model", "created": 0, "owned_by": "tests"}
                     ]})
@@ -211,6 +220,10 @@ class LocalLLMServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                if self.path == "/_reset":
+                    server.reset()
+                    self._send(200, {"reset": True})
+                    return
                 if not self.path.rstrip("/").endswith("/v1/chat/completions"):
                     self._send(404, error_body(f"no route {self.path}", type_="not_found"))
                     return
@@ -254,3 +267,32 @@ def llm_server():
         yield srv
     finally:
         srv.close()
+
+
+def main() -> None:
+    """Serve from the command line (for benchmarks that keep the server out of their process)::
+
+        python -m tests.llm_server --latency 0.2
+
+    prints the base URL on its first stdout line and serves until killed. Extra routes:
+    ``GET /_stats`` -> ``{"requests", "max_in_flight"}`` and ``POST /_reset``.
+    """
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description="local OpenAI-compatible test server")
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args()
+    srv = LocalLLMServer(latency=args.latency)
+    print(srv.base_url, flush=True)
+    try:
+        srv._thread.join()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.close()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -199,16 +199,21 @@ class LLMClient:
         return LLMResult(text, None, False, usage, finish, resp.model)
 
     async def _create(self, client: Any, messages: Messages, json_mode: bool) -> Any:
+        # client.post() is the SDK's documented way to call an endpoint with a raw body; it goes
+        # through the same request/retry/error machinery as chat.completions.create() but skips
+        # the typed-params transform (~2 ms of CPU per request, a no-op for plain role/content dicts),
+        # which matters when one process drives hundreds of requests per second.
         import openai
+        from openai.types.chat import ChatCompletion
 
-        kwargs: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
-                                  "temperature": self.cfg.temperature}
+        body: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
+                                "temperature": self.cfg.temperature}
         if self.cfg.max_tokens is not None:
-            kwargs["max_tokens"] = self.cfg.max_tokens
+            body["max_tokens"] = self.cfg.max_tokens
         if json_mode and self._json_mode_supported:
             try:
-                return await client.chat.completions.create(
-                    response_format={"type": "json_object"}, **kwargs)
+                return await client.post("/chat/completions", cast_to=ChatCompletion,
+                                         body={**body, "response_format": {"type": "json_object"}})
             except openai.BadRequestError as e:
                 if "response_format" not in str(e).lower():
                     raise
@@ -217,7 +222,7 @@ class LLMClient:
                     self._add("json_mode_fallbacks")
                     log.warning("server %s rejected response_format (JSON mode); continuing without it "
                                 "(the prompt still asks for JSON)", self.cfg.base_url)
-        return await client.chat.completions.create(**kwargs)
+        return await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
 
     # -- many calls -------------------------------------------------------------------------------
     async def achat_many(self, batch: list[Messages], *, json_mode: bool | None = None,

@@ -48,6 +48,12 @@ def _env() -> Any:
     return env
 
 
+@lru_cache(maxsize=64)
+def _compile(source: str) -> Any:
+    # Compiling a template costs ~10 ms; a build renders one per passage.
+    return _env().from_string(source)
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A loaded template: ``render(**vars)`` gives the chat messages (system + user)."""
@@ -65,14 +71,14 @@ class Prompt:
         return hashlib.sha256(self.source.encode("utf-8")).hexdigest()[:12]
 
     def _block(self, block: str, variables: dict[str, Any]) -> str:
-        tmpl = _env().from_string(self.source)
+        tmpl = _compile(self.source)
         if block not in tmpl.blocks:
             raise ConfigError(f"prompt {self.path} has no {{% block {block} %}}; add one")
         ctx = tmpl.new_context(dict(variables))
         return "".join(tmpl.blocks[block](ctx)).strip()
 
     def has(self, block: str) -> bool:
-        return block in _env().from_string(self.source).blocks
+        return block in _compile(self.source).blocks
 
     def render(self, **variables: Any) -> list[dict[str, str]]:
         """Render the ``system`` and ``user`` blocks into OpenAI chat messages."""
