@@ -78,6 +78,8 @@ def estimate(judged: list[dict[str, Any]], threshold: float, intervals: list[Int
         for j in rows:
             by_iv[j["interval"]].append(j)
         tot = {"above": [0, 0, 0], "below": [0, 0, 0]}  # judged, errors, population-weighted errors
+        # the labels actually written: accepted pairs (above threshold, not vetoed) and vetoed ones
+        lab = {"accepted_judged": 0, "accepted_fp": 0, "vetoed_judged": 0, "vetoed_synonymous": 0}
         weight = {"above": 0, "below": 0}
         failed = human = 0
         iv_rows = []
@@ -92,6 +94,12 @@ def estimate(judged: list[dict[str, Any]], threshold: float, intervals: list[Int
                     failed += 1
                     continue
                 scores.append(s)
+                if j.get("accepted"):
+                    lab["accepted_judged"] += 1
+                    lab["accepted_fp"] += s < 3
+                elif j.get("veto"):
+                    lab["vetoed_judged"] += 1
+                    lab["vetoed_synonymous"] += s > 3
                 side = "above" if j["score"] >= threshold else "below"
                 c[side][0] += 1
                 c[side][1] += (s < 3) if side == "above" else (s > 3)
@@ -115,7 +123,7 @@ def estimate(judged: list[dict[str, Any]], threshold: float, intervals: list[Int
             "fp_weighted_rate": round(tot["above"][2] / weight["above"], 4) if weight["above"] else None,
             "fn": tot["below"][1], "judged_below": tot["below"][0], "fn_rate": _rate(tot["below"][1], tot["below"][0]),
             "fn_weighted_rate": round(tot["below"][2] / weight["below"], 4) if weight["below"] else None,
-            "intervals": iv_rows,
+            **lab, "intervals": iv_rows,
         }
     return levels
 
@@ -151,6 +159,10 @@ def summary_markdown(s: dict[str, Any]) -> str:
         lines.append(f"| {lv} | {r['sampled']} | {r['judged']} | {r['failed']} | {r['fp']} / {r['judged_above']} "
                      f"| {f(r['fp_rate'])} | {f(r['fp_weighted_rate'])} | {r['fn']} / {r['judged_below']} "
                      f"| {f(r['fn_rate'])} | {f(r['fn_weighted_rate'])} |")
+    lines += ["", "Labels as written (accepted = above threshold and not vetoed by the finance veto):", ""]
+    for lv, r in s["levels"].items():
+        lines.append(f"- {lv}: accepted pairs judged < 3: {r.get('accepted_fp', 0)} / {r.get('accepted_judged', 0)}; "
+                     f"vetoed pairs judged > 3: {r.get('vetoed_synonymous', 0)} / {r.get('vetoed_judged', 0)}")
     for lv, r in s["levels"].items():
         lines += ["", f"## {lv}: by interval", "", "| interval | pairs in build | sampled | judged | FP | FN "
                   "| mean judge |", "|---|---:|---:|---:|---:|---:|---:|"]

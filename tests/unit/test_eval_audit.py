@@ -112,6 +112,7 @@ def test_fp_fn_arithmetic_on_a_hand_built_sample():
     # stratified: FP = (100 * 2/4 + 50 * 1/1) / 150; FN = (50 * 1/2 + 200 * 1/1) / 250
     assert r["fp_weighted_rate"] == round((100 * 0.5 + 50 * 1.0) / 150, 4)
     assert r["fn_weighted_rate"] == round((50 * 0.5 + 200 * 1.0) / 250, 4)
+    assert (r["accepted_judged"], r["vetoed_judged"]) == (0, 0)  # hand rows carry no accepted/veto fields
     rows = {x["interval"]: x for x in r["intervals"]}
     assert (rows["0.90-0.95"]["fp"], rows["0.90-0.95"]["fn"], rows["0.90-0.95"]["judged"]) == (1, 1, 3)
     assert rows["0.85-0.90"]["mean_judge"] == 5.0
@@ -120,6 +121,17 @@ def test_fp_fn_arithmetic_on_a_hand_built_sample():
            "c": {"key": "c", "decision": "confirm", "score": 3}}
     r2 = estimate(judged, 0.93, ivs, pop, dec)["passage"]
     assert (r2["fp"], r2["fn"], r2["failed"], r2["human_decided"]) == (2, 3, 0, 3)
+
+
+def test_written_labels_and_vetoes_are_counted():
+    ivs = [Interval(0.9, 1.0, top=True)]
+    judged = [{**_j("a", "topic", "0.90-1.00", 0.95, 2), "accepted": True, "veto": None},
+              {**_j("b", "topic", "0.90-1.00", 0.96, 4), "accepted": True, "veto": None},
+              {**_j("c", "topic", "0.90-1.00", 0.97, 5), "accepted": False, "veto": "period"},
+              {**_j("d", "topic", "0.90-1.00", 0.98, 1), "accepted": False, "veto": "company"}]
+    r = estimate(judged, 0.9, ivs, {})["topic"]
+    assert (r["accepted_fp"], r["accepted_judged"], r["vetoed_synonymous"], r["vetoed_judged"]) == (1, 2, 1, 2)
+    assert r["fp"] == 2  # by score, as the paper defines it, vetoed pairs included
 
 
 def test_rules_judge_scores_and_labels():
@@ -163,8 +175,9 @@ def test_llm_judge_against_the_local_server(llm_server, tmp_path):
     assert out[1].error and out[1].raw == "I cannot answer"
     assert out[2].meta["reasked"] is True
     assert len(llm_server.requests) == 5  # 3 first asks + 2 re-asks
-    first = llm_server.requests[0]["messages"]
-    assert first[0]["role"] == "system" and "星河科技营收" in first[1]["content"] and "1" in first[1]["content"]
+    first = next(r["messages"] for r in llm_server.requests if "星河科技营收" in r["messages"][-1]["content"])
+    assert [m["role"] for m in first] == ["system", "user"] and "星河科技营业收入" in first[1]["content"]
+    assert "1–5" in first[1]["content"]  # the paper's 1-5 synonymy scale, from prompts/synonymy_judge.zh.j2
 
 
 def test_run_audit_with_llm_judge_writes_everything(llm_server, tmp_path):
