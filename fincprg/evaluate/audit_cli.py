@@ -115,6 +115,10 @@ def audit_cmd(
                                 per_interval=per_interval, seed=cfg.run.seed if seed is None else seed,
                                 threshold=threshold)
         _print_summary(summary)
+        if not any(r["sampled"] for r in summary["levels"].values()):
+            typer.secho(f"no mined pairs fall in the audit intervals: {paths.out / 'mine' / 'pairs.jsonl'} holds only "
+                        "pairs scored >= mine.keep_min_score (or the threshold); lower that and re-run mine, or "
+                        "pass lower --intervals", err=True, fg=typer.colors.YELLOW)
         typer.echo(f"wrote {paths.audit}/summary.md and review.html")
         if review:
             _serve(paths.audit, port)
