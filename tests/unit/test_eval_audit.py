@@ -238,3 +238,18 @@ def test_cli_audit_apply_downloaded_decisions(tmp_path):
     res = runner.invoke(app, ["audit", str(out), "--decisions", str(bad)])
     assert res.exit_code == 2 and "unknown pair key" in res.output
     assert reapply(out, apply=False)["decisions_applied"] is False
+
+
+def test_cli_llm_judge_uses_the_llm_config(llm_server, tmp_path, monkeypatch):
+    out = make_build(tmp_path, n_pairs=60)
+    llm_server.set_responder(lambda req: '{"score": 2, "reason": "不同"}')
+    res = CliRunner().invoke(app, [
+        "audit", str(out), "--judge", "llm", "--per-interval", "1", "--language", "en", "-q",
+        "--set", f"llm.base_url={llm_server.base_url}", "--set", "llm.model=judge-x", "--set", "llm.max_retries=0"])
+    assert res.exit_code == 0, res.output
+    assert "judge: llm:judge-x" in res.output and llm_server.requests
+    assert all(r["model"] == "judge-x" for r in llm_server.requests)
+    assert "Rate how synonymous" in llm_server.requests[0]["messages"][1]["content"]  # English prompt
+    s = json.loads((out / "audit" / "summary.json").read_text())
+    assert all(lv["fp"] == lv["judged_above"] and lv["fn"] == 0 for lv in s["levels"].values())
+    assert (out / ".cache").is_dir()  # answers cached under the build
