@@ -85,21 +85,21 @@ class ServerProcess:
         self.proc.wait(timeout=10)
 
 
-def run_once(server: ServerProcess, items: list[PassageInput], concurrency: int) -> tuple[float, int]:
-    """Seconds for one full generate() call, and how many trees came back valid."""
+def run_once(server: ServerProcess, items: list[PassageInput], concurrency: int) -> tuple[float, float, int]:
+    """Wall seconds and client CPU seconds of one full generate() call, and how many trees were valid."""
     with tempfile.TemporaryDirectory() as cache:
         cfg = LLMConfig(base_url=server.base_url, model="bench-model", api_key_env="FINCPRG_BENCH_KEY",
                         concurrency=concurrency, max_retries=2, timeout=30)
         client = LLMClient(cfg, Path(cache))
         gen = LLMTreeGenerator(client, GenerateConfig(backend="llm"), progress=False)
         server.reset()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = gen.generate(items)
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         client.close()
         assert client.stats["requests"] == len(items), client.stats
         assert server.max_in_flight <= concurrency, (server.max_in_flight, concurrency)
-    return dt, sum(isinstance(t, QueryTree) for t in out)
+    return dt, cpu, sum(isinstance(t, QueryTree) for t in out)
 
 
 def main() -> None:
@@ -113,31 +113,37 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("FINCPRG_BENCH_KEY", "EMPTY")
 
+    load0 = os.getloadavg()[0]
     server = ServerProcess(latency=args.latency)
     items = synthetic_items(args.n)
     run_once(server, items[:8], 8)  # warm-up: imports, SSL context, first connections
     rows = []
     try:
         for c in args.concurrency:
-            rates, valid = [], 0
+            rates, cpus, valid = [], [], 0
             for _ in range(args.repeats):
-                dt, valid = run_once(server, items, c)
+                dt, cpu, valid = run_once(server, items, c)
                 rates.append(args.n / dt)
+                cpus.append(cpu / args.n * 1000)
             ideal = c / args.latency
             med = statistics.median(rates)
-            rows.append((c, ideal, med, min(rates), max(rates), med / ideal, valid, server.max_in_flight))
+            cpu_ms = statistics.median(cpus)
+            rows.append((c, ideal, med, min(rates), max(rates), med / ideal, valid, server.max_in_flight, cpu_ms))
             print(f"concurrency={c:3d} ideal={ideal:6.1f} req/s  median={med:6.1f} req/s "
                   f"(min {min(rates):.1f}, max {max(rates):.1f})  ratio={med / ideal:.1%}  "
-                  f"valid trees {valid}/{args.n}  peak in flight {server.max_in_flight}")
+                  f"valid trees {valid}/{args.n}  peak in flight {server.max_in_flight}  "
+                  f"client CPU {cpu_ms:.2f} ms/request  load {os.getloadavg()[0]:.1f}")
     finally:
         server.close()
 
     table = [
-        "| concurrency | ideal req/s (c / latency) | median req/s | min – max | median / ideal | valid trees | peak in flight |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| concurrency | ideal req/s (c / latency) | median req/s | min – max | median / ideal | valid trees "
+        "| peak in flight | client CPU ms/request |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ] + [
-        f"| {c} | {ideal:.1f} | {med:.1f} | {lo:.1f} – {hi:.1f} | {ratio:.1%} | {valid}/{args.n} | {peak} |"
-        for c, ideal, med, lo, hi, ratio, valid, peak in rows
+        f"| {c} | {ideal:.1f} | {med:.1f} | {lo:.1f} – {hi:.1f} | {ratio:.1%} | {valid}/{args.n} | {peak} "
+        f"| {cpu:.2f} |"
+        for c, ideal, med, lo, hi, ratio, valid, peak, cpu in rows
     ]
     section = "\n".join([
         START,
@@ -152,7 +158,10 @@ def main() -> None:
         *table,
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-        f"load average at the end {os.getloadavg()[0]:.1f} (other jobs shared the CPUs). "
+        f"load average at the start {load0:.1f}, at the end {os.getloadavg()[0]:.1f}. "
+        "The client is CPU-bound, not concurrency-bound, when the ratio falls short: "
+        "1000 / (client CPU ms/request) is the most one free core can drive, and other jobs on the same "
+        "cores lower what it gets. "
         f"Re-run: `.venv/bin/python eval/bench_llm_throughput.py`.",
         END,
     ])
