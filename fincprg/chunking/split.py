@@ -22,7 +22,7 @@ CLOSERS = "」』”’）)】〕》\"'"
 CLAUSE = "，、：,:）) \t"
 # Tokens that must never be cut: dates, signed numbers with separators and units, ASCII words.
 PROTECTED = re.compile(
-    r"\d{4}[-/.年]\d{1,2}(?:[-/.月]\d{1,2}日?)?"
+    r"\d{4}[-/.年]\d{1,2}(?:[-/.月]\d{1,2}日?)?(?![\d.,%‰])"
     r"|[+\-−±]?\d+(?:[.,:]\d+)*(?:\s?(?:%|‰|个百分点|亿元|万元|千元|亿|万|元|倍)|(?:pct|bps?|[xXEeA])(?![A-Za-z]))?"
     r"|[A-Za-z]+(?:['’-][A-Za-z]+)*"
 )
