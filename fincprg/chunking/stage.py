@@ -71,7 +71,8 @@ def chunk_batch(reports: list[Report], cfg: ChunkConfig, scorer: QualityScorer |
 
 def _summarise(ctx: StageContext, n_reports: int, lines: dict[str, int]) -> dict[str, Any]:
     chars = removed = p_kept = p_removed = 0
-    per_rule: Counter[str] = Counter()
+    # every enabled rule is listed, with 0 when it removed nothing ("short" only when it fired)
+    per_rule: Counter[str] = Counter({r: 0 for r in ctx.config.chunk.rules})
     with open(ctx.dir / "stats.jsonl", encoding="utf-8") as f:
         for line in f:
             st = json.loads(line)
