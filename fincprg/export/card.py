@@ -5,7 +5,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from fincprg.config import PipelineConfig
+from fincprg.config import PipelineConfig, section_hash
 from fincprg.export.beir import SUBSETS
 
 STAT_COLUMNS = ("queries", "avg_query_chars", "avg_passage_chars", "rel_per_query", "pairs")
@@ -29,6 +29,11 @@ def subset_stats(
         "rel_per_query": round(pairs / nq, 2) if nq else 0.0,
         "pairs": pairs,
     }
+
+
+def config_hash(cfg: PipelineConfig) -> str:
+    """Hash of the whole pipeline config without runtime-only keys (same as the stages use)."""
+    return section_hash(cfg, tuple(type(cfg).model_fields))
 
 
 def model_ids(cfg: PipelineConfig) -> dict[str, str]:
@@ -123,6 +128,7 @@ def render_card(
             "import datasets",
             'datasets.load_dataset("OUT/dataset/hf", "passage-mined", split="test")',
             "```", "", "## Provenance", "",
+            f"Pipeline config hash (every section, runtime-only knobs excluded): `{config_hash(cfg)}`.", "",
             "Stage signatures (config + input hashes) of the build that made this dataset:", ""]
     out += [f"- {stage}: `{sig or 'unknown'}`" for stage, sig in signatures.items()]
     out += ["", "## Licence", "",

@@ -7,13 +7,14 @@ and exclude every known positive of the query, whatever its subset, split or pro
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from fincprg.config import NegativesConfig
 from fincprg.export.negatives import mine_negatives
-from fincprg.pipeline.io import atomic_write_jsonl
 
 
 def build_examples(
@@ -50,6 +51,21 @@ def build_examples(
     ]
 
 
-def write_flagembedding(path: Path, examples: list[dict[str, Any]]) -> int:
-    """Write the examples atomically as JSONL; returns the line count."""
-    return atomic_write_jsonl(path, examples)
+def write_flagembedding(path: Path, examples: Iterable[dict[str, Any]]) -> int:
+    """Write the examples atomically as JSONL, streaming (returns the line count).
+
+    Lines inline passage texts, so at paper scale the file is ~2 GB: it is written line by line
+    to a temp file and renamed, never joined in memory.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    n = 0
+    with open(tmp, "w", encoding="utf-8") as f:
+        for ex in examples:
+            f.write(json.dumps({"query": ex["query"], "pos": ex["pos"], "neg": ex["neg"]}, ensure_ascii=False))
+            f.write("\n")
+            n += 1
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return n

@@ -310,6 +310,10 @@ def test_card_has_table_models_and_signatures(built):
     assert "offline templates" in card and "minesig123" in card and "exportsig42" in card
     assert "templates/sentence@1" in card and "templates/topic_intent@2" in card
     assert "Licence" in card
+    from fincprg.export.card import config_hash
+
+    assert config_hash(load_config(None, ["export.test_fraction=0.3", "export.negatives.n=3"])) in card
+    assert config_hash(PipelineConfig()) not in card
 
 
 def test_hf_layout_loads_with_datasets(built):
