@@ -1,0 +1,196 @@
+"""Benchmark: cluster all East Money report titles offline, and score the lexicon industry classifier.
+
+Run: ``.venv/bin/python eval/bench_topics.py [--limit N] [--no-readme]`` (2 CPU cores by default).
+
+Part 1 (topics): ~49k titles of ../shared/data/titles/eastmoney_industry_report_titles.jsonl through
+the offline path of the topics stage: title filter + dedup, lexicon classifier, TF-IDF/LSA (128 d)
++ Time2Vec (6 d), PCA, HDBSCAN inside BERTopic, c-TF-IDF keywords, hierarchical_topics(), dominant
+industries and subtrees. Records wall time (total, and per step), peak RSS (ru_maxrss), number of
+topics, outlier share, and purity of the topics against the East Money industry labels (raw and
+mapped to CITIC). The classifier never sees the East Money labels.
+
+Part 2 (industry): the lexicon classifier's accuracy on ../shared/data/news/cfbenchmark_sector.jsonl
+(Shenwan level-1 labels, mapped to CITIC; 采掘 counts as right for 煤炭 or 石油石化) and its agreement
+with the East Money labels (mapped to CITIC) on the titles.
+
+Results replace the ``<!-- topics:start -->`` … ``<!-- topics:end -->`` section of eval/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import resource
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
+os.environ.setdefault("NUMBA_NUM_THREADS", "2")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "data"
+TITLES = DATA / "titles" / "eastmoney_industry_report_titles.jsonl"
+SECTOR = DATA / "news" / "cfbenchmark_sector.jsonl"
+README = ROOT / "eval" / "README.md"
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def purity(clusters: list[int], labels: list[str | None]) -> float:
+    by: dict[int, Counter] = defaultdict(Counter)
+    n = 0
+    for c, lab in zip(clusters, labels, strict=True):
+        if c != -1 and lab is not None:
+            by[c][lab] += 1
+            n += 1
+    return sum(cnt.most_common(1)[0][1] for cnt in by.values()) / n if n else 0.0
+
+
+def bench_topics(limit: int | None, cluster_overrides: dict, t2v_weight: float) -> dict:
+    from fincprg.config import TopicsConfig
+    from fincprg.finance.industries import to_citic
+    from fincprg.records import Report
+    from fincprg.topics.cluster import cluster_titles
+    from fincprg.topics.stage import embed_titles, label_industries
+    from fincprg.topics.subtrees import build_nodes, subtree_for
+    from fincprg.topics.titles import select_titles
+
+    t0 = time.perf_counter()
+    rows = [json.loads(line) for line in TITLES.open(encoding="utf-8")]
+    if limit:
+        rows = rows[:limit]
+    em = {r["id"]: r["industry_name"] for r in rows}
+    reports = [Report(id=r["id"], title=r["title"], text="", date=dt.date.fromisoformat(r["publish_date"]))
+               for r in rows]
+    cfg = TopicsConfig.model_validate({"cluster": cluster_overrides, "time2vec": {"weight": t2v_weight}})
+    steps: dict[str, float] = {}
+    s = time.perf_counter()
+    kept, dropped = select_titles(reports, cfg.min_title_chars)
+    kept, clf = label_industries(kept, reports, cfg)
+    steps["filter+classify"] = time.perf_counter() - s
+    s = time.perf_counter()
+    emb = embed_titles(kept, cfg, 42, clf)
+    steps["embed (LSA+time2vec)"] = time.perf_counter() - s
+    s = time.perf_counter()
+    import bertopic  # noqa: F401 - timed on its own: the import alone is slow
+
+    steps["import bertopic"] = time.perf_counter() - s
+    s = time.perf_counter()
+    tree = cluster_titles([t.title for t in kept], emb, cfg.cluster, seed=42)
+    steps["cluster + hierarchy"] = time.perf_counter() - s
+    s = time.perf_counter()
+    nodes = build_nodes(tree, [t.report_id for t in kept], [t.industry for t in kept], cfg.dominance)
+    subs = [subtree_for(f"t{k}", t.industry, nodes) for t, k in zip(kept, tree.topics, strict=True)]
+    steps["subtrees"] = time.perf_counter() - s
+    total = time.perf_counter() - t0
+    em_raw = [em[t.report_id] for t in kept]
+    em_citic = [to_citic(x) for x in em_raw]
+    return {
+        "titles": len(rows), "kept": len(kept), "dropped": dict(Counter(t.reason for t in dropped)),
+        "dims": int(emb.shape[1]), "cluster_config": cfg.cluster.model_dump(),
+        "time2vec_weight": cfg.time2vec.weight,
+        "wall_s": round(total, 1), "steps_s": {k: round(v, 1) for k, v in steps.items()},
+        "peak_rss_mb": round(peak_rss_mb()), "topics": tree.n_topics, "tree_nodes": len(nodes),
+        "outlier_share": round(tree.outlier_share, 4),
+        "purity_eastmoney": round(purity(tree.topics, em_raw), 4),
+        "purity_citic": round(purity(tree.topics, em_citic), 4),
+        "subtree_above_leaf": round(sum(s_ != f"t{k}" for s_, k in zip(subs, tree.topics, strict=True))
+                                    / max(1, len(subs)), 4),
+        "notes": tree.notes,
+    }
+
+
+def bench_industry() -> dict:
+    from fincprg.finance.industries import to_citic
+    from fincprg.topics.classify import LexiconClassifier
+
+    clf = LexiconClassifier()
+    sec = [json.loads(line) for line in SECTOR.open(encoding="utf-8")]
+    gold = [re.search(r"一级分类为：(\S+?)。", s["instruction"]).group(1) for s in sec]
+    pred = clf.classify([s["input"] for s in sec])
+    ok = [(p in ("煤炭", "石油石化")) if g == "采掘" else p == to_citic(g) for p, g in zip(pred, gold, strict=True)]
+    rows = [json.loads(line) for line in TITLES.open(encoding="utf-8")]
+    tp = clf.classify([r["title"] for r in rows])
+    pairs = [(p, to_citic(r["industry_name"])) for p, r in zip(tp, rows, strict=True)]
+    mapped = [(p, g) for p, g in pairs if g]
+    return {
+        "cfbenchmark_items": len(sec), "cfbenchmark_accuracy": round(sum(ok) / len(ok), 4),
+        "cfbenchmark_unlabelled": round(sum(p is None for p in pred) / len(pred), 4),
+        "eastmoney_titles_mapped": len(mapped),
+        "eastmoney_agreement": round(sum(p == g for p, g in mapped) / len(mapped), 4),
+        "eastmoney_unlabelled": round(sum(p is None for p, _ in mapped) / len(mapped), 4),
+    }
+
+
+def write_readme(res: dict, ind: dict) -> None:
+    t = res
+    lines = [
+        "<!-- topics:start -->",
+        "## Topics: clustering 49k report titles offline (eval/bench_topics.py)",
+        "",
+        f"Measured {dt.date.today().isoformat()} on the shared 2-core CPU box (other jobs were running, so "
+        "times are upper bounds), one run each.",
+        "",
+        f"- Titles: {t['titles']} read, {t['kept']} kept, dropped {t['dropped']}.",
+        f"- Embedding: TF-IDF/LSA {t['dims'] - 6} d + Time2Vec 6 d (weight {t['time2vec_weight']}); clustering config `{json.dumps(t['cluster_config'])}`.",
+        f"- **Wall time {t['wall_s']} s** (steps: {t['steps_s']}); **peak RSS {t['peak_rss_mb']} MB** (ru_maxrss).",
+        f"- **{t['topics']} topics**, {t['tree_nodes']} tree nodes, **outlier share {t['outlier_share']:.1%}**.",
+        f"- **Purity** of topics (non-outliers) against East Money labels: {t['purity_eastmoney']:.1%} on the "
+        f"164 raw East Money industries, {t['purity_citic']:.1%} after mapping them to CITIC level 1.",
+        f"- Titles whose subtree is above their leaf topic: {t['subtree_above_leaf']:.1%}.",
+        "",
+        "Industry classifier (offline lexicon, `fincprg.topics.classify.LexiconClassifier`):",
+        "",
+        f"- CFBenchmark sector news ({ind['cfbenchmark_items']} items, Shenwan labels mapped to CITIC): "
+        f"**accuracy {ind['cfbenchmark_accuracy']:.1%}** ({ind['cfbenchmark_unlabelled']:.1%} got no label). "
+        "These are company news bodies, where a keyword lexicon is weak; FinBERT2-IC is the real backend.",
+        f"- Agreement with East Money labels on {ind['eastmoney_titles_mapped']} titles (East Money mapped to "
+        f"CITIC): **{ind['eastmoney_agreement']:.1%}** ({ind['eastmoney_unlabelled']:.1%} unlabelled). "
+        "East Money's own labels are noisy (e.g. 传媒互联网 weeklies filed under 互联网服务).",
+        "",
+        "Reproduce: `.venv/bin/python eval/bench_topics.py` (needs ../shared/data).",
+        "<!-- topics:end -->",
+    ]
+    block = "\n".join(lines)
+    text = README.read_text(encoding="utf-8") if README.exists() else "# fincprg benchmarks\n"
+    pat = re.compile(r"<!-- topics:start -->.*?<!-- topics:end -->", re.S)
+    text = pat.sub(block, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
+    README.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--no-readme", action="store_true")
+    ap.add_argument("--min-cluster-size", type=int, default=40)
+    ap.add_argument("--min-samples", type=int, default=5)
+    ap.add_argument("--pca", type=int, default=10)
+    ap.add_argument("--umap", action="store_true")
+    ap.add_argument("--t2v-weight", type=float, default=0.3)
+    args = ap.parse_args()
+    if not TITLES.exists() or not SECTOR.exists():
+        print(f"SKIP: real data not found under {DATA} (only present in the team workspace)")
+        return 0
+    overrides = {"min_cluster_size": args.min_cluster_size, "min_samples": args.min_samples,
+                 "pca_components": 0 if args.umap else args.pca, "umap": args.umap, "workers": 2}
+    res = bench_topics(args.limit, overrides, args.t2v_weight)
+    print(json.dumps(res, ensure_ascii=False, indent=1))
+    ind = bench_industry()
+    print(json.dumps(ind, ensure_ascii=False, indent=1))
+    if not args.no_readme and not args.limit:
+        write_readme(res, ind)
+        print(f"wrote the topics section of {README}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,204 @@
+"""Title clustering with BERTopic on precomputed embeddings, and the topic tree it implies.
+
+BERTopic is given the embeddings (title embedding + Time2Vec block), an optional dimensionality
+reduction (UMAP with a fixed random_state, PCA, or BERTopic's no-op ``BaseDimensionalityReduction``),
+a clusterer (HDBSCAN by default; any object with ``fit`` and ``labels_`` may be injected, as with
+BERTopic's ``hdbscan_model=``) and a ``CountVectorizer`` over finance-aware jieba tokens (fincprg's
+user dictionary and stopwords, plus report boilerplate words such as 周报/点评) for the c-TF-IDF
+keywords. ``hierarchical_topics()`` gives the merges; the tree is rebuilt from each merge's set of
+leaf topics (a node's parent is the smallest merge that contains it), which does not depend on
+BERTopic's internal child-id numbering.
+
+Ids: leaves ``t<k>`` (BERTopic topic k, outliers ``t-1`` hung under the root), inner nodes
+``h<k>`` (BERTopic's Parent_ID). Tiny corpora, or runs where the clusterer finds fewer than two
+topics, fall back to a single topic ``t0`` (plus ``t-1`` and a root ``h1`` when there are outliers).
+"""
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+# Words every report title uses; they would otherwise top the c-TF-IDF keywords of many topics.
+REPORT_STOPWORDS = frozenset(
+    "行业 周报 月报 年报 季报 日报 点评 报告 研究 深度 跟踪 系列 专题 分析 公司 投资 策略 关注 建议 "
+    "观点 简评 快评 动态 事件 周度 月度 年度 双周 周观点 评级 首次 覆盖 维持 买入 增持 推荐 第 周 月 年 "
+    "季度 有望 持续 以及 进一步 中国 我国 市场 发展 数据 情况 主要 相关 整体 加速 趋势 展望 回顾".split()
+)
+_NUMERIC = re.compile(r"^[\d.%]+[a-z]?$")
+
+
+def topic_tokens(text: str) -> list[str]:
+    """Tokens for the c-TF-IDF vocabulary: finance tokenizer minus boilerplate and bare numbers."""
+    from fincprg.finance import tokenize
+
+    return [t for t in tokenize(text) if t not in REPORT_STOPWORDS and not _NUMERIC.match(t) and len(t) > 1]
+
+
+@dataclass
+class TopicTree:
+    """Result of clustering: per-title leaf topic, keywords and the tree over leaf topics."""
+
+    topics: list[int]  # BERTopic topic per title (-1 = outlier)
+    keywords: dict[str, list[str]]  # node id -> keywords
+    parent: dict[str, str | None]  # node id -> parent id
+    children: dict[str, list[str]]  # node id -> child ids (ordered)
+    root: str
+    model: Any = None  # the fitted BERTopic (None for the single-topic fallback)
+    hierarchy: Any = None  # hierarchical_topics() DataFrame
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_topics(self) -> int:
+        return len({t for t in self.topics if t != -1})
+
+    @property
+    def outlier_share(self) -> float:
+        return (sum(t == -1 for t in self.topics) / len(self.topics)) if self.topics else 0.0
+
+
+def make_clusterer(cfg: Any) -> Any:
+    """HDBSCAN configured from ``topics.cluster`` (a ``ClusterConfig``)."""
+    from hdbscan import HDBSCAN
+
+    return HDBSCAN(min_cluster_size=cfg.min_cluster_size, min_samples=cfg.min_samples,
+                   metric="euclidean", cluster_selection_method=cfg.cluster_selection_method,
+                   core_dist_n_jobs=max(1, cfg.workers), prediction_data=False)
+
+
+def make_reducer(cfg: Any, seed: int) -> Any:
+    """UMAP (seeded), PCA or a no-op, as BERTopic's ``umap_model``."""
+    if cfg.umap:
+        from umap import UMAP
+
+        return UMAP(n_neighbors=cfg.n_neighbors, n_components=cfg.n_components, min_dist=0.0,
+                    metric="cosine", random_state=seed, low_memory=True)
+    if cfg.pca_components:
+        from sklearn.decomposition import PCA
+
+        return _SafePCA(PCA(n_components=cfg.pca_components, random_state=seed, svd_solver="randomized"))
+    from bertopic.dimensionality import BaseDimensionalityReduction
+
+    return BaseDimensionalityReduction()
+
+
+class _SafePCA:
+    """PCA that keeps at most ``min(n_samples, n_features)`` components (small corpora)."""
+
+    def __init__(self, pca: Any):
+        self.pca = pca
+
+    def fit(self, X: np.ndarray, y: Any = None) -> _SafePCA:
+        k = min(self.pca.n_components, X.shape[0], X.shape[1])
+        self.pca.set_params(n_components=k)
+        self.pca.fit(X)
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return self.pca.transform(X)
+
+
+def _fallback_keywords(docs: Sequence[str], k: int = 10) -> list[str]:
+    c = Counter(t for d in docs for t in topic_tokens(d))
+    return [w for w, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
+
+
+def _single_topic(docs: Sequence[str], topics: list[int] | None = None, note: str = "") -> TopicTree:
+    topics = topics if topics is not None else [0] * len(docs)
+    kw = {"t0": _fallback_keywords([d for d, t in zip(docs, topics, strict=True) if t == 0])}
+    if -1 in topics:
+        kw["t-1"] = []
+        kw["h1"] = _fallback_keywords(docs)
+        tree = TopicTree(topics, kw, {"h1": None, "t0": "h1", "t-1": "h1"}, {"h1": ["t0", "t-1"]}, "h1")
+    else:
+        tree = TopicTree(topics, kw, {"t0": None}, {}, "t0")
+    if note:
+        tree.notes.append(note)
+    return tree
+
+
+def cluster_titles(docs: Sequence[str], embeddings: np.ndarray, cfg: Any, *, seed: int = 42,
+                   clusterer: Any = None, reducer: Any = None, top_n_words: int = 10) -> TopicTree:
+    """Cluster ``docs`` (titles) on ``embeddings`` with BERTopic and build the topic tree.
+
+    Args:
+        docs: titles, one per row of ``embeddings``.
+        embeddings: ``(n, d)`` precomputed vectors.
+        cfg: ``topics.cluster`` (``ClusterConfig``).
+        seed: random_state for UMAP/PCA.
+        clusterer: injected clusterer (default HDBSCAN from ``cfg``), e.g. ``KMeans`` in tests.
+        reducer: injected dimensionality reduction (default from ``cfg``).
+    """
+    n = len(docs)
+    if n < max(4, 2 * cfg.min_cluster_size) and clusterer is None:
+        return _single_topic(docs, note=f"{n} titles: too few for 2 clusters of {cfg.min_cluster_size}")
+    from bertopic import BERTopic
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vectorizer = CountVectorizer(tokenizer=topic_tokens, token_pattern=None, lowercase=False)
+    model = BERTopic(umap_model=reducer if reducer is not None else make_reducer(cfg, seed),
+                     hdbscan_model=clusterer if clusterer is not None else make_clusterer(cfg),
+                     vectorizer_model=vectorizer, top_n_words=top_n_words,
+                     calculate_probabilities=False, nr_topics=cfg.nr_topics, verbose=False,
+                     language="multilingual")  # "english" would strip every CJK character
+    emb = np.asarray(embeddings, dtype=np.float32)
+    try:
+        topics, _ = model.fit_transform(list(docs), embeddings=emb)
+    except ValueError as e:  # e.g. empty vocabulary, or a clusterer that cannot split the data
+        return _single_topic(docs, note=f"BERTopic failed ({e}); single topic")
+    topics = [int(t) for t in topics]
+    if cfg.reduce_outliers and -1 in topics and len(set(topics) - {-1}) >= 1:
+        topics = [int(t) for t in model.reduce_outliers(list(docs), topics, strategy="embeddings",
+                                                        embeddings=emb)]
+        model.update_topics(list(docs), topics=topics, vectorizer_model=vectorizer,
+                            top_n_words=top_n_words)
+        topics = [int(t) for t in model.topics_]
+    real = sorted(set(topics) - {-1})
+    if len(real) == 0:
+        return _single_topic(docs, note="the clusterer found no topic; single topic")
+    if len(real) == 1:
+        return _single_topic(docs, topics=[0 if t != -1 else -1 for t in topics],
+                             note="the clusterer found one topic")
+    keywords = {f"t{k}": [w for w, _ in (model.get_topic(k) or []) if w][:top_n_words] for k in real}
+    hier = model.hierarchical_topics(list(docs))
+    parent, children, root = _tree_from_hierarchy(hier, real, keywords)
+    if -1 in topics:
+        keywords["t-1"] = []
+        parent["t-1"] = root
+        children[root].append("t-1")
+    return TopicTree(topics, keywords, parent, children, root, model=model, hierarchy=hier)
+
+
+def _tree_from_hierarchy(hier: Any, leaves: list[int], keywords: dict[str, list[str]]
+                         ) -> tuple[dict[str, str | None], dict[str, list[str]], str]:
+    """Parent/children maps from ``hierarchical_topics()`` rows (fills inner-node keywords)."""
+    sets: dict[str, frozenset[int]] = {f"t{k}": frozenset([k]) for k in leaves}
+    for row in hier.itertuples(index=False):
+        nid = f"h{int(row.Parent_ID)}"
+        sets[nid] = frozenset(int(t) for t in row.Topics)
+        keywords[nid] = [w for w in str(row.Parent_Name).split("_") if w]
+    # parent = the smallest strictly larger set containing the node (ties: the lower inner id)
+    inner = sorted((s for s in sets if s.startswith("h")), key=lambda s: (len(sets[s]), int(s[1:])))
+    parent: dict[str, str | None] = {}
+    for nid, members in sets.items():
+        parent[nid] = next((h for h in inner if h != nid and len(sets[h]) > len(members)
+                            and members <= sets[h]), None)
+    roots = [nid for nid, p in parent.items() if p is None]
+    if len(roots) != 1:  # pragma: no cover - hierarchical_topics always ends in one merge
+        raise RuntimeError(f"topic hierarchy has {len(roots)} roots: {roots[:5]}")
+    children: dict[str, list[str]] = {nid: [] for nid in sets if nid.startswith("h")}
+    for nid in sorted(sets, key=_id_key):
+        if parent[nid] is not None:
+            children[parent[nid]].append(nid)
+    return parent, children, roots[0]
+
+
+def _id_key(nid: str) -> tuple[int, int]:
+    return (0 if nid.startswith("t") else 1, int(nid[1:]))

@@ -1,0 +1,119 @@
+"""Title embedders: TF-IDF/LSA (offline default), sentence-transformers, or the classifier's states.
+
+All embedders return L2-normalised float32 rows, so that cosine and Euclidean distances agree and
+the Time2Vec block (norm <= weight) has a known scale relative to the text block.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from fincprg.errors import BackendError, MissingDependencyError
+
+log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """An ``(n, d)`` float32 array, one row per text."""
+        ...
+
+
+def l2_normalise(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms == 0, 1.0, norms)
+
+
+def _finance_tokens(text: str) -> list[str]:
+    from fincprg.finance import tokenize
+
+    return tokenize(text)
+
+
+class LSAEmbedder:
+    """TF-IDF over finance-aware jieba tokens, reduced by TruncatedSVD (latent semantic analysis).
+
+    ``fit`` happens on the texts passed to ``embed`` (transductive: the corpus is the vocabulary).
+    When the vocabulary is smaller than ``dim`` the SVD keeps ``min(dim, n_terms - 1, n_docs - 1)``
+    components, and with fewer than 2 usable components the TF-IDF rows are returned as they are.
+    """
+
+    name = "lsa"
+
+    def __init__(self, dim: int = 128, seed: int = 42, min_df: int = 1, max_features: int | None = 50000):
+        self.dim, self.seed, self.min_df, self.max_features = dim, seed, min_df, max_features
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from sklearn.decomposition import TruncatedSVD
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vec = TfidfVectorizer(tokenizer=_finance_tokens, token_pattern=None, lowercase=False,
+                              min_df=self.min_df, max_features=self.max_features, sublinear_tf=True)
+        try:
+            tfidf = vec.fit_transform(texts)
+        except ValueError:  # empty vocabulary (e.g. only stopwords)
+            return np.zeros((len(texts), 1), dtype=np.float32)
+        k = min(self.dim, tfidf.shape[1] - 1, tfidf.shape[0] - 1)
+        if k < 2:
+            return l2_normalise(tfidf.toarray())
+        svd = TruncatedSVD(n_components=k, random_state=self.seed, algorithm="randomized", n_iter=5)
+        return l2_normalise(svd.fit_transform(tfidf))
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model (folder path or hub id)."""
+
+    name = "sentence-transformers"
+
+    def __init__(self, model: str, batch_size: int = 64, device: str | None = None):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:  # pragma: no cover
+            raise MissingDependencyError("topics.embedder.backend=sentence-transformers needs "
+                                         "pip install 'fincprg[models]'") from e
+        try:
+            self.model = SentenceTransformer(model, device=device or "cpu")
+        except Exception as e:  # noqa: BLE001
+            raise BackendError(f"cannot load sentence-transformers model {model!r}: {e}; set "
+                               "topics.embedder.model to a local model folder, or use backend=lsa") from e
+        self.batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vecs = self.model.encode(list(texts), batch_size=self.batch_size, show_progress_bar=False,
+                                 convert_to_numpy=True, normalize_embeddings=True)
+        return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+
+
+class ClassifierEmbedder:
+    """Pooled hidden states of the transformers industry classifier (see ``classify.py``)."""
+
+    name = "classifier"
+
+    def __init__(self, classifier: Any):
+        if not hasattr(classifier, "embed"):
+            raise BackendError("topics.embedder.backend=classifier needs topics.classifier.backend="
+                               "transformers (the lexicon classifier has no hidden states)")
+        self.classifier = classifier
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return l2_normalise(self.classifier.embed(texts))
+
+
+def make_embedder(cfg: Any, *, seed: int = 42, classifier: Any = None) -> Embedder:
+    """Build the embedder named by ``topics.embedder`` (an ``EmbedderConfig``)."""
+    if cfg.backend == "classifier":
+        return ClassifierEmbedder(classifier)
+    if cfg.backend == "sentence-transformers":
+        if not cfg.model:
+            raise BackendError("topics.embedder.backend=sentence-transformers needs topics.embedder.model")
+        return SentenceTransformerEmbedder(cfg.model, batch_size=cfg.batch_size)
+    return LSAEmbedder(dim=cfg.dim, seed=seed)

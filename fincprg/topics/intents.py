@@ -1,0 +1,149 @@
+"""Reading intents and subqueries per topic (paper §3.2.2).
+
+Two backends:
+
+* ``templates`` (offline default, provenance ``generator="templates"``): the intent and its
+  subqueries are filled from the topic's c-TF-IDF keywords, its dominant industry and the period its
+  titles cover. Deterministic, and honest about being templates.
+* ``llm``: the ``topic_intent`` prompt (``prompts/topic_intent.<lang>.j2``) gets the keywords, the
+  most representative titles and the industry; the answer must be
+  ``[{"intent": str, "subqueries": [str, ...]}]``. It goes through ``fincprg.llm.LLMClient``
+  (cache, retries, bounded concurrency); an invalid answer is re-asked once with the error, and a
+  topic that still fails becomes a ``Failure`` record with the raw answer (never silently lost).
+  JSON mode is off for this prompt: OpenAI's json_object mode forbids a top-level array.
+
+Query ids: intent ``qi:<topic_id>:<k>`` (level "intent"), subquery ``qt:<topic_id>:<k>:<j>``
+(level "topic", parent = the intent), both with ``source_ids=(topic_id,)``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fincprg.records import Failure, Query
+
+log = logging.getLogger(__name__)
+TEMPLATE_ID, TEMPLATE_VERSION = "topic_intent.templates", 1
+
+
+@dataclass(frozen=True)
+class TopicInput:
+    """What intent generation sees of one topic."""
+
+    topic_id: str
+    keywords: tuple[str, ...]
+    titles: tuple[str, ...]  # most representative first
+    industry: str | None
+    dates: tuple[dt.date, ...] = ()
+
+
+def period_label(dates: Sequence[dt.date]) -> str:
+    """Human period for a topic: 2024年第三季度, 2024年, or 2024年至2025年 ("" when unknown)."""
+    if not dates:
+        return ""
+    lo, hi = min(dates), max(dates)
+    if lo.year == hi.year:
+        q_lo, q_hi = (lo.month - 1) // 3 + 1, (hi.month - 1) // 3 + 1
+        if q_lo == q_hi:
+            return f"{lo.year}年第{'一二三四'[q_lo - 1]}季度"
+        return f"{lo.year}年"
+    return f"{lo.year}年至{hi.year}年"
+
+
+def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict[str, Any]]:
+    """One intent with up to ``max_subqueries`` subqueries, built from keywords/industry/period."""
+    kws = [k for k in topic.keywords if k][: max(1, max_subqueries)]
+    if not kws:
+        return []
+    period = period_label(topic.dates)
+    scope = f"{topic.industry}行业" if topic.industry else ""
+    intent = f"了解{period}{scope}关于{'、'.join(kws[:3])}的研究观点"
+    subs = [f"{period}{scope}{k}的最新情况和影响是什么？" for k in kws]
+    return [{"intent": intent, "subqueries": list(dict.fromkeys(subs))}]
+
+
+def to_queries(topic_id: str, intents: list[dict[str, Any]], provenance: dict[str, Any]) -> list[Query]:
+    """Intent and subquery Query records for one topic."""
+    out: list[Query] = []
+    for k, it in enumerate(intents):
+        qid = f"qi:{topic_id}:{k}"
+        out.append(Query(id=qid, level="intent", text=it["intent"], source_ids=(topic_id,),
+                         provenance=dict(provenance)))
+        for j, sq in enumerate(it["subqueries"]):
+            out.append(Query(id=f"qt:{topic_id}:{k}:{j}", level="topic", text=sq, source_ids=(topic_id,),
+                             parent_id=qid, provenance=dict(provenance)))
+    return out
+
+
+def validate(answer: Any, *, max_intents: int = 3, max_subqueries: int = 5) -> list[dict[str, Any]]:
+    """Check an LLM answer against ``[{"intent": str, "subqueries": [str, ...]}]``.
+
+    A single object, or an object wrapping the list (``{"intents": [...]}``), is accepted too.
+
+    Raises:
+        ValueError: with a message fit to send back to the model.
+    """
+    if isinstance(answer, dict):
+        lists = [v for v in answer.values() if isinstance(v, list)]
+        answer = [answer] if "intent" in answer else (lists[0] if len(lists) == 1 else None)
+    if not isinstance(answer, list) or not answer:
+        raise ValueError('the answer must be a non-empty JSON array [{"intent": ..., "subqueries": [...]}]')
+    out = []
+    for i, item in enumerate(answer[:max_intents]):
+        if not isinstance(item, dict):
+            raise ValueError(f"item {i} is not an object")
+        intent = item.get("intent")
+        subs = item.get("subqueries")
+        if not isinstance(intent, str) or not intent.strip():
+            raise ValueError(f'item {i} has no non-empty string "intent"')
+        if not isinstance(subs, list) or not all(isinstance(s, str) for s in subs):
+            raise ValueError(f'item {i}: "subqueries" must be a list of strings')
+        subs = list(dict.fromkeys(s.strip() for s in subs if s.strip()))[:max_subqueries]
+        if not subs:
+            raise ValueError(f'item {i} has no non-empty subquery')
+        out.append({"intent": intent.strip(), "subqueries": subs})
+    return out
+
+
+def llm_intents(topics: Sequence[TopicInput], cfg: Any, llm_cfg: Any, cache_dir: Path
+                ) -> tuple[dict[str, list[dict[str, Any]]], list[Failure], dict[str, Any]]:
+    """Ask the LLM for each topic's intents; returns (topic -> intents, failures, client stats)."""
+    from fincprg.llm import LLMClient, load_prompt, parse_json
+
+    prompt = load_prompt(cfg.prompt, cfg.language)
+    client = LLMClient(llm_cfg, cache_dir)
+    limits = {"max_intents": cfg.max_intents, "max_subqueries": cfg.max_subqueries}
+    msgs = [prompt.render(keywords=list(t.keywords[:cfg.max_keywords]), titles=list(t.titles[:cfg.max_titles]),
+                          industry=t.industry or "", **limits) for t in topics]
+    results = client.chat_many(msgs, json_mode=False, desc="topic intents")
+    done: dict[str, list[dict[str, Any]]] = {}
+    errors: dict[int, tuple[str, str | None]] = {}
+
+    def check(i: int, text: str | None, err: str | None) -> None:
+        if err is not None or text is None:
+            errors[i] = (f"llm error: {err}", text)
+            return
+        try:
+            done[topics[i].topic_id] = validate(parse_json(text), **limits)
+            errors.pop(i, None)
+        except Exception as e:  # noqa: BLE001 - JSONParseError or ValueError: recorded, re-asked
+            errors[i] = (f"invalid answer: {e}", text)
+
+    for i, r in enumerate(results):
+        check(i, r.text, r.error)
+    retry = [i for i, (msg, raw) in errors.items() if raw is not None and prompt.has("reask")]
+    if retry:
+        convs = [msgs[i] + [{"role": "assistant", "content": errors[i][1] or ""},
+                            {"role": "user", "content": prompt.render_block("reask", error=errors[i][0])}]
+                 for i in retry]
+        for i, r in zip(retry, client.chat_many(convs, json_mode=False, desc="topic intents (re-ask)"),
+                        strict=True):
+            check(i, r.text, r.error)
+    failures = [Failure(stage="topics", item_id=topics[i].topic_id, kind="intent", message=msg, raw=raw)
+                for i, (msg, raw) in sorted(errors.items())]
+    provenance_note = {"template": prompt.id, "version": prompt.version}
+    return done, failures, {**client.stats, **provenance_note}

@@ -1,0 +1,64 @@
+"""HTML views of the topics: BERTopic's plotly figures, or a plain-HTML fallback.
+
+``mode="bertopic"`` writes ``visualize_topics()`` (intertopic distance map) and
+``visualize_hierarchy()`` (dendrogram) with plotly.js inlined (``include_plotlyjs=True``: the files
+open offline; each is ~5 MB). BERTopic needs at least 3 topics for the distance map (it runs UMAP on
+the topic embeddings) and 2 for the dendrogram; below that, or with ``mode="simple"``, a small
+self-contained HTML page (a table of topics and a nested list of the tree) is written instead.
+"""
+from __future__ import annotations
+
+import html
+import logging
+from pathlib import Path
+
+from fincprg.pipeline.io import atomic_write_text
+from fincprg.records import Topic
+from fincprg.topics.cluster import TopicTree
+
+log = logging.getLogger(__name__)
+
+_PAGE = ("<!doctype html><html lang='zh'><head><meta charset='utf-8'><title>{title}</title>"
+         "<style>body{{font-family:sans-serif;margin:2em}}td,th{{padding:2px 8px;text-align:left}}"
+         "li{{margin:2px 0}}</style></head><body><h1>{title}</h1>{body}</body></html>\n")
+
+
+def _topics_table(nodes: dict[str, Topic]) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(n.id)}</td><td>{n.size}</td><td>{html.escape(n.industry or '–')}</td>"
+        f"<td>{html.escape(' '.join(n.keywords))}</td></tr>"
+        for n in sorted((n for n in nodes.values() if n.is_leaf), key=lambda n: -n.size))
+    return f"<table><tr><th>topic</th><th>titles</th><th>industry</th><th>keywords</th></tr>{rows}</table>"
+
+
+def _tree_list(nodes: dict[str, Topic], root: str) -> str:
+    def item(nid: str) -> str:
+        n = nodes[nid]
+        label = f"{n.id} ({n.size}, {n.industry or '–'}): {' '.join(n.keywords[:6])}"
+        kids = "".join(item(c) for c in n.children)
+        return f"<li>{html.escape(label)}{f'<ul>{kids}</ul>' if kids else ''}</li>"
+
+    return f"<ul>{item(root)}</ul>"
+
+
+def write_simple(out_dir: Path, nodes: dict[str, Topic], root: str) -> None:
+    atomic_write_text(out_dir / "topics.html", _PAGE.format(title="Topics", body=_topics_table(nodes)))
+    atomic_write_text(out_dir / "hierarchy.html",
+                      _PAGE.format(title="Topic hierarchy", body=_tree_list(nodes, root)))
+
+
+def write_html(out_dir: Path, tree: TopicTree, nodes: dict[str, Topic], mode: str = "bertopic") -> str:
+    """Write topics.html and hierarchy.html; returns the mode actually used."""
+    if mode == "none":
+        return "none"
+    if mode == "bertopic" and tree.model is not None and tree.n_topics >= 3:
+        try:
+            figs = {"topics.html": tree.model.visualize_topics(),
+                    "hierarchy.html": tree.model.visualize_hierarchy(hierarchical_topics=tree.hierarchy)}
+            for name, fig in figs.items():
+                atomic_write_text(out_dir / name, fig.to_html(include_plotlyjs=True, full_html=True))
+            return "bertopic"
+        except Exception as e:  # noqa: BLE001 - plots are a convenience; fall back, never fail the stage
+            log.warning("BERTopic visualisation failed (%s); writing the simple HTML pages", e)
+    write_simple(out_dir, nodes, tree.root)
+    return "simple"
