@@ -221,6 +221,7 @@ class MineConfig(Section):
     # pairs below this score (and below the threshold) are only counted in the histogram, not written
     keep_min_score: float = Field(0.85, ge=0, le=1)
     batch_size: int = Field(64, ge=1)  # spaces per scoring batch (the unit a Ray map_batches would get)
+    workers: int = Field(2, ge=1)  # processes for finance-fact extraction of the query texts (runtime only)
 
 
 class NegativesConfig(Section):

@@ -53,7 +53,8 @@ class LexicalReranker:
     default_threshold = LEXICAL_THRESHOLD
 
     def __init__(self, facts: FactsCache | None = None, *, ngram_range: tuple[int, int] = (1, 2),
-                 weight: float = AGREEMENT_WEIGHT):
+                 weight: float = AGREEMENT_WEIGHT, workers: int = 1):
+        self.workers = workers
         self.facts = facts or FactsCache()
         self.ngram_range = ngram_range
         self.weight = weight
@@ -77,6 +78,7 @@ class LexicalReranker:
             x = self._vec.fit_transform(new)
         else:
             x = self._vec.transform(new)
+        self.facts.prefetch(new, workers=self.workers)
         facts = self.facts.many(new)
         fields = [
             [entity_keys(f) for f in facts],

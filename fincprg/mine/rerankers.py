@@ -136,12 +136,12 @@ class CrossEncoderBackend:
         return [float(x) for x in np.asarray(out, dtype=np.float64).reshape(-1)]
 
 
-def make_reranker(cfg: RerankerConfig, facts: FactsCache | None = None) -> Reranker:
+def make_reranker(cfg: RerankerConfig, facts: FactsCache | None = None, workers: int = 1) -> Reranker:
     """Build the configured backend (``mine.reranker``)."""
     if cfg.backend == "lexical":
         from fincprg.mine.lexical import LexicalReranker  # noqa: PLC0415
 
-        return LexicalReranker(facts=facts)
+        return LexicalReranker(facts=facts, workers=workers)
     if not cfg.model:
         raise ConfigError(f"mine.reranker.model: backend {cfg.backend!r} needs a model (local path or hub id, "
                           "e.g. BAAI/bge-reranker-v2-m3), or set mine.reranker.backend=lexical")

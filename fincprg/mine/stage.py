@@ -82,7 +82,7 @@ def run(ctx: Any) -> dict[str, Any]:
 
     spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree)
     facts = FactsCache()
-    reranker = make_reranker(cfg.reranker, facts=facts)
+    reranker = make_reranker(cfg.reranker, facts=facts, workers=cfg.workers)
     threshold = threshold_for(cfg.reranker, reranker)
     in_spaces = [q for kind in KINDS for s in spaces[kind] for q in (*s.left, *s.right)]
     inventory = list(dict.fromkeys(texts[q] for q in in_spaces))
