@@ -43,7 +43,8 @@ def model_ids(cfg: PipelineConfig) -> dict[str, str]:
     return {
         "query generator": llm if cfg.generate.backend == "llm" else "offline templates (no LLM)",
         "topic intents": llm if cfg.topics.intents.backend == "llm" else "offline templates (no LLM)",
-        "industry classifier": cls.model or "" if cls.backend == "transformers" else "offline CITIC keyword lexicon",
+        "industry classifier": (f"transformers {cls.model or ''}".strip() if cls.backend == "transformers"
+                                else "offline CITIC keyword lexicon"),
         "title embedder": f"{emb.backend}" + (f" {emb.model}" if emb.model else ""),
         "reranker": (f"{rr.backend} {rr.model or ''}".strip() if rr.backend != "lexical"
                      else "offline lexical scorer (char n-grams + finance-field agreement)")

@@ -346,3 +346,16 @@ def test_negatives_none_and_split_unit_report(tmp_path):
     assert lines and all(x["neg"] == [] for x in lines)
     assert not (tmp_path / "dataset" / "hf").exists()
     assert counts["reports"]["test"] == 2  # 20% of 10 reports, report by report
+
+
+def test_model_ids_name_real_models_when_configured():
+    from fincprg.export.card import model_ids
+
+    cfg = load_config(Path(__file__).resolve().parents[2] / "pipelines" / "paper.yaml")
+    ids = model_ids(cfg)
+    assert "gpt-4o" in ids["query generator"] and "gpt-4o" in ids["topic intents"]
+    assert "FinBERT2-IC" in ids["industry classifier"]
+    assert "bge-reranker-v2-m3" in ids["reranker"] and "0.99" in ids["reranker"]
+    offline = model_ids(load_config(None, ["topics.classifier.model=some/model"]))
+    assert offline["industry classifier"] == "offline CITIC keyword lexicon"  # lexicon backend ignores model
+    assert offline["query generator"].startswith("offline templates")
