@@ -102,6 +102,29 @@ def run_once(server: ServerProcess, items: list[PassageInput], concurrency: int)
     return dt, cpu, sum(isinstance(t, QueryTree) for t in out)
 
 
+def raw_once(server: ServerProcess, bodies: list[dict], concurrency: int) -> float:
+    """Wall seconds for the same requests sent with a bare httpx2 client (no openai SDK, no cache,
+    no parsing): the most this machine and server allow right now, to compare the real path with."""
+    import asyncio
+
+    import httpx2
+
+    async def go() -> None:
+        limits = httpx2.Limits(max_connections=concurrency)
+        async with httpx2.AsyncClient(base_url=server.base_url, limits=limits, timeout=30) as cl:
+            sem = asyncio.Semaphore(concurrency)
+
+            async def one(body: dict) -> None:
+                async with sem:
+                    (await cl.post("/chat/completions", json=body)).raise_for_status()
+
+            await asyncio.gather(*(one(b) for b in bodies))
+
+    t0 = time.perf_counter()
+    asyncio.run(go())
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=256, help="passages (= requests) per run")
@@ -109,6 +132,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[16, 32])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
+    ap.add_argument("--note", default="", help="a sentence appended to the README section (run conditions)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("FINCPRG_BENCH_KEY", "EMPTY")
@@ -116,34 +140,42 @@ def main() -> None:
     load0 = os.getloadavg()[0]
     server = ServerProcess(latency=args.latency)
     items = synthetic_items(args.n)
+    prompt_gen = LLMTreeGenerator.__new__(LLMTreeGenerator)  # only for render(): no client needed
+    from fincprg.llm import load_prompt
+
+    prompt_gen.prompt = load_prompt("hierarchical_query", "zh")
+    bodies = [{"model": "bench-model", "messages": prompt_gen.render(it), "temperature": 0.0,
+               "max_tokens": 2048, "response_format": {"type": "json_object"}} for it in items]
     run_once(server, items[:8], 8)  # warm-up: imports, SSL context, first connections
     rows = []
     try:
         for c in args.concurrency:
-            rates, cpus, valid = [], [], 0
-            for _ in range(args.repeats):
+            rates, cpus, raws, valid = [], [], [], 0
+            for _ in range(args.repeats):  # interleaved, so both see the same machine load
                 dt, cpu, valid = run_once(server, items, c)
                 rates.append(args.n / dt)
                 cpus.append(cpu / args.n * 1000)
+                raws.append(args.n / raw_once(server, bodies, c))
             ideal = c / args.latency
             med = statistics.median(rates)
-            cpu_ms = statistics.median(cpus)
-            rows.append((c, ideal, med, min(rates), max(rates), med / ideal, valid, server.max_in_flight, cpu_ms))
+            cpu_ms, raw = statistics.median(cpus), statistics.median(raws)
+            rows.append((c, ideal, med, min(rates), max(rates), med / ideal, valid, server.max_in_flight, cpu_ms,
+                         raw))
             print(f"concurrency={c:3d} ideal={ideal:6.1f} req/s  median={med:6.1f} req/s "
                   f"(min {min(rates):.1f}, max {max(rates):.1f})  ratio={med / ideal:.1%}  "
                   f"valid trees {valid}/{args.n}  peak in flight {server.max_in_flight}  "
-                  f"client CPU {cpu_ms:.2f} ms/request  load {os.getloadavg()[0]:.1f}")
+                  f"client CPU {cpu_ms:.2f} ms/request  bare httpx2 {raw:.1f} req/s  load {os.getloadavg()[0]:.1f}")
     finally:
         server.close()
 
     table = [
         "| concurrency | ideal req/s (c / latency) | median req/s | min – max | median / ideal | valid trees "
-        "| peak in flight | client CPU ms/request |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| peak in flight | client CPU ms/request | bare httpx2 req/s | fincprg / bare |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ] + [
         f"| {c} | {ideal:.1f} | {med:.1f} | {lo:.1f} – {hi:.1f} | {ratio:.1%} | {valid}/{args.n} | {peak} "
-        f"| {cpu:.2f} |"
-        for c, ideal, med, lo, hi, ratio, valid, peak, cpu in rows
+        f"| {cpu:.2f} | {raw:.1f} | {med / raw:.0%} |"
+        for c, ideal, med, lo, hi, ratio, valid, peak, cpu, raw in rows
     ]
     section = "\n".join([
         START,
@@ -153,16 +185,20 @@ def main() -> None:
         f"OpenAI-compatible test server with {args.latency * 1000:.0f} ms injected latency per request; "
         "real `openai` client, retries on, fresh on-disk cache per run (every request is sent), "
         f"parse + validation included. Median of {args.repeats} runs after one warm-up. "
+        "\"Bare httpx2\" sends the same rendered requests with a plain async httpx2 client (no SDK, "
+        "cache or parsing), interleaved with the real runs: the ceiling this machine and server allow. "
         "Target: median >= 90 % of concurrency / latency.",
         "",
         *table,
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"niceness {os.nice(0)}; "
         f"load average at the start {load0:.1f}, at the end {os.getloadavg()[0]:.1f}. "
         "The client is CPU-bound, not concurrency-bound, when the ratio falls short: "
         "1000 / (client CPU ms/request) is the most one free core can drive, and other jobs on the same "
         "cores lower what it gets. "
         f"Re-run: `.venv/bin/python eval/bench_llm_throughput.py`.",
+        *([""] + [args.note] if args.note else []),
         END,
     ])
     print("\n" + section)
