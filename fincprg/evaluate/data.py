@@ -76,8 +76,12 @@ def read_qrels(path: Path) -> Qrels:
     return qrels
 
 
+# Paper order (Tables 2-3); unknown subsets follow alphabetically.
+SUBSET_ORDER = ("sentence", "sentence-mined", "passage", "passage-mined", "topic", "all")
+
+
 def available_subsets(folder: Path, split: str = "test") -> dict[str, Path]:
-    """Map subset name -> qrels file for ``split`` (``all`` for a plain ``<split>.tsv``)."""
+    """Map subset name -> qrels file for ``split`` (``all`` for a plain ``<split>.tsv``), in paper order."""
     qdir = Path(folder) / "qrels"
     if not qdir.is_dir():
         raise InputError(f"{qdir} is missing; a BEIR folder holds qrels/<split>.tsv or qrels/<subset>-<split>.tsv")
@@ -88,7 +92,8 @@ def available_subsets(folder: Path, split: str = "test") -> dict[str, Path]:
             found.setdefault("all", p)
         elif stem.endswith(f"-{split}"):
             found[stem[: -len(split) - 1]] = p
-    return found
+    rank = {s: i for i, s in enumerate(SUBSET_ORDER)}
+    return dict(sorted(found.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 
 def load_beir(folder: str | Path, *, split: str = "test", subsets: list[str] | None = None) -> BeirDataset:
@@ -126,6 +131,13 @@ def load_beir(folder: str | Path, *, split: str = "test", subsets: list[str] | N
         queries[qid] = str(row.get("text", ""))
         meta[qid] = {k: v for k, v in row.items() if k not in ("_id", "text")}
     qrels = {s: read_qrels(files[s]) for s in wanted}
+    if not subsets:  # by default, leave out subsets with no queries in this split (e.g. no topic test queries)
+        empty = [s for s, qr in qrels.items() if not qr]
+        for s in empty:
+            log.warning("subset %s has no %s queries; left out", s, split)
+            del qrels[s]
+        if not qrels:
+            raise InputError(f"every qrels file for split {split!r} in {folder / 'qrels'} is empty")
     for s, qr in qrels.items():
         missing = [q for q in qr if q not in queries]
         if missing:

@@ -32,6 +32,7 @@ class EvalResult:
     dataset: str
     split: str
     subsets: list[str]
+    n_docs: int = 0
     scores: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     extras: dict[str, dict[str, float]] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
@@ -62,7 +63,7 @@ def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: li
     specs = specs or default_specs(has_reports)
     retrievers = [build_retriever(s, show_progress=show_progress) for s in specs]  # fail fast on bad specs
     queries = _queries_for(ds)
-    result = EvalResult(str(dataset), split, list(ds.qrels))
+    result = EvalResult(str(dataset), split, list(ds.qrels), len(ds.corpus))
     log.info("evaluating %d retrievers on %d queries, %d docs", len(specs), len(queries), len(ds.corpus))
     for spec, r in zip(specs, retrievers):
         t0 = time.perf_counter()
@@ -99,7 +100,7 @@ def _fmt(v: float) -> str:
 def format_markdown(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
     """Markdown tables shaped like the paper's Tables 2–3: rows retrievers, columns metrics, one table per
     subset, then an overview of nDCG@10 across subsets and notes (pool recall, Borda stability, time)."""
-    out = [f"Dataset: `{res.dataset}` (split {res.split})", ""]
+    out = [f"Dataset: `{res.dataset}` (split {res.split}, {res.n_docs} documents)", ""]
     for s in res.subsets:
         n = next((int(v[s]["n"]) for v in res.scores.values() if s in v), 0)
         out += [f"### {s} ({n} queries)", "", "| retriever | " + " | ".join(metrics) + " |",
@@ -115,7 +116,19 @@ def format_markdown(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
         out.append("")
     notes = []
     for r, ex in res.extras.items():
-        bits = [f"{k} {v:.4f}" if not k == "seconds" else f"{v:.1f}s" for k, v in ex.items()]
+        bits, pool = [], []
+        for key, v in ex.items():
+            if key == "seconds":
+                bits.append(f"{v:.1f}s")
+            elif key.startswith("pool_recall@"):
+                head, _, sub = key.partition(":")
+                if not pool:
+                    pool.append(head)
+                pool.append(f"{sub} {_fmt(v)}")
+            else:
+                bits.append(f"{key} {v:.4g}")
+        if pool:
+            bits.insert(1, f"{pool[0]}: " + ", ".join(pool[1:]))
         notes.append(f"- {r}: " + "; ".join(bits))
     for r, msg in res.failures.items():
         notes.append(f"- {r}: FAILED ({msg.splitlines()[0]})")

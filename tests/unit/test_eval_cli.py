@@ -15,11 +15,18 @@ runner = CliRunner()
 def test_loader_understands_both_qrels_layouts(tmp_path):
     a = fx.write_beir(tmp_path / "a")
     b = fx.write_beir(tmp_path / "b", fincprg_layout=False)
-    assert set(available_subsets(a)) == {"all", "sentence"}
+    assert list(available_subsets(a)) == ["sentence", "all"]  # paper order
     assert set(available_subsets(b)) == {"all"}
     ds = load_beir(a, subsets=["sentence"])
     assert set(ds.qrels) == {"sentence"} and len(ds.qrels["sentence"]) == 3
     assert ds.query_meta["q1"]["report_id"] == "r1" and ds.corpus["r1#p0"]["report_id"] == "r1"
+
+
+def test_empty_subsets_are_left_out_by_default(tmp_path):
+    data = fx.write_beir(tmp_path / "ds")
+    (data / "qrels" / "topic-test.tsv").write_text("query-id\tcorpus-id\tscore\n", encoding="utf-8")
+    assert "topic" not in load_beir(data).qrels
+    assert load_beir(data, subsets=["topic"]).qrels == {"topic": {}}  # asked for by name: kept
 
 
 def test_eval_prints_table_and_writes_files(tmp_path):
@@ -63,7 +70,7 @@ def test_eval_errors_are_clear(tmp_path):
     res = runner.invoke(app, ["eval", str(data), "-r", "bogus"])
     assert res.exit_code == 2 and "unknown retriever spec" in res.output
     res = runner.invoke(app, ["eval", str(data), "--subset", "topic"])
-    assert res.exit_code == 2 and "available: all, sentence" in res.output
+    assert res.exit_code == 2 and "available: sentence, all" in res.output
 
 
 def test_eval_help_explains_the_spec_grammar():
