@@ -99,7 +99,8 @@ def bench_topics(limit: int | None, cluster_overrides: dict, t2v_weight: float) 
         "dims": int(emb.shape[1]), "cluster_config": cfg.cluster.model_dump(),
         "time2vec_weight": cfg.time2vec.weight,
         "wall_s": round(total, 1), "steps_s": {k: round(v, 1) for k, v in steps.items()},
-        "peak_rss_mb": round(peak_rss_mb()), "topics": tree.n_topics, "tree_nodes": len(nodes),
+        "peak_rss_mb": round(peak_rss_mb()),
+        "cpu_s": round(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]), 1), "topics": tree.n_topics, "tree_nodes": len(nodes),
         "outlier_share": round(tree.outlier_share, 4),
         "purity_eastmoney": round(purity(tree.topics, em_raw), 4),
         "purity_citic": round(purity(tree.topics, em_citic), 4),
@@ -142,7 +143,7 @@ def write_readme(res: dict, ind: dict) -> None:
         "",
         f"- Titles: {t['titles']} read, {t['kept']} kept, dropped {t['dropped']}.",
         f"- Embedding: TF-IDF/LSA {t['dims'] - 6} d + Time2Vec 6 d (weight {t['time2vec_weight']}); clustering config `{json.dumps(t['cluster_config'])}`.",
-        f"- **Wall time {t['wall_s']} s** (steps: {t['steps_s']}); **peak RSS {t['peak_rss_mb']} MB** (ru_maxrss).",
+        f"- **Wall time {t['wall_s']} s** (steps: {t['steps_s']}); **peak RSS {t['peak_rss_mb']} MB** (ru_maxrss); process CPU time {t.get('cpu_s', '?')} s.",
         f"- **{t['topics']} topics**, {t['tree_nodes']} tree nodes, **outlier share {t['outlier_share']:.1%}**.",
         f"- **Purity** of topics (non-outliers) against East Money labels: {t['purity_eastmoney']:.1%} on the "
         f"164 raw East Money industries, {t['purity_citic']:.1%} after mapping them to CITIC level 1.",
