@@ -1,4 +1,4 @@
-"""CLI commands ``eval`` and ``audit``. Heavy imports stay inside the command bodies."""
+"""CLI command ``eval`` (and a re-export of ``audit``). Heavy imports stay inside the command bodies."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -88,11 +88,6 @@ def eval_cmd(
         raise typer.Exit(2) from None
 
 
-def audit_cmd(dataset: Annotated[Path, typer.Argument(help="A build's dataset folder.")]) -> None:
-    """Audit mined labels with an LLM judge (not built yet)."""
-    raise typer.Exit(_todo("audit"))
-
-
-def _todo(name: str) -> int:
-    typer.secho(f"`fincprg {name}` is not implemented yet", err=True)
-    return 2
+# `fincprg audit` lives in fincprg.evaluate.audit_cli (registered by fincprg.cli); re-exported here so
+# older imports of fincprg.evaluate.commands.audit_cmd keep working.
+from fincprg.evaluate.audit_cli import audit_cmd  # noqa: E402,F401
