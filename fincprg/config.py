@@ -134,6 +134,9 @@ class EmbedderConfig(Section):
     model: str | None = None
     dim: int = 128
     batch_size: int = 64
+    # weight of the CITIC one-hot appended to title vectors (topics only; ignored for backend
+    # "classifier", whose hidden states already separate industries); 0 turns it off
+    industry_weight: float = Field(0.5, ge=0)
 
 
 class Time2VecConfig(Section):

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fincprg.finance.industries import to_citic
+from fincprg.finance.industries import CITIC_INDUSTRIES, to_citic
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
 from fincprg.records import Failure, Query, Report
 from fincprg.topics.classify import company_map, make_classifier
@@ -70,7 +70,24 @@ def embed_titles(titles: list[Title], cfg: Any, seed: int, classifier: Any) -> n
     emb = l2_normalise(make_embedder(cfg.embedder, seed=seed, classifier=classifier).embed(texts))
     dates = [t.date for t in titles]
     ref = reference_date(dates, cfg.time2vec.reference_date)
-    return np.hstack([emb, time2vec(dates, reference=ref, weight=cfg.time2vec.weight)]).astype(np.float32)
+    blocks = [emb, time2vec(dates, reference=ref, weight=cfg.time2vec.weight)]
+    if cfg.embedder.backend != "classifier" and cfg.embedder.industry_weight > 0:
+        blocks.append(industry_block([t.industry for t in titles], cfg.embedder.industry_weight))
+    return np.hstack(blocks).astype(np.float32)
+
+
+def industry_block(industries: list[str | None], weight: float) -> np.ndarray:
+    """Weighted one-hot over the 30 CITIC industries (+ unknown).
+
+    The paper embeds titles with the industry model, so similar titles from different industries
+    separate. LSA and generic sentence vectors know nothing of industries; this block restores
+    that separation for the offline default (the ``classifier`` backend already carries it).
+    """
+    index = {name: i for i, name in enumerate(CITIC_INDUSTRIES)}
+    out = np.zeros((len(industries), len(CITIC_INDUSTRIES) + 1), dtype=np.float32)
+    for row, ind in enumerate(industries):
+        out[row, index.get(ind or "", len(CITIC_INDUSTRIES))] = weight
+    return out
 
 
 def topic_inputs(tree: TopicTree, nodes: dict, titles: list[Title], emb: np.ndarray) -> list[TopicInput]:

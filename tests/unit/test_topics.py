@@ -238,3 +238,13 @@ def test_llm_intents_against_local_server(llm_server, tmp_path):
     assert first[0]["role"] == "system" and "组件" in first[1]["content"] and "光伏组件价格企稳" in first[1]["content"]
     assert len(calls) == 3  # two asks + one re-ask for the invalid answer
     assert stats["template"] == "topic_intent.zh"
+
+
+def test_industry_block_separates_industries_and_marks_unknown():
+    from fincprg.finance.industries import CITIC_INDUSTRIES
+    from fincprg.topics.stage import industry_block
+
+    block = industry_block(["电子", "电子", "银行", None], 0.5)
+    assert block.shape == (4, len(CITIC_INDUSTRIES) + 1)
+    assert (block[0] == block[1]).all() and not (block[0] == block[2]).all()
+    assert block[3, -1] == 0.5 and block.sum() == 2.0
