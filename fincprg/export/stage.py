@@ -175,5 +175,9 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
 
 def run(ctx: Any) -> dict[str, Any]:
     """Stage entry: read the build folder, write ``OUT/dataset``."""
+    from fincprg.finance import register_companies
+
     cfg: PipelineConfig = ctx.config
-    return export_dataset(load_inputs(ctx.out), cfg, ctx.dir, signature=ctx.signature)
+    inputs = load_inputs(ctx.out)
+    register_companies(inputs.reports)  # BM25 negatives: tokens must not depend on earlier stages
+    return export_dataset(inputs, cfg, ctx.dir, signature=ctx.signature)

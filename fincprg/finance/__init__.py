@@ -17,6 +17,22 @@ from fincprg.finance.extract import (
 )
 from fincprg.finance.lexicon import add_words, stopwords, tokenize, user_words
 
+
+def register_companies(reports) -> int:
+    """Add every company name of a build's reports (metadata and titles) to the tokenizer.
+
+    Each stage that tokenises calls this first with the same reports, so its output depends on
+    the corpus alone, not on which stages happened to run earlier in the same process.
+    """
+    names = set()
+    for r in reports:
+        if r.company:
+            names.add(r.company)
+        name, _ = parse_title_company(r.title)
+        if name:
+            names.add(name)
+    return add_words(sorted(names))
+
 __all__ = [
     "METRIC_SYNONYMS",
     "FinanceFacts",
@@ -25,6 +41,7 @@ __all__ = [
     "add_words",
     "extract",
     "parse_title_company",
+    "register_companies",
     "stopwords",
     "tokenize",
     "user_words",

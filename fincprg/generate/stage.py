@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from fincprg.config import PipelineConfig
-from fincprg.finance import add_words, parse_title_company
+from fincprg.finance import register_companies
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query
 from fincprg.generate.templates import TemplateGenerator, report_company
@@ -107,24 +107,13 @@ def load_inputs(ctx: StageContext) -> tuple[list[PassageInput], dict[str, Report
     return items, reports
 
 
-def _company_names(reports: dict[str, Report]) -> list[str]:
-    names = set()
-    for r in reports.values():
-        if r.company:
-            names.add(r.company)
-        name, _ = parse_title_company(r.title)
-        if name:
-            names.add(name)
-    return sorted(names)
-
-
 def run(ctx: StageContext) -> dict[str, Any]:
     """Generate query trees for every passage; write queries, direct qrels and failures."""
     cfg = ctx.config
     items, reports = load_inputs(ctx)
     # every company name is known to the tokenizer before the first batch, so tokenisation
     # (and the template queries) do not depend on batch boundaries or on resuming
-    add_words(_company_names(reports))
+    register_companies(reports.values())
     generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
     complete = cfg.generate.complete
 

@@ -15,6 +15,7 @@ Output records (OUT/mine):
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections import Counter
@@ -22,14 +23,16 @@ from typing import Any
 
 import numpy as np
 
+from fincprg.finance import register_companies
 from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, boilerplate_sentences
+from fincprg.mine.coverage import CoverageScorer
 from fincprg.mine.facts import FactsCache
 from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import BlockScorer, make_reranker, threshold_for
 from fincprg.mine.spaces import KINDS, Space, expected_pairs, passage_spaces, sentence_spaces, topic_spaces
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
-from fincprg.records import Passage, Qrel, Query, ScoredPair, Sentence, Topic
+from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +67,7 @@ def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic]
 def run(ctx: Any) -> dict[str, Any]:
     """Traverse the configured spaces, veto, propagate; write pairs, histogram and mined qrels."""
     cfg = ctx.config.mine
+    register_companies(ctx.read("ingest", "reports.jsonl", Report))
     passages = list(ctx.read("chunk", "passages.jsonl", Passage))
     sentences = list(ctx.read("chunk", "sentences.jsonl", Sentence))
     gen_queries = list(ctx.read("generate", "queries.jsonl", Query))
@@ -106,12 +110,17 @@ def run(ctx: Any) -> dict[str, Any]:
                   keep_min_score=cfg.keep_min_score, boilerplate=frozenset(bp), facts=facts, veto=veto,
                   neighbours=neighbours)
 
+    envs = {kind: env for kind in KINDS}
+    if reranker.name == "lexical":
+        # broad topic subqueries are never lexically *similar* to passage queries; the offline
+        # stand-in for the reranker's judgement there is coverage (see fincprg/mine/coverage.py)
+        envs["topic"] = dataclasses.replace(env, reranker=CoverageScorer(), cache={})
     results: dict[str, list[SpaceResult]] = {k: [] for k in KINDS}
     for kind in KINDS:
         todo = spaces[kind]
         batches = [todo[i:i + cfg.batch_size] for i in range(0, len(todo), cfg.batch_size)]
         for batch in ctx.progress(batches, total=len(batches), desc=f"mine {kind} spaces"):
-            results[kind].extend(score_spaces(batch, env))
+            results[kind].extend(score_spaces(batch, envs[kind]))
 
     pairs: list[ScoredPair] = [p for kind in KINDS for r in results[kind] for p in r.pairs]
     mined = propagate(pairs, direct, cfg.direction)

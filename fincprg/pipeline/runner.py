@@ -63,7 +63,7 @@ STAGES: tuple[StageSpec, ...] = (
               description="one query tree per passage (passage + sentence queries), completion, direct qrels"),
     StageSpec("topics", "fincprg.topics.stage:run", ("ingest",), ("topics", "llm"),
               description="industry + title + time clustering, topic intents and subqueries, industry subtrees"),
-    StageSpec("mine", "fincprg.mine.stage:run", ("chunk", "generate", "topics"), ("mine",),
+    StageSpec("mine", "fincprg.mine.stage:run", ("ingest", "chunk", "generate", "topics"), ("mine",),
               description="reranker query-pair traversal in local spaces, veto, positive propagation"),
     StageSpec("export", "fincprg.export.stage:run", ("ingest", "chunk", "generate", "topics", "mine"),
               ("export",), dirname="dataset",
@@ -218,12 +218,21 @@ def corpus_hash(corpus: Path) -> str:
     return hash_files([p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith(".")], corpus)
 
 
+def code_hash(spec: StageSpec) -> str:
+    """Hash of the code a stage's output depends on: its own package plus the shared finance
+    knowledge and records, so editing a stage re-runs it (and, through changed outputs, what follows)."""
+    root = Path(__file__).resolve().parents[1]
+    pkg = root / spec.entry.split(":")[0].split(".")[1]
+    files = [*pkg.rglob("*.py"), *(root / "finance").rglob("*"), root / "records.py"]
+    return hash_files([f for f in files if f.is_file() and "__pycache__" not in f.parts], root)
+
+
 def signature(spec: StageSpec, cfg: PipelineConfig, input_hashes: dict[str, str]) -> str:
     import hashlib
     import json
 
-    payload = {"stage": spec.name, "version": __version__, "config": section_hash(cfg, spec.config_keys),
-               "inputs": input_hashes}
+    payload = {"stage": spec.name, "version": __version__, "code": code_hash(spec),
+               "config": section_hash(cfg, spec.config_keys), "inputs": input_hashes}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 

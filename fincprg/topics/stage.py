@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from fincprg.finance import register_companies
 from fincprg.finance.industries import CITIC_INDUSTRIES, to_citic
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
 from fincprg.records import Failure, Query, Report
@@ -135,6 +136,7 @@ def run(ctx: Any) -> dict[str, Any]:
     cfg = ctx.config.topics
     seed = ctx.config.run.seed
     reports = list(ctx.read("ingest", "reports.jsonl", Report))
+    register_companies(reports)
     kept, dropped = select_titles(reports, cfg.min_title_chars)
     kept, classifier = label_industries(kept, reports, cfg)
     order = {r.id: i for i, r in enumerate(reports)}

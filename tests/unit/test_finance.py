@@ -136,3 +136,10 @@ def test_extract_is_deterministic_and_hashable():
     a = extract("2024Q1营收同比增长12.5%")
     b = extract("2024Q1营收同比增长12.5%")
     assert a == b and hash(a) == hash(b)
+
+
+def test_year_range_with_year_suffix_on_both_ends_expands():
+    from fincprg.finance import extract
+
+    years = sorted(p.year for p in extract("2022年至2024年医药行业创新药的最新情况").periods)
+    assert years == [2022, 2023, 2024]

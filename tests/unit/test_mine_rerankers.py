@@ -91,3 +91,18 @@ def test_lexical_scores_range_identity_and_block_agreement():
     assert same_q >= rr.default_threshold > other_metric  # finance-field agreement separates them
     # texts never seen by prepare() are encoded on the fly with the fitted IDF
     assert 0.0 <= rr.score([("全新文本甲", "全新文本乙")])[0] <= 1.0
+
+
+def test_coverage_scores_a_broad_subquery_covered_by_a_specific_passage_query():
+    from fincprg.mine.coverage import CoverageScorer, content_words
+
+    broad = "2023年至2024年医药行业创新药的最新情况和影响是什么？"
+    assert content_words(broad) == ("创新药",)  # frame words, years and the industry scope drop out
+    s = CoverageScorer()
+    covered, other = s.score([
+        (broad, "华济医药2023年集采、创新药相关的归母净利润变化情况如何？"),
+        (broad, "江城银行2023年零售贷款的不良率是多少？"),
+    ])
+    assert covered == 1.0 and other == 0.0
+    # symmetric, so both direction policies give the same decision
+    assert s.score([("华济医药2023年集采、创新药相关的归母净利润变化情况如何？", broad)]) == [1.0]

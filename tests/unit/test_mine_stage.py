@@ -6,7 +6,7 @@ import json
 from fincprg.config import PipelineConfig
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg.pipeline.runner import STAGE_BY_NAME, StageContext
-from fincprg.records import Qrel, ScoredPair
+from fincprg.records import Qrel, Report, ScoredPair
 from tests.unit._mine_fixture import SUBTREE, build
 
 TEXTS = {
@@ -21,6 +21,8 @@ TEXTS = {
 def _write_inputs(out, fx):
     qs = [q.model_copy(update={"text": TEXTS.get(q.id, q.text)}) for q in fx["queries"]]
     tq = [q.model_copy(update={"text": TEXTS.get(q.id, q.text)}) for q in fx["topic_queries"]]
+    reports = sorted({p.report_id for p in fx["passages"]})
+    atomic_write_jsonl(out / "ingest" / "reports.jsonl", [Report(id=r, title=r, text="-") for r in reports])
     atomic_write_jsonl(out / "chunk" / "passages.jsonl", fx["passages"])
     atomic_write_jsonl(out / "chunk" / "sentences.jsonl", fx["sentences"])
     atomic_write_jsonl(out / "generate" / "queries.jsonl", qs)

@@ -234,7 +234,8 @@ def test_llm_intents_against_local_server(llm_server, tmp_path):
     done, failures, stats = llm_intents(topics, IntentConfig(backend="llm"), cfg, tmp_path / "cache")
     assert done == {"t0": [{"intent": "了解光伏组件价格走势", "subqueries": ["组件价格为何企稳？", "排产如何？"]}]}
     assert [f.item_id for f in failures] == ["t1"] and failures[0].raw == "not json at all"
-    first = calls[0]["messages"]
+    # requests run concurrently, so find t0's by content rather than by arrival order
+    first = next(c["messages"] for c in calls if "光伏组件价格企稳" in c["messages"][1]["content"])
     assert first[0]["role"] == "system" and "组件" in first[1]["content"] and "光伏组件价格企稳" in first[1]["content"]
     assert len(calls) == 3  # two asks + one re-ask for the invalid answer
     assert stats["template"] == "topic_intent.zh"
