@@ -18,8 +18,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# Build the sample corpus offline, benchmark the offline retrievers on it, write the HTML report.
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/fincprg demo --out runs/demo
+	HF_HUB_OFFLINE=1 $(BIN)/fincprg eval runs/demo/dataset --out runs/demo/eval
+	$(BIN)/fincprg report runs/demo
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
