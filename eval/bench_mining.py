@@ -189,10 +189,10 @@ def report(a, full, pre, mined_full, mined_pre) -> None:
         qlev[lv] = qlev.get(lv, 0) + 1
     med = statistics.median(r["seconds"] for r in full)
     rss = max(r["maxrss_mib"] for r in full)
-    rows = ["| space | spaces | pairs scored | cost model | text pairs computed | identical | accepted | vetoed |",
+    rows = ["| space | spaces | pairs scored | cost model | text pairs / block cells computed | identical | accepted | vetoed |",
             "|---|---|---|---|---|---|---|---|"]
     for k, v in c["spaces"].items():
-        rows.append(f"| {k} | {v['spaces']} | {v['pairs']:,} | {v['expected_pairs']:,} | {v['text_pairs_scored']:,} "
+        rows.append(f"| {k} | {v['spaces']} | {v['pairs']:,} | {v['expected_pairs']:,} | {v['text_pairs_scored'] + v.get('block_cells_scored', 0):,} "
                     f"| {v['identical_text_pairs']:,} | {v['accepted']:,} | {sum(v['vetoed'].values()):,} |")
     tot_full = sum(v["pairs"] for v in c["spaces"].values())
     tot_pre = sum(v["pairs"] for v in pre["counts"]["spaces"].values())

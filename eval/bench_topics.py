@@ -138,11 +138,12 @@ def write_readme(res: dict, ind: dict) -> None:
         "<!-- topics:start -->",
         "## Topics: clustering 49k report titles offline (eval/bench_topics.py)",
         "",
-        f"Measured {dt.date.today().isoformat()} on the shared 2-core CPU box (other jobs were running, so "
-        "times are upper bounds), one run each.",
+        f"Measured {dt.date.today().isoformat()} on a 2-core CPU box, one run; 1-minute load average "
+        f"{os.getloadavg()[0]:.1f} at the end (above ~2 means other work shared the cores and wall time "
+        "is an upper bound; CPU time is the steadier figure).",
         "",
         f"- Titles: {t['titles']} read, {t['kept']} kept, dropped {t['dropped']}.",
-        f"- Embedding: TF-IDF/LSA {t['dims'] - 6} d + Time2Vec 6 d (weight {t['time2vec_weight']}); clustering config `{json.dumps(t['cluster_config'])}`.",
+        f"- Embedding: TF-IDF/LSA + CITIC one-hot {t['dims'] - 6} d + Time2Vec 6 d (weight {t['time2vec_weight']}); clustering config `{json.dumps(t['cluster_config'])}`.",
         f"- **Wall time {t['wall_s']} s** (steps: {t['steps_s']}); **peak RSS {t['peak_rss_mb']} MB** (ru_maxrss); process CPU time {t.get('cpu_s', '?')} s.",
         f"- **{t['topics']} topics**, {t['tree_nodes']} tree nodes, **outlier share {t['outlier_share']:.1%}**.",
         f"- **Purity** of topics (non-outliers) against East Money labels: {t['purity_eastmoney']:.1%} on the "

@@ -34,10 +34,16 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars;
 
 
 def _setup_logging(quiet: bool) -> None:
+    import os
+
     from rich.logging import RichHandler
 
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(show_path=False, show_time=False)], force=True)
+    level = logging.WARNING if quiet else logging.INFO
+    # the handler's own level matters: libraries such as bm25s set their loggers to DEBUG
+    handler = RichHandler(show_path=False, show_time=False, level=level)
+    logging.basicConfig(level=level, format="%(message)s", handlers=[handler], force=True)
+    if quiet:
+        os.environ["TQDM_DISABLE"] = "1"  # also silences the bars of BERTopic and other libraries
 
 
 def _fail(e: Exception) -> None:

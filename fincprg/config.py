@@ -134,8 +134,11 @@ class EmbedderConfig(Section):
     model: str | None = None
     dim: int = 128
     batch_size: int = 64
-    # weight of the CITIC one-hot appended to title vectors (topics only; ignored for backend
-    # "classifier", whose hidden states already separate industries); 0 turns it off
+
+
+class TitleEmbedderConfig(EmbedderConfig):
+    # weight of the CITIC one-hot appended to title vectors (ignored for backend "classifier",
+    # whose hidden states already separate industries); 0 turns it off
     industry_weight: float = Field(0.5, ge=0)
 
 
@@ -175,7 +178,7 @@ class IntentConfig(Section):
 class TopicsConfig(Section):
     min_title_chars: int = 5
     classifier: ClassifierConfig = Field(default_factory=ClassifierConfig)
-    embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    embedder: TitleEmbedderConfig = Field(default_factory=TitleEmbedderConfig)
     time2vec: Time2VecConfig = Field(default_factory=Time2VecConfig)
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     intents: IntentConfig = Field(default_factory=IntentConfig)

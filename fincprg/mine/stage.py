@@ -157,7 +157,9 @@ def summarise(spaces: dict[str, list[Space]], results: dict[str, list[SpaceResul
         vetoes.update(v)
         per_space[kind] = {
             "spaces": len(spaces[kind]), "pairs": c["pairs"], "expected_pairs": expected[kind],
-            "text_pairs_scored": c["text_pairs_scored"], "identical_text_pairs": c["identical_text_pairs"],
+            # pairwise rerankers: distinct text pairs sent; block scorers: dense cells computed
+            "text_pairs_scored": c["text_pairs_scored"], "block_cells_scored": c["block_cells_scored"],
+            "identical_text_pairs": c["identical_text_pairs"],
             "above_threshold": c["above_threshold"], "accepted": c["accepted"], "vetoed": v,
         }
     level = {q.id: q.level for q in queries}

@@ -111,7 +111,8 @@ def _direction_pass(space: Space, env: MineEnv, reverse: bool, allowed: sp.csr_m
         if block:
             lu = np.unique(linv[rows], return_inverse=True)
             s_u = env.reranker.score_rows(rows_l[lu[0]], rows_r)  # type: ignore[attr-defined]
-            counts["text_pairs_scored"] += s_u.size
+            # the vectorised scorer computes whole blocks of distinct texts, masked cells included
+            counts["block_cells_scored"] += s_u.size
             scores = s_u[lu[1]][:, rinv]
         else:
             scores = _pairwise_block(env, lt[rows], rt, mask, counts)

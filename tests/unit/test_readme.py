@@ -1,0 +1,26 @@
+"""README.md stays true to the code: every config key is in its reference, every command is named."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_config_reference_in_readme_is_the_generated_one():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- config:start -->")[1].split("<!-- config:end -->")[0].strip()
+    generated = subprocess.run([sys.executable, str(ROOT / "scripts" / "config_reference.py")],
+                               capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
+    assert block == generated, "README config reference is stale: paste `python scripts/config_reference.py`"
+
+
+def test_readme_names_every_cli_command():
+    from fincprg.cli import app
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    names = {c.name or c.callback.__name__ for c in app.registered_commands}
+    assert names >= {"build", "stages", "demo", "eval", "audit", "report", "doctor"}
+    missing = [n for n in names if f"fincprg {n}" not in readme]
+    assert not missing, f"README does not mention: {missing}"
