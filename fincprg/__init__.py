@@ -14,10 +14,16 @@ __all__ = ["build", "load_config", "PipelineConfig", "Report", "Passage", "Sente
 
 
 def build(corpus, out, config=None, overrides=None, **kwargs):
-    """Run the whole pipeline: ``build("datasets/sample", "runs/demo")``. See ``fincprg build --help``."""
+    """Run the whole pipeline: ``build("datasets/sample", "runs/demo")``; ``config=None`` means the
+    shipped pipelines/offline.yaml. See ``fincprg build --help``."""
     from pathlib import Path
 
     from fincprg.pipeline.runner import run_pipeline
 
-    cfg = config if isinstance(config, PipelineConfig) else load_config(config, overrides)
+    from fincprg.config import bundled_pipeline
+
+    if isinstance(config, PipelineConfig):
+        cfg = config
+    else:
+        cfg = load_config(config if config is not None else bundled_pipeline("offline"), overrides)
     return run_pipeline(Path(corpus), Path(out), cfg, **kwargs)

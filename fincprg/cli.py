@@ -24,7 +24,7 @@ app = typer.Typer(
 
 ConfigOpt = Annotated[
     Optional[Path],
-    typer.Option("--config", "-c", help="Pipeline YAML (default: pipelines/offline.yaml settings, fully offline)."),
+    typer.Option("--config", "-c", help="Pipeline YAML (default: the shipped pipelines/offline.yaml, fully offline)."),
 ]
 SetOpt = Annotated[
     Optional[list[str]],
@@ -55,6 +55,7 @@ def _print_counts(counts: dict[str, Any], indent: str = "    ") -> None:
     for k, v in counts.items():
         if isinstance(v, dict):
             if not v:
+                typer.echo(f"{indent}{k}: none")
                 continue
             typer.echo(f"{indent}{k}:")
             _print_counts(v, indent + "  ")
@@ -71,9 +72,10 @@ def _print_outcomes(outcomes: list[Any], out: Path) -> None:
         _print_counts(o.counts)
 
 
-def _default_config() -> Path | None:
-    p = Path("pipelines/offline.yaml")
-    return p if p.exists() else None
+def _default_config() -> Path:
+    from fincprg.config import bundled_pipeline
+
+    return bundled_pipeline("offline")
 
 
 @app.command()
@@ -112,6 +114,8 @@ def stages(
         for s in STAGES:
             typer.echo(f"{s.name:<9} -> OUT/{s.dir + '/':<10} {s.description}")
         return
+    if not out.is_dir():
+        _fail(FincprgError(f"{out} is not a build folder; run `fincprg build CORPUS -o {out}` first"))
     for row in stage_status(out):
         extra = f" ({row['batches_done']} batches committed)" if row["status"] == "partial" else ""
         secs = f" {row['seconds']:.1f}s" if row["seconds"] is not None else ""
@@ -140,8 +144,7 @@ def demo(
     _setup_logging(quiet)
     try:
         corpus = _sample_corpus()
-        cfg_path = config or corpus.parents[1] / "pipelines" / "offline.yaml"
-        cfg = load_config(cfg_path if cfg_path.exists() else None, set_)
+        cfg = load_config(config or _default_config(), set_)
         outcomes = run_pipeline(corpus, out, cfg, show_progress=not quiet and None)
     except FincprgError as e:
         _fail(e)

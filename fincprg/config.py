@@ -289,8 +289,25 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else ""
 
 
+def bundled_pipeline(name: str = "offline") -> Path:
+    """Path of a shipped pipeline YAML (``offline``, ``paper``): inside the wheel, else the repo's
+    ``pipelines/`` folder (editable installs), so the default does not depend on the working folder."""
+    from importlib.resources import files
+
+    packaged = files("fincprg") / "pipelines" / f"{name}.yaml"
+    if packaged.is_file():
+        return Path(str(packaged))
+    repo = Path(__file__).resolve().parents[1] / "pipelines" / f"{name}.yaml"
+    if repo.is_file():
+        return repo
+    raise ConfigError(f"pipeline {name!r} is not shipped with this install (looked in fincprg/pipelines and {repo.parent})")
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> PipelineConfig:
-    """Load a pipeline config from YAML (or defaults) and apply dotted overrides."""
+    """Load a pipeline config from YAML (``None``: the models' defaults) and apply dotted overrides.
+
+    The CLI and :func:`fincprg.build` pass :func:`bundled_pipeline` ("offline") when no path is given.
+    """
     data: dict[str, Any] = {}
     origin = "defaults"
     if path is not None:

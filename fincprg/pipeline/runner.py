@@ -206,8 +206,13 @@ def _versions() -> dict[str, str]:
 
 
 def output_files(stage_dir: Path) -> list[Path]:
+    """Data files whose bytes define a stage's output hash.
+
+    HTML views are left out: plotly writes random element ids, and a re-drawn chart must not
+    invalidate every later stage.
+    """
     return [p for p in stage_dir.rglob("*") if p.is_file() and p.name not in (MANIFEST, PROGRESS)
-            and not p.name.startswith(".")]
+            and not p.name.startswith(".") and p.suffix != ".html"]
 
 
 def corpus_hash(corpus: Path) -> str:
@@ -258,6 +263,8 @@ def run_pipeline(
     show_progress: bool | None = None,
 ) -> list[StageOutcome]:
     """Run every stage in order (up to ``upto``), skipping or resuming by signature."""
+    if not corpus.exists():  # checked before OUT is created, so a typo leaves nothing behind
+        raise InputError(f"corpus {corpus} does not exist; pass a .jsonl/.csv/.json file or a directory of .txt/.md files")
     out.mkdir(parents=True, exist_ok=True)
     show = cfg.run.show_progress if show_progress is None else show_progress
     outcomes: list[StageOutcome] = []

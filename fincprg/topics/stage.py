@@ -65,9 +65,16 @@ def label_industries(titles: list[Title], reports: list[Report], cfg: Any) -> tu
     return [t for t in out if t is not None], classifier
 
 
-def embed_titles(titles: list[Title], cfg: Any, seed: int, classifier: Any) -> np.ndarray:
+def embed_titles(titles: list[Title], cfg: Any, seed: int, classifier: Any, progress: Any = None) -> np.ndarray:
     """L2-normalised text embedding with the weighted Time2Vec block appended."""
     texts = [t.title for t in titles]
+    if progress is not None and cfg.embedder.backend == "lsa":
+        from fincprg.finance import tokenize
+
+        # tokenising is the slow part of LSA (about a minute for 49k titles); doing it here fills
+        # the tokenizer's cache and gives the user a progress bar
+        for text in progress(texts, total=len(texts), desc="topics: tokenise titles"):
+            tokenize(text)
     emb = l2_normalise(make_embedder(cfg.embedder, seed=seed, classifier=classifier).embed(texts))
     dates = [t.date for t in titles]
     ref = reference_date(dates, cfg.time2vec.reference_date)
@@ -144,7 +151,8 @@ def run(ctx: Any) -> dict[str, Any]:
     atomic_write_jsonl(ctx.dir / "titles.jsonl", all_titles)
 
     if kept:
-        emb = embed_titles(kept, cfg, seed, classifier)
+        emb = embed_titles(kept, cfg, seed, classifier, progress=ctx.progress)
+        log.info("topics: clustering %d titles (BERTopic + HDBSCAN)...", len(kept))
         tree = cluster_titles([t.title for t in kept], emb, cfg.cluster, seed=seed)
     else:
         emb = np.zeros((0, 1), dtype=np.float32)
