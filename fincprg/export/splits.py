@@ -10,7 +10,12 @@ Rules (also written into the dataset card):
    sized as configured, and no report is in both splits.
 2. **Topic queries move by cluster.** Every intent/topic query of one topic node (its
    ``source_ids[0]``) goes to one split: the split holding most of that node's reports
-   (ties and nodes without reports: the node id's hash).
+   (ties and nodes without reports: the node id's hash). On a small corpus the hash may put
+   every labelled topic node's reports in train, leaving the topic test set empty; so when at
+   least two nodes have labelled topic queries and none would keep a label in test, the
+   smallest such node (fewest reports to move; ties: hash) moves to test with every unit
+   holding its reports or its labels' reports, and other test units go back to train while
+   that brings the test share closer to ``test_fraction`` (``ensure_topic_test``).
 3. **A label lives in the split of its passage.** A qrel (query, passage) is kept in split S
    only when the query is in S *and* the passage's report is in S. Mined labels that cross
    splits (a test topic query whose positive sits in a train report, a passage query mined
@@ -20,10 +25,12 @@ Rules (also written into the dataset card):
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+log = logging.getLogger(__name__)
 SPLITS: tuple[str, str] = ("train", "test")
 OUTLIER_TOPIC = "t-1"
 SplitUnit = Literal["report", "leaf", "subtree"]
@@ -87,12 +94,93 @@ def split_reports(
     unit: SplitUnit,
     seed: int,
     test_fraction: float,
+    nodes: Mapping[str, Mapping[str, Any]] | None = None,
+    topic_labels: Mapping[str, set[str]] | None = None,
 ) -> dict[str, str]:
-    """Report id -> "train" | "test" (rule 1 of the module docstring)."""
+    """Report id -> "train" | "test" (rule 1 of the module docstring).
+
+    With ``nodes`` (topic tree) and ``topic_labels`` (labelled topic node id -> report ids of
+    its topic queries' labelled passages), ``ensure_topic_test`` then keeps topic labels in test.
+    """
     units = report_units(report_ids, assignments, unit)
     sizes = Counter(units.values())
     unit_split = split_units(sizes, seed, test_fraction)
+    if nodes is not None and topic_labels and 0 < test_fraction < 1:
+        unit_split = ensure_topic_test(units, unit_split, nodes, topic_labels, seed=seed,
+                                       test_fraction=test_fraction)
     return {rid: unit_split[u] for rid, u in units.items()}
+
+
+def _topic_labels_in(split: str, report_split: Mapping[str, str], topic_split: Mapping[str, str],
+                     topic_labels: Mapping[str, set[str]]) -> set[str]:
+    """Labelled topic nodes whose node sits in ``split`` with at least one label surviving there."""
+    return {t for t, rids in topic_labels.items()
+            if topic_split.get(t) == split and any(report_split.get(r) == split for r in rids)}
+
+
+def ensure_topic_test(
+    units: Mapping[str, str],
+    unit_split: Mapping[str, str],
+    nodes: Mapping[str, Mapping[str, Any]],
+    topic_labels: Mapping[str, set[str]],
+    *,
+    seed: int,
+    test_fraction: float,
+) -> dict[str, str]:
+    """Move one labelled topic node to test when the hash split left the topic test set empty.
+
+    Args:
+        units: report id -> unit id.
+        unit_split: unit id -> split, from ``split_units``.
+        nodes: topic tree nodes (id -> node dict with ``title_ids``/``children``).
+        topic_labels: labelled topic node id -> report ids of its labels' passages.
+        seed, test_fraction: as for ``split_units``.
+
+    Returns the (possibly) changed unit split. Nothing changes when fewer than two nodes are
+    labelled, when some topic label already survives in test, or when no move keeps a
+    surviving topic label in train too (the train side must not lose the topic subset).
+    """
+    topics = sorted(topic_labels)
+    if len(topics) < 2:
+        return dict(unit_split)
+
+    def evaluate(us: Mapping[str, str]) -> tuple[set[str], set[str]]:
+        rs = {r: us[u] for r, u in units.items()}
+        ts = split_topics(topics, nodes, rs, seed=seed, test_fraction=test_fraction)
+        return (_topic_labels_in("train", rs, ts, topic_labels), _topic_labels_in("test", rs, ts, topic_labels))
+
+    if evaluate(unit_split)[1]:
+        return dict(unit_split)
+    under = topic_reports(nodes)
+    sizes = Counter(units.values())
+    total = sum(sizes.values())
+    best: tuple[tuple[int, float, str], set[str]] | None = None
+    for t in topics:
+        need = {units[r] for r in under.get(t, set()) | set(topic_labels[t]) if r in units}
+        if not need:
+            continue
+        trial = {u: ("test" if u in need else s) for u, s in unit_split.items()}
+        train_ok, test_ok = evaluate(trial)
+        if t not in test_ok or not train_ok:
+            continue
+        cost = sum(sizes[u] for u in need if unit_split[u] != "test")
+        key = (cost, unit_hash(seed, f"topic:{t}"), t)
+        if best is None or key < best[0]:
+            best = (key, need)
+    if best is None:
+        return dict(unit_split)
+    locked = best[1]
+    out = {u: ("test" if u in locked else s) for u, s in unit_split.items()}
+    # Give back other test units (hash order) while that brings the test share closer to target.
+    target = round(total * test_fraction)
+    taken = sum(sizes[u] for u, s in out.items() if s == "test")
+    for u in sorted((u for u, s in out.items() if s == "test" and u not in locked),
+                    key=lambda u: (unit_hash(seed, u), u)):
+        if abs(taken - sizes[u] - target) < abs(taken - target):
+            out[u] = "train"
+            taken -= sizes[u]
+    log.info("export split: moved topic node %s to test (no topic label would otherwise be in test)", best[0][2])
+    return out
 
 
 def topic_reports(nodes: Mapping[str, Mapping[str, Any]]) -> dict[str, set[str]]:

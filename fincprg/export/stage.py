@@ -85,8 +85,15 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
     passages = {p.id: p for p in inp.passages}
     queries = {q.id: q for q in inp.queries}
 
+    # labelled topic node -> reports of its labelled passages (so the split can keep topic labels in test)
+    topic_labels: dict[str, set[str]] = {}
+    for qr in inp.qrels:
+        q = queries.get(qr.query_id)
+        if q is not None and q.level == "topic" and q.source_ids and qr.relevance > 0 and qr.passage_id in passages:
+            topic_labels.setdefault(q.source_ids[0], set()).add(passages[qr.passage_id].report_id)
     report_split = split_reports(sorted(reports), inp.assignments, unit=ecfg.split_unit, seed=ecfg.seed,
-                                 test_fraction=ecfg.test_fraction)
+                                 test_fraction=ecfg.test_fraction, nodes=inp.topic_nodes,
+                                 topic_labels=topic_labels)
     passage_split = {pid: report_split[p.report_id] for pid, p in passages.items() if p.report_id in report_split}
     topic_ids = sorted({q.source_ids[0] for q in queries.values() if q.level in ("topic", "intent") and q.source_ids})
     topic_split = split_topics(topic_ids, inp.topic_nodes, report_split, seed=ecfg.seed,

@@ -345,7 +345,10 @@ def test_negatives_none_and_split_unit_report(tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "dataset/train/flagembedding.jsonl").read_text("utf-8").splitlines()]
     assert lines and all(x["neg"] == [] for x in lines)
     assert not (tmp_path / "dataset" / "hf").exists()
-    assert counts["reports"]["test"] == 2  # 20% of 10 reports, report by report
+    # 20% of 10 reports would be 2, but the hash put no labelled topic node in test: topic t1 (its
+    # reports r5-r8) moves there whole, so the topic subset has a test set (splits.ensure_topic_test)
+    assert counts["reports"]["test"] == 4
+    assert counts["qrels"]["topic"]["test"]["pairs"] == 2 and counts["qrels"]["topic"]["train"]["pairs"] >= 1
 
 
 def test_model_ids_name_real_models_when_configured():
