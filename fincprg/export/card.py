@@ -114,7 +114,8 @@ def render_card(
             f"- Split: reports move between train and test as units (`export.split_unit={cfg.export.split_unit}`), "
             f"about {cfg.export.test_fraction:.0%} of reports in test, ordered by a hash of the unit id with "
             f"seed {cfg.export.seed}; no report is in both splits. Topic queries go with their topic node's "
-            "majority split, so a cluster's queries stay together. A label is kept only when its query and its "
+            "majority split, so a cluster's queries stay together; when the hash left no labelled topic node in "
+            "test, the smallest one moved there with its reports, so the topic subset has a test set. A label is kept only when its query and its "
             "passage's report are in the same split; cross-split labels are dropped "
             f"(here: {dropped.get('cross_split', 0)} cross-split labels dropped, {dropped.get('dangling', 0)} with "
             "unknown query/passage ids dropped).",
