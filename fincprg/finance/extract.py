@@ -6,6 +6,7 @@ every query of a corpus (150k+), many of them repeated.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -208,13 +209,6 @@ _DOWN_SET = frozenset(_DOWN)
 
 _CODE = r"(?:00[0-3]\d{3}|30[01]\d{3}|60[0-5]\d{3}|68[89]\d{3}|8[3-9]\d{4}|43\d{4}|92\d{4})"
 _CODE_RE = re.compile(rf"(?<![\d.])({_CODE})(?:\.(?:SH|SZ|BJ))?(?![\d])(?!\s*(?:{_UNIT_RE}))", re.IGNORECASE)
-_NAME = r"[\u4e00-\u9fffA-Za-z*]{2,10}?"
-_TITLE_RE = re.compile(
-    rf"^\s*(?:[【\[][^】\]]{{1,12}}[】\]])?\s*(?P<name>\*?ST?[\u4e00-\u9fff]{{2,8}}|[\u4e00-\u9fffA-Za-z]{{2,10}}?)\s*"
-    rf"(?:[（(\[【]\s*(?P<code>\d{{6}}|\d{{4,5}})(?:\.(?P<ex>SH|SZ|BJ|HK))?\s*[）)\]】]"
-    rf"|(?P<code2>\d{{6}})(?:\.(?:SH|SZ|BJ))?(?![\d]))",
-    re.IGNORECASE,
-)
 _TEXT_CO_RE = re.compile(
     rf"(?P<name>[\u4e00-\u9fffA-Za-z]{{2,}})\s*[（(\[【]\s*(?P<code>{_CODE})(?:\.(?:SH|SZ|BJ))?\s*[）)\]】]", re.IGNORECASE
 )
@@ -229,27 +223,6 @@ _NOT_NAME_WORDS = ("公司", "行业", "板块", "产业", "业务", "市场", "
                    "相关", "新兴", "领域", "子公司", "母公司")
 
 
-def parse_title_company(title: str) -> tuple[str | None, str | None]:
-    """Company name and stock code from a report title.
-
-    Handles 「贵州茅台（600519）：…」, 「贵州茅台(600519.SH)…」, 「贵州茅台[600519]」 and
-    「贵州茅台600519…」; Hong Kong codes come back as ``"00700.HK"``.
-
-    Returns:
-        ``(name, code)``; ``(None, None)`` when the title names no listed company.
-    """
-    m = _TITLE_RE.match(title or "")
-    if not m:
-        return None, None
-    name = m.group("name")
-    code = m.group("code") or m.group("code2")
-    if m.group("code") and (len(code) < 6 or (m.group("ex") or "").upper() == "HK"):
-        code = code.zfill(5) + ".HK"
-    elif m.group("code") and len(code) != 6:
-        return None, None
-    return name, code
-
-
 def _plausible_name(name: str) -> bool:
     # 消费电子 / 新能源汽车 are industries (in our dictionary), 工业和汽车 is a phrase
     return (name[0] not in _NOT_NAME_START and not any(w in name for w in _NOT_NAME_WORDS)
@@ -262,6 +235,73 @@ def _dictionary_words() -> frozenset[str]:
 
     return frozenset(user_words())
 
+
+# ---------------------------------------------------------------- report titles
+
+# A title names a company as «prefix* name sep? code», e.g. 「【华泰证券】公司点评-贵州茅台（600519.SH）：…」.
+# Prefixes: a bracketed tag (broker, column), «text-» / «text|», or «text：» where the text reads like a
+# report label (a bare «电子行业：重点推荐中芯国际（688981）» would otherwise yield 重点推荐中芯国际).
+_LABEL_WORDS = "公司|个股|点评|深度|研究|报告|覆盖|跟踪|调研|快评|速评|简评|动态|证券|年报|季报|中报|业绩|首次"
+_PREFIX = (
+    r"(?:[【\[](?!\s*(?:SH|SZ|BJ|HK)?\.?\d+)[^】\]]{1,20}[】\]]"
+    r"|[^()（）:：\-—－|｜\[\]【】\d]{1,12}[-—－|｜]"
+    rf"|[^()（）:：\-—－|｜\[\]【】\d]{{0,10}}(?:{_LABEL_WORDS})[^()（）:：\-—－|｜\[\]【】\d]{{0,10}}[:：])\s*"
+)
+# short names: Chinese/Latin, optional *ST; a trailing -U/-W/-B (科创板/HKEX share classes) is dropped
+_TNAME = r"(?P<name>\*?[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z·]{1,11}?)(?:-[A-Z]{1,2})?"
+_EX = r"(?:SH|SZ|BJ|SS|HK|US|N|O)"
+_TITLE_RE = re.compile(
+    rf"^\s*(?:{_PREFIX}){{0,3}}{_TNAME}\s*"
+    # bracketed: (600519) (600519.SH) (SH.601318) (SH601318) (00700.HK) (HK.00700) (BABA.N) (600519，买入);
+    # six digits must look like a stock code (_CODE), so (202407) issue months and fund codes are no company
+    rf"(?:[(\[【]\s*(?:(?:(?P<pre>SH|SZ|BJ|HK)\s*\.?\s*)?(?P<code>{_CODE}|\d{{4,5}})"
+    rf"|(?P<ticker>[A-Z]{{1,5}})(?=\s*\.\s*(?:US|N|O)\b))"
+    rf"(?:\s*\.\s*(?P<ex>{_EX}))?(?:\s*[,，/、;；\s][^)\]】]{{0,16}})?\s*[)\]】]"
+    # bare: 贵州茅台600519：…, 贵州茅台-600519-深度报告, 贵州茅台 SH600519 (not 营收300750万元)
+    rf"|[-—_\s]?\s*(?:(?:SH|SZ|BJ)\.?)?(?P<bare>{_CODE})(?:\.(?:SH|SZ|BJ|SS))?"
+    rf"(?![\d.%％万亿元年月日倍股家个只吨])(?!\s*(?:{_UNIT_RE})))",
+    re.IGNORECASE,
+)
+# report words glued to the name: 贵州茅台点评（600519）, 贵州茅台深度报告[600519]
+_NAME_TAIL = re.compile(r"(?:公司|年报|季报|中报|首次覆盖|动态|深度|跟踪|点评|研究|报告|快评|简评|速评)+$")
+_QUOTES = "「」『』“”\"'《》"
+
+
+def parse_title_company(title: str | None) -> tuple[str | None, str | None]:
+    """Company short name and normalised stock code from a report title.
+
+    Forms: 「贵州茅台（600519）：…」, 「贵州茅台(600519.SH)…」, 「中国平安(SH.601318)点评」,
+    「贵州茅台[600519]」, 「贵州茅台600519…」, 「贵州茅台-600519-深度报告」, 「腾讯控股（00700.HK）」,
+    「美团-W(3690.HK)」, with prefixes such as 【券商】, 公司点评-, 公司深度：. Titles are NFKC-normalised
+    first, so full- and half-width brackets read the same; a title wrapped in 「」 or quotes is unwrapped.
+
+    Returns:
+        ``(name, code)`` with A-share codes as six digits (``"600519"``), Hong Kong codes as
+        ``"00700.HK"`` and US tickers as ``"BABA.N"``; ``(None, None)`` when the title names no
+        listed company (industry, strategy, macro and bond reports).
+    """
+    if not title:
+        return None, None
+    t = unicodedata.normalize("NFKC", title).strip().strip(_QUOTES).strip()
+    m = _TITLE_RE.match(t)
+    if not m:
+        return None, None
+    name = m.group("name")
+    trimmed = _NAME_TAIL.sub("", name)
+    if len(trimmed) >= 2:
+        name = trimmed
+    if m.group("bare"):
+        return name, m.group("bare")
+    ex = (m.group("ex") or m.group("pre") or "").upper()
+    if m.group("ticker"):
+        return name, f"{m.group('ticker').upper()}.{ex}"
+    code = m.group("code")
+    if len(code) == 6:  # an A-share / BJ code (_CODE): (202407) is a month, (513750) a fund, neither a company
+        return (name, code) if ex in ("", "SH", "SZ", "BJ", "SS") else (None, None)
+    # 4-5 digits are Hong Kong codes when marked (0700.HK) or zero-led (00700); a bare (2134) is an issue number
+    if ex == "HK" or (not ex and len(code) == 5 and code[0] == "0"):
+        return name, f"{code.zfill(5)}.HK"
+    return None, None
 
 # ---------------------------------------------------------------- extract
 

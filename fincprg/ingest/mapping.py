@@ -9,6 +9,8 @@ from typing import Any
 
 from fincprg.config import IngestConfig
 from fincprg.errors import InputError
+# one title parser for the whole pipeline, so Report.company matches what generate/mine/topics derive
+from fincprg.finance import parse_title_company
 from fincprg.ingest.dates import parse_date
 from fincprg.ingest.readers import Raw
 from fincprg.records import Rejection, Report
@@ -31,22 +33,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "report_type": ("report_type", "type", "category", "类型", "报告类型", "研报类型", "报告类别"),
 }
 
-# 「贵州茅台（600519）：…」, "贵州茅台(600519.SH)：…", "公司点评-贵州茅台（600519）…"
-_TITLE_CO = re.compile(
-    r"^(?:[^（(：:]{0,12}[-—－|｜])?\s*(?P<name>[\u4e00-\u9fffA-Za-z0-9＊*·]{2,12})\s*[（(]\s*"
-    r"(?:(?:SH|SZ|BJ)\.?)?(?P<code>\d{6})(?:\s*\.\s*(?:SH|SZ|BJ|SS))?\s*[）)]",
-    re.IGNORECASE,
-)
 _CODE = re.compile(r"(?<!\d)(\d{6})(?!\d)")
 _TYPES = (("strategy", ("策略",)), ("bond", ("债", "固收", "固定收益", "可转债")), ("macro", ("宏观",)),
           ("industry", ("行业",)), ("company", ("公司", "个股", "点评", "深度")))
 _KNOWN_TYPES = {"company", "industry", "strategy", "bond", "macro", "other"}
-
-
-def parse_title_company(title: str) -> tuple[str | None, str | None]:
-    """``(company, stock_code)`` from a title such as 「贵州茅台（600519）：…」, else ``(None, None)``."""
-    m = _TITLE_CO.match(title.strip())
-    return (m.group("name"), m.group("code")) if m else (None, None)
 
 
 def _norm_code(v: Any) -> str | None:

@@ -143,3 +143,58 @@ def test_year_range_with_year_suffix_on_both_ends_expands():
 
     years = sorted(p.year for p in extract("2022年至2024年医药行业创新药的最新情况").periods)
     assert years == [2022, 2023, 2024]
+
+
+# Every title form the pipeline meets; ingest (Report.company) and generate/mine/topics share this parser.
+TITLE_FORMS = [
+    # plain and exchange-suffixed codes, full- and half-width brackets
+    ("贵州茅台（600519）：业绩符合预期", ("贵州茅台", "600519")),
+    ("贵州茅台(600519.SH)：高端白酒龙头", ("贵州茅台", "600519")),
+    ("「贵州茅台（600519.SS）」", ("贵州茅台", "600519")),
+    ("ＴＣＬ科技（０００１００．ＳＺ）：面板周期底部", ("TCL科技", "000100")),
+    ("北方华创（002371.SZ）深度报告", ("北方华创", "002371")),
+    ("贝特瑞（835185.BJ）：负极龙头", ("贝特瑞", "835185")),
+    # exchange prefix inside the bracket, suffix word after it
+    ("「中国平安(SH.601318)点评」", ("中国平安", "601318")),
+    ("中国平安（SH601318）：寿险改革见效", ("中国平安", "601318")),
+    # report-label prefixes
+    ("「公司点评-贵州茅台（600519）」", ("贵州茅台", "600519")),
+    ("公司深度：宁德时代（300750）：储能第二曲线", ("宁德时代", "300750")),
+    ("【华泰证券】宁德时代（300750）：点评", ("宁德时代", "300750")),
+    ("【券商】公司点评｜贵州茅台（600519）", ("贵州茅台", "600519")),
+    # square brackets and bare codes
+    ("「贵州茅台[600519]」", ("贵州茅台", "600519")),
+    ("贵州茅台【600519】年报点评", ("贵州茅台", "600519")),
+    ("「贵州茅台600519」", ("贵州茅台", "600519")),
+    ("宁德时代300750：储能放量", ("宁德时代", "300750")),
+    ("贵州茅台-600519-深度报告", ("贵州茅台", "600519")),
+    # report words glued to the name, share-class suffixes, ST names, a rating in the bracket
+    ("贵州茅台点评（600519）", ("贵州茅台", "600519")),
+    ("寒武纪-U（688256）：收入高增", ("寒武纪", "688256")),
+    ("*ST华仪（600290）：风险提示", ("*ST华仪", "600290")),
+    ("中国平安（601318，买入）", ("中国平安", "601318")),
+    # Hong Kong and US listings
+    ("「腾讯控股（00700.HK）」", ("腾讯控股", "00700.HK")),
+    ("腾讯控股(0700.HK)：游戏回暖", ("腾讯控股", "00700.HK")),
+    ("美团-W（3690.HK）：外卖稳健", ("美团", "03690.HK")),
+    ("中国平安（HK.2318）", ("中国平安", "02318.HK")),
+    ("计算机行业点评报告：英伟达（NVDA.O）：数据中心高增", ("英伟达", "NVDA.O")),
+    # no company: industry, strategy, macro, bond reports; issue numbers and months are no codes
+    ("「半导体行业周报：存储价格触底回升」", (None, None)),
+    ("光伏行业周报：硅料价格见底", (None, None)),
+    ("2024年A股策略展望：估值处于底部区间，把握结构性机会", (None, None)),
+    ("2023年中期A股策略：经济复苏斜率放缓，关注科技与红利双主线", (None, None)),
+    ("宏观周报：降准落地", (None, None)),
+    ("利率债周报：降准落地，十年期国债收益率下行至2.4%附近", (None, None)),
+    ("铜月报（202409）：铜价维持涨势", (None, None)),
+    ("食品饮料（2134）：乳企渠道调整见效", (None, None)),
+    ("低空经济发展研究报告（2024）", (None, None)),
+    ("电子行业：重点推荐中芯国际（688981）", (None, None)),
+    ("营收300750万元", (None, None)),
+    ("", (None, None)),
+]
+
+
+@pytest.mark.parametrize(("title", "expected"), TITLE_FORMS)
+def test_parse_title_company_forms(title, expected):
+    assert parse_title_company(title) == expected

@@ -206,3 +206,34 @@ def test_json_array(tmp_path):
 def test_missing_corpus_is_input_error(tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         run_ingest(tmp_path / "nope.jsonl", tmp_path / "out")
+
+
+def test_ingest_uses_the_finance_title_parser():
+    import fincprg.finance
+    import fincprg.ingest.mapping as mapping
+
+    # one parser: Report.company must agree with what generate/mine/topics derive from the title
+    assert mapping.parse_title_company is fincprg.finance.parse_title_company
+    assert not hasattr(mapping, "_TITLE_CO")
+
+
+@pytest.mark.parametrize(("title", "company", "code"), [
+    ("公司点评-贵州茅台（600519）：业绩符合预期", "贵州茅台", "600519"),
+    ("中国平安(SH.601318)点评", "中国平安", "601318"),
+    ("腾讯控股（00700.HK）：游戏回暖", "腾讯控股", "00700.HK"),
+    ("贵州茅台[600519]深度报告", "贵州茅台", "600519"),
+    ("贵州茅台600519：高端白酒龙头", "贵州茅台", "600519"),
+    ("半导体行业周报：存储价格触底回升", None, None),
+])
+def test_ingest_fills_company_from_every_title_form(tmp_path, title, company, code):
+    f = tmp_path / "c.jsonl"
+    f.write_text(jl({"id": "r1", "title": title, "text": TEXT, "date": "2024-03-01"}), encoding="utf-8")
+    _, reports, _ = run_ingest(f, tmp_path / "out")
+    assert (reports[0].company, reports[0].stock_code) == (company, code)
+
+
+def test_metadata_company_wins_over_title(tmp_path):
+    f = tmp_path / "c.jsonl"
+    f.write_text(jl(good(1, company="星河科技股份", stock_code="688321.SH")), encoding="utf-8")
+    _, reports, _ = run_ingest(f, tmp_path / "out")
+    assert (reports[0].company, reports[0].stock_code) == ("星河科技股份", "688321")
