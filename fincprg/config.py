@@ -201,6 +201,8 @@ class PrefilterConfig(Section):
     enabled: bool = False
     top_k: int = 20
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    # sentence-transformers embedder device ("cpu", "cuda"...); default: mine.reranker.device, else auto
+    device: str | None = None
 
 
 class VetoConfig(Section):

@@ -3,7 +3,12 @@
 A pair (a, b) survives when b is among a's ``top_k`` nearest neighbours or a among b's (so the
 kept set is symmetric and the ``one``/``both`` direction policies see the same pairs). Same-
 passage pairs and self-pairs are never neighbours. Embeddings: ``lsa`` (character 1-2-gram
-TF-IDF + TruncatedSVD, offline) or ``sentence-transformers`` (a local path or hub id).
+TF-IDF + TruncatedSVD, offline) or ``sentence-transformers`` (a local path or hub id, on
+``mine.prefilter.device``).
+
+The mine stage reports the pairs this saves (``prefilter`` in its counts: cost-model pairs of
+the full traversal, pairs scored, pairs saved). How many mined positives survive compared with
+the full traversal needs both runs; ``eval/bench_mining.py`` measures it at paper scale.
 """
 from __future__ import annotations
 
@@ -20,9 +25,10 @@ from fincprg.mine.spaces import Space
 class TextEmbedder:
     """Embeds the whole query-text inventory once; rows looked up by text."""
 
-    def __init__(self, cfg: EmbedderConfig, seed: int = 42):
+    def __init__(self, cfg: EmbedderConfig, seed: int = 42, device: str | None = None):
         self.cfg = cfg
         self.seed = seed
+        self.device = device  # sentence-transformers only; None lets it pick (cuda when available)
         self._index: dict[str, int] = {}
         self._emb: np.ndarray | None = None
 
@@ -46,8 +52,8 @@ class TextEmbedder:
             except ImportError as e:
                 raise MissingDependencyError("pip install sentence-transformers, or use "
                                              "mine.prefilter.embedder.backend=lsa") from e
-            emb = SentenceTransformer(self.cfg.model).encode(uniq, batch_size=self.cfg.batch_size,
-                                                             show_progress_bar=False)
+            emb = SentenceTransformer(self.cfg.model, device=self.device).encode(
+                uniq, batch_size=self.cfg.batch_size, show_progress_bar=False)
         else:
             raise ConfigError("mine.prefilter.embedder.backend: use lsa or sentence-transformers")
         emb = np.asarray(emb, dtype=np.float32)

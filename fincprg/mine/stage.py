@@ -97,7 +97,8 @@ def run(ctx: Any) -> dict[str, Any]:
     if cfg.prefilter.enabled:
         from fincprg.mine.prefilter import TextEmbedder, neighbour_mask  # noqa: PLC0415
 
-        emb = TextEmbedder(cfg.prefilter.embedder, seed=ctx.config.run.seed)
+        emb = TextEmbedder(cfg.prefilter.embedder, seed=ctx.config.run.seed,
+                           device=cfg.prefilter.device or cfg.reranker.device)
         emb.prepare(inventory)
 
         def neighbours(space: Space):  # noqa: ANN202 - closure handed to the pure scorer
@@ -132,7 +133,7 @@ def run(ctx: Any) -> dict[str, Any]:
         "counts": {k: _hist(results[k]).tolist() for k in KINDS if k in cfg.spaces},
     })
     return summarise(spaces, results, mined, queries, bp, side, cfg.direction, threshold, reranker.name,
-                     prefilter=cfg.prefilter.enabled)
+                     prefilter_top_k=cfg.prefilter.top_k if cfg.prefilter.enabled else None)
 
 
 def _hist(rs: list[SpaceResult]) -> np.ndarray:
@@ -144,8 +145,14 @@ def _hist(rs: list[SpaceResult]) -> np.ndarray:
 
 def summarise(spaces: dict[str, list[Space]], results: dict[str, list[SpaceResult]], mined: list[Qrel],
               queries: list[Query], bp: set[str], side: dict[str, int], direction: str, threshold: float,
-              reranker: str, prefilter: bool = False) -> dict[str, Any]:
-    """Build summary counts: per space pairs (and cost-model expectation), accepted, vetoes, mined qrels."""
+              reranker: str, prefilter_top_k: int | None = None) -> dict[str, Any]:
+    """Build summary counts: per space pairs (and cost-model expectation), accepted, vetoes, mined qrels.
+
+    ``prefilter`` is ``False``, or (``prefilter_top_k`` given) what the top-k prefilter saved:
+    ``{top_k, pairs_full, pairs_scored, pairs_saved, saved_share}`` where ``pairs_full`` is the
+    cost model's count for the full traversal. Mined positives kept compared with the full
+    traversal need a second, unfiltered run: ``eval/bench_mining.py`` measures them.
+    """
     expected = expected_pairs([s for k in KINDS for s in spaces[k]], direction)
     per_space: dict[str, Any] = {}
     vetoes: Counter = Counter()
@@ -162,6 +169,12 @@ def summarise(spaces: dict[str, list[Space]], results: dict[str, list[SpaceResul
             "identical_text_pairs": c["identical_text_pairs"],
             "above_threshold": c["above_threshold"], "accepted": c["accepted"], "vetoed": v,
         }
+    prefilter: dict[str, Any] | bool = False
+    if prefilter_top_k is not None:
+        full = sum(v["expected_pairs"] for v in per_space.values())
+        scored = sum(v["pairs"] for v in per_space.values())
+        prefilter = {"top_k": prefilter_top_k, "pairs_full": full, "pairs_scored": scored,
+                     "pairs_saved": full - scored, "saved_share": round((full - scored) / full, 4) if full else 0.0}
     level = {q.id: q.level for q in queries}
     by_level = Counter(level.get(m.query_id, "?") for m in mined)
     counts = {

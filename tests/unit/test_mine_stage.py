@@ -80,3 +80,36 @@ def test_stage_direction_one_and_prefilter(tmp_path):
     assert sp["sentence"]["expected_pairs"] == 12 and sp["topic"]["expected_pairs"] == 10
     assert all(v["pairs"] <= v["expected_pairs"] for v in sp.values())
     assert sp["passage"]["pairs"] < sp["passage"]["expected_pairs"]  # top-1 neighbours cut pairs
+    pf = counts["prefilter"]
+    assert pf["top_k"] == 1
+    assert pf["pairs_full"] == sum(v["expected_pairs"] for v in sp.values())
+    assert pf["pairs_scored"] == sum(v["pairs"] for v in sp.values())
+    assert pf["pairs_saved"] == pf["pairs_full"] - pf["pairs_scored"] > 0
+    assert pf["saved_share"] == round(pf["pairs_saved"] / pf["pairs_full"], 4) and 0 < pf["saved_share"] < 1
+    # without the prefilter nothing is saved and the summary says so plainly
+    assert _run(tmp_path / "full", direction="one")[0]["prefilter"] is False
+
+
+def test_prefilter_passes_device_to_sentence_transformers(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    import numpy as np
+
+    seen: dict[str, object] = {}
+
+    class FakeST:  # stands in for sentence_transformers.SentenceTransformer (no model, no torch)
+        def __init__(self, model, device=None):
+            seen["model"], seen["device"] = model, device
+
+        def encode(self, texts, batch_size=32, show_progress_bar=None):
+            return np.array([[len(t), sum(map(ord, t)) % 97 + 1.0] for t in texts], dtype=np.float32)
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeST))
+    emb = {"backend": "sentence-transformers", "model": "/models/fake-st"}
+    counts, _ = _run(tmp_path, prefilter={"enabled": True, "top_k": 2, "embedder": emb, "device": "cuda:1"})
+    assert seen == {"model": "/models/fake-st", "device": "cuda:1"}
+    assert counts["prefilter"]["top_k"] == 2
+    # no prefilter device: the reranker's device is the default (one knob for a GPU box)
+    _run(tmp_path / "b", reranker={"device": "cuda:0"}, prefilter={"enabled": True, "embedder": emb})
+    assert seen["device"] == "cuda:0"
