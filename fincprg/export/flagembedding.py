@@ -24,6 +24,7 @@ def build_examples(
     passage_texts: Mapping[str, str],
     pool_ids: list[str],
     cfg: NegativesConfig,
+    show_progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Build the training lines.
 
@@ -34,6 +35,7 @@ def build_examples(
         passage_texts: passage id -> text, for every passage of the corpus.
         pool_ids: passage ids negatives may come from (the training reports' passages).
         cfg: ``export.negatives``.
+        show_progress: progress bars while mining negatives (minutes at paper scale).
     """
     qids = sorted(q for q, rels in train_qrels.items() if any(v > 0 for v in rels.values()))
     index = {pid: i for i, pid in enumerate(pool_ids)}
@@ -42,7 +44,8 @@ def build_examples(
                 for q in qids]
     excl_txt = [{passage_texts[p] for p in known_positives.get(q, set()) if p in passage_texts} for q in qids]
     negs = mine_negatives([query_texts[q] for q in qids], excl_idx, pool_texts, method=cfg.method, n=cfg.n,
-                          positive_texts=excl_txt, model=cfg.model, batch_size=cfg.batch_size, device=cfg.device)
+                          positive_texts=excl_txt, model=cfg.model, batch_size=cfg.batch_size, device=cfg.device,
+                          show_progress=show_progress)
     return [
         {"query": query_texts[q],
          "pos": [passage_texts[p] for p in sorted(train_qrels[q]) if train_qrels[q][p] > 0],

@@ -7,11 +7,13 @@ passages repeated across reports would otherwise teach the model that a positive
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from fincprg.errors import ConfigError, MissingDependencyError
+from fincprg.finance import tokenize
 
 log = logging.getLogger(__name__)
 _EXTRA = 16  # candidates fetched beyond n + |positives|, to survive the exclusions
@@ -29,19 +31,6 @@ def _bm25_backend(n_queries: int) -> str:
     except ImportError:
         return "numpy"
     return "numba"
-
-
-def finance_tokenizer() -> Callable[[str], list[str]]:
-    """``fincprg.finance.tokenize`` (jieba + finance dictionary); jieba alone if it is not there."""
-    try:
-        from fincprg.finance import tokenize
-
-        return tokenize
-    except ImportError:  # the shared finance module is optional for export; degrade, loudly
-        import jieba
-
-        log.warning("fincprg.finance.tokenize is unavailable; BM25 negatives use plain jieba tokens")
-        return lambda text: [t for t in jieba.lcut(text) if t.strip() and any(c.isalnum() for c in t)]
 
 
 def _pick(
@@ -78,24 +67,34 @@ def bm25_negatives(
     *,
     positive_texts: Sequence[set[str]] | None = None,
     chunk: int = 4096,
+    show_progress: bool = False,
 ) -> list[list[int]]:
-    """Top-scoring non-positive passages (indices into ``texts``) per query under BM25."""
+    """Top-scoring non-positive passages (indices into ``texts``) per query under BM25.
+
+    Tokens come from ``fincprg.finance.tokenize`` (jieba + the finance dictionary), as in the
+    lexical mining scorer. With ``show_progress`` two tqdm bars (passages tokenised, queries
+    retrieved) show the minutes this takes at paper scale.
+    """
     import bm25s
 
     if not texts or n <= 0:
         return [[] for _ in queries]
-    tok = finance_tokenizer()
     retriever = bm25s.BM25(backend=_bm25_backend(len(queries)))
-    retriever.index([tok(t) for t in texts], show_progress=False)
+    corpus_tokens = [tokenize(t) for t in tqdm(texts, desc="export: BM25 negatives, tokenise passages",
+                                                unit="passage", disable=not show_progress, leave=False)]
+    retriever.index(corpus_tokens, show_progress=False)
     out: list[list[int]] = []
-    for start in range(0, len(queries), chunk):
-        qs = queries[start : start + chunk]
-        pos = positives[start : start + chunk]
-        k = min(len(texts), n + min(max((len(p) for p in pos), default=0), _MAX_POS_FETCH) + _EXTRA)
-        qtok = [tok(q) or ["\0"] for q in qs]  # an empty query still needs one token; it matches nothing
-        ids, scores = retriever.retrieve(qtok, k=k, show_progress=False)
-        ptx = positive_texts[start : start + chunk] if positive_texts is not None else None
-        out.extend(_pick(ids, scores, pos, texts, n, ptx))
+    with tqdm(total=len(queries), desc="export: BM25 negatives, queries", unit="query",
+              disable=not show_progress) as bar:
+        for start in range(0, len(queries), chunk):
+            qs = queries[start : start + chunk]
+            pos = positives[start : start + chunk]
+            k = min(len(texts), n + min(max((len(p) for p in pos), default=0), _MAX_POS_FETCH) + _EXTRA)
+            qtok = [tokenize(q) or ["\0"] for q in qs]  # an empty query still needs one token; it matches nothing
+            ids, scores = retriever.retrieve(qtok, k=k, show_progress=False)
+            ptx = positive_texts[start : start + chunk] if positive_texts is not None else None
+            out.extend(_pick(ids, scores, pos, texts, n, ptx))
+            bar.update(len(qs))
     return out
 
 
@@ -110,6 +109,7 @@ def dense_negatives(
     batch_size: int = 64,
     device: str | None = None,
     chunk: int = 1024,
+    show_progress: bool = False,
 ) -> list[list[int]]:
     """Nearest non-positive passages by cosine similarity of a sentence-transformers model."""
     if not texts or n <= 0:
@@ -127,8 +127,10 @@ def dense_negatives(
             f"export.negatives.model={model!r} could not be loaded ({e}); give a local sentence-transformers "
             "folder or a hub id that is cached (HF_HUB_OFFLINE=1 blocks downloads)"
         ) from e
-    p = st.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
-    q = st.encode(list(queries), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
+    p = st.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                  show_progress_bar=show_progress)
+    q = st.encode(list(queries), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                  show_progress_bar=show_progress)
     out: list[list[int]] = []
     for start in range(0, len(queries), chunk):
         pos = positives[start : start + chunk]
@@ -153,6 +155,7 @@ def mine_negatives(
     model: str | None = None,
     batch_size: int = 64,
     device: str | None = None,
+    show_progress: bool = False,
 ) -> list[list[int]]:
     """Hard negatives per query, as indices into ``texts``.
 
@@ -164,15 +167,17 @@ def mine_negatives(
         n: negatives wanted per query (fewer when the pool has fewer matching passages).
         positive_texts: per query, texts of known positives outside the pool; equal texts are excluded too.
         model, batch_size, device: for the dense method.
+        show_progress: tqdm bars (the build's ``run.show_progress`` / ``-q``).
     """
     if method == "none":
         return [[] for _ in queries]
     if method == "bm25":
-        return bm25_negatives(queries, positives, texts, n, positive_texts=positive_texts)
+        return bm25_negatives(queries, positives, texts, n, positive_texts=positive_texts,
+                              show_progress=show_progress)
     if method == "dense":
         if not model:
             raise ConfigError("export.negatives.method=dense needs export.negatives.model (a sentence-transformers "
                               "path or hub id); or set export.negatives.method: bm25")
         return dense_negatives(queries, positives, texts, n, model=model, positive_texts=positive_texts,
-                               batch_size=batch_size, device=device)
+                               batch_size=batch_size, device=device, show_progress=show_progress)
     raise ConfigError(f"export.negatives.method={method!r} is not one of bm25, dense, none")

@@ -78,8 +78,9 @@ def _query_row(q: Query) -> dict[str, Any]:
             "report_id": q.report_id, "provenance": q.provenance}
 
 
-def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature: str | None = None) -> dict[str, Any]:
-    """Write the dataset into ``dest`` and return counts per subset and split."""
+def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature: str | None = None,
+                   show_progress: bool = False) -> dict[str, Any]:
+    """Write the dataset into ``dest`` and return counts per subset and split (``show_progress``: tqdm bars)."""
     ecfg = cfg.export
     reports = {r.id: r for r in inp.reports}
     passages = {p.id: p for p in inp.passages}
@@ -136,7 +137,7 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
                 known.setdefault(q.query_id, set()).add(q.passage_id)
         pool = [p.id for p in inp.passages if passage_split.get(p.id) == "train"]
         examples = build_examples(query_texts, subset_qrels["all"]["train"], known, passage_texts, pool,
-                                  ecfg.negatives)
+                                  ecfg.negatives, show_progress=show_progress)
         train_examples = write_flagembedding(dest / "train" / "flagembedding.jsonl", examples)
 
     stats = {s: {sp: subset_stats(subset_qrels[s][sp], query_texts, passage_texts) for sp in SPLITS}
@@ -187,4 +188,4 @@ def run(ctx: Any) -> dict[str, Any]:
     cfg: PipelineConfig = ctx.config
     inputs = load_inputs(ctx.out)
     register_companies(inputs.reports)  # BM25 negatives: tokens must not depend on earlier stages
-    return export_dataset(inputs, cfg, ctx.dir, signature=ctx.signature)
+    return export_dataset(inputs, cfg, ctx.dir, signature=ctx.signature, show_progress=ctx.show_progress)
