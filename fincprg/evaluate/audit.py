@@ -28,7 +28,6 @@ from fincprg.evaluate.audit_judge import RULES_NOTE
 from fincprg.evaluate.audit_sample import (
     Interval,
     default_intervals,
-    iter_jsonl,
     locate,
     pair_key,
     parse_intervals,
@@ -36,6 +35,7 @@ from fincprg.evaluate.audit_sample import (
     read_threshold,
     sample_pairs,
 )
+from fincprg.pipeline.io import read_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -129,11 +129,11 @@ def estimate(judged: list[dict[str, Any]], threshold: float, intervals: list[Int
 
 
 def read_decisions(path: Path) -> dict[str, dict[str, Any]]:
-    """Latest decision per pair key from decisions.jsonl (later lines win; malformed lines skipped)."""
+    """Latest decision per pair key from decisions.jsonl (later lines win; rows that are not decisions skipped)."""
     out: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return out
-    for row in iter_jsonl(path):
+    for row in read_jsonl(path):
         if isinstance(row, dict) and row.get("key") and row.get("decision") in ("confirm", "override"):
             out[row["key"]] = row
     return out
@@ -251,6 +251,6 @@ def reapply(target: Path, apply: bool = True) -> dict[str, Any]:
         raise InputError(f"no audit in {paths.audit}; run `fincprg audit {target}` first")
     meta = {k: v for k, v in json.loads(old.read_text(encoding="utf-8")).items()
             if k not in ("levels", "decisions_available", "decisions_applied")}
-    judged = list(iter_jsonl(paths.audit / "judgements.jsonl"))
+    judged = list(read_jsonl(paths.audit / "judgements.jsonl"))
     return write_summary(paths.audit, meta, judged, apply)
 

@@ -12,16 +12,16 @@ def _import_decisions(src: Path, audit_dir: Path) -> int:
     """Append valid decisions from a downloaded decisions.jsonl into audit/decisions.jsonl."""
     from fincprg.errors import InputError
     from fincprg.evaluate.audit_review import validate_decision
-    from fincprg.evaluate.audit_sample import iter_jsonl
+    from fincprg.pipeline.io import read_jsonl
 
     if not src.is_file():
         raise InputError(f"--decisions {src} does not exist")
-    keys = {j["key"] for j in iter_jsonl(audit_dir / "judgements.jsonl")}
+    keys = {j["key"] for j in read_jsonl(audit_dir / "judgements.jsonl")}
     dest = audit_dir / "decisions.jsonl"
     if src.resolve() == dest.resolve():
         return 0
     rows = []
-    for n, obj in enumerate(iter_jsonl(src), 1):
+    for n, obj in enumerate(read_jsonl(src), 1):
         try:
             rows.append(validate_decision(obj, keys))
         except ValueError as e:

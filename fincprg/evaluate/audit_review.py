@@ -43,9 +43,9 @@ def render_review(summary: dict[str, Any], judged: list[dict[str, Any]], samples
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
-    from fincprg.evaluate.audit_sample import iter_jsonl
+    from fincprg.pipeline.io import read_jsonl
 
-    return list(iter_jsonl(path)) if path.is_file() else []
+    return list(read_jsonl(path)) if path.is_file() else []
 
 
 def write_review_page(audit_dir: Path, summary: dict[str, Any], judged: list[dict[str, Any]],

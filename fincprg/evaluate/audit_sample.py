@@ -13,12 +13,12 @@ import bisect
 import json
 import math
 import random
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fincprg.errors import InputError
+from fincprg.pipeline.io import read_jsonl
 
 STEP = 0.02
 
@@ -126,25 +126,15 @@ def read_threshold(out: Path) -> tuple[float | None, float, str]:
     return None, 0.85, "none"
 
 
-def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(f"{path}:{n} is not valid JSON ({e}); the file is damaged, re-run its stage") from None
-
-
 def query_texts(out: Path) -> dict[str, str]:
     """Query id -> text from generate/ and topics/ queries, else the dataset's queries.jsonl."""
     texts: dict[str, str] = {}
     for p in (out / "generate" / "queries.jsonl", out / "topics" / "queries.jsonl"):
         if p.is_file():
-            texts.update((r["id"], r["text"]) for r in iter_jsonl(p))
+            texts.update((r["id"], r["text"]) for r in read_jsonl(p))
     ds = out / "dataset" / "queries.jsonl"
     if ds.is_file():
-        for r in iter_jsonl(ds):
+        for r in read_jsonl(ds):
             texts.setdefault(r["_id"], r.get("text", ""))
     return texts
 
@@ -172,7 +162,7 @@ def sample_pairs(pairs: Path | list[dict[str, Any]], intervals: list[Interval], 
     """
     strata: dict[tuple[str, str], Stratum] = {}
     rngs: dict[tuple[str, str], random.Random] = {}
-    rows = iter_jsonl(pairs) if isinstance(pairs, Path) else iter(pairs)
+    rows = read_jsonl(pairs) if isinstance(pairs, Path) else iter(pairs)
     for row in rows:
         score = float(row["score"])
         iv = interval_of(intervals, score)

@@ -9,12 +9,14 @@ Two qrels naming schemes are understood:
 from __future__ import annotations
 
 import csv
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from fincprg.errors import InputError
+from fincprg.pipeline.io import read_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -41,22 +43,18 @@ class BeirDataset:
     qrels: dict[str, Qrels] = field(default_factory=dict)
 
 
-def _read_jsonl(path: Path) -> list[dict]:
+class _BeirLine(BaseModel):
+    """One corpus.jsonl / queries.jsonl line: an ``_id`` plus any other fields, kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str | int = Field(alias="_id")
+
+
+def _read_beir_jsonl(path: Path) -> list[dict]:
     if not path.exists():
         raise InputError(f"{path} is missing; a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/*.tsv")
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{i}: not valid JSON ({e}); fix or remove that line") from e
-            if "_id" not in row:
-                raise InputError(f"{path}:{i}: no '_id' field; every BEIR line needs one")
-            rows.append(row)
-    return rows
+    # read_jsonl names file:line for bad JSON and for a line without '_id'
+    return [{"_id": r.id, **(r.model_extra or {})} for r in read_jsonl(path, _BeirLine)]
 
 
 def read_qrels(path: Path) -> Qrels:
@@ -119,14 +117,14 @@ def load_beir(folder: str | Path, *, split: str = "test", subsets: list[str] | N
         raise InputError(f"subset(s) {', '.join(unknown)} not in {folder / 'qrels'} for split {split!r}; "
                          f"available: {', '.join(files)}")
     corpus: Corpus = {}
-    for row in _read_jsonl(folder / "corpus.jsonl"):
+    for row in _read_beir_jsonl(folder / "corpus.jsonl"):
         doc = {k: v for k, v in row.items() if k != "_id"}
         doc.setdefault("title", "")
         doc.setdefault("text", "")
         corpus[str(row["_id"])] = doc
     queries: Queries = {}
     meta: dict[str, dict] = {}
-    for row in _read_jsonl(folder / "queries.jsonl"):
+    for row in _read_beir_jsonl(folder / "queries.jsonl"):
         qid = str(row["_id"])
         queries[qid] = str(row.get("text", ""))
         meta[qid] = {k: v for k, v in row.items() if k not in ("_id", "text")}

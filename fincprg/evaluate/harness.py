@@ -14,6 +14,7 @@ from fincprg.errors import FincprgError
 from fincprg.evaluate.data import BeirDataset, load_beir
 from fincprg.evaluate.metrics import METRICS, evaluate, pool_recall
 from fincprg.evaluate.retrievers import build_retriever, default_specs
+from fincprg.evaluate.retrievers.base import forward_query_meta
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +69,7 @@ def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: li
     for spec, r in zip(specs, retrievers):
         t0 = time.perf_counter()
         try:
-            if hasattr(r, "set_query_meta"):
-                r.set_query_meta(ds.query_meta)
+            forward_query_meta([r], ds.query_meta)
             r.fit(ds.corpus)
             run = r.search(queries, k)
         except FincprgError as e:

@@ -53,7 +53,8 @@ class BlockScorer(Protocol):
         ...
 
 
-def _cuda_available() -> bool:
+def cuda_available() -> bool:
+    """Whether torch sees a CUDA device (False when torch is missing)."""
     try:
         import torch  # noqa: PLC0415
 
@@ -62,10 +63,14 @@ def _cuda_available() -> bool:
         return False
 
 
-def _resolve_device(device: str | None) -> str:
+def resolve_device(device: str | None) -> str:
+    """``device`` when set, else ``cuda`` when available, else ``cpu`` (shared with fincprg.evaluate)."""
     if device:
         return device
-    return "cuda" if _cuda_available() else "cpu"
+    return "cuda" if cuda_available() else "cpu"
+
+
+_cuda_available, _resolve_device = cuda_available, resolve_device  # old private names
 
 
 class FlagRerankerBackend:
@@ -81,7 +86,7 @@ class FlagRerankerBackend:
             raise MissingDependencyError(
                 "mine.reranker.backend=flag needs FlagEmbedding; `pip install FlagEmbedding` "
                 "or use mine.reranker.backend=lexical") from e
-        self.device = _resolve_device(device)
+        self.device = resolve_device(device)
         on_gpu = self.device.startswith("cuda")
         self.batch_size = batch_size
         self.model_id = model
@@ -116,7 +121,7 @@ class CrossEncoderBackend:
             raise MissingDependencyError(
                 "mine.reranker.backend=cross-encoder needs sentence-transformers; "
                 "`pip install sentence-transformers` or use mine.reranker.backend=lexical") from e
-        self.device = _resolve_device(device)
+        self.device = resolve_device(device)
         self.batch_size = batch_size
         self.model_id = model
         try:

@@ -10,25 +10,25 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from fincprg.errors import InputError
+from fincprg.evaluate.data import read_qrels
+from fincprg.pipeline.io import read_jsonl
 from fincprg.report import svg
 
 log = logging.getLogger(__name__)
 
 STAGE_DIRS = (("ingest", "ingest"), ("chunk", "chunk"), ("generate", "generate"), ("topics", "topics"),
               ("mine", "mine"), ("export", "dataset"))
-METRICS = ("R@1", "R@5", "R@10", "R@100", "nDCG@10", "MRR@10", "MAP@100")
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Rows of ``path``; none when it is missing, and the rows before a damaged line (with a warning)."""
     if not path.is_file():
         return
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    log.warning("report: skipping a malformed line in %s", path)
+    try:
+        yield from read_jsonl(path)
+    except InputError as e:  # a partial report beats none; the warning names file:line
+        log.warning("report: %s; the rest of that file is left out", e)
 
 
 def _json(path: Path) -> Any:
@@ -67,11 +67,12 @@ def subset_stats(dataset: Path) -> list[dict[str, Any]]:
     plen = {r["_id"]: len(r.get("text", "")) for r in _jsonl(dataset / "corpus.jsonl")}
     rows = []
     for f in files:
-        qrels: dict[str, set[str]] = defaultdict(set)
-        with open(f, encoding="utf-8", newline="") as fh:
-            for row in csv.reader(fh, delimiter="\t"):
-                if len(row) >= 2 and row[0] != "query-id" and (len(row) < 3 or row[2] != "0"):
-                    qrels[row[0]].add(row[1])
+        try:
+            judged = read_qrels(f)
+        except InputError as e:
+            log.warning("report: %s; subset left out", e)
+            continue
+        qrels = {q: rel for q, docs in judged.items() if (rel := {d for d, s in docs.items() if s != 0})}
         subset, _, split = f.stem.rpartition("-")
         pairs = sum(len(v) for v in qrels.values())
         pids = {p for v in qrels.values() for p in v}

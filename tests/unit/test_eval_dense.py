@@ -81,3 +81,89 @@ def test_missing_model_fails_with_a_fix(tmp_path):
     r = build_retriever(f"dense:{tmp_path / 'no-such-model'}", show_progress=False)
     with pytest.raises(BackendError, match="local folder"):
         r.fit(fx.corpus())
+
+
+# --- device and precision: resolved like mining's rerankers (cuda when available, fp16 on GPU only) ----------
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    import fincprg.mine.rerankers as mr
+
+    monkeypatch.setattr(mr, "cuda_available", lambda: True)
+
+
+class _FakeModel:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs, self.halved = args, kwargs, False
+        self.model = self  # CrossEncoder keeps its torch module in .model
+
+    def half(self):
+        self.halved = True
+        return self
+
+
+def test_device_and_fp16_follow_the_mining_rule(fake_cuda, monkeypatch):
+    import fincprg.mine.rerankers as mr
+    from fincprg.evaluate.retrievers.dense import device_and_fp16
+
+    assert device_and_fp16(None, True) == ("cuda", True)
+    assert device_and_fp16(None, False) == ("cuda", False)
+    assert device_and_fp16("cpu", True) == ("cpu", False)  # fp16 never on CPU
+    assert device_and_fp16("cuda:1", True) == ("cuda:1", True)
+    monkeypatch.setattr(mr, "cuda_available", lambda: False)
+    assert device_and_fp16(None, True) == ("cpu", False)
+
+
+def test_dense_loads_on_the_gpu_in_half_precision(fake_cuda, monkeypatch, tmp_path):
+    import FlagEmbedding
+    import sentence_transformers
+
+    from fincprg.evaluate.retrievers import dense
+
+    monkeypatch.setattr(dense, "_MODELS", {})
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", _FakeModel)
+    monkeypatch.setattr(FlagEmbedding, "FlagModel", _FakeModel)
+    st = dense.Dense(str(tmp_path / "m"))._load()
+    assert st.kwargs["device"] == "cuda" and st.halved
+    flag = dense.Dense(str(tmp_path / "m"), backend="flag")._load()
+    assert flag.kwargs["devices"] == "cuda" and flag.kwargs["use_fp16"] is True
+    cpu = dense.Dense(str(tmp_path / "m"), backend="flag", device="cpu")._load()
+    assert cpu.kwargs["devices"] == "cpu" and cpu.kwargs["use_fp16"] is False
+    assert len(dense._MODELS) == 3  # device and precision are part of the shared-model key
+
+
+def test_rerankers_are_built_by_the_mining_backends(fake_cuda, monkeypatch, tmp_path):
+    import FlagEmbedding
+    import sentence_transformers
+
+    from fincprg.evaluate.retrievers.dense import CrossEncoderRerank
+    from fincprg.mine.rerankers import CrossEncoderBackend, FlagRerankerBackend
+
+    monkeypatch.setattr(sentence_transformers, "CrossEncoder", _FakeModel)
+    monkeypatch.setattr(FlagEmbedding, "FlagReranker", _FakeModel)
+    ce = CrossEncoderRerank(str(tmp_path / "m"), first_stage=None)._load()
+    assert isinstance(ce, CrossEncoderBackend) and ce.device == "cuda" and ce._model.halved
+    fl = CrossEncoderRerank(str(tmp_path / "m"), first_stage=None, backend="flag", fp16=False)._load()
+    assert isinstance(fl, FlagRerankerBackend) and fl._model.kwargs["use_fp16"] is False
+
+
+def test_cross_encoder_on_cpu_uses_the_mining_backend(tmp_path):
+    from fincprg.mine.rerankers import CrossEncoderBackend, cuda_available
+
+    r = build_retriever(f"rerank:{_tiny_cross_encoder(tmp_path / 'ce')}", show_progress=False)
+    r.pool = 3
+    r.fit(fx.corpus())
+    res = r.search({"q": "招商银行"}, 2)
+    assert isinstance(r._model, CrossEncoderBackend)
+    assert r._model.device == ("cuda" if cuda_available() else "cpu")
+    assert len(res["q"]) == 2 and all(0.0 <= s <= 1.0 for s in res["q"].values())
+
+
+def test_missing_reranker_model_names_eval_not_mining_config(tmp_path):
+    from fincprg.errors import BackendError
+
+    r = build_retriever(f"rerank:{tmp_path / 'no-such-model'}", show_progress=False)
+    r.fit(fx.corpus())
+    with pytest.raises(BackendError, match="local folder") as e:
+        r.search({"q": "招商银行"}, 2)
+    assert "mine.reranker" not in str(e.value)

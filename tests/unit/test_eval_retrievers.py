@@ -102,3 +102,41 @@ def test_cards_reports_its_pool():
     r.search(fx.queries(), 3)
     assert set(r.last_pool) == set(fx.QUERIES)
     assert all(len(v) <= 100 for v in r.last_pool.values())
+
+
+def test_tokenize_uses_the_finance_dictionary():
+    from fincprg.evaluate.retrievers import tokenize
+
+    toks = tokenize("贵州茅台ROE与归母净利润，同比增长12%。")
+    assert "归母净利润" in toks and "roe" in toks  # one finance term, lower-cased
+    assert "，" not in toks and "。" not in toks
+
+
+def test_pool_rerankers_forward_query_meta_and_keep_their_pool():
+    from fincprg.evaluate.retrievers.base import PoolReranker
+
+    seen = {}
+
+    class First:
+        name = "first"
+
+        def fit(self, corpus):
+            seen["fit"] = len(corpus)
+
+        def set_query_meta(self, meta):
+            seen["meta"] = meta
+
+        def search(self, queries, k):
+            seen["k"] = k
+            return {q: {"a": 3.0, "b": 2.0, "c": 1.0} for q in queries}
+
+    class R(PoolReranker):
+        def __init__(self):
+            self.first_stage, self.pool = First(), 2
+
+    r = R()
+    r.set_query_meta({"q": {"report_id": "x"}})
+    r.fit({"a": {}, "b": {}, "c": {}})
+    first = r.first_pool({"q": "text"}, 5)
+    assert seen == {"meta": {"q": {"report_id": "x"}}, "fit": 3, "k": 5}
+    assert r.last_pool == {"q": {"a": 3.0, "b": 2.0}} and len(first["q"]) == 3 and r.corpus

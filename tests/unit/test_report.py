@@ -92,3 +92,32 @@ def test_cli_report_reads_out_eval_by_default(tmp_path):
     assert "<td>lsa</td>" in html and str(out / "eval" / "demo") in html
     res = CliRunner().invoke(app, ["report", str(tmp_path / "nope")])
     assert res.exit_code == 2 and "not a folder" in res.output
+
+
+def test_damaged_jsonl_keeps_the_rows_before_it_and_warns(tmp_path, caplog):
+    from fincprg.report.data import _jsonl
+
+    p = tmp_path / "x.jsonl"
+    p.write_text('{"a": 1}\n\n{"a": 2}\n{"a": \n{"a": 4}\n', encoding="utf-8")
+    with caplog.at_level("WARNING", logger="fincprg.report.data"):
+        rows = list(_jsonl(p))
+    assert rows == [{"a": 1}, {"a": 2}]
+    assert "x.jsonl:4" in caplog.text
+    assert list(_jsonl(tmp_path / "missing.jsonl")) == []
+
+
+def test_subset_stats_skip_zero_relevance_and_damaged_qrels(tmp_path, caplog):
+    from fincprg.report.data import subset_stats
+
+    ds = tmp_path / "dataset"
+    (ds / "qrels").mkdir(parents=True)
+    (ds / "queries.jsonl").write_text('{"_id": "q1", "text": "abcd"}\n{"_id": "q2", "text": "ab"}\n', encoding="utf-8")
+    (ds / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n{"_id": "d2", "text": "xyz"}\n', encoding="utf-8")
+    (ds / "qrels" / "passage-test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\nq2\td2\t0\n", encoding="utf-8")
+    (ds / "qrels" / "topic-test.tsv").write_text("q1\td1\n", encoding="utf-8")  # no score column
+    with caplog.at_level("WARNING", logger="fincprg.report.data"):
+        rows = subset_stats(ds)
+    assert rows == [{"subset": "passage", "split": "test", "queries": 1, "pairs": 2, "rel_per_query": 2.0,
+                     "avg_query_chars": 4.0, "avg_passage_chars": 2.0}]
+    assert "topic-test.tsv:1" in caplog.text

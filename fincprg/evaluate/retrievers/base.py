@@ -1,7 +1,6 @@
 """The retriever interface (BEIR results format) and helpers shared by every retriever."""
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
@@ -30,33 +29,44 @@ class UsesQueryMeta(Protocol):
     def set_query_meta(self, meta: dict[str, dict]) -> None: ...
 
 
-_PUNCT = re.compile(r"^[\W_]+$", re.UNICODE)
-_TOKENIZER: Callable[[str], list[str]] | None = None
-
-
-def _fallback_tokenize(text: str) -> list[str]:
-    import jieba
-
-    return [t for t in jieba.lcut(text) if t.strip() and not _PUNCT.match(t)]
-
-
 def tokenize(text: str) -> list[str]:
-    """Lower-cased finance tokens: ``fincprg.finance.tokenize`` (jieba + finance dictionary).
+    """Lower-cased finance tokens: ``fincprg.finance.tokenize`` (jieba + finance dictionary, no punctuation)."""
+    from fincprg.finance import tokenize as finance_tokenize
 
-    Falls back to plain ``jieba.lcut`` minus punctuation while the finance module is not installed.
+    return [t.lower() for t in finance_tokenize(text)]
+
+
+def forward_query_meta(retrievers: Iterable[object], meta: dict[str, dict]) -> None:
+    """Hand the queries.jsonl fields to every retriever in ``retrievers`` that uses them."""
+    for r in retrievers:
+        if isinstance(r, UsesQueryMeta):
+            r.set_query_meta(meta)
+
+
+class PoolReranker:
+    """Plumbing shared by rerankers of a first-stage pool (cross-encoder, cards, Borda).
+
+    Subclasses set ``first_stage`` and ``pool``. ``last_pool`` keeps each query's first-stage top ``pool``
+    so the harness reports candidate-pool recall separately.
     """
-    global _TOKENIZER
-    if _TOKENIZER is None:
-        try:
-            from fincprg.finance import tokenize as finance_tokenize  # type: ignore[attr-defined]
 
-            _TOKENIZER = finance_tokenize
-        except ImportError:
-            import jieba
+    first_stage: Retriever
+    pool: int
+    corpus: dict[str, dict]
+    last_pool: Results
 
-            jieba.setLogLevel(60)  # jieba prints its dictionary-loading banner at INFO
-            _TOKENIZER = _fallback_tokenize
-    return [t.lower() for t in _TOKENIZER(text)]
+    def fit(self, corpus: dict[str, dict]) -> None:
+        self.first_stage.fit(corpus)
+        self.corpus = corpus
+
+    def set_query_meta(self, meta: dict[str, dict]) -> None:
+        forward_query_meta([self.first_stage], meta)
+
+    def first_pool(self, queries: dict[str, str], depth: int) -> Results:
+        """Search the first stage ``depth`` deep, keep the top ``pool`` per query in ``last_pool``."""
+        first_runs = self.first_stage.search(queries, depth)
+        self.last_pool = {q: {d: run[d] for d in ranked(run)[: self.pool]} for q, run in first_runs.items()}
+        return first_runs
 
 
 def doc_text(doc: dict) -> str:

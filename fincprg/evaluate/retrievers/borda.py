@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fincprg.evaluate.retrievers.base import Results, Retriever, doc_text, ranked
-from fincprg.evaluate.retrievers.cards import alignment, make_card
+from fincprg.evaluate.retrievers.base import PoolReranker, Results, Retriever, ranked
+from fincprg.evaluate.retrievers.cards import ALPHAS, CardCache, alignment, make_card
 from fincprg.evaluate.retrievers.fusion import minmax
 
 # A group scorer gets (query text, candidate ids of one group) and returns one score per candidate.
@@ -88,7 +88,7 @@ def bootstrap_borda(candidates: Sequence[str], score_group: Callable[[Sequence[s
     return BordaResult(means, t, var, stopped)
 
 
-class BordaRerank:
+class BordaRerank(PoolReranker):
     """Rerank a first-stage pool with bootstrap round-robin Borda over a group scorer.
 
     Scorers: ``cards`` (finance-card alignment + min-max first-stage score, the offline default),
@@ -105,13 +105,8 @@ class BordaRerank:
         self.last_pool: Results = {}
 
     def fit(self, corpus: dict[str, dict]) -> None:
-        self.first_stage.fit(corpus)
-        self.corpus = corpus
-        self._cards: dict = {}
-
-    def set_query_meta(self, meta: dict[str, dict]) -> None:
-        if hasattr(self.first_stage, "set_query_meta"):
-            self.first_stage.set_query_meta(meta)
+        super().fit(corpus)
+        self.cards = CardCache(corpus)
 
     def _group_scorer(self, qid: str, text: str, first: dict[str, float]) -> Callable[[Sequence[str]], list[float]]:
         if callable(self.scorer):
@@ -124,18 +119,12 @@ class BordaRerank:
         qc = make_card(text)
 
         def score(group: Sequence[str]) -> list[float]:
-            out = []
-            for d in group:
-                if d not in self._cards:
-                    self._cards[d] = make_card(doc_text(self.corpus[d]))
-                out.append(alignment(qc, self._cards[d], text, (0.35, 0.3, 0.2, 0.15)) + norm[d])
-            return out
+            return [alignment(qc, self.cards[d], text, ALPHAS) + norm[d] for d in group]
 
         return score
 
     def search(self, queries: dict[str, str], k: int) -> Results:
-        first_runs = self.first_stage.search(queries, max(self.pool, k))
-        self.last_pool = {q: {d: run[d] for d in ranked(run)[: self.pool]} for q, run in first_runs.items()}
+        first_runs = self.first_pool(queries, max(self.pool, k))
         out: Results = {}
         rounds, variances, early = [], [], []
         for qi, (q, text) in enumerate(queries.items()):

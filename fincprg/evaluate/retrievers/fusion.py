@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fincprg.evaluate.retrievers.base import Results, Retriever, ranked
+from fincprg.evaluate.retrievers.base import Results, Retriever, forward_query_meta, ranked
 
 
 def minmax(scores: dict[str, float]) -> dict[str, float]:
@@ -53,9 +53,7 @@ class Hybrid:
         self.dense.fit(corpus)
 
     def set_query_meta(self, meta: dict[str, dict]) -> None:
-        for r in (self.lexical, self.dense):
-            if hasattr(r, "set_query_meta"):
-                r.set_query_meta(meta)
+        forward_query_meta((self.lexical, self.dense), meta)
 
     def search(self, queries: dict[str, str], k: int) -> Results:
         depth = max(k, self.depth)
@@ -75,9 +73,7 @@ class RRF:
             r.fit(corpus)
 
     def set_query_meta(self, meta: dict[str, dict]) -> None:
-        for r in self.members:
-            if hasattr(r, "set_query_meta"):
-                r.set_query_meta(meta)
+        forward_query_meta(self.members, meta)
 
     def search(self, queries: dict[str, str], k: int) -> Results:
         depth = max(k, self.depth)
