@@ -57,12 +57,17 @@ def _idf_table() -> dict[str, str]:
     strings until looked up, which keeps the load under a second.
     """
     text = resources.files("jieba").joinpath("analyse", "idf.txt").read_text(encoding="utf-8")
+    parts = text.split()
+    if len(parts) == 2 * text.count(" "):  # every line is "word value": pair up (twice as fast)
+        it = iter(parts)
+        return dict(zip(it, it))
     return dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
 
 
 _MEDIAN_IDF = 11.9547675029  # jieba.analyse.default_tfidf.median_idf for jieba 0.42.1
 
 
+@lru_cache(maxsize=65_536)
 def _idf(tok: str) -> float:
     v = _idf_table().get(tok)
     return float(v) if v is not None else _MEDIAN_IDF
@@ -75,13 +80,47 @@ def _stable_pick(key: str, n: int) -> int:
 
 _DIRECTION_WORD = re.compile(r"增长|下降|提升|下滑|上升|增加|减少|降低|上涨|下跌|回升|回落|收窄|扩大|改善|预期")
 _ALL_METRIC_WORDS = frozenset(s.lower() for syns in METRIC_SYNONYMS.values() for s in syns)
+_LONG_METRIC_WORDS = tuple(sorted(m for m in _ALL_METRIC_WORDS if len(m) >= 2))
+
+
+@lru_cache(maxsize=131_072)
+def _plain_candidate(tok: str) -> bool:
+    """The part of :func:`_candidate` that does not depend on the blocked words (memoised: the
+    metric-word scan was the generator's hottest loop)."""
+    return (len(tok) >= 2 and tok not in _GENERIC and not _NUMBER_TOKEN.fullmatch(tok)
+            and not _DIRECTION_WORD.search(tok)
+            and not any(tok in m or m in tok for m in _LONG_METRIC_WORDS))
 
 
 def _candidate(tok: str, blocked: set[str]) -> bool:
-    return (len(tok) >= 2 and tok not in _GENERIC and tok not in blocked and not _NUMBER_TOKEN.fullmatch(tok)
-            and not _DIRECTION_WORD.search(tok)
-            and not any(tok in m or m in tok for m in _ALL_METRIC_WORDS if len(m) >= 2)
+    return (_plain_candidate(tok) and tok not in blocked
             and not any(tok in b or b in tok for b in blocked if len(b) >= 2))
+
+
+@lru_cache(maxsize=1)
+def _jieba_block() -> re.Pattern[str]:
+    import jieba  # already loaded by fincprg.finance.tokenize; imported lazily all the same
+
+    return jieba.re_han_default
+
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # the same rule as fincprg.finance.lexicon
+
+
+def _tokens(text: str) -> list[str]:
+    """``tokenize(text)``, computed block by block.
+
+    jieba cuts each run of CJK/alphanumeric characters on its own, so the tokens of a text are
+    the tokens of its blocks in order. Asking for blocks lets tokenize's memo serve the clauses
+    and passages that share them (a sentence's clause is also part of its passage), which saves
+    ~40% of jieba's work. tests/unit/test_templates_speed.py checks the equality.
+    """
+    text = _THOUSANDS.sub("", text)  # before splitting: 1,234 is one block once the comma goes
+    out: list[str] = []
+    for blk in _jieba_block().split(text):
+        if blk.strip():
+            out.extend(tokenize(blk))
+    return out
 
 
 def key_phrases(text: str, k: int, blocked: set[str]) -> list[str]:
@@ -89,8 +128,11 @@ def key_phrases(text: str, k: int, blocked: set[str]) -> list[str]:
     blocked = {b for b in blocked if b}
     for b in sorted(blocked, key=len, reverse=True):  # names never become key phrases
         text = text.replace(b, " ")
-    toks = tokenize(text)
-    tf = Counter(t for t in toks if _candidate(t, blocked))
+    toks = _tokens(text)
+    # judge each distinct token once (same counts as filtering every occurrence)
+    tf = Counter(toks)
+    for t in [t for t in tf if not _candidate(t, blocked)]:
+        del tf[t]
     if not tf:
         return []
     first: dict[str, int] = {}
@@ -118,6 +160,9 @@ def _surface(canonical: str, text: str) -> str:
 
 
 def _first_metric(clause: str) -> str | None:
+    low = clause.lower()
+    if not any(w in low for w in _ALL_METRIC_WORDS):
+        return None  # no synonym written: extract() would find no metric either (saves a call)
     facts = extract(clause)
     if not facts.metrics:
         return None
@@ -186,7 +231,9 @@ class TemplateGenerator:
                 metric, clause = m, c
                 if _NUMERIC.search(c):
                     break
-        cperiod, cforecast = period_label(extract(clause).periods)
+        # periods and directions do not depend on the company: the whole sentence's facts serve
+        cfacts = facts if clause == text else extract(clause)
+        cperiod, cforecast = period_label(cfacts.periods)
         if cperiod:
             period, forecast = cperiod, cforecast
         elif len({p.year for p in facts.periods if p.year}) > 1:
@@ -194,7 +241,6 @@ class TemplateGenerator:
         blocked = names | set(METRIC_SYNONYMS.get(metric or "", ())) | {period}
         aspect_src = clause if metric else text
         aspect = "".join(key_phrases(aspect_src, 1 if metric else 2, blocked))
-        cfacts = extract(clause)
         if metric and not cfacts.directions:
             # 「毛利率为43.6%，同比下降1.2个百分点」: the direction sits in the next clause
             nxt = clauses[clauses.index(clause) + 1] if clause in clauses[:-1] else ""
