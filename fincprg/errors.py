@@ -21,9 +21,8 @@ class BackendError(FincprgError):
 class MissingDependencyError(FincprgError):
     """An optional dependency is needed for the configured backend."""
 
-    def __init__(self, package: str, feature: str):
-        super().__init__(
-            f"{feature} needs the Python package '{package}'. Install it with "
-            f"`pip install {package}` (or `make install`, which installs every extra)."
-        )
+    def __init__(self, package: str, feature: str, *, alternative: str | None = None):
+        msg = (f"{feature} needs the Python package '{package}'. Install it with "
+               f"`pip install {package}` (or `make install`, which installs every extra)")
+        super().__init__(msg + (f", or use {alternative}." if alternative else "."))
         self.package = package

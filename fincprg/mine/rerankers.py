@@ -83,9 +83,8 @@ class FlagRerankerBackend:
         try:
             from FlagEmbedding import FlagReranker  # noqa: PLC0415 - heavy (torch, transformers)
         except ImportError as e:
-            raise MissingDependencyError(
-                "mine.reranker.backend=flag needs FlagEmbedding; `pip install FlagEmbedding` "
-                "or use mine.reranker.backend=lexical") from e
+            raise MissingDependencyError("FlagEmbedding", "mine.reranker.backend=flag",
+                                         alternative="mine.reranker.backend=lexical") from e
         self.device = resolve_device(device)
         on_gpu = self.device.startswith("cuda")
         self.batch_size = batch_size
@@ -118,9 +117,8 @@ class CrossEncoderBackend:
             import torch  # noqa: PLC0415
             from sentence_transformers import CrossEncoder  # noqa: PLC0415
         except ImportError as e:
-            raise MissingDependencyError(
-                "mine.reranker.backend=cross-encoder needs sentence-transformers; "
-                "`pip install sentence-transformers` or use mine.reranker.backend=lexical") from e
+            raise MissingDependencyError("sentence-transformers", "mine.reranker.backend=cross-encoder",
+                                         alternative="mine.reranker.backend=lexical") from e
         self.device = resolve_device(device)
         self.batch_size = batch_size
         self.model_id = model

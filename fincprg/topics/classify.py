@@ -103,9 +103,7 @@ class TransformersClassifier:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as e:  # pragma: no cover - depends on the install
-            raise MissingDependencyError(
-                "topics.classifier.backend=transformers needs torch and transformers: "
-                "pip install 'fincprg[models]'") from e
+            raise MissingDependencyError("transformers", "topics.classifier.backend=transformers") from e
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(model)
             self.model = AutoModelForSequenceClassification.from_pretrained(model)

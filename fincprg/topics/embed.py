@@ -78,8 +78,8 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as e:  # pragma: no cover
-            raise MissingDependencyError("topics.embedder.backend=sentence-transformers needs "
-                                         "pip install 'fincprg[models]'") from e
+            raise MissingDependencyError("sentence-transformers", "topics.embedder.backend=sentence-transformers",
+                                         alternative="topics.embedder.backend=lsa") from e
         try:
             self.model = SentenceTransformer(model, device=device or "cpu")
         except Exception as e:  # noqa: BLE001

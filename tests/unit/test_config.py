@@ -81,3 +81,11 @@ def test_cli_reports_config_error_with_path(tmp_path):
     r = subprocess.run([sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(tmp_path / "out"),
                         "--set", "chunk.pasage_chars=3", "-q"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "chunk.pasage_chars" in r.stderr
+
+
+def test_missing_dependency_error_names_package_feature_and_alternative():
+    from fincprg.errors import MissingDependencyError
+
+    msg = str(MissingDependencyError("FlagEmbedding", "mine.reranker.backend=flag",
+                                     alternative="mine.reranker.backend=lexical"))
+    assert "FlagEmbedding" in msg and "mine.reranker.backend=flag" in msg and msg.endswith("backend=lexical.")
