@@ -8,12 +8,13 @@ period but its passage clearly refers to one. The caller keeps the original text
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from fincprg.finance import extract
+from fincprg.finance import Period, extract
 from fincprg.records import Query
 
 # Always a subject, wherever it stands.
@@ -64,10 +65,46 @@ def replace_vague_subjects(query: str, company: str) -> str:
     return out.replace(f"{company}的{company}", company)
 
 
-def dominant_year(text: str) -> int | None:
+# Years that anchor a comparison rather than name the period a text is about:
+# 创2002年以来新低, 自2020年起, 2019年底以来, 2015年以前, 2019年3月至今.
+_YEAR = r"(?<![\d.])(?:19|20)\d{2}(?!\d)"
+_MONTH = r"(?:底|初|末|中|年中|[0-9一二三四五六七八九十]{1,2}月(?:份|底|初|末)?)?"
+_REFERENCE_YEAR = re.compile(
+    rf"{_YEAR}年?{_MONTH}(?:以来|来(?!看|说|讲)|至今|以前|之前)"
+    rf"|自从?{_YEAR}(?:年|[-/.]\d)|从{_YEAR}年?{_MONTH}(?:起|开始)"
+)
+MAX_YEARS_BACK = 3  # a year this many years before the report date is history, not its period
+
+
+def without_reference_years(text: str) -> str:
+    """``text`` with the years of 「X年以来 / 自X年 / X年以前 / X年…至今」 blanked out (same object
+    when there are none, so memoised extract() calls still hit)."""
+    if not _REFERENCE_YEAR.search(text):
+        return text
+    return _REFERENCE_YEAR.sub(lambda m: re.sub(r"\d", "X", m.group(0)), text)
+
+
+def recent_year(year: int | None, date: dt.date | None) -> bool:
+    """False for a year more than :data:`MAX_YEARS_BACK` years before the report ``date``."""
+    return year is None or date is None or year >= date.year - MAX_YEARS_BACK
+
+
+def text_periods(text: str, date: dt.date | None = None) -> frozenset[Period]:
+    """The periods a text is about: extract()'s periods without reference years and years long
+    before the report date."""
+    periods = extract(without_reference_years(text)).periods
+    return frozenset(p for p in periods if recent_year(p.year, date))
+
+
+def dominant_year(text: str, date: dt.date | None = None) -> int | None:
     """The one reporting year a passage is about: the only actual (non-forecast) year it names,
-    or a year named at least twice as often as any other. None when unclear."""
-    years = Counter(p.year for p in extract(text).periods if p.year and not p.forecast)
+    or a year named at least twice as often as any other. None when unclear.
+
+    Years of 「2002年以来」-style references and years more than :data:`MAX_YEARS_BACK` years
+    before the report ``date`` do not count.
+    """
+    text = without_reference_years(text)
+    years = Counter(p.year for p in text_periods(text, date) if p.year and not p.forecast)
     if not years:
         return None
     counts = Counter(int(y) for y in re.findall(r"(?<![\d.])(20[0-4]\d)(?=年|Q|H)", text))
@@ -86,7 +123,7 @@ def add_period(query: str, year: int | None, company: str | None = None) -> str:
     """Add ``year`` to a query that names no year (上半年 -> 2023年上半年)."""
     if not year or not query:
         return query
-    periods = extract(query).periods
+    periods = extract(without_reference_years(query)).periods
     if any(p.year for p in periods) or _FORECAST_HINT.search(query):
         return query
     label = f"{year}年"
@@ -107,7 +144,7 @@ def add_period(query: str, year: int | None, company: str | None = None) -> str:
 
 
 def complete_query(query: str, *, company: str | None, passage_text: str | None = None,
-                   title: str | None = None) -> str:
+                   title: str | None = None, date: dt.date | None = None) -> str:
     """Complete one query: subject, then period.
 
     Args:
@@ -116,14 +153,15 @@ def complete_query(query: str, *, company: str | None, passage_text: str | None 
         passage_text: the query's passage; its dominant year is added to a query without one.
         title: the report title; when it names exactly one year, a passage year that differs
             (a target-price year, a forecast) is not trusted and no period is added.
+        date: the report date; years long before it are never added.
     """
     if not query:
         return query
     out = replace_vague_subjects(query, company) if company else query
     if passage_text:
-        year = dominant_year(passage_text)
+        year = dominant_year(passage_text, date)
         if year and title:
-            title_years = {p.year for p in extract(title).periods if p.year}
+            title_years = {p.year for p in text_periods(title, date) if p.year}
             if len(title_years) == 1 and year not in title_years:
                 year = None
         out = add_period(out, year, company)

@@ -52,7 +52,7 @@ def tree_records(item: PassageInput, tree: QueryTree | Failure, *, complete: boo
     def finish(text: str, passage_text: str) -> tuple[str, dict[str, Any]]:
         text = text.strip()
         done = complete_query(text, company=company, passage_text=passage_text,
-                                     title=item.report.title) if complete else text
+                                     title=item.report.title, date=item.report.date) if complete else text
         prov = dict(tree.provenance)
         if done != text:
             prov["original"] = text

@@ -9,6 +9,7 @@ Outputs are labelled ``generator="templates"`` so nobody mistakes them for LLM q
 """
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import re
@@ -17,6 +18,7 @@ from functools import lru_cache
 from importlib import resources
 
 from fincprg.config import GenerateConfig
+from fincprg.generate.complete import recent_year, without_reference_years
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company, tokenize
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.records import Failure, Report
@@ -123,15 +125,26 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
-def key_phrases(text: str, k: int, blocked: set[str]) -> list[str]:
-    """Top-``k`` TF-IDF phrases of ``text``, returned in order of first appearance."""
+# Period tokens as jieba writes them (lower-cased): 2023q2, 24h1, 2025e, 2023a, fy24, 1q24, 2023年报.
+_PERIOD_TOKEN = re.compile(
+    r"(?:fy)?(?:19|20)?\d{2}(?:年|年度)?(?:q[1-4]|h[12]|e|a|f|年报|中报|[一二三四]季度|上半年|下半年|前三季度|全年)"
+    r"|[1-4]q\d{2}(?:\d{2})?|[12]h\d{2}(?:\d{2})?|(?:19|20)\d{2}年?"
+)
+
+
+def key_phrases(text: str, k: int, blocked: set[str], *, drop_periods: bool = False) -> list[str]:
+    """Top-``k`` TF-IDF phrases of ``text``, returned in order of first appearance.
+
+    ``drop_periods`` leaves out period tokens (2023Q2, 2025E …) for a question that already writes
+    its period label (no 「2023年二季度2023Q2营业收入」).
+    """
     blocked = {b for b in blocked if b}
     for b in sorted(blocked, key=len, reverse=True):  # names never become key phrases
         text = text.replace(b, " ")
     toks = _tokens(text)
     # judge each distinct token once (same counts as filtering every occurrence)
     tf = Counter(toks)
-    for t in [t for t in tf if not _candidate(t, blocked)]:
+    for t in [t for t in tf if not _candidate(t, blocked) or (drop_periods and _PERIOD_TOKEN.fullmatch(t))]:
         del tf[t]
     if not tf:
         return []
@@ -203,8 +216,9 @@ class TemplateGenerator:
 
     def _one(self, item: PassageInput) -> QueryTree | Failure:
         company = report_company(item.report)
-        sq = tuple(self.sentence_query(s.text, company, key=s.id) for s in item.sentences)
-        pq = self.passage_query(item.passage.text, company, key=item.passage.id)
+        date = item.report.date
+        sq = tuple(self.sentence_query(s.text, company, key=s.id, date=date) for s in item.sentences)
+        pq = self.passage_query(item.passage.text, company, key=item.passage.id, date=date)
         if not pq:
             return Failure(stage="generate", item_id=item.passage.id, kind="nothing_askable",
                            message="the template generator found no key phrase in this passage",
@@ -213,8 +227,11 @@ class TemplateGenerator:
 
     # ------------------------------------------------------------ sentences
 
-    def sentence_query(self, text: str, company: str | None, *, key: str) -> str:
-        """One question for one sentence, or "" when it carries nothing askable."""
+    def sentence_query(self, text: str, company: str | None, *, key: str, date: dt.date | None = None) -> str:
+        """One question for one sentence, or "" when it carries nothing askable.
+
+        ``date`` (the report's) keeps years long before it (创2002年以来新低) out of the period.
+        """
         text = text.strip()
         if len(text) < MIN_SENTENCE_CHARS or _BOILERPLATE.search(text):
             return ""
@@ -222,7 +239,8 @@ class TemplateGenerator:
         names = set(facts.companies)
         others = sorted(n for n in facts.companies if n != company and n in text)
         entity = company if (company and (company in text or not others)) else (others[0] if others else "")
-        period, forecast = period_label(facts.periods)
+        periods = _periods(facts.periods, text, date)
+        period, forecast = period_label(periods)
         clauses = [c for c in _CLAUSE_SPLIT.split(text) if c.strip()]
         metric, clause = None, text
         for c in clauses:  # prefer a clause with a metric and a number
@@ -233,14 +251,14 @@ class TemplateGenerator:
                     break
         # periods and directions do not depend on the company: the whole sentence's facts serve
         cfacts = facts if clause == text else extract(clause)
-        cperiod, cforecast = period_label(cfacts.periods)
+        cperiod, cforecast = period_label(_periods(cfacts.periods, clause, date))
         if cperiod:
             period, forecast = cperiod, cforecast
-        elif len({p.year for p in facts.periods if p.year}) > 1:
+        elif len({p.year for p in periods if p.year}) > 1:
             period, forecast = "", False  # the clause's own period is unclear
         blocked = names | set(METRIC_SYNONYMS.get(metric or "", ())) | {period}
         aspect_src = clause if metric else text
-        aspect = "".join(key_phrases(aspect_src, 1 if metric else 2, blocked))
+        aspect = "".join(key_phrases(aspect_src, 1 if metric else 2, blocked, drop_periods=bool(period)))
         if metric and not cfacts.directions:
             # 「毛利率为43.6%，同比下降1.2个百分点」: the direction sits in the next clause
             nxt = clauses[clauses.index(clause) + 1] if clause in clauses[:-1] else ""
@@ -296,7 +314,7 @@ class TemplateGenerator:
 
     # ------------------------------------------------------------ passages
 
-    def passage_query(self, text: str, company: str | None, *, key: str) -> str:
+    def passage_query(self, text: str, company: str | None, *, key: str, date: dt.date | None = None) -> str:
         """A passage-level question from its key phrases and main metrics."""
         # boilerplate sentences (disclaimers...) must not supply key phrases
         text = "。".join(s for s in re.split(r"[。\n]", text) if s.strip() and not _BOILERPLATE.search(s))
@@ -304,10 +322,10 @@ class TemplateGenerator:
         entity = company or next(iter(sorted(n for n in facts.companies if n in text)), "")
         metrics = [m for m in _metric_order(text, facts.metrics)][:2]
         blocked = set(facts.companies) | {s for m in metrics for s in METRIC_SYNONYMS[m]}
-        phrases = key_phrases(text, 3 if metrics else 4, blocked)
+        period = _dominant_period(text, facts.periods, date)
+        phrases = key_phrases(text, 3 if metrics else 4, blocked, drop_periods=bool(period))
         if not phrases:
             return ""
-        period = _dominant_period(text, facts.periods)
         topic = "、".join(phrases)
         pick = _stable_pick(key, 3)
         if metrics:
@@ -324,9 +342,21 @@ def _metric_order(text: str, metrics: frozenset[str]) -> list[str]:
     return sorted(metrics, key=lambda m: (-counts[m], m))
 
 
-def _dominant_period(text: str, periods: frozenset[Period]) -> str:
+def _periods(periods: frozenset[Period], text: str, date: dt.date | None) -> frozenset[Period]:
+    """``periods`` (extract()'s of ``text``) without reference years (2002年以来) and years long
+    before the report ``date``."""
+    clean = without_reference_years(text)
+    if clean is not text:
+        periods = extract(clean).periods
+    return frozenset(p for p in periods if recent_year(p.year, date))
+
+
+def _dominant_period(text: str, periods: frozenset[Period], date: dt.date | None = None) -> str:
     """The passage's period when one year clearly dominates it, else ""."""
-    years = Counter(int(y) for y in re.findall(r"(?<!\d)(20[0-4]\d)(?=年|Q|E|H)", text))
+    periods = _periods(periods, text, date)
+    text = without_reference_years(text)
+    years = Counter(y for y in map(int, re.findall(r"(?<!\d)(20[0-4]\d)(?=年|Q|E|H)", text))
+                    if recent_year(y, date))
     if not years:
         return ""
     (top, n), *rest = years.most_common()

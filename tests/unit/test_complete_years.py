@@ -1,0 +1,68 @@
+"""Reference years (创2002年以来新低) and years long before the report never become a query's period."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from fincprg.generate.complete import (
+    add_period,
+    complete_query,
+    dominant_year,
+    recent_year,
+    without_reference_years,
+)
+from fincprg.generate.templates import TemplateGenerator
+
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "reports.jsonl"
+
+
+def _s31() -> dict:
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        if line.strip() and json.loads(line)["id"] == "s31":
+            return json.loads(line)
+    pytest.skip("report s31 is not in datasets/sample")
+
+
+@pytest.mark.parametrize("text", ["十年期国债收益率创2002年以来新低", "自2019年以来，集采品种增加", "2019年底以来利差收窄",
+                                  "2015年以前的数据", "2019年3月至今", "自2020年起实施", "从2018年开始"])
+def test_reference_years_are_blanked(text):
+    out = without_reference_years(text)
+    assert out != text and not any(y in out for y in ("2002", "2019", "2015", "2020", "2018"))
+
+
+@pytest.mark.parametrize("text", ["2023年前三季度营业收入增长", "2024年一季度净利润", "从2023年来看，需求回暖"])
+def test_period_years_are_kept(text):
+    assert without_reference_years(text) is text
+
+
+def test_s31_passage_gets_no_2002():
+    report = _s31()
+    date = dt.date.fromisoformat(report["date"])
+    passage = "\n".join(report["text"].splitlines()[:3])
+    assert "创2002年以来新低" in passage
+    assert dominant_year(passage, date) is None
+    assert dominant_year(passage) is None  # the 以来 construction alone is enough
+    for q in ("关于降准、国债、下行、基点有哪些看点？", "存款准备金率下降的原因是什么？", "DR001DR007有哪些变化？"):
+        assert complete_query(q, company=None, passage_text=passage, title=report["title"], date=date) == q
+    gen = TemplateGenerator()
+    pq = gen.passage_query(passage, None, key="s31#p0", date=date)
+    assert pq and "2002" not in pq
+    for i, sent in enumerate(passage.split("。")):
+        assert "2002" not in gen.sentence_query(sent, None, key=f"s31#p0#s{i}", date=date)
+
+
+def test_years_far_before_the_report_date_are_ignored():
+    text = "2018年信用债发行规模同比增长20%，2018年城投债融资额上升。"
+    assert dominant_year(text) == 2018
+    assert dominant_year(text, dt.date(2023, 12, 4)) is None
+    assert dominant_year(text, dt.date(2020, 1, 1)) == 2018
+    assert recent_year(2020, dt.date(2023, 1, 1)) and not recent_year(2019, dt.date(2023, 1, 1))
+    assert complete_query("信用债发行情况如何？", company=None, passage_text=text,
+                          date=dt.date(2023, 12, 4)) == "信用债发行情况如何？"
+
+
+def test_add_period_still_adds_to_a_query_with_only_a_reference_year():
+    assert add_period("创2002年以来新低的原因是什么？", 2024) == "2024年创2002年以来新低的原因是什么？"
