@@ -4,7 +4,8 @@ Input records: ingest/reports.jsonl (Report), chunk/passages.jsonl (Passage), ch
 Output records: generate/queries.jsonl (Query, level "passage" and "sentence"), generate/qrels.jsonl
 (Qrel, provenance "direct": passage query = its passage, sentence query < its passage) and
 generate/failures.jsonl (Failure: every passage without a usable tree, plus "misaligned" LLM answers
-whose aligned part was kept).
+whose aligned part was kept) and generate/hierarchy.json (each report's queries merged into one
+hierarchical set, report -> passages -> sentences; see :func:`fincprg.generate.complete.hierarchy`).
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from typing import Any
 from fincprg.config import PipelineConfig
 from fincprg.finance import register_companies
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
-from fincprg.generate.complete import complete_query
+from fincprg.generate.complete import complete_query, hierarchy
 from fincprg.generate.templates import TemplateGenerator, report_company
+from fincprg.pipeline.io import atomic_write_json, read_jsonl
 from fincprg.pipeline.runner import StageContext
 from fincprg.records import Failure, Passage, Qrel, Query, Report, Sentence
 
@@ -123,6 +125,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     lines = ctx.map_batches(iter(items), fn, outputs=OUTPUTS, batch_size=cfg.generate.batch_size,
                             total=len(items), desc=f"generate ({generator.name})")
     counts = summarise(ctx, items, lines)
+    counts["hierarchy_reports"] = write_hierarchy(ctx)
     stats = getattr(getattr(generator, "client", None), "stats", None)
     if stats is not None:
         counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures",
@@ -130,6 +133,15 @@ def run(ctx: StageContext) -> dict[str, Any]:
                                                    "cost_usd", "model")}
     log.info("generate: %s", counts)
     return counts
+
+
+def write_hierarchy(ctx: StageContext) -> int:
+    """Write generate/hierarchy.json from the written queries (so a resumed run writes the same
+    bytes: the file is rebuilt from queries.jsonl, in id order with sorted keys). Returns the
+    number of reports."""
+    tree = hierarchy(read_jsonl(ctx.dir / "queries.jsonl", Query))
+    atomic_write_json(ctx.dir / "hierarchy.json", tree)
+    return len(tree)
 
 
 def summarise(ctx: StageContext, items: list[PassageInput], lines: dict[str, int]) -> dict[str, Any]:

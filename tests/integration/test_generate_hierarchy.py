@@ -1,0 +1,57 @@
+"""generate/hierarchy.json: each report's queries merged into report -> passages -> sentences."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fincprg.config import load_config
+from fincprg.pipeline.runner import run_pipeline
+
+pytestmark = pytest.mark.slow
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "reports.jsonl"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    if not SAMPLE.exists():
+        pytest.skip("datasets/sample/reports.jsonl is missing")
+    out = tmp_path_factory.mktemp("hier") / "out"
+    run_pipeline(SAMPLE, out, load_config(), upto="generate", show_progress=False)
+    return out
+
+
+def test_hierarchy_holds_every_query_once(built):
+    queries = [json.loads(x) for x in (built / "generate" / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    tree = json.loads((built / "generate" / "hierarchy.json").read_text(encoding="utf-8"))
+    assert list(tree) == sorted({q["report_id"] for q in queries})
+    seen = []
+    for rid, rep in tree.items():
+        assert rep["report_id"] == rid
+        for node in rep["passages"]:
+            assert node["passage_id"].startswith(rid + "#p")
+            if node["query"] is not None:
+                assert node["query"]["id"] == f"qp:{node['passage_id']}" and node["query"]["level"] == "passage"
+                seen.append(node["query"])
+            orders = [int(s["sentence_id"].rsplit("#s", 1)[1]) for s in node["sentences"]]
+            assert orders == sorted(orders)
+            for s in node["sentences"]:
+                assert s["query"]["id"] == f"qs:{s['sentence_id']}" and s["query"]["source_ids"] == [node["passage_id"]]
+                seen.append(s["query"])
+    assert sorted(seen, key=lambda q: q["id"]) == sorted(queries, key=lambda q: q["id"])
+    manifest = json.loads((built / "generate" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["counts"]["hierarchy_reports"] == len(tree)
+
+
+def test_hierarchy_bytes_do_not_depend_on_batches_or_resume(built, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(built / "ingest", out / "ingest")
+    shutil.copytree(built / "chunk", out / "chunk")
+    cfg = load_config(overrides=["generate.batch_size=5"])
+    run_pipeline(SAMPLE, out, cfg, upto="generate", show_progress=False)
+    first = (out / "generate" / "hierarchy.json").read_bytes()
+    assert first == (built / "generate" / "hierarchy.json").read_bytes()
+    run_pipeline(SAMPLE, out, cfg, upto="generate", show_progress=False, force=True)
+    assert (out / "generate" / "hierarchy.json").read_bytes() == first
