@@ -54,9 +54,25 @@ def period_label(dates: Sequence[dt.date]) -> str:
     return f"{lo.year}年至{hi.year}年"
 
 
+def surface_form(keyword: str, titles: Sequence[str]) -> str:
+    """``keyword`` as the titles write it: c-TF-IDF keywords come lower-cased from the tokenizer
+    (ai, a股), titles keep AI / A股. The first title (most representative) that contains it wins;
+    a keyword no title contains is returned unchanged."""
+    if not keyword or keyword.lower() == keyword.upper():  # no letters: nothing to restore
+        return keyword
+    low = keyword.lower()
+    for title in titles:
+        folded = title.lower()
+        i = folded.find(low)
+        if i >= 0 and len(folded) == len(title):  # same length: indices map back to the title
+            return title[i:i + len(keyword)]
+    return keyword
+
+
 def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict[str, Any]]:
     """One intent with up to ``max_subqueries`` subqueries, built from keywords/industry/period."""
-    kws = [k for k in topic.keywords if k][: max(1, max_subqueries)]
+    kws = [surface_form(k, topic.titles) for k in topic.keywords if k][: max(1, max_subqueries)]
+    kws = list(dict.fromkeys(kws))
     if not kws:
         return []
     period = period_label(topic.dates)
@@ -117,7 +133,7 @@ def llm_intents(topics: Sequence[TopicInput], cfg: Any, llm_cfg: Any, cache_dir:
     prompt = load_prompt(cfg.prompt, cfg.language)
     client = LLMClient(llm_cfg, cache_dir)
     limits = {"max_intents": cfg.max_intents, "max_subqueries": cfg.max_subqueries}
-    msgs = [prompt.render(keywords=list(t.keywords[:cfg.max_keywords]), titles=list(t.titles[:cfg.max_titles]),
+    msgs = [prompt.render(keywords=[surface_form(k, t.titles) for k in t.keywords[:cfg.max_keywords]], titles=list(t.titles[:cfg.max_titles]),
                           industry=t.industry or "", **limits) for t in topics]
     results = client.chat_many(msgs, json_mode=False, desc="topic intents")
     done: dict[str, list[dict[str, Any]]] = {}
