@@ -72,12 +72,16 @@ def test_sample_build_has_six_subsets_loadable_and_leak_free(sample_build):
 
 
 @pytest.mark.slow
-def test_sample_build_loads_with_datasets(sample_build):
+def test_sample_build_loads_with_datasets(sample_build, tmp_path):
     import datasets
 
     hf = str(sample_build / "dataset" / "hf")
-    corpus = datasets.load_dataset(hf, "corpus", split="corpus")
-    queries = datasets.load_dataset(hf, "queries", split="queries")
+    # datasets fixes its cache folder at import (HF_HOME isolation per test does not reach it), and
+    # its cache key for a local folder collided with test_export's "hf" folder: a stale 30-row
+    # split came back. A cache of its own per test loads what is on disk.
+    cache = str(tmp_path / "datasets-cache")
+    corpus = datasets.load_dataset(hf, "corpus", split="corpus", cache_dir=cache)
+    queries = datasets.load_dataset(hf, "queries", split="queries", cache_dir=cache)
     ids, qids = set(corpus["_id"]), set(queries["_id"])
     manifest = json.loads((sample_build / "dataset" / "manifest.json").read_text("utf-8"))
     counts = manifest["counts"]["qrels"]
@@ -85,7 +89,7 @@ def test_sample_build_loads_with_datasets(sample_build):
     for subset in SUBSETS:
         for split in SPLITS:
             assert counts[subset][split]["pairs"] > 0, f"{subset}-{split}"
-            ds = datasets.load_dataset(hf, subset, split=split)
+            ds = datasets.load_dataset(hf, subset, split=split, cache_dir=cache)
             assert len(ds) == counts[subset][split]["pairs"]
             assert set(ds["corpus-id"]) <= ids and set(ds["query-id"]) <= qids
             loaded += 1

@@ -316,15 +316,18 @@ def test_card_has_table_models_and_signatures(built):
     assert config_hash(PipelineConfig()) not in card
 
 
-def test_hf_layout_loads_with_datasets(built):
+def test_hf_layout_loads_with_datasets(built, tmp_path):
     import datasets
 
     out, _, counts = built
     hf = str(out / "dataset" / "hf")
-    corpus = datasets.load_dataset(hf, "corpus", split="corpus")
+    # datasets fixes its cache folder at import, so HF_HOME isolation per test does not reach it;
+    # a cache of its own keeps another test's same-named "hf" folder from answering
+    cache = str(tmp_path / "datasets-cache")
+    corpus = datasets.load_dataset(hf, "corpus", split="corpus", cache_dir=cache)
     assert len(corpus) == 30 and set(corpus.column_names) == {"_id", "title", "text", "report_id", "date",
                                                                "industry"}
-    queries = datasets.load_dataset(hf, "queries", split="queries")
+    queries = datasets.load_dataset(hf, "queries", split="queries", cache_dir=cache)
     assert json.loads(queries[0]["provenance"])["generator"] == "templates"
     ids = set(corpus["_id"])
     qids = set(queries["_id"])
@@ -333,7 +336,7 @@ def test_hf_layout_loads_with_datasets(built):
             n = counts["qrels"][subset][split]["pairs"]
             if n == 0:
                 continue
-            ds = datasets.load_dataset(hf, subset, split=split)
+            ds = datasets.load_dataset(hf, subset, split=split, cache_dir=cache)
             assert len(ds) == n
             assert set(ds["corpus-id"]) <= ids and set(ds["query-id"]) <= qids
 
