@@ -117,9 +117,8 @@ def dense_negatives(
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as e:
-        raise MissingDependencyError(
-            "export.negatives.method=dense needs sentence-transformers: pip install 'fincprg[models]'"
-        ) from e
+        raise MissingDependencyError("sentence-transformers", "export.negatives.method=dense",
+                                     alternative="export.negatives.method=bm25") from e
     try:
         st = SentenceTransformer(model, device=device)
     except Exception as e:  # noqa: BLE001 - re-raised with the fix

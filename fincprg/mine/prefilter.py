@@ -50,8 +50,8 @@ class TextEmbedder:
             try:
                 from sentence_transformers import SentenceTransformer  # noqa: PLC0415
             except ImportError as e:
-                raise MissingDependencyError("pip install sentence-transformers, or use "
-                                             "mine.prefilter.embedder.backend=lsa") from e
+                raise MissingDependencyError("sentence-transformers", "the sentence-transformers prefilter",
+                                             alternative="mine.prefilter.embedder.backend=lsa") from e
             emb = SentenceTransformer(self.cfg.model, device=self.device).encode(
                 uniq, batch_size=self.cfg.batch_size, show_progress_bar=False)
         else:
