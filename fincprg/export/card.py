@@ -65,6 +65,19 @@ def _table(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
     return rows
 
 
+def _mined_notes(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """Say plainly when a ``-mined`` subset adds nothing, so nobody mistakes it for mined data."""
+    notes = []
+    for base in ("sentence", "passage"):
+        direct = sum(s["pairs"] for s in stats.get(base, {}).values())
+        mined = sum(s["pairs"] for s in stats.get(f"{base}-mined", {}).values())
+        if direct and mined == direct:
+            notes.append(f"- `{base}-mined` equals `{base}` in this build: the reranker accepted no equivalent "
+                         f"{base}-query pair (score histogram: OUT/mine/histogram.json; error rates: "
+                         "`fincprg audit`).")
+    return ["", "Mined labels:", "", *notes] if notes else []
+
+
 def render_card(
     *,
     cfg: PipelineConfig,
@@ -103,8 +116,9 @@ def render_card(
             f"({corpus['reports_train']} train, {corpus['reports_test']} test), "
             f"average passage length {corpus['avg_passage_chars']} characters.", ""]
     out += _table(stats)
-    out += ["", "Average passage length is over the distinct passages each file labels relevant.", "",
-            "## Subsets and splits", "",
+    out += ["", "Average passage length is over the distinct passages each file labels relevant."]
+    out += _mined_notes(stats)
+    out += ["", "## Subsets and splits", "",
             "- `sentence`: sentence queries, direct labels (query ⊂ passage); `sentence-mined`: the same "
             "queries with direct + mined labels.",
             "- `passage`: passage queries, direct labels (query ≡ passage); `passage-mined`: direct + mined.",

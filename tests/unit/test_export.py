@@ -365,3 +365,13 @@ def test_model_ids_name_real_models_when_configured():
     offline = model_ids(load_config(None, ["topics.classifier.model=some/model"]))
     assert offline["industry classifier"] == "offline CITIC keyword lexicon"  # lexicon backend ignores model
     assert offline["query generator"].startswith("offline templates")
+
+
+def test_card_says_when_a_mined_subset_adds_nothing():
+    from fincprg.export.card import _mined_notes
+
+    s = {"pairs": 5}
+    same = {"sentence": {"train": s}, "sentence-mined": {"train": s},
+            "passage": {"train": {"pairs": 3}}, "passage-mined": {"train": {"pairs": 4}}}
+    notes = "\n".join(_mined_notes(same))
+    assert "`sentence-mined` equals `sentence`" in notes and "passage-mined" not in notes
