@@ -1,4 +1,4 @@
-"""A build killed with SIGKILL in the middle of the chunk stage resumes to byte-identical output."""
+"""A build killed with SIGKILL mid-stage (chunk, or generate in a full build) resumes to byte-identical output."""
 from __future__ import annotations
 
 import json
@@ -99,3 +99,34 @@ def test_second_build_skips_and_config_change_reruns(tmp_path):
                          show_progress=False)
     assert [o.status for o in third] == ["skipped", "ran"]
     assert (out / "chunk" / "passages.jsonl").read_bytes() != before
+
+
+def _full_build(corpus: Path, out: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out),
+           "--set", "generate.batch_size=4", "-q"]
+    full_env = {k: v for k, v in os.environ.items() if k != "FINCPRG_KILL_AFTER"}
+    full_env.update(env or {})
+    return subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_full_build_killed_in_generate_resumes_to_the_same_dataset(tmp_path):
+    corpus = make_corpus(tmp_path / "corpus.jsonl")
+    ref, out = tmp_path / "ref", tmp_path / "out"
+    assert _full_build(corpus, ref).returncode == 0
+
+    killed = _full_build(corpus, out, env={"FINCPRG_KILL_AFTER": "generate:2"})
+    assert killed.returncode == -signal.SIGKILL
+    assert json.loads((out / "generate" / "_progress.json").read_text())["batches_done"] == 1
+    assert not (out / "topics").exists()  # nothing after the killed stage ran
+
+    resumed = _full_build(corpus, out)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed" in resumed.stdout
+    for f in ("queries.jsonl", "qrels.jsonl", "failures.jsonl", "hierarchy.json"):
+        assert (out / "generate" / f).read_bytes() == (ref / "generate" / f).read_bytes(), f
+    data = sorted(p.relative_to(ref / "dataset") for p in (ref / "dataset").rglob("*")
+                  if p.is_file() and p.name != "manifest.json")
+    assert data and any(str(p).startswith("qrels/") for p in data)
+    for rel in data:
+        assert (out / "dataset" / rel).read_bytes() == (ref / "dataset" / rel).read_bytes(), rel
