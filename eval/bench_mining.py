@@ -4,20 +4,28 @@ Corpus (built once, cached under --work): 1,300 synthetic reports x 20 passages 
 - Report titles and industries: 1,300 real East Money titles from ../shared/data/titles, drawn
   from the 30 largest industries (industry = the report's largest subtree, 30 subtrees like the
   30 CITIC level-1 industries); one leaf topic per 10 titles of an industry, the industry node
-  as the inner topic; 5 subqueries per topic node, synthesised from its titles.
+  as the inner topic; 5 subqueries per topic node, synthesised from its titles (the topics
+  stage's LLM/offline subqueries are not what is measured here).
 - Sentences: real sentences from ../shared/data (AlphaFin report bodies + the 2019 annual
   report), drawn with a per-report offset; every digit run is re-drawn per report so repeated
   sentences are distinct facts (otherwise every sentence would be cross-report boilerplate),
   and each report gets a real company name from taxonomy/stock_basic.csv.
-- Queries: synthesised from the real sentences directly ("<company><sentence[:36]>的原因是什么？",
-  passage: "<company><first sentence[:24]>等方面的情况如何？"). The template generator
-  (fincprg.generate.templates) was tried first but took over 15 minutes for the 156k queries
-  on 2 cores, so the benchmark does not use it; the mining cost does not depend on how the
-  query texts were written, only on their number and length.
+  Written as stage outputs: ingest/reports.jsonl, chunk/passages.jsonl, chunk/sentences.jsonl.
+- Queries (--queries):
+  templates (default): the real generate stage (fincprg.generate.stage.run: TemplateGenerator +
+  query completion, resumable map_batches) runs once over those passages in a child process and
+  writes generate/queries.jsonl + direct qrels; its wall time and counts are kept in
+  generate/bench.json, so repeats (and re-runs with the same --work) do not regenerate.
+  Sentences the generator finds unclear get no query, so there are somewhat fewer than 130k.
+  sentences: query texts synthesised from the real sentences directly
+  ("<company><sentence[:36]>的原因是什么？", passage: "<company><first sentence[:24]>等方面的情况如何？").
 
-Then the mine stage runs in a subprocess (2 BLAS threads) for wall time and ru_maxrss, full
-traversal and with the LSA top-k prefilter; recall = mined qrels of the full run kept.
-Usage: python eval/bench_mining.py [--repeats 3] [--work /tmp/fincprg-bench-mining]
+Measured: the mine stage in a subprocess (2 BLAS threads): wall time of the stage (median of
+--repeats runs) and ru_maxrss, full traversal, pairs scored per space against the cost model,
+accepted/vetoed pairs; then once with the LSA top-k prefilter: pairs saved and the share of the
+full run's mined qrels it keeps.
+Usage: python eval/bench_mining.py [--queries templates|sentences] [--repeats 3] [--work DIR]
+(default --work /tmp/fincprg-bench-mining-<queries>)
 """
 from __future__ import annotations
 
@@ -61,9 +69,12 @@ def _gen(job):
     return rid, rows
 
 
-def build_corpus(out: Path, seed: int = 0) -> None:
+def build_corpus(out: Path, queries: str, seed: int = 0) -> None:
+    """Write ingest, chunk and topics outputs; with ``queries="sentences"`` also generate/."""
+    import datetime as dt
+
     from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
-    from fincprg.records import Passage, Qrel, Query, Sentence, Topic
+    from fincprg.records import Passage, Qrel, Query, Report, Sentence, Topic
 
     rng = random.Random(seed)
     titles = [json.loads(x) for x in open(DATA / "titles" / "eastmoney_industry_report_titles.jsonl", encoding="utf-8")]
@@ -89,17 +100,22 @@ def build_corpus(out: Path, seed: int = 0) -> None:
             ps.append(row)
         jobs.append((t["id"], companies[r.randrange(len(companies))], ps))
     gen = dict(map(_gen, jobs))
-    passages, sentences, queries, qrels = [], [], [], []
-    for rid, company, _ in jobs:
+    meta = {t["id"]: t for t in chosen}
+    reports, passages, sentences, qs, qrels = [], [], [], [], []
+    for rid, company, ps in jobs:
+        t = meta[rid]
+        reports.append(Report(id=rid, title=t["title"], text="\n".join("".join(ss) for ss in ps),
+                              date=dt.date.fromisoformat(t["publish_date"]), company=company,
+                              industry=t["industry_name"], source="bench_mining"))
         for pi, (pid, ss, pq, sq) in enumerate(gen[rid]):
             passages.append(Passage(id=pid, report_id=rid, order=pi, text="".join(ss)))
-            queries.append(Query(id=f"qp:{pid}", level="passage", text=pq, source_ids=(pid,), report_id=rid))
+            qs.append(Query(id=f"qp:{pid}", level="passage", text=pq, source_ids=(pid,), report_id=rid))
             qrels.append(Qrel(query_id=f"qp:{pid}", passage_id=pid))
             for si, (s, q) in enumerate(zip(ss, sq, strict=True)):
                 sid = f"{pid}#s{si}"
                 sentences.append(Sentence(id=sid, passage_id=pid, order=si, text=s))
-                queries.append(Query(id=f"qs:{sid}", level="sentence", text=q, source_ids=(pid,),
-                                     parent_id=f"qp:{pid}", report_id=rid, provenance={"sentence_id": sid}))
+                qs.append(Query(id=f"qs:{sid}", level="sentence", text=q, source_ids=(pid,),
+                                parent_id=f"qp:{pid}", report_id=rid, provenance={"sentence_id": sid}))
                 qrels.append(Qrel(query_id=f"qs:{sid}", passage_id=pid))
     nodes, tq, assign = [], [], []
     for hi, ind in enumerate(inds):
@@ -123,23 +139,31 @@ def build_corpus(out: Path, seed: int = 0) -> None:
             head = re.split(r"[：:，,]", titles_n[j % len(titles_n)])[-1][:30]
             tq.append(Query(id=f"qt:{n.id}:0:{j}", level="topic", text=f"{n.industry}{head}的原因是什么？",
                             source_ids=(n.id,), parent_id=f"qi:{n.id}:0"))
+    atomic_write_jsonl(out / "ingest" / "reports.jsonl", reports)
     atomic_write_jsonl(out / "chunk" / "passages.jsonl", passages)
     atomic_write_jsonl(out / "chunk" / "sentences.jsonl", sentences)
-    atomic_write_jsonl(out / "generate" / "queries.jsonl", queries)
-    atomic_write_jsonl(out / "generate" / "qrels.jsonl", qrels)
+    if queries == "sentences":
+        atomic_write_jsonl(out / "generate" / "queries.jsonl", qs)
+        atomic_write_jsonl(out / "generate" / "qrels.jsonl", qrels)
     atomic_write_json(out / "topics" / "tree.json", {"nodes": [n.model_dump() for n in nodes], "root": "h0"})
     atomic_write_jsonl(out / "topics" / "assignments.jsonl", assign)
     atomic_write_jsonl(out / "topics" / "queries.jsonl", tq)
+    atomic_write_json(out / "corpus.json", {"queries": queries, "seed": seed, "reports": len(reports)})
 
 
-def run_stage(out: Path, overrides: list[str]) -> None:
-    """Child process: run the mine stage, print {"seconds", "counts"} as the last line."""
+def run_stage(out: Path, stage: str, overrides: list[str]) -> None:
+    """Child process: run one stage (mine or generate), print {"seconds", "counts"} as the last line.
+
+    The signature is fixed, so an interrupted generate run resumes from its committed batches.
+    """
+    import importlib
+
     from fincprg.config import load_config
-    from fincprg.mine.stage import run
     from fincprg.pipeline.runner import STAGE_BY_NAME, StageContext
 
+    run = importlib.import_module(f"fincprg.{stage}.stage").run
     cfg = load_config(None, overrides)
-    ctx = StageContext(STAGE_BY_NAME["mine"], out, cfg, "bench", show_progress=False)
+    ctx = StageContext(STAGE_BY_NAME[stage], out, cfg, "bench", show_progress=False)
     ctx.dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     counts = run(ctx)
@@ -148,11 +172,13 @@ def run_stage(out: Path, overrides: list[str]) -> None:
     print(json.dumps({"seconds": secs, "maxrss_mib": rss, "counts": counts}, ensure_ascii=False))
 
 
-def _child(out: Path, overrides: list[str]) -> dict:
+def _child(out: Path, overrides: list[str], stage: str = "mine") -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2", HF_HUB_OFFLINE="1")
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, __file__, "--child", str(out), *overrides], env=env, cwd=ROOT,
-                       capture_output=True, text=True, check=True)
+    p = subprocess.run([sys.executable, __file__, "--child", str(out), "--child-stage", stage, *overrides],
+                       env=env, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"{stage} child failed (rc={p.returncode}):\n{p.stderr[-4000:]}")
     res = json.loads(p.stdout.strip().splitlines()[-1])
     res["process_seconds"] = time.perf_counter() - t0
     return res
@@ -160,24 +186,46 @@ def _child(out: Path, overrides: list[str]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--work", type=Path, default=Path("/tmp/fincprg-bench-mining"))
+    ap.add_argument("--queries", choices=("templates", "sentences"), default="templates")
+    ap.add_argument("--work", type=Path, help="default /tmp/fincprg-bench-mining-<queries>")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--top-k", type=int, default=20)
+    ap.add_argument("--note", default="", help="free text appended to the README section")
     ap.add_argument("--child", type=Path)
+    ap.add_argument("--child-stage", choices=("mine", "generate"), default="mine")
     ap.add_argument("overrides", nargs="*")
     a = ap.parse_args()
     if a.child:
-        run_stage(a.child, a.overrides)
+        run_stage(a.child, a.child_stage, a.overrides)
         return
+    a.work = a.work or Path(f"/tmp/fincprg-bench-mining-{a.queries}")
     t0 = time.perf_counter()
-    if not (a.work / "topics" / "queries.jsonl").exists():
-        build_corpus(a.work)
-    print(f"corpus ready in {time.perf_counter() - t0:.0f}s at {a.work}")
+    marker = a.work / "corpus.json"
+    if not marker.exists() or json.loads(marker.read_text())["queries"] != a.queries:
+        build_corpus(a.work, a.queries)
+    print(f"corpus ready in {time.perf_counter() - t0:.0f}s at {a.work}", flush=True)
+    a.gen = None
+    if a.queries == "templates":
+        a.gen = generate_queries(a.work)
     full = [_child(a.work, []) for _ in range(a.repeats)]
     mined_full = {tuple(json.loads(x).values())[:2] for x in open(a.work / "mine" / "qrels.jsonl")}
     pre = _child(a.work, ["mine.prefilter.enabled=true", f"mine.prefilter.top_k={a.top_k}"])
     mined_pre = {tuple(json.loads(x).values())[:2] for x in open(a.work / "mine" / "qrels.jsonl")}
     report(a, full, pre, mined_full, mined_pre)
+
+
+def generate_queries(work: Path) -> dict:
+    """Run the real generate stage once (child process); cached in generate/bench.json."""
+    cache = work / "generate" / "bench.json"
+    if cache.exists():
+        res = json.loads(cache.read_text(encoding="utf-8"))
+        print(f"generate: cached ({res['seconds']:.0f} s when it ran)", flush=True)
+        return res
+    print("generate: running the template generator over the corpus...", flush=True)
+    res = _child(work, [], stage="generate")
+    cache.write_text(json.dumps(res, ensure_ascii=False, indent=1), encoding="utf-8")
+    print(f"generate: {res['seconds']:.0f} s, {json.dumps(res['counts'], ensure_ascii=False)}", flush=True)
+    return res
 
 
 def report(a, full, pre, mined_full, mined_pre) -> None:
@@ -195,16 +243,29 @@ def report(a, full, pre, mined_full, mined_pre) -> None:
         rows.append(f"| {k} | {v['spaces']} | {v['pairs']:,} | {v['expected_pairs']:,} | {v['text_pairs_scored'] + v.get('block_cells_scored', 0):,} "
                     f"| {v['identical_text_pairs']:,} | {v['accepted']:,} | {sum(v['vetoed'].values()):,} |")
     tot_full = sum(v["pairs"] for v in c["spaces"].values())
+    qlev_t = sum(1 for _ in open(a.work / "topics" / "queries.jsonl"))
     tot_pre = sum(v["pairs"] for v in pre["counts"]["spaces"].values())
     kept = len(mined_full & mined_pre) / max(len(mined_full), 1)
+    if a.gen:
+        g = a.gen["counts"]
+        how = (f"queries and direct qrels written by the real generate stage (TemplateGenerator + completion): "
+               f"**{a.gen['seconds']:.0f} s** for {g['passages']:,} passages "
+               f"({g['passages'] / a.gen['seconds']:.0f} passages/s, one process; whole child process "
+               f"{a.gen['process_seconds']:.0f} s, peak RSS {a.gen['maxrss_mib']:,.0f} MiB); "
+               f"{g['empty_sentence_queries']:,} of {g['sentences']:,} sentences unclear (no query, "
+               f"{g['empty_share']:.1%}), {g['completed']:,} queries changed by completion, "
+               f"failures {json.dumps(g['failures'])}")
+    else:
+        how = "query texts synthesised from the sentences directly (`--queries sentences`)"
+    same = all(v["pairs"] == v["expected_pairs"] for v in c["spaces"].values())
     text = f"""## Mining at paper scale (offline lexical scorer, 2 cores)
 
-`python eval/bench_mining.py --repeats {a.repeats}` ({time.strftime('%Y-%m-%d')}). Corpus: {n_pass:,} passages,
-{qlev.get('sentence', 0):,} sentence queries, {qlev.get('passage', 0):,} passage queries from 1,300 real
-East Money titles (30 industries = 30 subtrees) and real sentences from ../shared/data with re-drawn numbers;
-queries synthesised from the sentences directly, not by the template generator (too slow at
-this scale: over 15 min; see the script docstring).
-Direction `both`, threshold {c['threshold']}, veto and boilerplate on.
+`python eval/bench_mining.py --queries {a.queries} --repeats {a.repeats}` ({time.strftime('%Y-%m-%d')}).
+Corpus: {n_pass:,} passages, {qlev.get('sentence', 0):,} sentence queries, {qlev.get('passage', 0):,} passage
+queries; {N_REPORTS:,} real East Money titles ({N_INDUSTRIES} industries = {N_INDUSTRIES} subtrees) and real sentences from
+../shared/data with re-drawn numbers (see the script docstring); {how}.
+Intent and topic subqueries ({qlev_t:,}) are synthesised from the titles. Direction `both`, threshold {c['threshold']},
+veto and boilerplate on.
 
 - wall time of the mine stage: median **{med:.1f} s** of {len(full)} runs
   ({', '.join(f"{r['seconds']:.1f}" for r in full)}); whole process incl. imports and reading inputs
@@ -213,7 +274,7 @@ Direction `both`, threshold {c['threshold']}, veto and boilerplate on.
 
 {chr(10).join(rows)}
 
-Pairs scored equal the §7.1 cost model in every space. Vetoes by reason: {json.dumps(c['vetoed'], ensure_ascii=False)};
+Pairs scored {"equal" if same else "DIFFER FROM"} the §7.1 cost model {"in every space" if same else "(see table)"}. Vetoes by reason: {json.dumps(c['vetoed'], ensure_ascii=False)};
 boilerplate queries: {c['boilerplate_queries']:,}; mined qrels: {c['mined_qrels']:,} {json.dumps(c['mined_qrels_by_level'])}.
 `pairs.jsonl` keeps every pair scoring >= 0.85 (and every accepted/vetoed pair); the rest are counted in
 `histogram.json` (100 bins per space) — the full pair list would be {tot_full:,} lines.
@@ -221,7 +282,7 @@ boilerplate queries: {c['boilerplate_queries']:,}; mined qrels: {c['mined_qrels'
 Prefilter (LSA top-{a.top_k} neighbours per query inside each space): {tot_pre:,} pairs scored instead of
 {tot_full:,} (**{1 - tot_pre / max(tot_full, 1):.1%} saved**), stage time {pre['seconds']:.1f} s
 (includes the LSA fit), mined positives kept: **{kept:.1%}** ({len(mined_full & mined_pre):,} of {len(mined_full):,}).
-"""
+{a.note + chr(10) if a.note else ""}"""
     print(text)
     readme = ROOT / "eval" / "README.md"
     body = readme.read_text(encoding="utf-8") if readme.exists() else "# fincprg benchmarks\n"
