@@ -87,7 +87,3 @@ def eval_cmd(
         typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from None
 
-
-# `fincprg audit` lives in fincprg.evaluate.audit_cli (registered by fincprg.cli); re-exported here so
-# older imports of fincprg.evaluate.commands.audit_cmd keep working.
-from fincprg.evaluate.audit_cli import audit_cmd  # noqa: E402,F401

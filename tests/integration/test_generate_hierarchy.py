@@ -16,8 +16,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "reports.
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    if not SAMPLE.exists():
-        pytest.skip("datasets/sample/reports.jsonl is missing")
+    assert SAMPLE.exists(), "datasets/sample/reports.jsonl is part of the repository"
     out = tmp_path_factory.mktemp("hier") / "out"
     run_pipeline(SAMPLE, out, load_config(), upto="generate", show_progress=False)
     return out

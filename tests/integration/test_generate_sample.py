@@ -22,8 +22,7 @@ def _read(p: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     sample = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "reports.jsonl"
-    if not sample.exists():
-        pytest.skip("datasets/sample/reports.jsonl is missing")
+    assert sample.exists(), "datasets/sample/reports.jsonl is part of the repository"
     out = tmp_path_factory.mktemp("gen") / "out"
     run_pipeline(sample, out, load_config(), upto="generate", show_progress=False)
     return out
