@@ -136,13 +136,21 @@ def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator
         yield Raw(f"{path}:{i}", obj)
 
 
-def read_json(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
-    """A JSON array of objects; the source is ``file:N`` with N the 1-based item number."""
+def _decode_whole(path: Path, stats: ReadStats, encoding: str) -> tuple[list[str], Rejection | None]:
+    """Decode a file that is one record (JSON array, .txt report): any undecodable line rejects it all."""
     lines, enc = decode_lines(path.read_bytes(), path, encoding)
     stats.encodings[enc] += 1
-    bad = [i for i, ln in enumerate(lines, 1) if ln is None]
-    if bad:
-        yield _undecodable(path, bad[0], enc)
+    bad = next((i for i, ln in enumerate(lines, 1) if ln is None), None)
+    if bad is not None:
+        return [], _undecodable(path, bad, enc)
+    return lines, None
+
+
+def read_json(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
+    """A JSON array of objects; the source is ``file:N`` with N the 1-based item number."""
+    lines, rejected = _decode_whole(path, stats, encoding)
+    if rejected is not None:
+        yield rejected
         return
     try:
         data = json.loads("\n".join(ln or "" for ln in lines))
@@ -198,11 +206,9 @@ def read_csv(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[R
 
 def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
     """One report per file: title = first non-empty line (or the file name when it is too long)."""
-    lines, enc = decode_lines(path.read_bytes(), path, encoding)
-    stats.encodings[enc] += 1
-    bad = [i for i, ln in enumerate(lines, 1) if ln is None]
-    if bad:
-        yield _undecodable(path, bad[0], enc)
+    lines, rejected = _decode_whole(path, stats, encoding)
+    if rejected is not None:
+        yield rejected
         return
     strs = [ln.rstrip("\r") for ln in lines if ln is not None]
     first = next((k for k, ln in enumerate(strs) if ln.strip()), None)
