@@ -274,7 +274,8 @@ class TemplateGenerator:
         if risk:
             # the first risk listed after 风险提示 names what the question is about
             first_risk = re.split(r"[；;。]", text[risk.end():].lstrip("：: "))[0]
-            topic = "".join(key_phrases(first_risk, 1, names))
+            # "风险" itself is no topic: it would give "面临哪些风险方面的风险？"
+            topic = "".join(key_phrases(first_risk, 1, names)).replace("风险", "")
             if not (entity or topic):
                 return ""
             return f"{entity}面临哪些{topic}方面的风险？" if topic else f"{entity}面临哪些主要风险？"

@@ -86,3 +86,17 @@ def test_period_label():
     assert period_label(frozenset({Period(None, "H1", False)})) == ("上半年", False)
     assert period_label(frozenset({Period(y, None, True) for y in (2024, 2025, 2026)})) == ("2024-2026年", True)
     assert period_label(frozenset()) == ("", False)
+
+
+def test_risk_question_never_repeats_the_word_risk():
+    from fincprg.generate.base import PassageInput
+    from fincprg.generate.templates import TemplateGenerator
+    from fincprg.records import Passage, Report, Sentence
+
+    # both used to come out as "...风险方面的风险？" / "...经营风险方面的风险？"
+    for text in ("风险提示：市场风险、汇率风险。", "风险因素：经营风险；财务风险。"):
+        rep = Report(id="r1", title="星河科技（688321）：点评", text=text, company="星河科技", stock_code="688321")
+        p = Passage(id="r1#p0", report_id="r1", order=0, text=text)
+        s = Sentence(id="r1#p0#s0", passage_id="r1#p0", order=0, text=text)
+        q = TemplateGenerator(None).generate([PassageInput(rep, p, (s,))])[0].sentence_queries[0]
+        assert q.startswith("星河科技面临哪些") and q.count("风险") == 1, q
