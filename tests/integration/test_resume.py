@@ -40,13 +40,14 @@ def make_corpus(path: Path, n: int = 12) -> Path:
     return path
 
 
-def build(corpus: Path, out: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "--upto", "chunk",
-           "--set", "chunk.batch_size=2", "-q", *extra]
-    full_env = {**os.environ, **(env or {})}
-    full_env.pop("FINCPRG_KILL_AFTER", None)
+def build(corpus: Path, out: Path, *extra: str, env: dict[str, str] | None = None, upto: str | None = "chunk",
+          batch: str = "chunk.batch_size=2") -> subprocess.CompletedProcess:
+    """``fincprg build`` in a subprocess (so SIGKILL hits only it), stopping after ``upto``."""
+    cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "--set", batch, "-q", *extra]
+    cmd += ["--upto", upto] if upto else []
+    full_env = {k: v for k, v in os.environ.items() if k != "FINCPRG_KILL_AFTER"}
     full_env.update(env or {})
-    return subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.slow
@@ -102,11 +103,7 @@ def test_second_build_skips_and_config_change_reruns(tmp_path):
 
 
 def _full_build(corpus: Path, out: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out),
-           "--set", "generate.batch_size=4", "-q"]
-    full_env = {k: v for k, v in os.environ.items() if k != "FINCPRG_KILL_AFTER"}
-    full_env.update(env or {})
-    return subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=600)
+    return build(corpus, out, env=env, upto=None, batch="generate.batch_size=4")
 
 
 @pytest.mark.slow
