@@ -1,6 +1,7 @@
 """Shared fixtures: every cache points at tmp_path, and nothing reaches a model hub."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -20,7 +21,17 @@ def _isolated_caches(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.setenv("FINCPRG_CACHE", str(cache / "fincprg"))
     monkeypatch.delenv("FINCPRG_KILL_AFTER", raising=False)
+    tqdm_disable = os.environ.pop("TQDM_DISABLE", None)  # `fincprg -q` sets it in-process
+    # CLI tests run in-process (CliRunner) and install a root log handler on a stream that the
+    # runner closes afterwards; restore the root logger so later tests do not log into it
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
     yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    os.environ.pop("TQDM_DISABLE", None)
+    if tqdm_disable is not None:
+        os.environ["TQDM_DISABLE"] = tqdm_disable
 
 
 @pytest.fixture

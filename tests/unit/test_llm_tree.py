@@ -59,8 +59,10 @@ def test_protocol_and_happy_path(llm_server, make_gen):
     assert prov == {"generator": "llm", "model": "tree-model", "template": "hierarchical_query.zh",
                     "version": 1, "reasked": False}
     # the prompt carried the sentences, the title and JSON mode
-    assert sentences_of(llm_server.requests[0]) == [s.text for s in items[0].sentences]
-    assert "公司0（600000）" in llm_server.requests[0]["messages"][1]["content"]
+    # requests run concurrently: find passage 0's by its content, not by arrival order
+    first = next(r for r in llm_server.requests if items[0].sentences[0].text in r["messages"][1]["content"])
+    assert sentences_of(first) == [s.text for s in items[0].sentences]
+    assert "公司0（600000）" in first["messages"][1]["content"]
     assert failure_for(out[0]) is None
 
 
