@@ -31,6 +31,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from fincprg.ingest.public import alphafin_to_jsonl
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data"
@@ -38,20 +40,6 @@ ALPHAFIN = DATA / "reports" / "alphafin_reports.json"
 SAMPLE = ROOT / "datasets" / "sample" / "reports.jsonl"
 README = ROOT / "eval" / "README.md"
 START, END = "<!-- generate-speed:start -->", "<!-- generate-speed:end -->"
-
-
-def alphafin_jsonl(dst: Path) -> Path:
-    """AlphaFin {summary, content} records -> fincprg's JSONL input (title and date from the summary)."""
-    import re
-
-    pat = re.compile(r"这是以(?P<title>.+)为题目,在(?P<date>[\d\- :]+)日期发布的研究报告")
-    rows = []
-    for item in json.loads(ALPHAFIN.read_text(encoding="utf-8")):
-        m = pat.search(item["summary"])
-        rows.append({"title": m.group("title") if m else "", "发布日期": m.group("date") if m else "",
-                     "content": item["content"]})
-    dst.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return dst
 
 
 def load_items(corpus: Path, work: Path) -> list[Any]:
@@ -183,7 +171,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpora = {"datasets/sample": SAMPLE}
         if ALPHAFIN.exists():
-            corpora["AlphaFin (200 reports)"] = alphafin_jsonl(Path(tmp) / "alphafin.jsonl")
+            corpora["AlphaFin (200 reports)"] = Path(tmp) / "alphafin.jsonl"
+            alphafin_to_jsonl(ALPHAFIN, corpora["AlphaFin (200 reports)"])
         else:
             print(f"skipping AlphaFin: {ALPHAFIN} is absent")
             results["AlphaFin (200 reports)"] = {"skipped": "../shared/data absent"}

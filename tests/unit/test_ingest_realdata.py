@@ -2,7 +2,6 @@
 ingest and clean without error and with plausible counts. Skips when the data is absent."""
 from __future__ import annotations
 
-import ast
 import json
 import re
 import statistics
@@ -11,40 +10,8 @@ from pathlib import Path
 import pytest
 
 from fincprg.config import load_config
+from fincprg.ingest.public import alphafin_to_jsonl, annual_report_to_jsonl
 from fincprg.pipeline.runner import run_pipeline
-
-# AlphaFin's summary: "这是以<title>为题目,在<YYYY-MM-DD hh:mm:ss>日期发布的研究报告。研报内容如下:"
-_SUMMARY = re.compile(r"这是以(?P<title>.+)为题目,在(?P<date>[\d\- :]+)日期发布的研究报告")
-
-
-def alphafin_to_jsonl(src: Path, dst: Path) -> int:
-    """Converter for AlphaFin's {summary, content} records: title and date come from the summary."""
-    rows = []
-    for item in json.loads(src.read_text(encoding="utf-8")):
-        m = _SUMMARY.search(item["summary"])
-        rows.append({"title": m.group("title") if m else "", "发布日期": m.group("date") if m else "",
-                     "content": item["content"]})
-    dst.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return len(rows)
-
-
-def annual_report_to_jsonl(src: Path, dst: Path) -> int:
-    """Converter for FinGLM's parsed annual report: one report, text items and table rows in page order."""
-    pages = json.loads(src.read_text(encoding="utf-8"))
-    lines = []
-    for items in pages.values():
-        for it in items:
-            content = it["content"].strip()
-            if it["content_type"] == "excel" and content.startswith("["):
-                cells = [str(c).strip() for c in ast.literal_eval(content)]  # "['a', 'b']" row dumps
-                content = " | ".join(c for c in cells if c) if len(cells) > 1 else "".join(cells)
-            if content:
-                lines.append(content)
-    row = {"id": "300617-2019", "title": "安靠智电（300617）：2019年年度报告", "date": "2020-04-20",
-           "report_type": "annual", "text": "\n".join(lines)}
-    dst.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
-    return 1
-
 
 def _build(corpus: Path, out: Path) -> dict:
     outcomes = run_pipeline(corpus, out, load_config(None), upto="chunk", show_progress=False)
@@ -71,7 +38,8 @@ def test_alphafin_reports(shared_data, tmp_path):
 @pytest.mark.slow
 def test_annual_report(shared_data, tmp_path):
     corpus = tmp_path / "annual.jsonl"
-    annual_report_to_jsonl(shared_data / "annual_report" / "annual_report_300617_2019.json", corpus)
+    annual_report_to_jsonl(shared_data / "annual_report" / "annual_report_300617_2019.json", corpus,
+                           report_id="300617-2019", title="安靠智电（300617）：2019年年度报告", date="2020-04-20")
     counts = _build(corpus, tmp_path / "out")
     ch = counts["chunk"]
     assert counts["ingest"]["reports"] == 1
