@@ -18,6 +18,7 @@ from fincprg.config import PipelineConfig
 from fincprg.finance import register_companies
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query, hierarchy
+from fincprg.generate.llm_tree import failure_for
 from fincprg.generate.templates import TemplateGenerator, report_company
 from fincprg.pipeline.io import atomic_write_json, read_jsonl
 from fincprg.pipeline.runner import StageContext
@@ -44,10 +45,9 @@ def tree_records(item: PassageInput, tree: QueryTree | Failure, *, complete: boo
     if isinstance(tree, Failure):
         out["failures.jsonl"].append(tree)
         return out
-    warning = tree.provenance.get("warning")
-    if isinstance(warning, str) and warning.startswith("misaligned:"):
-        out["failures.jsonl"].append(Failure(stage="generate", item_id=tree.passage_id, kind="misaligned",
-                                             message=warning))
+    misaligned = failure_for(tree)
+    if misaligned is not None:
+        out["failures.jsonl"].append(misaligned)
     pid, rid = item.passage.id, item.report.id
     company = report_company(item.report)
 
