@@ -141,22 +141,10 @@ def write_readme(results: dict[str, Any], args: argparse.Namespace) -> None:
 
 # Before/after figures of the speed-up (measured by hand with --templates on the old file).
 NOTES = [
-    "Speed-up of fincprg/generate/templates.py (same box, same inputs, `--templates` on the previous "
-    "file; outputs unchanged: same output_md5, byte-identical generate/queries.jsonl on the sample):",
-    "",
-    "| corpus | before (passages/s, CPU median of 3) | after |",
-    "|---|---|---|",
-    "| datasets/sample (67 passages) | 54.0 | 73.7 |",
-    "| AlphaFin (589 passages) | 51.6 | 87.1 |",
-    "",
-    "What changed: the metric-word scan of every key-phrase candidate is memoised per token and done "
-    "once per distinct token; clauses without any metric word skip `extract()`; a sentence's own facts "
-    "serve its single-clause case; `tokenize()` is asked block by block (jieba cuts each CJK/alphanumeric "
-    "run on its own, so this is exact) so passages and their sentences share the memo (~40% less jieba "
-    "work); the IDF table loads in ~0.6 s instead of ~1.1 s. What is left per passage is jieba itself "
-    "and `fincprg.finance.extract` (~40% of the time). The reviewer's ~14 passages/s counted start-up: "
-    "jieba's dictionary load (2.5 s CPU on this box) and the IDF table are paid once per process, so "
-    "they dominate the 67-passage sample but not a 26k-passage corpus (~5 min at 87 passages/s).",
+    "Before/after comparisons: run the script again with `--templates OLD_COPY_OF_templates.py`; the "
+    "output_md5 column shows whether the output changed. Start-up (jieba's dictionary and the IDF table, "
+    "paid once per process) is reported separately as `startup_s`, so the per-passage rate is what a "
+    "large corpus sees. Per passage the time goes to jieba and `fincprg.finance.extract`.",
 ]
 
 

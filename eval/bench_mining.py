@@ -40,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -228,6 +229,21 @@ def generate_queries(work: Path) -> dict:
     return res
 
 
+def repeated_texts(queries_path: Path) -> dict:
+    """How often sentence-query texts repeat, within a report and across reports."""
+    per_report: Counter = Counter()
+    reports_of: dict[str, set[str]] = {}
+    for line in open(queries_path, encoding="utf-8"):
+        q = json.loads(line)
+        if q["level"] == "sentence":
+            per_report[(q["report_id"], q["text"])] += 1
+            reports_of.setdefault(q["text"], set()).add(q["report_id"])
+    top = max(per_report.items(), key=lambda kv: (kv[1], kv[0]), default=(("", ""), 0))
+    return {"within_report": sum(n - 1 for n in per_report.values() if n > 1), "max_in_report": top[1],
+            "example": top[0][1], "distinct": len(reports_of),
+            "repeated_texts": sum(1 for r in reports_of.values() if len(r) > 1)}
+
+
 def report(a, full, pre, mined_full, mined_pre) -> None:
     c = full[0]["counts"]
     n_pass = sum(1 for _ in open(a.work / "chunk" / "passages.jsonl"))
@@ -258,9 +274,12 @@ def report(a, full, pre, mined_full, mined_pre) -> None:
     else:
         how = "query texts synthesised from the sentences directly (`--queries sentences`)"
     same = all(v["pairs"] == v["expected_pairs"] for v in c["spaces"].values())
-    text = f"""## Mining at paper scale (offline lexical scorer, 2 cores)
+    rep = repeated_texts(a.work / "generate" / "queries.jsonl")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    text = f"""## Mining at paper scale (offline lexical scorer, {os.cpu_count()} cores)
 
-`python eval/bench_mining.py --queries {a.queries} --repeats {a.repeats}` ({time.strftime('%Y-%m-%d')}).
+`python eval/bench_mining.py --queries {a.queries} --repeats {a.repeats}` ({time.strftime('%Y-%m-%d')}, commit {commit}).
 Corpus: {n_pass:,} passages, {qlev.get('sentence', 0):,} sentence queries, {qlev.get('passage', 0):,} passage
 queries; {N_REPORTS:,} real East Money titles ({N_INDUSTRIES} industries = {N_INDUSTRIES} subtrees) and real sentences from
 ../shared/data with re-drawn numbers (see the script docstring); {how}.
@@ -282,6 +301,11 @@ boilerplate queries: {c['boilerplate_queries']:,}; mined qrels: {c['mined_qrels'
 Prefilter (LSA top-{a.top_k} neighbours per query inside each space): {tot_pre:,} pairs scored instead of
 {tot_full:,} (**{1 - tot_pre / max(tot_full, 1):.1%} saved**), stage time {pre['seconds']:.1f} s
 (includes the LSA fit), mined positives kept: **{kept:.1%}** ({len(mined_full & mined_pre):,} of {len(mined_full):,}).
+
+Repeated sentence-query texts (identical texts are equivalent by definition, so they drive the sentence-space
+accepts): {rep['within_report']:,} sentence queries repeat a text of their own report (at most
+{rep['max_in_report']} times, e.g. `{rep['example']}`); {rep['repeated_texts']:,} of {rep['distinct']:,} distinct
+sentence-query texts occur in more than one report.
 {a.note + chr(10) if a.note else ""}"""
     print(text)
     readme = ROOT / "eval" / "README.md"

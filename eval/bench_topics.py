@@ -105,6 +105,7 @@ def bench_topics(limit: int | None, cluster_overrides: dict, t2v_weight: float) 
         "cpu_s": round(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]), 1), "topics": tree.n_topics, "tree_nodes": len(nodes),
         "outlier_share": round(tree.outlier_share, 4),
         "purity_eastmoney": round(purity(tree.topics, em_raw), 4),
+        "eastmoney_industries": len(set(em_raw)),
         "purity_citic": round(purity(tree.topics, em_citic), 4),
         "subtree_above_leaf": round(sum(s_ != f"t{k}" for s_, k in zip(subs, tree.topics, strict=True))
                                     / max(1, len(subs)), 4),
@@ -140,7 +141,7 @@ def write_readme(res: dict, ind: dict) -> None:
         "<!-- topics:start -->",
         "## Topics: clustering 49k report titles offline (eval/bench_topics.py)",
         "",
-        f"Measured {dt.date.today().isoformat()} on a 2-core CPU box: median of {t.get('repeats', 1)} runs, "
+        f"Measured {dt.date.today().isoformat()} on a {os.cpu_count()}-core CPU box: median of {t.get('repeats', 1)} runs, "
         "each in a fresh process (imports and tokenizer start-up included); 1-minute load average "
         f"{os.getloadavg()[0]:.1f} at the end (above ~2 means other work shared the cores). "
         f"Identical topics and purity in every run: {t.get('same_result', 'n/a')}. Targets: < 3 min, < 4 GB.",
@@ -151,7 +152,7 @@ def write_readme(res: dict, ind: dict) -> None:
         f"**peak RSS {t['peak_rss_mb']} MB** (max ru_maxrss over runs); process CPU time {t.get('cpu_s', '?')} s median.",
         f"- **{t['topics']} topics**, {t['tree_nodes']} tree nodes, **outlier share {t['outlier_share']:.1%}**.",
         f"- **Purity** of topics (non-outliers) against East Money labels: {t['purity_eastmoney']:.1%} on the "
-        f"164 raw East Money industries, {t['purity_citic']:.1%} after mapping them to CITIC level 1.",
+        f"{t['eastmoney_industries']} raw East Money industries, {t['purity_citic']:.1%} after mapping them to CITIC level 1.",
         f"- Titles whose subtree is above their leaf topic: {t['subtree_above_leaf']:.1%}.",
         "",
         "Industry classifier (offline lexicon, `fincprg.topics.classify.LexiconClassifier`):",
@@ -169,7 +170,7 @@ def write_readme(res: dict, ind: dict) -> None:
     block = "\n".join(lines)
     text = README.read_text(encoding="utf-8") if README.exists() else "# fincprg benchmarks\n"
     pat = re.compile(r"<!-- topics:start -->.*?<!-- topics:end -->", re.S)
-    text = pat.sub(block, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
+    text = pat.sub(lambda _: block, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
     README.write_text(text, encoding="utf-8")
 
 
