@@ -102,14 +102,3 @@ def write_qrels(folder: Path, subset_qrels: SubsetQrels) -> list[Path]:
             paths.append(p)
     return paths
 
-
-def read_qrels_tsv(path: Path) -> dict[str, dict[str, int]]:
-    """Read a BEIR qrels TSV (header ``query-id corpus-id score``) into ``{qid: {pid: score}}``."""
-    out: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f, delimiter="\t")
-        next(reader, None)
-        for row in reader:
-            if row:
-                out.setdefault(row[0], {})[row[1]] = int(row[2])
-    return out

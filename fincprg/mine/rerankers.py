@@ -70,9 +70,6 @@ def resolve_device(device: str | None) -> str:
     return "cuda" if cuda_available() else "cpu"
 
 
-_cuda_available, _resolve_device = cuda_available, resolve_device  # old private names
-
-
 class FlagRerankerBackend:
     """FlagEmbedding ``FlagReranker`` (cross-encoder, e.g. BAAI/bge-reranker-v2-m3)."""
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -168,9 +167,3 @@ def score_spaces(spaces: list[Space], env: MineEnv) -> list[SpaceResult]:
     """Pure batch function: one SpaceResult per space, in input order."""
     return [score_space(s, env) for s in spaces]
 
-
-def merge_counts(results: Sequence[SpaceResult]) -> dict[str, Any]:
-    total: Counter = Counter()
-    for r in results:
-        total.update(r.counts)
-    return dict(sorted(total.items()))

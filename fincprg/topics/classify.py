@@ -46,7 +46,6 @@ class LexiconClassifier:
 
     def __init__(self, companies: Mapping[str, str] | None = None,
                  keywords: Mapping[str, Sequence[str]] | None = None):
-        self.labels = CITIC_INDUSTRIES
         table: dict[str, tuple[str, float]] = {}
         for ind, words in (keywords or lexicon()).items():
             for w in words:
