@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from fincprg.config import QualityConfig
-from fincprg.errors import BackendError, ConfigError, MissingDependencyError
+from fincprg.errors import BackendError, MissingDependencyError
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,5 @@ def make_scorer(cfg: QualityConfig) -> QualityScorer:
         return HeuristicScorer()
     if cfg.backend == "none":
         return NoScorer()
-    if not cfg.model:
-        raise ConfigError("chunk.quality.model: required when chunk.quality.backend is 'transformers'")
+    assert cfg.model, "QualityConfig's validator requires chunk.quality.model for the transformers backend"
     return TransformersScorer(cfg.model, batch_size=cfg.batch_size, max_length=cfg.max_length, device=cfg.device)

@@ -131,9 +131,6 @@ class LLMTreeGenerator:
         """The chat messages for one passage (system + user)."""
         return self.prompt.render(sentences=[s.text for s in item.sentences], title=item.report.title)
 
-    def parse(self, text: str | None, n: int) -> TreeAnswer | TreeProblem:
-        return parse_tree(text, n)
-
     def _reask(self, conv: Messages, answer: str, problem: TreeProblem, n: int) -> Messages:
         follow = self.prompt.render_block("reask", error=problem.message, n=n) if self.prompt.has("reask") \
             else f"{problem.message}. Answer again with valid JSON and exactly {n} sentence_queries."

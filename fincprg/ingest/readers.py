@@ -61,7 +61,7 @@ def _gbk(b: bytes) -> tuple[str, str] | None:
     return None
 
 
-def decode_lines(data: bytes, path: Path, forced: str = "auto") -> tuple[list[str | None], str]:
+def decode_lines(data: bytes, forced: str = "auto") -> tuple[list[str | None], str]:
     """Decode a file line by line; undecodable lines come back as ``None``.
 
     The file's encoding is chosen by majority over its non-ASCII lines (UTF-8 unless most
@@ -113,7 +113,7 @@ def _undecodable(path: Path, line: int, enc: str) -> Rejection:
 
 def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
     """One JSON object per line; blank lines are ignored."""
-    lines, enc = decode_lines(path.read_bytes(), path, encoding)
+    lines, enc = decode_lines(path.read_bytes(), encoding)
     stats.encodings[enc] += 1
     for i, line in enumerate(lines, 1):
         if line is None:
@@ -138,7 +138,7 @@ def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator
 
 def _decode_whole(path: Path, stats: ReadStats, encoding: str) -> tuple[list[str], Rejection | None]:
     """Decode a file that is one record (JSON array, .txt report): any undecodable line rejects it all."""
-    lines, enc = decode_lines(path.read_bytes(), path, encoding)
+    lines, enc = decode_lines(path.read_bytes(), encoding)
     stats.encodings[enc] += 1
     bad = next((i for i, ln in enumerate(lines, 1) if ln is None), None)
     if bad is not None:
@@ -175,7 +175,7 @@ def read_json(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[
 
 def read_csv(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
     """A CSV with a header row; the source line is the physical line where the row starts."""
-    lines, enc = decode_lines(path.read_bytes(), path, encoding)
+    lines, enc = decode_lines(path.read_bytes(), encoding)
     stats.encodings[enc] += 1
     for i, ln in enumerate(lines, 1):
         if ln is None:

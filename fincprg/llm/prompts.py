@@ -16,7 +16,6 @@ Bump ``version`` whenever the wording changes: the id and version go into each q
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -64,11 +63,6 @@ class Prompt:
     version: int
     source: str  # the template body (after the front matter)
     path: str
-
-    @property
-    def sha(self) -> str:
-        """Short hash of the template text, to tell edited-but-not-bumped templates apart."""
-        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()[:12]
 
     def _block(self, block: str, variables: dict[str, Any]) -> str:
         tmpl = _compile(self.source)
