@@ -30,16 +30,14 @@ from fincprg.evaluate.audit_sample import (
     default_intervals,
     locate,
     pair_key,
-    parse_intervals,
     query_texts,
     read_threshold,
     sample_pairs,
 )
+from fincprg.evaluate.data import level_rank
 from fincprg.pipeline.io import read_jsonl
 
 log = logging.getLogger(__name__)
-
-LEVELS = ("sentence", "passage", "topic")
 
 
 def effective_score(j: dict[str, Any], decisions: dict[str, dict[str, Any]] | None) -> tuple[int | None, bool]:
@@ -71,7 +69,7 @@ def estimate(judged: list[dict[str, Any]], threshold: float, intervals: list[Int
     """
     levels: dict[str, Any] = {}
     spaces = sorted({j["space"] for j in judged} | set(population),
-                    key=lambda s: LEVELS.index(s) if s in LEVELS else 99)
+                    key=level_rank)
     for space in spaces:
         rows = [j for j in judged if j["space"] == space]
         by_iv: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -206,7 +204,7 @@ def run_audit(target: Path, *, judge: Any, intervals: list[Interval] | None = No
     texts = query_texts(paths.out)
     samples = []
     for iv in ivs:  # highest interval first, levels in pipeline order
-        for space in sorted({k[0] for k in strata}, key=lambda s: LEVELS.index(s) if s in LEVELS else 99):
+        for space in sorted({k[0] for k in strata}, key=level_rank):
             st = strata.get((space, iv.label))
             for r in st.sample if st else []:
                 samples.append({"key": pair_key(space, r["query_a"], r["query_b"]), **r,

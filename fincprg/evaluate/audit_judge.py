@@ -12,7 +12,7 @@ label quality; every output it writes says ``judge: rules``.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,9 +34,6 @@ class Judgement:
     error: str | None = None
     raw: str | None = None
     meta: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Judge(Protocol):

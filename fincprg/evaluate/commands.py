@@ -1,4 +1,4 @@
-"""CLI command ``eval`` (and a re-export of ``audit``). Heavy imports stay inside the command bodies."""
+"""CLI command ``eval`` (``audit`` lives in :mod:`fincprg.evaluate.audit_cli`). Heavy imports stay inside the command bodies."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,15 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-# Kept in sync with fincprg.evaluate.retrievers (importing it here would load numpy at CLI start-up).
-_SPEC_HELP = (
-    "Retriever SPEC, repeatable. bm25 | bm25-report | lsa | hybrid[:W[:SPEC]] (min-max W·BM25+(1-W)·SPEC, "
-    "W=0.75, SPEC=lsa) | rrf[:SPEC+SPEC...] (k=60, default bm25+lsa) | dense:MODEL | dense-flag:MODEL | "
-    "rerank:MODEL | rerank-flag:MODEL (cross-encoder over the BM25 top 100) | cards (finance-card reranker) | "
-    "borda[:cards|first] (bootstrap round-robin Borda over the BM25 top 30) | hier[:N] (top N reports, then "
-    "passages). MODEL is a local folder or a hub id. Default: bm25, bm25-report (when queries carry a "
-    "report_id), lsa, hybrid, rrf, cards, borda, hier."
-)
+from fincprg.evaluate.retriever_specs import cli_help
+
+_SPEC_HELP = cli_help()
 
 
 def eval_cmd(

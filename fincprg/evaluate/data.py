@@ -24,6 +24,14 @@ Corpus = dict[str, dict]
 Queries = dict[str, str]
 Qrels = dict[str, dict[str, int]]
 
+LEVELS = ("sentence", "passage", "topic")
+"""Query levels (traversal spaces) in display order."""
+
+
+def level_rank(level: str) -> int:
+    """Sort key putting levels in :data:`LEVELS` order, unknown ones last."""
+    return LEVELS.index(level) if level in LEVELS else len(LEVELS)
+
 
 @dataclass
 class BeirDataset:

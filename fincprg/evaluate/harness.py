@@ -9,6 +9,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fincprg.errors import FincprgError
 from fincprg.evaluate.data import BeirDataset, load_beir
@@ -149,14 +150,38 @@ def format_csv(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
     return buf.getvalue()
 
 
+def read_results_table(path: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
+    """(metric columns, rows) of a results.csv written by :func:`format_csv`; each row has ``retriever``,
+    ``subset`` (``all`` when absent), ``n`` and ``vals`` (one float per metric, ``None`` where unparsable)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        metrics = [m for m in (reader.fieldnames or []) if m not in ("retriever", "subset", "n")]
+        rows = []
+        for row in reader:
+            vals: list[float | None] = []
+            for m in metrics:
+                try:
+                    vals.append(float(row[m]))
+                except (TypeError, ValueError):
+                    vals.append(None)
+            rows.append({"retriever": row.get("retriever") or "", "subset": row.get("subset") or "all",
+                         "n": row.get("n"), "vals": vals})
+    return metrics, rows
+
+
 def read_results_csv(path: str | Path, metric: str = "nDCG@10") -> dict[str, dict[str, float]]:
     """subset -> {retriever: metric} from a results.csv written by :func:`format_csv`."""
+    metrics, rows = read_results_table(path)
+    if metric not in metrics:
+        if not rows:
+            return {}
+        raise FincprgError(f"{path}: no column {metric!r}; choose one of {', '.join(METRICS)}")
+    i = metrics.index(metric)
     out: dict[str, dict[str, float]] = {}
-    with open(path, encoding="utf-8", newline="") as f:
-        for row in csv.DictReader(f):
-            if metric not in row:
-                raise FincprgError(f"{path}: no column {metric!r}; choose one of {', '.join(METRICS)}")
-            out.setdefault(row["subset"], {})[row["retriever"]] = float(row[metric])
+    for r in rows:
+        if r["vals"][i] is None:
+            raise FincprgError(f"{path}: {r['retriever']}/{r['subset']}: {metric} is not a number")
+        out.setdefault(r["subset"], {})[r["retriever"]] = r["vals"][i]
     return out
 
 

@@ -2,7 +2,6 @@
 (it then says what is missing instead of failing), so a partial build still gets a report."""
 from __future__ import annotations
 
-import csv
 import json
 import logging
 from collections import defaultdict
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fincprg.errors import InputError
-from fincprg.evaluate.data import read_qrels
+from fincprg.evaluate.data import level_rank, read_qrels
 from fincprg.pipeline.io import read_jsonl
 from fincprg.report import svg
 
@@ -109,9 +108,8 @@ def audit(out: Path) -> dict[str, Any] | None:
     s = _json(out / "audit" / "summary.json")
     if not s or "levels" not in s:
         return None
-    order = ("sentence", "passage", "topic")
     levels = [{"level": lv, **r, "chart": svg.fp_fn_bars(r["intervals"])}
-              for lv, r in sorted(s["levels"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)]
+              for lv, r in sorted(s["levels"].items(), key=lambda kv: level_rank(kv[0]))]
     return {**s, "level_rows": levels}
 
 
@@ -178,8 +176,7 @@ def mined_examples(out: Path, n: int = 5) -> list[dict[str, Any]]:
         if p.get("accepted"):
             best[p["space"]].append(p)
     rows = []
-    order = ("sentence", "passage", "topic")
-    for space, ps in sorted(best.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9):
+    for space, ps in sorted(best.items(), key=lambda kv: level_rank(kv[0])):
         for p in sorted(ps, key=lambda r: -float(r["score"]))[:n]:
             rows.append({"space": space, "score": float(p["score"]), "a": texts.get(p["query_a"], p["query_a"]),
                          "b": texts.get(p["query_b"], p["query_b"])})
@@ -188,25 +185,18 @@ def mined_examples(out: Path, n: int = 5) -> list[dict[str, Any]]:
 
 def eval_tables(dirs: list[Path]) -> list[dict[str, Any]]:
     """Tables from eval --out folders (results.csv): one per (folder, subset), rows retrievers."""
+    from fincprg.evaluate.harness import read_results_table  # loads the retrievers (numpy); only when asked
+
     tables = []
     for d in dirs:
         f = d / "results.csv" if d.is_dir() else d
         if not f.is_file():
             log.warning("report: %s has no results.csv; eval table skipped", d)
             continue
-        with open(f, encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh)
-            metrics = [m for m in (reader.fieldnames or []) if m not in ("retriever", "subset", "n")]
-            by_subset: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for row in reader:
-                vals = []
-                for m in metrics:
-                    try:
-                        vals.append(float(row[m]))
-                    except (TypeError, ValueError):
-                        vals.append(None)
-                by_subset[row.get("subset", "all")].append({"retriever": row.get("retriever", ""), "n": row.get("n"),
-                                                            "vals": vals})
+        metrics, rows = read_results_table(f)
+        by_subset: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            by_subset[r["subset"]].append({"retriever": r["retriever"], "n": r["n"], "vals": r["vals"]})
         for subset, rows in by_subset.items():
             best = [max((r["vals"][i] for r in rows if r["vals"][i] is not None), default=None)
                     for i in range(len(metrics))]

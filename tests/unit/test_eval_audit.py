@@ -205,7 +205,25 @@ def test_rules_audit_is_labelled_and_escaped(tmp_path):
     assert "judge: **rules**" in md and "not an LLM" in md and "not an LLM" in html
     assert SCRIPT not in html and "&lt;script&gt;window.__pwned=1" in html
     assert "onerror=\"document" not in html
-    assert s["levels"]["sentence"]["sampled"] == sum(r["sampled"] for r in s["levels"]["sentence"]["intervals"])
+    # per interval: every pair of the build when it holds <= 50, else 50; samples.jsonl agrees
+    ivs = parse_intervals(",".join(label.split("-")[0] for label in s["intervals"]))
+    pop: dict[str, int] = {}
+    for line in (out / "mine" / "pairs.jsonl").read_text().splitlines():
+        p = json.loads(line)
+        iv = interval_of(ivs, float(p["score"])) if p["space"] == "sentence" else None
+        if iv is not None:
+            pop[iv.label] = pop.get(iv.label, 0) + 1
+    in_samples: dict[str, int] = {}
+    for line in (out / "audit" / "samples.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r["space"] == "sentence":
+            in_samples[r["interval"]] = in_samples.get(r["interval"], 0) + 1
+    rows = s["levels"]["sentence"]["intervals"]
+    assert sum(pop.values()) > 0
+    assert {r["interval"]: r["sampled"] for r in rows} == {lb: min(50, pop.get(lb, 0)) for lb in s["intervals"]}
+    assert {r["interval"]: r["population"] for r in rows} == {lb: pop.get(lb, 0) for lb in s["intervals"]}
+    assert in_samples == {lb: min(50, n) for lb, n in pop.items() if n}
+    assert s["levels"]["sentence"]["sampled"] == sum(min(50, n) for n in pop.values())
     # deterministic: the same seed samples the same pairs
     first = (out / "audit" / "samples.jsonl").read_text()
     run_audit(out, judge=RulesJudge(), per_interval=50, seed=0)

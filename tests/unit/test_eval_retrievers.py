@@ -59,7 +59,7 @@ def test_hier_only_returns_passages_of_top_reports():
         assert len(docs) == 3  # all passages of the one retrieved report
 
 
-def test_default_specs_offer_at_least_six():
+def test_default_specs_offer_seven_with_report_queries_and_six_without():
     assert len(default_specs(True)) >= 7 and "bm25-report" in default_specs(True)
     assert "bm25-report" not in default_specs(False) and len(default_specs(False)) >= 6
 

@@ -1,30 +1,15 @@
 """Retrievers behind one interface (``fit(corpus)`` / ``search(queries, k)``), built from SPEC strings.
 
-SPEC grammar (what ``fincprg eval --retriever`` accepts):
-
-    bm25                      BM25 (bm25s) over jieba + finance-dictionary tokens
-    bm25-report               BM25 inside the query's own report (queries.jsonl report_id)
-    lsa                       TF-IDF + TruncatedSVD, 64 dims, L2-normalised
-    hybrid[:W[:SPEC]]         min-max W·BM25 + (1−W)·SPEC; W = 0.75, SPEC = lsa (or e.g. dense:MODEL)
-    rrf[:SPEC+SPEC+...]       reciprocal rank fusion, k = 60; default bm25+lsa
-    dense:MODEL               sentence-transformers bi-encoder (local folder or hub id)
-    dense-flag:MODEL          FlagEmbedding FlagModel bi-encoder (e.g. BAAI/bge-base-zh-v1.5)
-    rerank:MODEL              cross-encoder over the BM25 top 100 (sentence-transformers CrossEncoder)
-    rerank-flag:MODEL         the same with FlagEmbedding FlagReranker (normalize=True)
-    cards                     finance-card reranker over BM25, fused with RRF
-    borda[:cards|first]       bootstrap round-robin Borda over the BM25 top 30 (scorer: cards or BM25 score)
-    hier[:N]                  hierarchical: top N reports (10) by title + opening passage, then passages
+SPEC grammar (what ``fincprg eval --retriever`` accepts): see
+:data:`fincprg.evaluate.retriever_specs.SPEC_HELP`.
 """
 from __future__ import annotations
 
 from fincprg.errors import ConfigError
+from fincprg.evaluate.retriever_specs import OFFLINE_DEFAULT, SPEC_HELP
 from fincprg.evaluate.retrievers.base import Results, Retriever, UsesQueryMeta, tokenize
 
 __all__ = ["Results", "Retriever", "UsesQueryMeta", "build_retriever", "default_specs", "tokenize", "SPEC_HELP"]
-
-SPEC_HELP = __doc__.split("\n\n", 2)[2] if __doc__ else ""
-
-OFFLINE_DEFAULT = ["bm25", "bm25-report", "lsa", "hybrid", "rrf", "cards", "borda", "hier"]
 
 
 def default_specs(has_report_queries: bool = True) -> list[str]:
@@ -39,7 +24,7 @@ def _need(arg: str, spec: str, what: str) -> str:
 
 
 def build_retriever(spec: str, *, show_progress: bool = True) -> Retriever:
-    """Build a retriever from a SPEC string (grammar in this module's docstring).
+    """Build a retriever from a SPEC string (grammar: :data:`SPEC_HELP`).
 
     Raises:
         ConfigError: unknown name or a malformed argument; the message shows the grammar.
