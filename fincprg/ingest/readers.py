@@ -11,7 +11,7 @@ import io
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,8 +220,21 @@ def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto") -> Iter
     yield Raw(f"{path}:1", {"id": path.stem, "title": title, "text": body.strip()})
 
 
-_READERS = {".jsonl": read_jsonl, ".csv": read_csv, ".json": read_json, ".txt": read_text_file,
-            ".md": read_text_file}
+# ingest.format -> (file suffixes, reader): the one table the suffix lists and readers derive from.
+FORMATS: dict[str, tuple[tuple[str, ...], Callable[[Path, ReadStats, str], Iterator[Raw | Rejection]]]] = {
+    "jsonl": ((".jsonl",), read_jsonl),
+    "csv": ((".csv",), read_csv),
+    "json": ((".json",), read_json),
+    "txt": (TEXT_SUFFIXES, read_text_file),
+}
+_READERS = {suffix: reader for suffixes, reader in FORMATS.values() for suffix in suffixes}
+_MISSING_CORPUS = "corpus {} does not exist; pass a .jsonl/.csv/.json file or a directory of .txt/.md files"
+
+
+def require_corpus(corpus: Path) -> None:
+    """Raise :class:`InputError` (the one "corpus does not exist" message) when ``corpus`` is missing."""
+    if not corpus.exists():
+        raise InputError(_MISSING_CORPUS.format(corpus))
 
 
 def corpus_files(corpus: Path, fmt: str = "auto") -> list[Path]:
@@ -230,12 +243,11 @@ def corpus_files(corpus: Path, fmt: str = "auto") -> list[Path]:
     A directory is read as JSONL/CSV/JSON tables when it holds any (a README.md beside them
     is documentation), else as one report per .txt/.md file.
     """
-    if not corpus.exists():
-        raise InputError(f"corpus {corpus} does not exist; pass a .jsonl/.csv file or a directory of .txt/.md files")
+    require_corpus(corpus)
     if corpus.is_file():
         return [corpus]
     files = sorted(p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith("."))
-    want = {"jsonl": (".jsonl",), "csv": (".csv",), "json": (".json",), "txt": TEXT_SUFFIXES}.get(fmt)
+    want = FORMATS[fmt][0] if fmt in FORMATS else None
     if want is None:
         tables = [p for p in files if p.suffix.lower() in TABLE_SUFFIXES]
         want = TABLE_SUFFIXES if tables else TEXT_SUFFIXES
@@ -256,5 +268,5 @@ def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats) -> Iter
                 raise InputError(f"{path}: cannot tell the format from the extension; set ingest.format "
                                  "(jsonl, csv or txt)")
         else:
-            reader = {"jsonl": read_jsonl, "csv": read_csv, "json": read_json, "txt": read_text_file}[fmt]
+            reader = FORMATS[fmt][1]
         yield from reader(path, stats, encoding)

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from fincprg import __version__
 from fincprg.config import PipelineConfig, section_hash
 from fincprg.errors import InputError
+from fincprg.ingest.readers import require_corpus
 from fincprg.pipeline.io import JsonlAppender, atomic_write_json, hash_files, read_jsonl
 
 log = logging.getLogger(__name__)
@@ -216,8 +217,7 @@ def output_files(stage_dir: Path) -> list[Path]:
 
 
 def corpus_hash(corpus: Path) -> str:
-    if not corpus.exists():
-        raise InputError(f"corpus {corpus} does not exist; pass a .jsonl/.csv file or a directory of .txt/.md files")
+    """Hash of the corpus bytes (``run_pipeline`` has already checked that it exists)."""
     if corpus.is_file():
         return hash_files([corpus], corpus.parent)
     return hash_files([p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith(".")], corpus)
@@ -263,8 +263,7 @@ def run_pipeline(
     show_progress: bool | None = None,
 ) -> list[StageOutcome]:
     """Run every stage in order (up to ``upto``), skipping or resuming by signature."""
-    if not corpus.exists():  # checked before OUT is created, so a typo leaves nothing behind
-        raise InputError(f"corpus {corpus} does not exist; pass a .jsonl/.csv/.json file or a directory of .txt/.md files")
+    require_corpus(corpus)  # checked before OUT is created, so a typo leaves nothing behind
     out.mkdir(parents=True, exist_ok=True)
     show = cfg.run.show_progress if show_progress is None else show_progress
     outcomes: list[StageOutcome] = []
