@@ -15,6 +15,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fincprg.errors import ConfigError
+from fincprg.records import Report
+
+# The Report fields an input column can map onto (ingest.fields targets): all but the bookkeeping ones.
+REPORT_FIELDS: tuple[str, ...] = tuple(k for k in Report.model_fields if k not in ("source", "meta"))
 
 # Keys that change speed, not output: they are left out of stage signatures,
 # so tuning them never invalidates a checkpoint.
@@ -47,10 +51,10 @@ class IngestConfig(Section):
     @field_validator("fields")
     @classmethod
     def _known_targets(cls, v: dict[str, str]) -> dict[str, str]:
-        targets = ("id", "title", "text", "date", "company", "stock_code", "industry", "report_type")
         for src, dst in v.items():
-            if dst not in targets:
-                raise ValueError(f"{src!r} maps to {dst!r}, which is not a Report field; use one of {', '.join(targets)}")
+            if dst not in REPORT_FIELDS:
+                raise ValueError(f"{src!r} maps to {dst!r}, which is not a Report field; "
+                                 f"use one of {', '.join(REPORT_FIELDS)}")
         return v
 
     @field_validator("on_bad_date", mode="before")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fincprg.config import IngestConfig
+from fincprg.config import REPORT_FIELDS, IngestConfig
 from fincprg.errors import InputError
 # one title parser for the whole pipeline, so Report.company matches what generate/mine/topics derive
 from fincprg.finance import parse_title_company
@@ -16,8 +16,6 @@ from fincprg.ingest.readers import Raw
 from fincprg.records import Rejection, Report
 
 log = logging.getLogger(__name__)
-
-REPORT_FIELDS = ("id", "title", "text", "date", "company", "stock_code", "industry", "report_type")
 
 # Built-in aliases, in priority order; keys compare case-insensitively. ``ingest.fields`` wins over these.
 ALIASES: dict[str, tuple[str, ...]] = {
