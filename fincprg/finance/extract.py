@@ -69,8 +69,9 @@ _PARTS: dict[str, str] = {
     "下半年": "H2", "H2": "H2", "2H": "H2",
 }
 _YEAR_ONLY_PARTS = {"年报": "FY", "全年": "FY", "年度": "FY"}
+_YEAR_PARTS = {**_PARTS, **_YEAR_ONLY_PARTS}  # what may follow a year (2024年报, 2024全年, 2024Q3)
 _PART_RE = "|".join(re.escape(p) for p in sorted(_PARTS, key=len, reverse=True))
-_YPART_RE = "|".join(re.escape(p) for p in sorted({**_PARTS, **_YEAR_ONLY_PARTS}, key=len, reverse=True))
+_YPART_RE = "|".join(re.escape(p) for p in sorted(_YEAR_PARTS, key=len, reverse=True))
 _Y4 = r"(?:19[89]\d|20[0-4]\d)"
 _Y2 = r"(?:1[0-9]|2[0-9]|3[0-9])"
 
@@ -115,9 +116,7 @@ def _periods(text: str) -> tuple[frozenset[Period], list[tuple[int, int]]]:
             # a bare four-digit number without 年/E/A/a period word is an amount (2000万元), not a year
             if not (g["e1"] or g["nian"] or part_raw or g["e2"]):
                 continue
-            part = {**_PARTS, **_YEAR_ONLY_PARTS}.get(part_raw) if part_raw else None
-            if part_raw in ("年度",):
-                part = "FY"
+            part = _YEAR_PARTS.get(part_raw) if part_raw else None
             if g["nian"] == "年度" and part is None:
                 part = "FY"
             fc = g["e1"] in ("E", "F") or bool(g["e2"])
