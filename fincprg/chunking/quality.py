@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from fincprg.chunking.rules import cjk_share
 from fincprg.config import QualityConfig
 from fincprg.errors import BackendError, MissingDependencyError
 
 log = logging.getLogger(__name__)
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORDISH = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]")
 
 
@@ -49,7 +49,7 @@ class HeuristicScorer:
         n = len(chars)
         if n == 0:
             return 1.0
-        cjk = len(_CJK.findall(text)) / n
+        cjk = cjk_share(text)
         low_cjk = min(1.0, max(0.0, (0.5 - cjk) / 0.25))
         symbols = 1 - len(_WORDISH.findall(text)) / n
         sym = min(1.0, max(0.0, (symbols - 0.2) / 0.2))
