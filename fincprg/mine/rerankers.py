@@ -49,7 +49,16 @@ class BlockScorer(Protocol):
         """Fit/encode the full text inventory once (e.g. IDF over every query of the build)."""
         ...
 
+    def rows(self, texts: Sequence[str]) -> np.ndarray:
+        """Inventory row ids of ``texts`` (texts not yet prepared are prepared first)."""
+        ...
+
+    def score_rows(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        """Score matrix (len(ia) x len(ib)) for inventory rows."""
+        ...
+
     def score_block(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Score matrix (len(a) x len(b)) for texts: ``score_rows(rows(a), rows(b))``."""
         ...
 
 

@@ -90,15 +90,17 @@ def _direction_pass(space: Space, env: MineEnv, reverse: bool, allowed: sp.csr_m
     codes = {t: i for i, t in enumerate(dict.fromkeys(lt + rt))}
     lc = np.fromiter((codes[t] for t in lt), dtype=np.int64, count=len(lt))
     rc = np.fromiter((codes[t] for t in rt), dtype=np.int64, count=len(rt))
-    block = isinstance(env.reranker, BlockScorer)
-    if block:
-        env.reranker.prepare(lt + rt)  # no-op when the stage prepared the whole inventory
+    scorer = env.reranker if isinstance(env.reranker, BlockScorer) else None  # narrowed for typing
+    if scorer is not None:
+        # no-op when the stage prepared the whole inventory; otherwise one IDF fit over both sides
+        # (rows() alone would fit on the left texts and only transform the right ones)
+        scorer.prepare(lt + rt)
         # distinct texts only: score the unique block, then gather back per query
         ul, linv = np.unique(lc, return_inverse=True)
         ur, rinv = np.unique(rc, return_inverse=True)
         inv_text = {i: t for t, i in codes.items()}
-        rows_l = env.reranker.rows([inv_text[int(c)] for c in ul])  # type: ignore[attr-defined]
-        rows_r = env.reranker.rows([inv_text[int(c)] for c in ur])  # type: ignore[attr-defined]
+        rows_l = scorer.rows([inv_text[int(c)] for c in ul])
+        rows_r = scorer.rows([inv_text[int(c)] for c in ur])
     for r0 in range(0, len(left), BLOCK_ROWS):
         rows = slice(r0, r0 + BLOCK_ROWS)
         mask = base_mask(space, rows, env.direction, reverse=reverse)
@@ -107,9 +109,9 @@ def _direction_pass(space: Space, env: MineEnv, reverse: bool, allowed: sp.csr_m
             mask &= sub.toarray() if sp.issparse(sub) else np.asarray(sub)
         if not mask.any():
             continue
-        if block:
+        if scorer is not None:
             lu = np.unique(linv[rows], return_inverse=True)
-            s_u = env.reranker.score_rows(rows_l[lu[0]], rows_r)  # type: ignore[attr-defined]
+            s_u = scorer.score_rows(rows_l[lu[0]], rows_r)
             # the vectorised scorer computes whole blocks of distinct texts, masked cells included
             counts["block_cells_scored"] += s_u.size
             scores = s_u[lu[1]][:, rinv]
