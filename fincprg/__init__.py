@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from fincprg.config import PipelineConfig, load_config  # noqa: E402
+from fincprg.config import PipelineConfig, bundled_pipeline, load_config  # noqa: E402
 from fincprg.records import Passage, Qrel, Query, Report, Sentence, Topic  # noqa: E402
 
 __all__ = ["build", "load_config", "PipelineConfig", "Report", "Passage", "Sentence", "Query", "Qrel", "Topic"]
@@ -19,8 +19,6 @@ def build(corpus, out, config=None, overrides=None, **kwargs):
     from pathlib import Path
 
     from fincprg.pipeline.runner import run_pipeline
-
-    from fincprg.config import bundled_pipeline
 
     if isinstance(config, PipelineConfig):
         cfg = config

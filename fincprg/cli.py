@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -72,10 +73,23 @@ def _print_outcomes(outcomes: list[Any], out: Path) -> None:
         _print_counts(o.counts)
 
 
-def _default_config() -> Path:
-    from fincprg.config import bundled_pipeline
+def _run(corpus: Callable[[], Path], out: Path, config: Optional[Path], set_: Optional[list[str]], quiet: bool,
+         *, upto: Optional[str] = None, force: bool = False) -> None:
+    """Shared body of ``build`` and ``demo``: logging, config (default: the shipped offline
+    pipeline), run, errors as exit code 2, and the summary."""
+    from fincprg.config import bundled_pipeline, load_config
+    from fincprg.pipeline.runner import STAGE_BY_NAME, run_pipeline
 
-    return bundled_pipeline("offline")
+    _setup_logging(quiet)
+    try:
+        if upto and upto not in STAGE_BY_NAME:
+            raise FincprgError(f"--upto {upto!r} is not a stage; choose one of {', '.join(STAGE_BY_NAME)}")
+        path = corpus()
+        cfg = load_config(config or bundled_pipeline("offline"), set_)
+        outcomes = run_pipeline(path, out, cfg, upto=upto, force=force, show_progress=not quiet and None)
+    except FincprgError as e:
+        _fail(e)
+    _print_outcomes(outcomes, out)
 
 
 @app.command()
@@ -89,18 +103,7 @@ def build(
     quiet: QuietOpt = False,
 ) -> None:
     """Run every stage on CORPUS, writing OUT/<stage>/ (skips finished stages, resumes half-done ones)."""
-    from fincprg.config import load_config
-    from fincprg.pipeline.runner import STAGE_BY_NAME, run_pipeline
-
-    _setup_logging(quiet)
-    try:
-        if upto and upto not in STAGE_BY_NAME:
-            raise FincprgError(f"--upto {upto!r} is not a stage; choose one of {', '.join(STAGE_BY_NAME)}")
-        cfg = load_config(config or _default_config(), set_)
-        outcomes = run_pipeline(corpus, out, cfg, upto=upto, force=force, show_progress=not quiet and None)
-    except FincprgError as e:
-        _fail(e)
-    _print_outcomes(outcomes, out)
+    _run(lambda: corpus, out, config, set_, quiet, upto=upto, force=force)
 
 
 @app.command()
@@ -138,17 +141,7 @@ def demo(
     quiet: QuietOpt = False,
 ) -> None:
     """Build the bundled sample corpus (datasets/sample/) fully offline with pipelines/offline.yaml."""
-    from fincprg.config import load_config
-    from fincprg.pipeline.runner import run_pipeline
-
-    _setup_logging(quiet)
-    try:
-        corpus = _sample_corpus()
-        cfg = load_config(config or _default_config(), set_)
-        outcomes = run_pipeline(corpus, out, cfg, show_progress=not quiet and None)
-    except FincprgError as e:
-        _fail(e)
-    _print_outcomes(outcomes, out)
+    _run(_sample_corpus, out, config, set_, quiet)
     typer.echo(f"\nDataset written to {out / 'dataset'} (BEIR layout). Next: fincprg eval {out / 'dataset'}")
 
 
