@@ -31,7 +31,7 @@ from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import BlockScorer, make_reranker, threshold_for
 from fincprg.mine.spaces import KINDS, Space, expected_pairs, passage_spaces, sentence_spaces, topic_spaces
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
+from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic
 
 log = logging.getLogger(__name__)
@@ -40,13 +40,9 @@ log = logging.getLogger(__name__)
 def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], list[Query]]:
     tree = json.loads(ctx.input_path("topics", "tree.json").read_text(encoding="utf-8"))
     nodes = {t.id: t for t in (Topic.model_validate(n) for n in tree.get("nodes", []))}
-    subtree = {}
-    with open(ctx.input_path("topics", "assignments.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                row = json.loads(line)
-                if row.get("subtree_topic"):
-                    subtree[row["report_id"]] = row["subtree_topic"]
+    subtree = {row["report_id"]: row["subtree_topic"]
+               for row in read_jsonl(ctx.input_path("topics", "assignments.jsonl"))
+               if row.get("subtree_topic")}
     return nodes, subtree, list(ctx.read("topics", "queries.jsonl", Query))
 
 
