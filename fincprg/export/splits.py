@@ -143,15 +143,15 @@ def ensure_topic_test(
     topics = sorted(topic_labels)
     if len(topics) < 2:
         return dict(unit_split)
+    under = topic_reports(nodes)  # once: every candidate move re-splits the topics against it
 
     def evaluate(us: Mapping[str, str]) -> tuple[set[str], set[str]]:
         rs = {r: us[u] for r, u in units.items()}
-        ts = split_topics(topics, nodes, rs, seed=seed, test_fraction=test_fraction)
+        ts = split_topics(topics, nodes, rs, seed=seed, test_fraction=test_fraction, under=under)
         return (_topic_labels_in("train", rs, ts, topic_labels), _topic_labels_in("test", rs, ts, topic_labels))
 
     if evaluate(unit_split)[1]:
         return dict(unit_split)
-    under = topic_reports(nodes)
     sizes = Counter(units.values())
     total = sum(sizes.values())
     best: tuple[tuple[int, float, str], set[str]] | None = None
@@ -210,9 +210,14 @@ def split_topics(
     *,
     seed: int,
     test_fraction: float,
+    under: Mapping[str, set[str]] | None = None,
 ) -> dict[str, str]:
-    """Topic id -> split (rule 2): the majority split of the node's reports."""
-    under = topic_reports(nodes)
+    """Topic id -> split (rule 2): the majority split of the node's reports.
+
+    ``under`` is ``topic_reports(nodes)`` when the caller already has it (computed here otherwise).
+    """
+    if under is None:
+        under = topic_reports(nodes)
     out: dict[str, str] = {}
     for tid in topic_ids:
         votes = Counter(report_split[r] for r in under.get(tid, ()) if r in report_split)
