@@ -85,6 +85,7 @@ class LexicalReranker:
             [set(f.metrics) for f in facts],
             [{period_key(p) for p in f.periods} for f in facts],
         ]
+        # already as wide as each vocabulary after this batch; only older rows need padding (below)
         mats = [_binary_matrix(ks, v) for ks, v in zip(fields, self._vocabs, strict=True)]
         base = len(self._index)
         for i, t in enumerate(new):
@@ -93,10 +94,8 @@ class LexicalReranker:
             self._x, self._fields = x.tocsr(), mats
         else:
             self._x = sp.vstack([self._x, x]).tocsr()
-            self._fields = [sp.vstack([_pad(old, len(v)), _pad(m, len(v))]).tocsr()
+            self._fields = [sp.vstack([_pad(old, len(v)), m]).tocsr()
                             for old, m, v in zip(self._fields, mats, self._vocabs, strict=True)]
-        # pad every field matrix to its final vocabulary width
-        self._fields = [_pad(m, len(v)) for m, v in zip(self._fields, self._vocabs, strict=True)]
 
     def rows(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in texts if t not in self._index]

@@ -28,7 +28,7 @@ from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
 from fincprg.records import Failure, Query, Report
 from fincprg.topics.classify import company_map, make_classifier
 from fincprg.topics.cluster import TopicTree, cluster_titles
-from fincprg.topics.embed import l2_normalise, make_embedder
+from fincprg.topics.embed import make_embedder
 from fincprg.topics.intents import (
     TEMPLATE_ID,
     TEMPLATE_VERSION,
@@ -75,7 +75,8 @@ def embed_titles(titles: list[Title], cfg: Any, seed: int, classifier: Any, prog
         # the tokenizer's cache and gives the user a progress bar
         for text in progress(texts, total=len(texts), desc="topics: tokenise titles"):
             tokenize(text)
-    emb = l2_normalise(make_embedder(cfg.embedder, seed=seed, classifier=classifier).embed(texts))
+    # every embedder returns L2-normalised float32 rows (fincprg.topics.embed), so no second pass here
+    emb = make_embedder(cfg.embedder, seed=seed, classifier=classifier).embed(texts)
     dates = [t.date for t in titles]
     ref = reference_date(dates, cfg.time2vec.reference_date)
     blocks = [emb, time2vec(dates, reference=ref, weight=cfg.time2vec.weight)]

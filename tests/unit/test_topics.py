@@ -13,6 +13,7 @@ from fincprg.finance.industries import CITIC_INDUSTRIES, SW2021_TO_CITIC, to_cit
 from fincprg.records import Report
 from fincprg.topics.classify import IndustryClassifier, LexiconClassifier, TransformersClassifier
 from fincprg.topics.cluster import TopicTree
+from fincprg.topics.embed import ClassifierEmbedder, LSAEmbedder
 from fincprg.topics.intents import TopicInput, llm_intents, template_intents, validate
 from fincprg.topics.subtrees import build_nodes, dominant, subtree_for
 from fincprg.topics.time2vec import DIM, PERIODS_DAYS, time2vec
@@ -128,6 +129,16 @@ def test_transformers_classifier_from_local_folder(tmp_path):
     emb = clf.embed(titles)
     assert emb.shape == (4, 16) and np.allclose(emb[0], emb[3])
     assert not np.allclose(emb[0], emb[1])  # initializer_range=1.0: distinguishable states
+    # topics.stage.embed_titles relies on every embedder returning unit rows (no second normalisation)
+    unit = ClassifierEmbedder(clf).embed(titles)
+    assert unit.dtype == np.float32 and np.allclose(np.linalg.norm(unit, axis=1), 1.0, atol=1e-5)
+
+
+def test_lsa_embedder_returns_unit_float32_rows():
+    titles = ["光伏组件价格下跌", "银行净息差收窄", "白酒动销改善", "光伏装机超预期", "券商经纪业务"]
+    emb = LSAEmbedder(dim=3, seed=0).embed(titles)
+    assert emb.dtype == np.float32 and emb.shape[0] == 5
+    assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
 
 
 @pytest.mark.slow
