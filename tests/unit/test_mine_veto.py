@@ -89,7 +89,8 @@ def test_veto_applied_to_accepted_pairs_only():
     assert len(kept) == 2 and all(p.veto == "period_year" and not p.accepted for p in kept)
     assert res[0].counts["veto_period_year"] == 2 and res[0].counts["accepted"] == 0
     env_off = MineEnv(texts=texts, reranker=High(), threshold=0.9, facts=FactsCache(stub_extract), veto=None)
-    assert all(p.accepted for r in score_spaces(sentence_spaces(fx["queries"]), env_off) for p in r.pairs)
+    off = [p for r in score_spaces(sentence_spaces(fx["queries"]), env_off) for p in r.pairs]
+    assert len(off) == 2 and all(p.accepted and p.veto is None for p in off)
 
 
 def test_boilerplate_detection_repeated_and_keywords():
