@@ -16,8 +16,8 @@ Extractor = Callable[[str], Any]
 
 
 def default_extractor() -> Extractor:
-    """Return :func:`fincprg.finance.extract` (imported lazily: jieba loads its dictionary)."""
-    from fincprg.finance import extract  # noqa: PLC0415 - jieba dictionary load is slow
+    """Return :func:`fincprg.finance.extract` (jieba itself loads lazily inside fincprg.finance)."""
+    from fincprg.finance import extract  # noqa: PLC0415 - keeps importing this module light
 
     return extract
 
