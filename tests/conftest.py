@@ -29,6 +29,9 @@ def _isolated_caches(tmp_path_factory, monkeypatch):
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
+    from fincprg.finance import use_words
+
+    use_words(())  # stages register their corpus's company names; later tests start clean
     os.environ.pop("TQDM_DISABLE", None)
     if tqdm_disable is not None:
         os.environ["TQDM_DISABLE"] = tqdm_disable

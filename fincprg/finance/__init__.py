@@ -15,14 +15,15 @@ from fincprg.finance.extract import (
     extract,
     parse_title_company,
 )
-from fincprg.finance.lexicon import add_words, stopwords, tokenize, user_words
+from fincprg.finance.lexicon import add_words, stopwords, tokenize, use_words, user_words
 
 
 def register_companies(reports) -> int:
-    """Add every company name of a build's reports (metadata and titles) to the tokenizer.
+    """Make the company names of a build's reports (metadata and titles) the tokenizer's extra words.
 
     Each stage that tokenises calls this first with the same reports, so its output depends on
-    the corpus alone, not on which stages happened to run earlier in the same process.
+    the corpus alone, not on which stages or builds ran earlier in the same process.
+    Returns the number of names when the word set changed, else 0.
     """
     names = set()
     for r in reports:
@@ -31,7 +32,8 @@ def register_companies(reports) -> int:
         name, _ = parse_title_company(r.title)
         if name:
             names.add(name)
-    return add_words(sorted(names))
+    return len(names) if use_words(names) else 0
+
 
 __all__ = [
     "METRIC_SYNONYMS",
@@ -44,5 +46,6 @@ __all__ = [
     "register_companies",
     "stopwords",
     "tokenize",
+    "use_words",
     "user_words",
 ]

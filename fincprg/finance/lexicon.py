@@ -59,25 +59,35 @@ def _tokenizer() -> Any:
     return _TOKENIZER
 
 
-def add_words(words: Iterable[str]) -> int:
-    """Add words (e.g. company names from report metadata) to the finance tokenizer.
+def use_words(words: Iterable[str]) -> bool:
+    """Make exactly ``words`` (e.g. a build's company names) the tokenizer's extra words.
 
-    jieba otherwise splits 中国平安 into 中国/平安. Adding words changes later tokenisation,
-    so callers that need determinism should add every name before tokenising anything.
+    jieba otherwise splits 中国平安 into 中国/平安. jieba's ``add_word`` also shifts the totals that
+    later frequency guesses use, so adding words one call at a time makes tokens depend on
+    history. Instead the tokenizer is rebuilt (lazily, about a second) whenever the set changes,
+    so tokens are a function of the word set alone: a build gives the same tokens whatever ran
+    before it in the process.
 
     Returns:
-        The number of words that were new.
+        Whether the set changed.
     """
-    new = sorted({w.strip() for w in words if w and w.strip()} - _ADDED)
-    if not new:
-        return 0
+    new = {w.strip() for w in words if w and w.strip()}
+    global _TOKENIZER
     with _LOCK:
+        if new == _ADDED:
+            return False
+        _ADDED.clear()
         _ADDED.update(new)
-        if _TOKENIZER is not None:
-            for w in new:
-                _TOKENIZER.add_word(w)
+        _TOKENIZER = None
     _cut.cache_clear()
-    return len(new)
+    return True
+
+
+def add_words(words: Iterable[str]) -> int:
+    """Add words to the current extra-word set (see :func:`use_words`); returns how many were new."""
+    before = len(_ADDED)
+    use_words(_ADDED | {w.strip() for w in words if w and w.strip()})
+    return len(_ADDED) - before
 
 
 @lru_cache(maxsize=200_000)

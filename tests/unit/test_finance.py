@@ -198,3 +198,16 @@ TITLE_FORMS = [
 @pytest.mark.parametrize(("title", "expected"), TITLE_FORMS)
 def test_parse_title_company_forms(title, expected):
     assert parse_title_company(title) == expected
+
+
+def test_tokens_depend_on_the_word_set_not_on_history():
+    from fincprg.finance import tokenize, use_words
+
+    text = "星汉霓虹与云岭酒业的营业收入"
+    use_words(["云岭酒业"])
+    first = tokenize(text)
+    use_words(["星汉霓虹"])
+    use_words(["星汉霓虹", "云岭酒业"])
+    use_words(["云岭酒业"])  # same set as at first, after other sets were in use
+    assert tokenize(text) == first and "云岭酒业" in first
+    use_words(())
