@@ -142,7 +142,7 @@ def write_readme(results: dict[str, Any], args: argparse.Namespace) -> None:
 # Before/after figures of the speed-up (measured by hand with --templates on the old file).
 NOTES = [
     "Before/after comparisons: run the script again with `--templates OLD_COPY_OF_templates.py`; the "
-    "output_md5 column shows whether the output changed. Start-up (jieba's dictionary and the IDF table, "
+    "printed output_md5 shows whether the output changed. Start-up (jieba's dictionary and the IDF table, "
     "paid once per process) is reported separately as `startup_s`, so the per-passage rate is what a "
     "large corpus sees. Per passage the time goes to jieba and `fincprg.finance.extract`.",
 ]
