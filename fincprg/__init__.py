@@ -5,10 +5,9 @@ backends that need them.
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from fincprg.config import PipelineConfig, bundled_pipeline, load_config  # noqa: E402
 from fincprg.records import Passage, Qrel, Query, Report, Sentence, Topic  # noqa: E402
+from fincprg.version import __version__  # noqa: E402, F401 - re-exported
 
 __all__ = ["build", "load_config", "PipelineConfig", "Report", "Passage", "Sentence", "Query", "Qrel", "Topic"]
 

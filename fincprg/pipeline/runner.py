@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from fincprg import __version__
+from fincprg.version import __version__
 from fincprg.config import PipelineConfig, section_hash
 from fincprg.errors import InputError
 from fincprg.ingest.readers import require_corpus

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from fincprg.evaluate.audit import run_audit
-from fincprg.evaluate.audit_judge import RulesJudge
-from fincprg.report.commands import write_report
+from fincprg.audit.run import run_audit
+from fincprg.audit.judge import RulesJudge
+from fincprg.report.page import write_report
 from tests.unit._report_fixture import IMG, SCRIPT, make_build, write_eval
 
 pytestmark = pytest.mark.slow  # ~30 s: three Chromium launches per page

@@ -9,9 +9,10 @@ from typer.testing import CliRunner
 
 from fincprg.cli import app
 from fincprg.config import LLMConfig
-from fincprg.evaluate.audit import estimate, read_decisions, reapply, run_audit
-from fincprg.evaluate.audit_judge import LLMJudge, RulesJudge, parse_verdict
-from fincprg.evaluate.audit_sample import (
+from fincprg.audit.review import read_decisions
+from fincprg.audit.run import estimate, reapply, run_audit
+from fincprg.audit.judge import LLMJudge, RulesJudge, parse_verdict
+from fincprg.audit.sample import (
     Interval,
     default_intervals,
     interval_of,

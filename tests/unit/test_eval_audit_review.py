@@ -8,9 +8,9 @@ import urllib.request
 
 import pytest
 
-from fincprg.evaluate.audit import reapply, run_audit
-from fincprg.evaluate.audit_judge import RulesJudge
-from fincprg.evaluate.audit_review import make_review_server
+from fincprg.audit.run import reapply, run_audit
+from fincprg.audit.judge import RulesJudge
+from fincprg.audit.review import make_review_server
 from tests.unit._report_fixture import make_build
 
 

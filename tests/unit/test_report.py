@@ -6,10 +6,10 @@ import re
 from typer.testing import CliRunner
 
 from fincprg.cli import app
-from fincprg.evaluate.audit import run_audit
-from fincprg.evaluate.audit_judge import RulesJudge
+from fincprg.audit.run import run_audit
+from fincprg.audit.judge import RulesJudge
 from fincprg.report import svg
-from fincprg.report.commands import write_report
+from fincprg.report.page import write_report
 from tests.unit._report_fixture import IMG, SCRIPT, make_build, write_eval
 
 

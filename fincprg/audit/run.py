@@ -1,7 +1,7 @@
 """``fincprg audit``: estimate the false-positive and false-negative rates of mined labels (paper §6.1).
 
 Mined pairs are sampled per level (traversal space: sentence, passage, topic) from score
-intervals (see :mod:`fincprg.evaluate.audit_sample`), rescored by a judge on the paper's 1-5
+intervals (see :mod:`fincprg.audit.sample`), rescored by a judge on the paper's 1-5
 synonymy scale, and counted:
 
 - false positive: reranker score >= threshold and judge < 3;
@@ -24,8 +24,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from fincprg.evaluate.audit_judge import RULES_NOTE
-from fincprg.evaluate.audit_sample import (
+from fincprg.audit.judge import RULES_NOTE
+from fincprg.audit.sample import (
     Interval,
     default_intervals,
     locate,
@@ -126,17 +126,6 @@ def estimate(judged: list[dict[str, Any]], threshold: float, intervals: list[Int
     return levels
 
 
-def read_decisions(path: Path) -> dict[str, dict[str, Any]]:
-    """Latest decision per pair key from decisions.jsonl (later lines win; rows that are not decisions skipped)."""
-    out: dict[str, dict[str, Any]] = {}
-    if not path.is_file():
-        return out
-    for row in read_jsonl(path):
-        if isinstance(row, dict) and row.get("key") and row.get("decision") in ("confirm", "override"):
-            out[row["key"]] = row
-    return out
-
-
 def summary_markdown(s: dict[str, Any]) -> str:
     """Human-readable summary.md."""
     lines = [f"# Label audit of `{s['build']}`", "",
@@ -173,7 +162,7 @@ def summary_markdown(s: dict[str, Any]) -> str:
 
 def write_summary(audit_dir: Path, meta: dict[str, Any], judged: list[dict[str, Any]], apply: bool) -> dict[str, Any]:
     """Compute estimates (with decisions when ``apply``) and write summary.json/.md and review.html."""
-    from fincprg.evaluate.audit_review import write_review_page
+    from fincprg.audit.review import read_decisions, write_review_page
     from fincprg.pipeline.io import atomic_write_json, atomic_write_text
 
     decisions = read_decisions(audit_dir / "decisions.jsonl")

@@ -17,6 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from fincprg.pipeline.io import read_jsonl
+
 log = logging.getLogger(__name__)
 
 MAX_BODY = 1 << 20
@@ -43,8 +45,6 @@ def render_review(summary: dict[str, Any], judged: list[dict[str, Any]], samples
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
-    from fincprg.pipeline.io import read_jsonl
-
     return list(read_jsonl(path)) if path.is_file() else []
 
 
@@ -80,6 +80,17 @@ def validate_decision(obj: Any, keys: set[str]) -> dict[str, Any]:
             dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
 
 
+def read_decisions(path: Path) -> dict[str, dict[str, Any]]:
+    """Latest decision per pair key from decisions.jsonl (later lines win; rows that are not decisions skipped)."""
+    out: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return out
+    for row in read_jsonl(path):
+        if isinstance(row, dict) and row.get("key") and row.get("decision") in ("confirm", "override"):
+            out[row["key"]] = row
+    return out
+
+
 def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """An HTTP server for the review page; call ``serve_forever()`` (tests run it in a thread).
 
@@ -87,8 +98,6 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0) 
     POST /decisions (``Content-Type: application/json``, one object or a list) appends them. The JSON
     content type cannot be sent cross-site without a CORS preflight, which this server never grants.
     """
-    from fincprg.evaluate.audit import read_decisions
-
     audit_dir = Path(audit_dir)
     judged_path = audit_dir / "judgements.jsonl"
     keys = {j["key"] for j in _read(judged_path)}

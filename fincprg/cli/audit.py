@@ -7,11 +7,13 @@ from typing import Annotated, Optional
 
 import typer
 
+from fincprg.cli._common import fail, setup_logging
+
 
 def _import_decisions(src: Path, audit_dir: Path) -> int:
     """Append valid decisions from a downloaded decisions.jsonl into audit/decisions.jsonl."""
     from fincprg.errors import InputError
-    from fincprg.evaluate.audit_review import validate_decision
+    from fincprg.audit.review import validate_decision
     from fincprg.pipeline.io import read_jsonl
 
     if not src.is_file():
@@ -78,13 +80,11 @@ def audit_cmd(
     FP = score >= threshold and judge < 3; FN = score < threshold and judge > 3.
     Example: fincprg audit runs/demo --judge llm --set llm.base_url=http://localhost:8000/v1
     """
-    import logging
-
     from fincprg.errors import FincprgError
-    from fincprg.evaluate.audit import reapply, run_audit
-    from fincprg.evaluate.audit_sample import locate, parse_intervals
+    from fincprg.audit.run import reapply, run_audit
+    from fincprg.audit.sample import locate, parse_intervals
 
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s", force=True)
+    setup_logging(quiet)
     try:
         paths = locate(target)
         existing = (paths.audit / "summary.json").is_file()
@@ -103,12 +103,12 @@ def audit_cmd(
 
             cfg = load_config(config, set_)
             if judge == "llm":
-                from fincprg.evaluate.audit_judge import LLMJudge
+                from fincprg.audit.judge import LLMJudge
 
                 cache = Path(cfg.run.cache_dir) if cfg.run.cache_dir else paths.out / ".cache"
                 j = LLMJudge(cfg.llm, cache, language=language, progress=not quiet)
             else:
-                from fincprg.evaluate.audit_judge import RulesJudge
+                from fincprg.audit.judge import RulesJudge
 
                 j = RulesJudge()
             summary = run_audit(target, judge=j, intervals=parse_intervals(intervals) if intervals else None,
@@ -123,12 +123,11 @@ def audit_cmd(
         if review:
             _serve(paths.audit, port)
     except FincprgError as e:
-        typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from None
+        fail(e)
 
 
 def _serve(audit_dir: Path, port: int) -> None:
-    from fincprg.evaluate.audit_review import make_review_server
+    from fincprg.audit.review import make_review_server
 
     server = make_review_server(audit_dir, port=port)
     host, real_port = server.server_address[:2]

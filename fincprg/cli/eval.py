@@ -1,10 +1,12 @@
-"""CLI command ``eval`` (``audit`` lives in :mod:`fincprg.evaluate.audit_cli`). Heavy imports stay inside the command bodies."""
+"""CLI command ``eval`` (``audit`` lives in :mod:`fincprg.cli.audit`). Heavy imports stay inside the command bodies."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+
+from fincprg.cli._common import fail, setup_logging
 
 from fincprg.evaluate.retriever_specs import cli_help
 
@@ -41,12 +43,10 @@ def eval_cmd(
     MRR@10 truncates each run to its top 10 before trec_eval's recip_rank (which has no cut-off).
     Example: fincprg eval runs/demo/dataset -r bm25 -r lsa -r hybrid:0.6 --out runs/demo/eval
     """
-    import logging
-
     from fincprg.errors import FincprgError
     from fincprg.evaluate.metrics import METRICS
 
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s", force=True)
+    setup_logging(quiet)
     try:
         if metric not in METRICS:
             raise FincprgError(f"--metric {metric!r} is not one of {', '.join(METRICS)}")
@@ -78,6 +78,5 @@ def eval_cmd(
             typer.echo(f"\n### Correlation of {metric} with {correlate.name}\n")
             typer.echo(corr(read_scores_csv(correlate), by_subset))
     except FincprgError as e:
-        typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from None
+        fail(e)
 

@@ -1,0 +1,89 @@
+"""Commands that build and inspect a run: build, stages, demo, doctor."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fincprg.cli._common import (
+    ConfigOpt,
+    QuietOpt,
+    SetOpt,
+    fail,
+    run_build,
+    app,
+)
+from fincprg.errors import FincprgError
+
+
+@app.command()
+def build(
+    corpus: Annotated[Path, typer.Argument(help="A .jsonl or .csv file, or a directory of .txt/.md reports.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder; one sub-folder per stage.")],
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    upto: Annotated[Optional[str], typer.Option(help="Stop after this stage (see `fincprg stages`).")] = None,
+    force: Annotated[bool, typer.Option(help="Re-run every stage even when its signature is unchanged.")] = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run every stage on CORPUS, writing OUT/<stage>/ (skips finished stages, resumes half-done ones)."""
+    run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force)
+
+
+@app.command()
+def stages(
+    out: Annotated[Optional[Path], typer.Argument(help="A build's output folder (omit to list the stages only).")] = None,
+) -> None:
+    """List the stages in order, and their status in OUT (complete, partial/resumable, missing)."""
+    from fincprg.pipeline.runner import STAGES, stage_status
+
+    if out is None:
+        for s in STAGES:
+            typer.echo(f"{s.name:<9} -> OUT/{s.dir + '/':<10} {s.description}")
+        return
+    if not out.is_dir():
+        fail(FincprgError(f"{out} is not a build folder; run `fincprg build CORPUS -o {out}` first"))
+    for row in stage_status(out):
+        extra = f" ({row['batches_done']} batches committed)" if row["status"] == "partial" else ""
+        secs = f" {row['seconds']:.1f}s" if row["seconds"] is not None else ""
+        typer.echo(f"{row['stage']:<9} {row['status']:<9}{secs}{extra}  OUT/{row['dir']}/")
+
+
+def _sample_corpus() -> Path:
+    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        p = base / "datasets" / "sample"
+        if p.exists():
+            return p
+    raise FincprgError("datasets/sample/ not found; run `fincprg demo` from a clone of the fincprg repository")
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("runs/demo"),
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Build the bundled sample corpus (datasets/sample/) fully offline with pipelines/offline.yaml."""
+    run_build(_sample_corpus, out, config, set_, quiet)
+    typer.echo(f"\nDataset written to {out / 'dataset'} (BEIR layout). Next: fincprg eval {out / 'dataset'}")
+
+
+@app.command()
+def doctor() -> None:
+    """Report which optional backends are importable and whether an LLM API key is set."""
+    import importlib.util
+    import os
+
+    from fincprg.config import LLMConfig
+
+    for pkg in ("torch", "transformers", "sentence_transformers", "FlagEmbedding", "bertopic", "hdbscan",
+                "umap", "openai", "bm25s", "pytrec_eval", "faiss", "datasets", "ray", "jieba"):
+        ok = importlib.util.find_spec(pkg) is not None
+        typer.echo(f"  {'ok ' if ok else '-- '} {pkg}")
+    env = LLMConfig().api_key_env
+    typer.echo(f"  {'ok ' if os.environ.get(env) else '-- '} ${env} ({'set' if os.environ.get(env) else 'not set'})")
+    typer.echo(f"  HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE', '(unset)')}")
+
+
