@@ -32,6 +32,10 @@ def _isolated_caches(tmp_path_factory, monkeypatch):
     from fincprg.finance import use_words
 
     use_words(())  # stages register their corpus's company names; later tests start clean
+    import sys
+
+    if "fincprg.models.load" in sys.modules:  # a test's stand-in model must not be served to the next test
+        sys.modules["fincprg.models.load"].clear_cache()
     os.environ.pop("TQDM_DISABLE", None)
     if tqdm_disable is not None:
         os.environ["TQDM_DISABLE"] = tqdm_disable

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from fincprg.chunking.rules import cjk_share
 from fincprg.config import QualityConfig
-from fincprg.errors import BackendError, MissingDependencyError
 
 log = logging.getLogger(__name__)
 
@@ -73,20 +71,12 @@ class TransformersScorer:
     name = "transformers"
 
     def __init__(self, model: str, *, batch_size: int = 32, max_length: int = 512, device: str | None = None):
-        try:
-            import torch
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        except ImportError as e:  # pragma: no cover - the models extra is installed in dev
-            raise MissingDependencyError("transformers", "chunk.quality.backend=transformers") from e
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model)
-            self.model = AutoModelForSequenceClassification.from_pretrained(model)
-        except (OSError, ValueError) as e:
-            hint = "" if Path(model).exists() else " (not a local folder; hub ids need network and HF_HUB_OFFLINE unset)"
-            raise BackendError(f"cannot load quality classifier {model!r}{hint}: {e}. Set chunk.quality.model to "
-                               "a folder holding config.json, weights and tokenizer files") from e
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model.to(self.device).eval()
+        import torch
+
+        from fincprg.models import load_sequence_classifier
+
+        self.tokenizer, self.model, self.device = load_sequence_classifier(
+            model, where="chunk.quality.model", device=device, alternative="chunk.quality.backend=heuristic")
         self.batch_size = batch_size
         self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
         self._torch = torch

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from fincprg.errors import ConfigError, MissingDependencyError
+from fincprg.errors import ConfigError
 from fincprg.finance import tokenize
 
 log = logging.getLogger(__name__)
@@ -114,22 +114,12 @@ def dense_negatives(
     """Nearest non-positive passages by cosine similarity of a sentence-transformers model."""
     if not texts or n <= 0:
         return [[] for _ in queries]
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as e:
-        raise MissingDependencyError("sentence-transformers", "export.negatives.method=dense",
-                                     alternative="export.negatives.method=bm25") from e
-    try:
-        st = SentenceTransformer(model, device=device)
-    except Exception as e:  # noqa: BLE001 - re-raised with the fix
-        raise ConfigError(
-            f"export.negatives.model={model!r} could not be loaded ({e}); give a local sentence-transformers "
-            "folder or a hub id that is cached (HF_HUB_OFFLINE=1 blocks downloads)"
-        ) from e
-    p = st.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                  show_progress_bar=show_progress)
-    q = st.encode(list(queries), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                  show_progress_bar=show_progress)
+    from fincprg.models import TextEncoder
+
+    enc = TextEncoder(model, where="export.negatives.model", batch_size=batch_size, device=device,
+                      alternative="export.negatives.method=bm25")
+    p = enc.encode(list(texts), show_progress=show_progress)
+    q = enc.encode(list(queries), show_progress=show_progress)
     out: list[list[int]] = []
     for start in range(0, len(queries), chunk):
         pos = positives[start : start + chunk]

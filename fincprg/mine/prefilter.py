@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fincprg.config import EmbedderConfig
-from fincprg.errors import ConfigError, MissingDependencyError
+from fincprg.errors import ConfigError
 from fincprg.mine.spaces import Space
 
 
@@ -47,13 +47,10 @@ class TextEmbedder:
         elif self.cfg.backend == "sentence-transformers":
             if not self.cfg.model:
                 raise ConfigError("mine.prefilter.embedder.model: sentence-transformers needs a model path or id")
-            try:
-                from sentence_transformers import SentenceTransformer  # noqa: PLC0415
-            except ImportError as e:
-                raise MissingDependencyError("sentence-transformers", "the sentence-transformers prefilter",
-                                             alternative="mine.prefilter.embedder.backend=lsa") from e
-            emb = SentenceTransformer(self.cfg.model, device=self.device).encode(
-                uniq, batch_size=self.cfg.batch_size, show_progress_bar=False)
+            from fincprg.models import TextEncoder  # noqa: PLC0415
+
+            emb = TextEncoder(self.cfg.model, where="mine.prefilter.embedder.model", batch_size=self.cfg.batch_size,
+                              device=self.device, alternative="mine.prefilter.embedder.backend=lsa").encode(uniq)
         else:
             raise ConfigError("mine.prefilter.embedder.backend: use lsa or sentence-transformers")
         emb = np.asarray(emb, dtype=np.float32)

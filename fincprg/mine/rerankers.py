@@ -1,12 +1,10 @@
-"""Query-pair scorers ("rerankers") behind one Protocol.
+"""Query-pair scorers for mining, one per traversal space.
 
-Backends:
-- ``flag``: FlagEmbedding ``FlagReranker`` (bge-reranker-v2-m3 in the paper), ``normalize=True``
-  so scores are sigmoids in [0, 1] and the paper's 0.99 threshold means what it means there.
-- ``cross-encoder``: sentence-transformers ``CrossEncoder`` with ``num_labels=1`` and an explicit
-  sigmoid activation (same scale as the FlagReranker path).
+Backends (``mine.reranker.backend``):
+- ``flag`` and ``cross-encoder``: the neural scorers of :mod:`fincprg.models.rerankers`.
 - ``lexical``: the offline default (:mod:`fincprg.mine.lexical`), a character n-gram TF-IDF
-  cosine blended with agreement of finance fields. Its threshold is documented there.
+  cosine blended with agreement of finance fields. Its threshold is documented there. In the
+  topic space it hands over to IDF-weighted coverage (:mod:`fincprg.mine.coverage`).
 
 All scores are "how likely query b is the same information need as query a" in [0, 1].
 """
@@ -18,28 +16,19 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from fincprg.errors import BackendError, ConfigError, MissingDependencyError
+from fincprg.errors import ConfigError
+from fincprg.models.rerankers import (  # noqa: F401 - Reranker and BGE_THRESHOLD re-exported for mining
+    BGE_THRESHOLD,
+    CrossEncoderBackend,
+    FlagRerankerBackend,
+    Reranker,
+)
 
 if TYPE_CHECKING:
     from fincprg.config import RerankerConfig
     from fincprg.mine.facts import FactsCache
 
 log = logging.getLogger(__name__)
-
-BGE_THRESHOLD = 0.99  # paper §4.2 with bge-reranker-v2-m3 and normalize=True
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    """Scores (query_a, query_b) text pairs; higher = more likely equivalent."""
-
-    name: str
-    default_threshold: float
-
-    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
-        """Return one score in [0, 1] per pair, in order."""
-        ...
-
 
 @runtime_checkable
 class BlockScorer(Protocol):
@@ -62,89 +51,6 @@ class BlockScorer(Protocol):
         ...
 
 
-def cuda_available() -> bool:
-    """Whether torch sees a CUDA device (False when torch is missing)."""
-    try:
-        import torch  # noqa: PLC0415
-
-        return bool(torch.cuda.is_available())
-    except ImportError:  # pragma: no cover - torch is a core dependency of the model backends
-        return False
-
-
-def resolve_device(device: str | None) -> str:
-    """``device`` when set, else ``cuda`` when available, else ``cpu`` (shared with fincprg.evaluate)."""
-    if device:
-        return device
-    return "cuda" if cuda_available() else "cpu"
-
-
-class FlagRerankerBackend:
-    """FlagEmbedding ``FlagReranker`` (cross-encoder, e.g. BAAI/bge-reranker-v2-m3)."""
-
-    name = "flag"
-    default_threshold = BGE_THRESHOLD
-
-    def __init__(self, model: str, *, batch_size: int = 64, fp16: bool = True, device: str | None = None):
-        try:
-            from FlagEmbedding import FlagReranker  # noqa: PLC0415 - heavy (torch, transformers)
-        except ImportError as e:
-            raise MissingDependencyError("FlagEmbedding", "mine.reranker.backend=flag",
-                                         alternative="mine.reranker.backend=lexical") from e
-        self.device = resolve_device(device)
-        on_gpu = self.device.startswith("cuda")
-        self.batch_size = batch_size
-        self.model_id = model
-        try:
-            # fp16 only on GPU: on CPU half precision is slow and lossy (GUIDE pitfalls).
-            self._model = FlagReranker(model, use_fp16=bool(fp16 and on_gpu), devices=self.device,
-                                       batch_size=batch_size)
-        except OSError as e:
-            raise BackendError(f"cannot load reranker {model!r}: {e}; pass a local folder in "
-                               "mine.reranker.model or unset HF_HUB_OFFLINE to download") from e
-
-    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
-        if not pairs:
-            return []
-        out = self._model.compute_score([list(p) for p in pairs], normalize=True, batch_size=self.batch_size)
-        if isinstance(out, (float, int)):  # a single pair comes back as a bare float
-            out = [out]
-        return [float(x) for x in out]
-
-
-class CrossEncoderBackend:
-    """sentence-transformers ``CrossEncoder`` with one logit and a sigmoid on top."""
-
-    name = "cross-encoder"
-    default_threshold = BGE_THRESHOLD
-
-    def __init__(self, model: str, *, batch_size: int = 64, fp16: bool = True, device: str | None = None):
-        try:
-            import torch  # noqa: PLC0415
-            from sentence_transformers import CrossEncoder  # noqa: PLC0415
-        except ImportError as e:
-            raise MissingDependencyError("sentence-transformers", "mine.reranker.backend=cross-encoder",
-                                         alternative="mine.reranker.backend=lexical") from e
-        self.device = resolve_device(device)
-        self.batch_size = batch_size
-        self.model_id = model
-        try:
-            # An explicit Sigmoid makes the scale independent of the saved config's default activation.
-            self._model = CrossEncoder(model, device=self.device, num_labels=1, activation_fn=torch.nn.Sigmoid())
-        except OSError as e:
-            raise BackendError(f"cannot load cross-encoder {model!r}: {e}; pass a local folder in "
-                               "mine.reranker.model or unset HF_HUB_OFFLINE to download") from e
-        if fp16 and self.device.startswith("cuda"):
-            self._model.model.half()
-
-    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
-        if not pairs:
-            return []
-        out = self._model.predict([list(p) for p in pairs], batch_size=self.batch_size,
-                                  show_progress_bar=False, convert_to_numpy=True)
-        return [float(x) for x in np.asarray(out, dtype=np.float64).reshape(-1)]
-
-
 def make_reranker(cfg: RerankerConfig, facts: FactsCache | None = None, workers: int = 1) -> Reranker:
     """Build the configured backend (``mine.reranker``)."""
     if cfg.backend == "lexical":
@@ -161,3 +67,20 @@ def make_reranker(cfg: RerankerConfig, facts: FactsCache | None = None, workers:
 def threshold_for(cfg: RerankerConfig, reranker: Reranker) -> float:
     """``mine.reranker.threshold`` if set, else the backend's documented default."""
     return float(cfg.threshold) if cfg.threshold is not None else float(reranker.default_threshold)
+
+
+def scorers_by_space(cfg: RerankerConfig, spaces: Sequence[str], facts: FactsCache | None = None,
+                     workers: int = 1) -> dict[str, Reranker]:
+    """The scorer of each traversal space (one model instance shared where they agree).
+
+    A neural reranker judges every space. The offline lexical scorer does not fit the topic space:
+    a broad topic subquery is never lexically *similar* to a specific passage query, so there the
+    offline stand-in for the reranker's judgement is coverage (see :mod:`fincprg.mine.coverage`).
+    """
+    base = make_reranker(cfg, facts, workers)
+    out: dict[str, Reranker] = {kind: base for kind in spaces}
+    if cfg.backend == "lexical" and "topic" in out:
+        from fincprg.mine.coverage import CoverageScorer  # noqa: PLC0415
+
+        out["topic"] = CoverageScorer()
+    return out

@@ -25,10 +25,9 @@ import numpy as np
 
 from fincprg.finance import register_companies
 from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, boilerplate_sentences
-from fincprg.mine.coverage import CoverageScorer
 from fincprg.mine.facts import FactsCache
 from fincprg.mine.propagate import propagate
-from fincprg.mine.rerankers import BlockScorer, make_reranker, threshold_for
+from fincprg.mine.rerankers import BlockScorer, scorers_by_space, threshold_for
 from fincprg.mine.spaces import KINDS, Space, expected_pairs, passage_spaces, sentence_spaces, topic_spaces
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
@@ -82,7 +81,8 @@ def run(ctx: Any) -> dict[str, Any]:
 
     spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree)
     facts = FactsCache()
-    reranker = make_reranker(cfg.reranker, facts=facts, workers=cfg.workers)
+    scorers = scorers_by_space(cfg.reranker, KINDS, facts=facts, workers=cfg.workers)
+    reranker = scorers["sentence"]  # the configured model: its name and threshold describe the run
     threshold = threshold_for(cfg.reranker, reranker)
     in_spaces = [q for kind in KINDS for s in spaces[kind] for q in (*s.left, *s.right)]
     inventory = list(dict.fromkeys(texts[q] for q in in_spaces))
@@ -107,11 +107,8 @@ def run(ctx: Any) -> dict[str, Any]:
                   keep_min_score=cfg.keep_min_score, boilerplate=frozenset(bp), facts=facts, veto=veto,
                   neighbours=neighbours)
 
-    envs = {kind: env for kind in KINDS}
-    if reranker.name == "lexical":
-        # broad topic subqueries are never lexically *similar* to passage queries; the offline
-        # stand-in for the reranker's judgement there is coverage (see fincprg/mine/coverage.py)
-        envs["topic"] = dataclasses.replace(env, reranker=CoverageScorer(), cache={})
+    envs = {kind: env if scorers[kind] is reranker else dataclasses.replace(env, reranker=scorers[kind], cache={})
+            for kind in KINDS}
     results: dict[str, list[SpaceResult]] = {k: [] for k in KINDS}
     for kind in KINDS:
         todo = spaces[kind]

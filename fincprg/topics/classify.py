@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fincprg.errors import BackendError, MissingDependencyError
+from fincprg.errors import BackendError
 from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon, to_citic
 
 log = logging.getLogger(__name__)
@@ -98,21 +98,12 @@ class TransformersClassifier:
 
     def __init__(self, model: str, *, batch_size: int = 32, max_length: int = 64,
                  device: str | None = None, pooling: str = "cls"):
-        try:
-            import torch
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise MissingDependencyError("transformers", "topics.classifier.backend=transformers") from e
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model)
-            self.model = AutoModelForSequenceClassification.from_pretrained(model)
-        except Exception as e:  # noqa: BLE001 - HF raises many types; say how to fix
-            raise BackendError(
-                f"cannot load the industry classifier {model!r}: {e}. Set topics.classifier.model to a "
-                "local folder holding config.json, weights and tokenizer files (or a reachable hub id), "
-                "or use topics.classifier.backend=lexicon") from e
-        self.device = device or "cpu"
-        self.model.to(self.device).eval()
+        import torch
+
+        from fincprg.models import load_sequence_classifier
+
+        self.tokenizer, self.model, self.device = load_sequence_classifier(
+            model, where="topics.classifier.model", device=device, alternative="topics.classifier.backend=lexicon")
         self.batch_size, self.max_length, self.pooling = batch_size, max_length, pooling
         self._torch = torch
         id2label: dict[Any, str] = dict(self.model.config.id2label or {})

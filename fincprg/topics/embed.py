@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fincprg.errors import BackendError, MissingDependencyError
+from fincprg.errors import BackendError
 
 log = logging.getLogger(__name__)
 
@@ -70,27 +70,19 @@ class LSAEmbedder:
 
 
 class SentenceTransformerEmbedder:
-    """A local sentence-transformers model (folder path or hub id)."""
+    """A sentence-transformers model (folder path or hub id), loaded by :mod:`fincprg.models`."""
 
     name = "sentence-transformers"
 
     def __init__(self, model: str, batch_size: int = 64, device: str | None = None):
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as e:  # pragma: no cover
-            raise MissingDependencyError("sentence-transformers", "topics.embedder.backend=sentence-transformers",
-                                         alternative="topics.embedder.backend=lsa") from e
-        try:
-            self.model = SentenceTransformer(model, device=device or "cpu")
-        except Exception as e:  # noqa: BLE001
-            raise BackendError(f"cannot load sentence-transformers model {model!r}: {e}; set "
-                               "topics.embedder.model to a local model folder, or use backend=lsa") from e
-        self.batch_size = batch_size
+        from fincprg.models import TextEncoder
+
+        self.encoder = TextEncoder(model, where="topics.embedder.model", batch_size=batch_size, device=device,
+                                   alternative="topics.embedder.backend=lsa")
+        self.encoder.model()  # load now: a bad model id fails before clustering starts
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vecs = self.model.encode(list(texts), batch_size=self.batch_size, show_progress_bar=False,
-                                 convert_to_numpy=True, normalize_embeddings=True)
-        return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+        return self.encoder.encode(list(texts))
 
 
 class ClassifierEmbedder:

@@ -83,13 +83,15 @@ def test_missing_model_fails_with_a_fix(tmp_path):
         r.fit(fx.corpus())
 
 
-# --- device and precision: resolved like mining's rerankers (cuda when available, fp16 on GPU only) ----------
+# --- device and precision: one rule for every model (fincprg.models: cuda when available, fp16 on GPU only) ----
 
 @pytest.fixture
 def fake_cuda(monkeypatch):
-    import fincprg.mine.rerankers as mr
+    import fincprg.models.device as md
+    import fincprg.models.load as ml
 
-    monkeypatch.setattr(mr, "cuda_available", lambda: True)
+    monkeypatch.setattr(md, "cuda_available", lambda: True)
+    monkeypatch.setattr(ml, "_CACHE", {})
 
 
 class _FakeModel:
@@ -102,42 +104,42 @@ class _FakeModel:
         return self
 
 
-def test_device_and_fp16_follow_the_mining_rule(fake_cuda, monkeypatch):
-    import fincprg.mine.rerankers as mr
-    from fincprg.evaluate.retrievers.dense import device_and_fp16
+def test_device_and_precision_rule(fake_cuda, monkeypatch):
+    import fincprg.models.device as md
+    from fincprg.models import resolve_device, use_half
 
-    assert device_and_fp16(None, True) == ("cuda", True)
-    assert device_and_fp16(None, False) == ("cuda", False)
-    assert device_and_fp16("cpu", True) == ("cpu", False)  # fp16 never on CPU
-    assert device_and_fp16("cuda:1", True) == ("cuda:1", True)
-    monkeypatch.setattr(mr, "cuda_available", lambda: False)
-    assert device_and_fp16(None, True) == ("cpu", False)
+    assert resolve_device(None) == "cuda" and use_half("cuda", True) and not use_half("cuda", False)
+    assert resolve_device("cpu") == "cpu" and not use_half("cpu", True)  # fp16 never on CPU
+    assert resolve_device("cuda:1") == "cuda:1" and use_half("cuda:1", True)
+    monkeypatch.setattr(md, "cuda_available", lambda: False)
+    assert resolve_device(None) == "cpu"
 
 
 def test_dense_loads_on_the_gpu_in_half_precision(fake_cuda, monkeypatch, tmp_path):
     import FlagEmbedding
     import sentence_transformers
 
-    from fincprg.evaluate.retrievers import dense
+    import fincprg.models.load as ml
+    from fincprg.models import TextEncoder
 
-    monkeypatch.setattr(dense, "_MODELS", {})
     monkeypatch.setattr(sentence_transformers, "SentenceTransformer", _FakeModel)
     monkeypatch.setattr(FlagEmbedding, "FlagModel", _FakeModel)
-    st = dense.Dense(str(tmp_path / "m"))._load()
+    st = TextEncoder(str(tmp_path / "m"), where="t", fp16=True).model()
     assert st.kwargs["device"] == "cuda" and st.halved
-    flag = dense.Dense(str(tmp_path / "m"), backend="flag")._load()
+    flag = TextEncoder(str(tmp_path / "m"), where="t", backend="flag", fp16=True).model()
     assert flag.kwargs["devices"] == "cuda" and flag.kwargs["use_fp16"] is True
-    cpu = dense.Dense(str(tmp_path / "m"), backend="flag", device="cpu")._load()
+    cpu = TextEncoder(str(tmp_path / "m"), where="t", backend="flag", device="cpu").model()
     assert cpu.kwargs["devices"] == "cpu" and cpu.kwargs["use_fp16"] is False
-    assert len(dense._MODELS) == 3  # device and precision are part of the shared-model key
+    assert len(ml._CACHE) == 3  # device and precision are part of the shared-model key
+    assert TextEncoder(str(tmp_path / "m"), where="t", fp16=True).model() is st  # loaded once per process
 
 
-def test_rerankers_are_built_by_the_mining_backends(fake_cuda, monkeypatch, tmp_path):
+def test_rerankers_are_built_by_the_shared_backends(fake_cuda, monkeypatch, tmp_path):
     import FlagEmbedding
     import sentence_transformers
 
     from fincprg.evaluate.retrievers.dense import CrossEncoderRerank
-    from fincprg.mine.rerankers import CrossEncoderBackend, FlagRerankerBackend
+    from fincprg.models import CrossEncoderBackend, FlagRerankerBackend
 
     monkeypatch.setattr(sentence_transformers, "CrossEncoder", _FakeModel)
     monkeypatch.setattr(FlagEmbedding, "FlagReranker", _FakeModel)
@@ -148,7 +150,7 @@ def test_rerankers_are_built_by_the_mining_backends(fake_cuda, monkeypatch, tmp_
 
 
 def test_cross_encoder_on_cpu_uses_the_mining_backend(tmp_path):
-    from fincprg.mine.rerankers import CrossEncoderBackend, cuda_available
+    from fincprg.models import CrossEncoderBackend, cuda_available
 
     r = build_retriever(f"rerank:{_tiny_cross_encoder(tmp_path / 'ce')}", show_progress=False)
     r.pool = 3

@@ -102,7 +102,7 @@ def test_prefilter_passes_device_to_sentence_transformers(tmp_path, monkeypatch)
         def __init__(self, model, device=None):
             seen["model"], seen["device"] = model, device
 
-        def encode(self, texts, batch_size=32, show_progress_bar=None):
+        def encode(self, texts, batch_size=32, show_progress_bar=None, **kwargs):
             return np.array([[len(t), sum(map(ord, t)) % 97 + 1.0] for t in texts], dtype=np.float32)
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeST))

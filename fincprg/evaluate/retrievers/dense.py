@@ -5,41 +5,19 @@ torch and the model libraries are imported inside ``fit``/``search`` only.
 from __future__ import annotations
 
 import logging
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fincprg.errors import BackendError, MissingDependencyError
+from fincprg.errors import MissingDependencyError
 from fincprg.evaluate.retrievers.base import PoolReranker, Results, Retriever, doc_text, progress, ranked, top_k
 
 if TYPE_CHECKING:
-    from fincprg.mine.rerankers import Reranker
+    from fincprg.models import Reranker
 
 log = logging.getLogger(__name__)
 
 FAISS_MIN_DOCS = 50_000  # above this, an exact faiss inner-product index replaces the numpy matmul
-
-# Loaded models, shared by retrievers in one process (dense and hybrid:...:dense load the same weights once).
-_MODELS: dict[tuple[str, str, str, bool], object] = {}
-
-
-def device_and_fp16(device: str | None, fp16: bool) -> tuple[str, bool]:
-    """The device to load on (``cuda`` when available, as mining does) and whether to use half precision.
-
-    fp16 only on GPU: on CPU half precision is slow and lossy (GUIDE pitfalls).
-    """
-    from fincprg.mine.rerankers import resolve_device
-
-    resolved = resolve_device(device)
-    return resolved, bool(fp16 and resolved.startswith("cuda"))
-
-
-def _load_error(model: str, e: Exception) -> BackendError:
-    return BackendError(
-        f"cannot load model {model!r}: {e}. Pass a local folder, or a hub id with network access "
-        "(unset HF_HUB_OFFLINE); offline runs need the model on disk.")
-
 
 class Dense:
     """Bi-encoder retrieval: normalised embeddings, cosine similarity.
@@ -63,47 +41,13 @@ class Dense:
         self._model = None
         self._index = None
 
-    def _load(self):
-        if self._model is not None:
-            return self._model
-        device, half = device_and_fp16(self.device, self.fp16)
-        key = (self.backend, self.model_id, device, half)
-        if key in _MODELS:
-            self._model = _MODELS[key]
-            return self._model
-        try:
-            if self.backend == "flag":
-                try:
-                    from FlagEmbedding import FlagModel
-                except ImportError as e:
-                    raise MissingDependencyError("FlagEmbedding", "dense-flag retrieval") from e
-                self._model = FlagModel(self.model_id, use_fp16=half, devices=device)
-            else:
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as e:
-                    raise MissingDependencyError("sentence-transformers", "dense retrieval") from e
-                self._model = SentenceTransformer(self.model_id, device=device)
-                if half:
-                    self._model.half()
-        except (MissingDependencyError, BackendError):
-            raise
-        except Exception as e:  # noqa: BLE001 - hub/IO errors come in many types
-            raise _load_error(self.model_id, e) from e
-        log.info("dense: %s on %s%s", self.model_id, device, " (fp16)" if half else "")
-        _MODELS[key] = self._model
-        return self._model
-
     def encode(self, texts: list[str]) -> np.ndarray:
-        m = self._load()
-        if self.backend == "flag":
-            v = m.encode(texts, batch_size=self.batch_size)
-        else:
-            v = m.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                         show_progress_bar=self.show_progress and len(texts) >= 200, convert_to_numpy=True)
-        v = np.asarray(v, dtype=np.float32)
-        n = np.linalg.norm(v, axis=1, keepdims=True)
-        return v / np.where(n == 0, 1, n)
+        from fincprg.models import TextEncoder
+
+        if self._model is None:  # loaded once per process by fincprg.models, shared by every retriever
+            self._model = TextEncoder(self.model_id, where=f"retriever {self.name}", backend=self.backend,
+                                      batch_size=self.batch_size, device=self.device, fp16=self.fp16)
+        return self._model.encode(texts, show_progress=self.show_progress and len(texts) >= 200)
 
     def fit(self, corpus: dict[str, dict]) -> None:
         self.ids = list(corpus)
@@ -131,7 +75,7 @@ class Dense:
 class CrossEncoderRerank(PoolReranker):
     """Rerank the top ``pool`` candidates of a first-stage retriever with a cross-encoder.
 
-    The model is loaded by mining's backends (:mod:`fincprg.mine.rerankers`): sentence-transformers
+    The model is loaded by :mod:`fincprg.models` (the same backends mining uses): sentence-transformers
     ``CrossEncoder`` with a sigmoid, or FlagEmbedding ``FlagReranker`` with ``normalize=True``; both on
     ``cuda`` when available (fp16 there), else CPU. Scores are in [0, 1].
     """
@@ -146,21 +90,12 @@ class CrossEncoderRerank(PoolReranker):
         self._model: Reranker | None = None
 
     def _load(self) -> Reranker:
-        if self._model is not None:
-            return self._model
-        flag = self.backend == "flag"
-        package = "FlagEmbedding" if flag else "sentence-transformers"
-        try:  # checked here so the message names eval's spec, not mining's config key
-            import_module("FlagEmbedding" if flag else "sentence_transformers")
-        except ImportError as e:
-            raise MissingDependencyError(package, "cross-encoder reranking") from e
-        from fincprg.mine.rerankers import CrossEncoderBackend, FlagRerankerBackend
+        if self._model is None:
+            from fincprg.models import CrossEncoderBackend, FlagRerankerBackend
 
-        cls = FlagRerankerBackend if flag else CrossEncoderBackend
-        try:
-            self._model = cls(self.model_id, batch_size=self.batch_size, fp16=self.fp16, device=self.device)
-        except Exception as e:  # noqa: BLE001 - hub/IO errors come in many types
-            raise _load_error(self.model_id, e.__cause__ if isinstance(e, BackendError) and e.__cause__ else e) from e
+            cls = FlagRerankerBackend if self.backend == "flag" else CrossEncoderBackend
+            self._model = cls(self.model_id, batch_size=self.batch_size, fp16=self.fp16, device=self.device,
+                              where=f"retriever {self.name}", alternative=None)
         return self._model
 
     def search(self, queries: dict[str, str], k: int) -> Results:
