@@ -14,10 +14,12 @@ def _register_commands() -> None:
     from fincprg.cli.audit import audit_cmd
     from fincprg.cli.eval import eval_cmd
     from fincprg.cli.report import report_cmd
+    from fincprg.cli.train import train_cmd
 
     app.command("eval")(eval_cmd)
     app.command("audit")(audit_cmd)
     app.command("report")(report_cmd)
+    app.command("train")(train_cmd)
 
 
 _register_commands()

@@ -89,6 +89,7 @@ def render_card(
     signatures: Mapping[str, str | None],
     dropped: Mapping[str, int],
     train_examples: int | None,
+    negatives: Mapping[str, Any] | None = None,
 ) -> str:
     """Render the card as Markdown (no front matter; the hf/ copy gets its own)."""
     out = ["# fincprg passage-retrieval dataset", "",
@@ -138,12 +139,9 @@ def render_card(
         out += [f"`train/flagembedding.jsonl`: {train_examples} training queries (`all` subset, train split) "
                 "with hard negatives from training-report passages only; no negative is a known positive "
                 "(direct or mined, any subset) or has the same text as one.", ""]
-    out += ["## Loading", "", "```python",
-            "from beir.datasets.data_loader import GenericDataLoader",
-            'corpus, queries, qrels = GenericDataLoader("OUT/dataset").load(split="sentence-mined-test")',
-            "import datasets",
-            'datasets.load_dataset("OUT/dataset/hf", "passage-mined", split="test")',
-            "```", "", "## Provenance", "",
+        out += negatives_lines(negatives)
+    out += loading_lines()
+    out += ["## Provenance", "",
             f"Pipeline config hash (every section, runtime-only knobs excluded): `{config_hash(cfg)}`.", "",
             "Stage signatures (config + input hashes) of the build that made this dataset:", ""]
     out += [f"- {stage}: `{sig or 'unknown'}`" for stage, sig in signatures.items()]
@@ -152,3 +150,44 @@ def render_card(
             "of the corpus they came from; check them before redistributing. Generated queries and labels "
             "follow the same terms.", ""]
     return "\n".join(out)
+
+
+def negatives_lines(neg: Mapping[str, Any] | None) -> list[str]:
+    """How many negatives each ``train/flagembedding.jsonl`` row has, and where they came from."""
+    if not neg:
+        return []
+    span = f"{neg['min']}" if neg["min"] == neg["max"] else f"{neg['min']}–{neg['max']}"
+    total = neg["mined"] + neg["random"]
+    out = [f"Negatives per row: {span} (`export.negatives.n` = {neg['n']}; {neg['full_rows']} of {neg['rows']} "
+           f"rows have all {neg['n']}). Of {total} negatives, {neg['mined']} were mined by the configured method "
+           f"and {neg['random']} are random training passages that filled rows the miner left short "
+           "(no row has an empty `neg` list, which FlagEmbedding's trainer cannot read)."]
+    if neg["dropped"]:
+        out.append(f"{neg['dropped']} training queries were left out: no training passage could be their negative.")
+    return out + [""]
+
+
+def loading_lines() -> list[str]:
+    """The card's "Loading" section: BEIR, HuggingFace ``datasets``, MTEB and FlagEmbedding."""
+    return ["## Loading", "",
+            "BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/<subset>-<split>.tsv`):", "", "```python",
+            "from beir.datasets.data_loader import GenericDataLoader",
+            'corpus, queries, qrels = GenericDataLoader("OUT/dataset").load(split="sentence-mined-test")',
+            "```", "",
+            "HuggingFace `datasets` (`hf/`; config `default` is the `all` qrels, `<subset>` any other):", "",
+            "```python", "import datasets",
+            'corpus = datasets.load_dataset("OUT/dataset/hf", "corpus", split="corpus")',
+            'queries = datasets.load_dataset("OUT/dataset/hf", "queries", split="queries")',
+            'qrels = datasets.load_dataset("OUT/dataset/hf", "passage-mined", split="test")',
+            "```", "",
+            "MTEB 2.x retrieval loader (the `default` subset is `all`; another subset is `config=`, and an "
+            "`AbsTaskRetrieval` whose `eval_langs` are keyed by subset names reads the same "
+            "`<subset>-qrels/-corpus/-queries` configs):", "",
+            "```python",
+            "from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader",
+            'data = RetrievalDatasetLoader("OUT/dataset/hf", revision=None, split="test").load()',
+            'data = RetrievalDatasetLoader("OUT/dataset/hf", revision=None, split="test", config="passage-mined").load()',
+            'corpus, queries, qrels = data["corpus"], data["queries"], data["relevant_docs"]',
+            "```", "",
+            "Fine-tuning: `fincprg train OUT/dataset -m MODEL -o OUT/model`, or FlagEmbedding's embedder "
+            "fine-tuning with `--train_data OUT/dataset/train/flagembedding.jsonl`.", ""]

@@ -7,6 +7,14 @@ hf/queries.parquet                   config "queries", split "queries" (provenan
 hf/qrels/<subset>/<split>.parquet    config "<subset>", splits "train" and "test"
 ```
 
+MTEB 2.x reads a retrieval dataset through ``RetrievalDatasetLoader``
+(mteb/abstasks/retrieval_dataset_loaders.py): with no subset it loads the qrels from config
+``default`` (else ``qrels``), the corpus from ``corpus`` and the queries from ``queries``; with
+subset ``X`` (a task's ``hf_subsets``) from ``X-qrels``, ``X-corpus`` and ``X-queries``. A config
+with one split is read whatever the split asked for. So the front matter also declares
+``default`` (the ``all`` qrels) and, per subset, ``<subset>-qrels/-corpus/-queries`` configs that
+point at the same files: no data is duplicated.
+
 A split without labels has no file and no entry (``datasets`` cannot read a zero-row parquet
 file), and a subset without any labels has no config; the BEIR files still list them empty.
 
@@ -44,10 +52,23 @@ def front_matter(qrel_files: Mapping[str, Sequence[str]]) -> str:
     lines = ["---", "configs:",
              "- config_name: corpus", "  data_files:", "  - split: corpus", "    path: corpus.parquet",
              "- config_name: queries", "  data_files:", "  - split: queries", "    path: queries.parquet"]
-    for subset, splits in qrel_files.items():
-        lines += [f"- config_name: {subset}", "  data_files:"]
-        for split in splits:
-            lines += [f"  - split: {split}", f"    path: qrels/{subset}/{split}.parquet"]
+
+    def qrels_config(name: str, subset: str) -> list[str]:
+        out = [f"- config_name: {name}", "  data_files:"]
+        for split in qrel_files[subset]:
+            out += [f"  - split: {split}", f"    path: qrels/{subset}/{split}.parquet"]
+        return out
+
+    if "all" in qrel_files:  # MTEB's default subset (and datasets.load_dataset(path) with no name)
+        lines += qrels_config("default", "all")
+    for subset in qrel_files:
+        lines += qrels_config(subset, subset)
+    for subset in qrel_files:  # MTEB hf_subsets: <subset>-qrels / -corpus / -queries
+        lines += qrels_config(f"{subset}-qrels", subset)
+        lines += [f"- config_name: {subset}-corpus", "  data_files:", "  - split: corpus",
+                  "    path: corpus.parquet",
+                  f"- config_name: {subset}-queries", "  data_files:", "  - split: queries",
+                  "    path: queries.parquet"]
     lines += ["---", ""]
     return "\n".join(lines)
 

@@ -20,7 +20,7 @@ from typing import Any
 from fincprg.config import PipelineConfig
 from fincprg.export.beir import SUBSETS, build_subset_qrels, write_qrels
 from fincprg.export.card import render_card, subset_stats
-from fincprg.export.flagembedding import build_examples, write_flagembedding
+from fincprg.export.flagembedding import build_examples, negatives_summary, write_flagembedding
 from fincprg.export.splits import SPLITS, split_reports, split_topics
 from fincprg.pipeline.io import atomic_write_jsonl, atomic_write_text, read_jsonl
 from fincprg.records import Passage, Qrel, Query, Report
@@ -129,7 +129,7 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
 
     query_texts = {q.id: q.text for q in inp.queries}
     passage_texts = {p.id: p.text for p in inp.passages}
-    train_examples = None
+    train_examples = negatives = None
     if ecfg.flagembedding:
         known: dict[str, set[str]] = {}
         for q in inp.qrels:  # every label, before any split filtering: never a negative
@@ -139,6 +139,7 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
         examples = build_examples(query_texts, subset_qrels["all"]["train"], known, passage_texts, pool,
                                   ecfg.negatives, show_progress=show_progress)
         train_examples = write_flagembedding(dest / "train" / "flagembedding.jsonl", examples)
+        negatives = negatives_summary(examples, ecfg.negatives.n)
 
     stats = {s: {sp: subset_stats(subset_qrels[s][sp], query_texts, passage_texts) for sp in SPLITS}
              for s in SUBSETS}
@@ -159,7 +160,7 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
     }
     card = render_card(cfg=cfg, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
                        templates=templates, signatures={**inp.signatures, "export": signature},
-                       dropped=dropped, train_examples=train_examples)
+                       dropped=dropped, train_examples=train_examples, negatives=negatives)
     atomic_write_text(dest / "README.md", card)
     if ecfg.hf:
         from fincprg.export.hf import write_hf

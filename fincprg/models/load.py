@@ -63,8 +63,13 @@ def _cached(key: tuple[Any, ...], build: Callable[[], T]) -> T:
 
 
 def load_sentence_transformer(model: str, *, where: str, device: str | None = None, fp16: bool = False,
-                              alternative: str | None = None) -> Any:
-    """A ``SentenceTransformer`` (``where`` names the config key or option, e.g. ``topics.embedder.model``)."""
+                              alternative: str | None = None, shared: bool = True) -> Any:
+    """A ``SentenceTransformer`` (``where`` names the config key or option, e.g. ``topics.embedder.model``).
+
+    ``shared=False`` returns a new instance, outside the per-process cache: training changes the
+    weights in place, and the cached copy must stay the model that the id names (e.g. for the
+    "before" row of ``fincprg train``'s table).
+    """
     dev = resolve_device(device)
     half = use_half(dev, fp16)
 
@@ -75,6 +80,8 @@ def load_sentence_transformer(model: str, *, where: str, device: str | None = No
             m = SentenceTransformer(model, device=dev)
             return m.half() if half else m
 
+    if not shared:
+        return build()
     return _cached(("sentence-transformers", model, dev, half), build)
 
 

@@ -1,0 +1,99 @@
+"""CLI command ``train``: fine-tune a bi-encoder on a dataset, then compare it with its base model.
+
+Heavy imports (torch, sentence-transformers) stay inside the command body.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fincprg.cli._common import guarded, setup_logging
+
+
+def train_cmd(
+    dataset: Annotated[Path, typer.Argument(
+        help="A `fincprg build` dataset folder (OUT/dataset): corpus.jsonl, queries.jsonl, "
+             "qrels/<subset>-train.tsv and, for --loss mnrl, train/flagembedding.jsonl.")],
+    model: Annotated[str, typer.Option("--model", "-m", help="Base model: a sentence-transformers folder or hub id "
+                                                             "(a plain transformers model gets mean pooling).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where the fine-tuned model, checkpoints/ and "
+                                                          "fincprg_train.json go.")],
+    loss: Annotated[str, typer.Option(help="cosent: CoSENT on positive pairs + random negatives scored 0, mean "
+                                           "pooling (the paper's setting). mnrl: MultipleNegativesRanking with the "
+                                           "exported hard negatives and in-batch negatives.")] = "mnrl",
+    subset: Annotated[Optional[list[str]], typer.Option(
+        "--subset", "-s", help="Qrels subset(s) whose train labels are the positives, repeatable: all, sentence, "
+                               "sentence-mined, passage, passage-mined, topic. Default: all.")] = None,
+    epochs: Annotated[float, typer.Option(min=0.01, help="Training epochs.")] = 1.0,
+    batch_size: Annotated[int, typer.Option(min=2, help="Pairs per batch (mnrl: also the in-batch negatives).")]
+    = 32,
+    lr: Annotated[float, typer.Option("--lr", help="Peak learning rate (AdamW, linear decay).")] = 2e-5,
+    max_seq_length: Annotated[int, typer.Option(min=8, help="Tokens per text while training (longer texts are cut); the saved "
+                                                          "model keeps the base model's length when that is longer.")] = 256,
+    warmup: Annotated[float, typer.Option(help="Warm-up as a share of all steps.")] = 0.1,
+    seed: Annotated[int, typer.Option(help="Seed for sampling, shuffling, negatives and initialisation.")] = 42,
+    negatives: Annotated[int, typer.Option(
+        min=0, help="Per pair: random negatives scored 0 (cosent, >= 1) or hard negatives from "
+                    "train/flagembedding.jsonl (mnrl; random fill when a query has fewer).")] = 1,
+    max_pairs: Annotated[Optional[int], typer.Option(min=1, help="Train on a seeded sample of this many "
+                                                                  "(query, positive) pairs.")] = None,
+    precision: Annotated[str, typer.Option(help="auto: bf16 (or fp16) on CUDA, fp32 on CPU; or fp32, fp16, "
+                                                "bf16. Half precision is used on CUDA only.")] = "auto",
+    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:1... (default: cuda when available).")]
+    = None,
+    add_cjk: Annotated[bool, typer.Option(
+        "--add-cjk/--no-add-cjk", help="Add the corpus's CJK characters that the tokenizer maps to [UNK] as new "
+                                       "tokens and resize the embeddings first (for English-vocabulary models "
+                                       "such as all-MiniLM-L6-v2).")] = False,
+    eval_on: Annotated[Optional[list[str]], typer.Option(
+        "--eval-on", help="BEIR folder to score before and after training (nDCG@10, Recall@10), repeatable. The "
+                          "dataset's own test split is always scored.")] = None,
+    eval_strategy: Annotated[str, typer.Option(
+        "--eval", help="Test-split IR evaluator during training: epoch, steps (every --eval-steps) or no.")]
+    = "epoch",
+    eval_steps: Annotated[int, typer.Option(min=1, help="Steps between evaluations with --eval steps.")] = 500,
+    save_steps: Annotated[int, typer.Option(min=1, help="Steps between checkpoints in OUT/checkpoints.")] = 500,
+    resume: Annotated[bool, typer.Option(help="Continue from the newest checkpoint in OUT/checkpoints "
+                                              "(same options as the first run).")] = False,
+    compare: Annotated[bool, typer.Option("--compare/--no-compare", help="Print the before/after table.")] = True,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or logs; summary only.")] = False,
+) -> None:
+    """Fine-tune an embedding model on a fincprg dataset (sentence-transformers trainer).
+
+    The model saved to OUT loads with SentenceTransformer(OUT), FlagEmbedding
+    FlagModel(OUT, pooling_method="mean"), and `fincprg eval DATASET -r dense:OUT`.
+
+    Example: fincprg train runs/demo/dataset -m MODEL -o runs/demo/model --add-cjk --eval-on ../beir/x
+    """
+    setup_logging(quiet)
+
+    def body() -> None:
+        from fincprg.train.trainer import TrainSettings, train
+
+        settings = TrainSettings(
+            loss=loss, subsets=subset or ["all"], epochs=epochs, batch_size=batch_size, learning_rate=lr,
+            max_seq_length=max_seq_length, warmup_ratio=warmup, seed=seed, negatives=negatives,
+            max_pairs=max_pairs, precision=precision, device=device, add_cjk=add_cjk,
+            eval_strategy=eval_strategy, eval_steps=eval_steps, save_steps=save_steps, show_progress=not quiet)
+        summary = train(dataset, model, out, settings, resume=resume)
+        typer.echo(f"\nfincprg train summary ({out}):")
+        typer.echo(f"  loss {loss} on {', '.join(settings.subsets)}: {summary['pairs']} pairs, "
+                   f"{summary['rows']} rows, {summary['steps']} steps, {summary['train_seconds']}s on "
+                   f"{summary['device']} ({summary['precision']})"
+                   + (f", resumed from {summary['resumed_from']}" if summary["resumed_from"] else ""))
+        if "added" in summary["vocab"]:
+            v = summary["vocab"]
+            typer.echo(f"  vocabulary: +{v['added']} CJK tokens ({100 * v['unk_share_before']:.1f}% of CJK "
+                       f"characters were [UNK]); {v['vocab_size']} tokens")
+        if compare:
+            from fincprg.train.compare import Bench, before_after, format_table
+
+            benches = [Bench(dataset, settings.subsets, label=f"{dataset} (test)")]
+            benches += [Bench(Path(p)) for p in eval_on or []]
+            rows = before_after(model, str(out), benches, show_progress=not quiet)
+            typer.echo("")
+            typer.echo(format_table(rows, model, str(out)))
+
+    guarded(body)

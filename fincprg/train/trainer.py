@@ -1,0 +1,256 @@
+"""Fine-tune a sentence-transformers bi-encoder on a fincprg dataset (``fincprg train``).
+
+- ``cosent``: CoSENT on (query, passage, 1.0) pairs plus random non-positive passages at 0.0, mean
+  pooling: the FinCPRG paper's setting (Table 4), no hard negatives.
+- ``mnrl``: MultipleNegativesRanking on (query, positive, hard negative...) with the exported
+  ``train/flagembedding.jsonl`` negatives and in-batch negatives (no duplicate texts in a batch).
+
+Checkpoints go to ``OUT/checkpoints/``; ``resume=True`` continues from the last one. The final
+model is saved to ``OUT`` and loads with ``SentenceTransformer(OUT)``, FlagEmbedding
+``FlagModel(OUT, pooling_method="mean")`` and ``fincprg eval -r dense:OUT``.
+torch and sentence-transformers are imported inside :func:`train` only.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fincprg.errors import ConfigError, InputError
+from fincprg.evaluate.data import load_beir
+
+log = logging.getLogger(__name__)
+
+LOSSES = ("cosent", "mnrl")
+SETTINGS_FILE = "fincprg_train.json"
+# these change what is trained on; a resumed run must use the same values as the checkpoints
+_DATA_KEYS = ("loss", "subsets", "max_pairs", "negatives", "seed", "add_cjk", "max_seq_length", "batch_size",
+              "learning_rate", "epochs", "warmup_ratio")
+UNK_WARN_SHARE = 0.2
+
+
+@dataclass
+class TrainSettings:
+    """Every knob of a training run (the CLI options of ``fincprg train``).
+
+    Attributes:
+        loss: ``cosent`` or ``mnrl``.
+        subsets: qrels subsets whose train labels are the positives.
+        negatives: per pair, random negatives (cosent, scored 0) or hard negatives (mnrl).
+        max_pairs: train on a seeded sample of this many pairs (None: every pair).
+        warmup_ratio: share of the steps with a linearly rising learning rate.
+        precision: ``auto`` (bf16 or fp16 on CUDA, fp32 on CPU), ``fp32``, ``fp16``, ``bf16``.
+        add_cjk: add the corpus's CJK characters the tokenizer maps to [UNK], resize the embeddings.
+        eval_strategy: run the test-split IR evaluator every ``epoch``, every ``eval_steps`` or ``no``.
+    """
+
+    loss: str = "mnrl"
+    subsets: list[str] = field(default_factory=lambda: ["all"])
+    epochs: float = 1.0
+    batch_size: int = 32
+    learning_rate: float = 2e-5
+    max_seq_length: int = 256
+    warmup_ratio: float = 0.1
+    seed: int = 42
+    negatives: int = 1
+    max_pairs: int | None = None
+    precision: str = "auto"
+    device: str | None = None
+    add_cjk: bool = False
+    eval_strategy: str = "epoch"
+    eval_steps: int = 500
+    save_steps: int = 500
+    save_total_limit: int = 2
+    logging_steps: int = 50
+    show_progress: bool = True
+
+    def check(self) -> None:
+        if self.loss not in LOSSES:
+            raise ConfigError(f"--loss {self.loss!r} is not one of {', '.join(LOSSES)}")
+        if self.eval_strategy not in ("epoch", "steps", "no"):
+            raise ConfigError(f"--eval {self.eval_strategy!r} is not one of epoch, steps, no")
+        if self.precision not in ("auto", "fp32", "fp16", "bf16"):
+            raise ConfigError(f"--precision {self.precision!r} is not one of auto, fp32, fp16, bf16")
+        for name in ("epochs", "batch_size", "learning_rate", "max_seq_length"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"--{name.replace('_', '-')} must be > 0")
+        if not 0 <= self.warmup_ratio < 1:
+            raise ConfigError("--warmup must be a ratio in [0, 1)")
+        if self.negatives < (1 if self.loss == "cosent" else 0):
+            raise ConfigError("--negatives must be >= 1 with cosent (a batch needs pairs scored 0) and >= 0 with mnrl")
+
+
+def last_checkpoint(out: Path) -> Path | None:
+    """The newest ``OUT/checkpoints/checkpoint-N`` folder, if any."""
+    ck = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[-1])
+                if p.name.rsplit("-", 1)[-1].isdigit() else -1)
+    return ck[-1] if ck else None
+
+
+def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) -> Path | None:
+    ck = last_checkpoint(out)
+    saved = out / "checkpoints" / SETTINGS_FILE
+    if ck is None:
+        if resume:
+            log.info("train: no checkpoint in %s; starting from the base model", out / "checkpoints")
+        return None
+    if not resume:
+        raise InputError(f"{out} holds checkpoints of an earlier run ({ck.name}); pass --resume to continue it, "
+                         "or choose another -o folder")
+    if saved.exists():
+        old = json.loads(saved.read_text(encoding="utf-8"))
+        diff = [k for k in _DATA_KEYS if old.get("settings", {}).get(k) != asdict(settings)[k]]
+        if old.get("model") != model:
+            diff.insert(0, "model")
+        if diff:
+            raise InputError(f"--resume: {', '.join(diff)} differ from the run that wrote {ck} "
+                             f"({saved}); use the same options, or another -o folder")
+    return ck
+
+
+def _examples(dataset: Path, settings: TrainSettings) -> tuple[dict[str, list], dict[str, Any]]:
+    from fincprg.train.data import cosent_rows, load_pairs, mnrl_rows, read_hard_negatives
+
+    pairs = load_pairs(dataset, settings.subsets, max_pairs=settings.max_pairs, seed=settings.seed)
+    info: dict[str, Any] = {"pairs": len(pairs), "queries": len(set(pairs.queries))}
+    if settings.loss == "cosent":
+        cols = cosent_rows(pairs, settings.negatives, seed=settings.seed)
+        info["rows"] = len(cols["sentence1"])
+        info["negative_rows"] = int(sum(1 for s in cols["score"] if s == 0.0))
+    else:
+        hard = read_hard_negatives(dataset) if settings.negatives else {}
+        cols, src = mnrl_rows(pairs, hard, settings.negatives, seed=settings.seed)
+        info["rows"] = len(cols["anchor"])
+        info["negatives"] = src
+        if settings.negatives and src["random"] > src["hard"]:
+            log.warning("train: %d of %d negatives are random fill (the export had too few hard negatives)",
+                        src["random"], src["random"] + src["hard"])
+    return cols, info
+
+
+def _vocab_texts(dataset: Path, queries: list[str]) -> list[str]:
+    ds = load_beir(dataset, split="train", subsets=None)
+    return [f"{d.get('title', '')}\n{d.get('text', '')}" for d in ds.corpus.values()] + queries
+
+
+def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSettings | None = None, *,
+          resume: bool = False) -> dict[str, Any]:
+    """Fine-tune ``model`` on ``dataset``'s train split and save it to ``out``.
+
+    Args:
+        dataset: a ``fincprg build`` dataset folder (BEIR layout + train/flagembedding.jsonl).
+        model: local folder or hub id of a sentence-transformers model (a plain transformers
+            checkpoint gets mean pooling).
+        out: where the model, ``checkpoints/`` and ``fincprg_train.json`` go.
+        resume: continue from the newest checkpoint in ``out/checkpoints``.
+
+    Returns:
+        a summary: data counts, vocabulary changes, device/precision, seconds, final test metrics.
+    """
+    from fincprg.models import load_sentence_transformer, resolve_device, train_precision
+    from fincprg.pipeline.io import atomic_write_text
+
+    settings = settings or TrainSettings()
+    settings.check()
+    dataset, out = Path(dataset), Path(out)
+    ckpt = _check_resume(out, settings, model, resume)
+    cols, info = _examples(dataset, settings)
+    if not next(iter(cols.values())):
+        raise InputError(f"{dataset}: no training rows could be built (every pair lacked negatives)")
+    device = resolve_device(settings.device)
+    precision = train_precision(device, settings.precision)
+
+    st = load_sentence_transformer(model, where="--model", device=device, shared=False)
+    base_len = st.max_seq_length
+    st.max_seq_length = settings.max_seq_length
+    from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
+
+    queries = cols["sentence1" if settings.loss == "cosent" else "anchor"]
+    vocab_texts = _vocab_texts(dataset, sorted(set(queries)))
+    if settings.add_cjk:
+        info["vocab"] = extend_with_cjk(st, vocab_texts)
+    else:
+        share = unk_share(st.tokenizer, cjk_counts(vocab_texts))
+        info["vocab"] = {"unk_share": round(share, 4)}
+        if share > UNK_WARN_SHARE:
+            log.warning("train: the tokenizer of %s maps %.0f%% of the corpus's CJK characters to [UNK]; "
+                        "pass --add-cjk to add them to its vocabulary", model, 100 * share)
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "checkpoints").mkdir(exist_ok=True)
+    atomic_write_text(out / "checkpoints" / SETTINGS_FILE,
+                      json.dumps({"model": model, "settings": asdict(settings)}, ensure_ascii=False, indent=2))
+    trainer = _trainer(st, cols, dataset, out, settings, device, precision)
+    t0 = time.perf_counter()
+    trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
+    seconds = time.perf_counter() - t0
+    # the training length is a compute budget, not a property of the model: keep the base's length
+    if base_len and base_len > settings.max_seq_length:
+        st.max_seq_length = base_len
+    st.save(str(out))
+    summary: dict[str, Any] = {"model": model, "dataset": str(dataset), "out": str(out), **info,
+                               "device": device, "precision": precision, "steps": trainer.state.global_step,
+                               "train_seconds": round(seconds, 1), "max_seq_length": st.max_seq_length, "resumed_from": ckpt.name if ckpt else None,
+                               "settings": asdict(settings)}
+    evals = [h for h in trainer.state.log_history if any(k.endswith("ndcg@10") for k in h)]
+    if evals:
+        summary["test_eval"] = {k.removeprefix("eval_"): v for k, v in evals[-1].items()
+                                if "ndcg@10" in k or "recall@10" in k}
+    atomic_write_text(out / SETTINGS_FILE, json.dumps(summary, ensure_ascii=False, indent=2))
+    log.info("train: %d steps in %.0fs on %s (%s); saved %s", summary["steps"], seconds, device, precision, out)
+    return summary
+
+
+def _trainer(st: Any, cols: dict[str, list], dataset: Path, out: Path, settings: TrainSettings, device: str,
+             precision: str) -> Any:
+    import datasets
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import BatchSamplers
+    from sentence_transformers.sentence_transformer import losses
+
+    train_ds = datasets.Dataset.from_dict(cols)
+    loss = losses.CoSENTLoss(st) if settings.loss == "cosent" else losses.MultipleNegativesRankingLoss(st)
+    evaluator = None
+    strategy = settings.eval_strategy
+    if strategy != "no":
+        from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
+
+        from fincprg.train.data import ir_eval_data
+
+        try:
+            q, corpus, rel = ir_eval_data(dataset, settings.subsets, split="test")
+        except InputError as e:
+            q, rel, corpus = {}, {}, {}
+            log.warning("train: no test-split evaluation (%s)", e)
+        if rel:
+            evaluator = InformationRetrievalEvaluator(q, corpus, rel, name="test", batch_size=settings.batch_size,
+                                                      show_progress_bar=False, write_csv=False)
+        else:
+            strategy = "no"
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(out / "checkpoints"),
+        num_train_epochs=settings.epochs,
+        per_device_train_batch_size=settings.batch_size,
+        per_device_eval_batch_size=settings.batch_size,
+        learning_rate=settings.learning_rate,
+        warmup_steps=settings.warmup_ratio,  # transformers 5: a float < 1 is a ratio of the total steps
+        seed=settings.seed,
+        data_seed=settings.seed,
+        fp16=precision == "fp16",
+        bf16=precision == "bf16",
+        use_cpu=not device.startswith("cuda"),
+        batch_sampler=BatchSamplers.NO_DUPLICATES if settings.loss == "mnrl" else BatchSamplers.BATCH_SAMPLER,
+        eval_strategy=strategy,
+        eval_steps=settings.eval_steps if strategy == "steps" else None,
+        save_strategy="steps",
+        save_steps=settings.save_steps,
+        save_total_limit=settings.save_total_limit,
+        logging_steps=settings.logging_steps,
+        report_to="none",
+        disable_tqdm=not settings.show_progress,
+        dataloader_num_workers=0,
+    )
+    return SentenceTransformerTrainer(model=st, args=args, train_dataset=train_ds, loss=loss, evaluator=evaluator)
