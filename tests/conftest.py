@@ -52,3 +52,18 @@ def shared_data() -> Path:
 @pytest.fixture
 def sample_corpus() -> Path:
     return SAMPLE
+
+
+@pytest.fixture(scope="session")
+def sample_dataset(tmp_path_factory) -> Path:
+    """``fincprg build`` of datasets/sample (offline config, no topic plots), built once per session;
+    returns its ``dataset/`` folder. Tests must not write into it."""
+    from fincprg.config import bundled_pipeline, load_config
+    from fincprg.finance import use_words
+    from fincprg.pipeline.runner import run_pipeline
+
+    out = tmp_path_factory.mktemp("sample_dataset")
+    run_pipeline(SAMPLE / "reports.jsonl", out, load_config(bundled_pipeline("offline"), ["topics.viz=none"]),
+                 show_progress=False)
+    use_words(())  # the build registered the sample's company names; other tests start clean
+    return out / "dataset"

@@ -36,6 +36,10 @@ def eval_cmd(
                                              "nDCG@10, MRR@10, MAP@100.")] = "nDCG@10",
     results: Annotated[Optional[Path], typer.Option(
         help="Reuse a results.csv from an earlier run instead of running retrievers (with --correlate).")] = None,
+    slice_: Annotated[Optional[list[str]], typer.Option(
+        "--slice", help="Also score each subset per slice, repeatable: level (query level: sentence, passage, "
+                        "topic) or year (the year of the query's report). Tables in results.md, rows in "
+                        "slices.csv.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or logs; tables only.")] = False,
 ) -> None:
     """Benchmark retrievers on a BEIR-layout dataset: Recall@1/5/10/100, nDCG@10, MRR@10, MAP@100 per subset.
@@ -62,7 +66,7 @@ def eval_cmd(
             from fincprg.evaluate.harness import format_markdown, run_eval, write_outputs
 
             res = run_eval(dataset, retriever or None, subsets=subset or None, split=split, k=k,
-                           show_progress=not quiet, keep_runs=save_runs)
+                           show_progress=not quiet, keep_runs=save_runs, slices=slice_ or None)
             typer.echo(format_markdown(res))
             if out is not None:
                 for p in write_outputs(res, out):

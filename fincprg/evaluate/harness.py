@@ -13,7 +13,7 @@ from typing import Any
 
 from fincprg.errors import FincprgError
 from fincprg.evaluate.data import BeirDataset, load_beir
-from fincprg.evaluate.metrics import METRICS, evaluate, pool_recall
+from fincprg.evaluate.metrics import METRICS, evaluate, mean, per_query, pool_recall
 from fincprg.evaluate.retrievers import build_retriever, default_specs
 from fincprg.evaluate.retrievers.base import forward_query_meta
 
@@ -39,6 +39,8 @@ class EvalResult:
     extras: dict[str, dict[str, float]] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
     runs: dict[str, dict] = field(default_factory=dict)
+    slices: dict[str, dict[str, dict[str, dict[str, dict[str, float]]]]] = field(default_factory=dict)
+    """retriever -> subset -> slice kind ("level", "year") -> slice value -> {metric: value, "n"}."""
 
     def metric(self, metric: str = "nDCG@10") -> dict[str, dict[str, float]]:
         """subset -> {retriever: value} for one metric (the input of the correlation analysis)."""
@@ -50,8 +52,34 @@ def _queries_for(ds: BeirDataset) -> dict[str, str]:
     return {q: t for q, t in ds.queries.items() if q in wanted}
 
 
+SLICES = ("level", "year")
+
+
+def slice_keys(ds: BeirDataset, kind: str) -> dict[str, str]:
+    """query id -> its slice value: ``level`` (queries.jsonl level) or ``year`` (its report's year, from
+    the ``date`` of the corpus passages with the query's ``report_id``); ``unknown`` where absent."""
+    if kind not in SLICES:
+        raise FincprgError(f"--slice {kind!r} is not one of {', '.join(SLICES)}")
+    if kind == "level":
+        return {q: str(m.get("level") or "unknown") for q, m in ds.query_meta.items()}
+    years: dict[str, str] = {}
+    for doc in ds.corpus.values():
+        rid, date = doc.get("report_id"), str(doc.get("date") or "")
+        if rid and date[:4].isdigit():
+            years.setdefault(str(rid), date[:4])
+    return {q: years.get(str(m.get("report_id")), "unknown") for q, m in ds.query_meta.items()}
+
+
+def _slice_scores(qrels: dict, run: dict, keys: dict[str, str]) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[dict[str, float]]] = {}
+    for q, row in per_query(qrels, run).items():
+        groups.setdefault(keys.get(q, "unknown"), []).append(row)
+    return {v: {**mean(rows), "n": float(len(rows))} for v, rows in sorted(groups.items())}
+
+
 def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: list[str] | None = None,
-             split: str = "test", k: int = 100, show_progress: bool = True, keep_runs: bool = False) -> EvalResult:
+             split: str = "test", k: int = 100, show_progress: bool = True, keep_runs: bool = False,
+             slices: list[str] | None = None) -> EvalResult:
     """Fit and search every retriever once, then score its run on each subset.
 
     Args:
@@ -59,8 +87,10 @@ def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: li
         specs: retriever SPECs (see ``fincprg.evaluate.retrievers``); default: the offline baselines.
         subsets: qrels subsets (default: all the folder has for ``split``).
         k: documents retrieved per query (metrics need ≥ 100 for R@100 and MAP@100).
+        slices: also score each subset per query ``level`` and/or report ``year`` (:data:`SLICES`).
     """
     ds = load_beir(dataset, split=split, subsets=subsets)
+    keys = {kind: slice_keys(ds, kind) for kind in slices or []}
     has_reports = any(m.get("report_id") for m in ds.query_meta.values())
     specs = specs or default_specs(has_reports)
     retrievers = [build_retriever(s, show_progress=show_progress) for s in specs]  # fail fast on bad specs
@@ -79,6 +109,9 @@ def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: li
             continue
         secs = time.perf_counter() - t0
         result.scores[spec] = {s: evaluate(qr, run) for s, qr in ds.qrels.items()}
+        if keys:
+            result.slices[spec] = {s: {kind: _slice_scores(qr, run, kv) for kind, kv in keys.items()}
+                                   for s, qr in ds.qrels.items()}
         ex: dict[str, float] = {"seconds": secs}
         pool = getattr(r, "last_pool", None)
         if pool:
@@ -115,6 +148,7 @@ def format_markdown(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
         for r, sc in res.scores.items():
             out.append(f"| {r} | " + " | ".join(_fmt(sc[s]["nDCG@10"]) for s in res.subsets) + " |")
         out.append("")
+    out += format_slices(res)
     notes = []
     for r, ex in res.extras.items():
         bits, pool = [], []
@@ -137,6 +171,41 @@ def format_markdown(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
         out += ["Notes (time = fit + search; pool_recall = share of relevant docs in a reranker's candidate "
                 "pool; rounds/rank_variance = Borda stability):", ""] + notes + [""]
     return "\n".join(out)
+
+
+def format_slices(res: EvalResult, metric: str = "nDCG@10") -> list[str]:
+    """One table per subset and slice kind: retrievers × slice values (queries per value in the header)."""
+    out: list[str] = []
+    first = next(iter(res.slices.values()), {})
+    for s in res.subsets:
+        for kind, by_value in first.get(s, {}).items():
+            values = list(by_value)
+            if values == ["unknown"]:
+                out += [f"### {metric} by {kind}, {s}: no query carries a {kind} (queries.jsonl level / "
+                        "report_id with a dated corpus)", ""]
+                continue
+            out += [f"### {metric} by {kind}, {s}", "",
+                    "| retriever | " + " | ".join(f"{v} ({int(by_value[v]['n'])})" for v in values) + " |",
+                    "|---" * (len(values) + 1) + "|"]
+            for r, sl in res.slices.items():
+                row = sl.get(s, {}).get(kind, {})
+                out.append(f"| {r} | " + " | ".join(_fmt(row[v][metric]) if v in row else "–" for v in values)
+                           + " |")
+            out.append("")
+    return out
+
+
+def format_slices_csv(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
+    """One row per (retriever, subset, slice kind, value): ..., n, metrics."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["retriever", "subset", "slice", "value", "n", *metrics])
+    for r, sl in res.slices.items():
+        for s, kinds in sl.items():
+            for kind, by_value in kinds.items():
+                for v, sc in by_value.items():
+                    w.writerow([r, s, kind, v, int(sc["n"]), *(f"{sc[m]:.6f}" for m in metrics)])
+    return buf.getvalue()
 
 
 def format_csv(res: EvalResult, metrics: tuple[str, ...] = METRICS) -> str:
@@ -190,13 +259,16 @@ def safe_name(spec: str) -> str:
 
 
 def write_outputs(res: EvalResult, out: Path) -> list[Path]:
-    """Write results.md, results.csv and (when kept) runs/<spec>.trec under ``out``."""
+    """Write results.md, results.csv, slices.csv (with slices) and (when kept) runs/<spec>.trec under ``out``."""
     from fincprg.pipeline.io import atomic_write_text
 
     out = Path(out)
     paths = [out / "results.md", out / "results.csv"]
     atomic_write_text(paths[0], format_markdown(res) + "\n")
     atomic_write_text(paths[1], format_csv(res))
+    if res.slices:
+        paths.append(out / "slices.csv")
+        atomic_write_text(paths[-1], format_slices_csv(res))
     for spec, run in res.runs.items():
         lines = [f"{q} Q0 {d} {i} {s:.6f} {safe_name(spec)}"
                  for q, docs in run.items() for i, (d, s) in

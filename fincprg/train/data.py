@@ -32,6 +32,8 @@ class Pairs:
         pos_ids: passage id per pair.
         pool: passage id -> text of every passage a random negative may come from (train-split passages).
         known: query text -> ids of every passage labelled relevant for it (never a negative).
+        by_text: passage text -> title + text, to embed the exported negatives (which hold the bare
+            text) the way positives are embedded; otherwise the title alone would tell them apart.
     """
 
     queries: list[str] = field(default_factory=list)
@@ -39,6 +41,7 @@ class Pairs:
     pos_ids: list[str] = field(default_factory=list)
     pool: dict[str, str] = field(default_factory=dict)
     known: dict[str, set[str]] = field(default_factory=dict)
+    by_text: dict[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -82,6 +85,7 @@ def load_pairs(dataset: str | Path, subsets: list[str], *, split: str = "train",
     # random negatives come from the training reports only, like the exported hard negatives
     out.pool = {pid: doc_text(d) for pid, d in ds.corpus.items()
                 if d.get("report_id") is None or d.get("report_id") in train_reports}
+    out.by_text = {str(d.get("text", "")): doc_text(d) for d in ds.corpus.values()}
     return out
 
 
@@ -157,7 +161,8 @@ def mnrl_rows(pairs: Pairs, hard: dict[str, list[str]], negatives_per_pair: int 
     used: dict[str, int] = {}
     counts = {"hard": 0, "random": 0}
     for i, q in enumerate(pairs.queries):
-        pool = [n for n in hard.get(q, []) if n != pairs.positives[i]]
+        pool = [pairs.by_text.get(n, n) for n in hard.get(q, [])]
+        pool = [n for n in pool if n != pairs.positives[i]]
         start = used.get(q, 0)
         negs = [pool[(start + j) % len(pool)] for j in range(min(negatives_per_pair, len(pool)))]
         used[q] = start + len(negs)

@@ -131,7 +131,8 @@ def _examples(dataset: Path, settings: TrainSettings) -> tuple[dict[str, list], 
     return cols, info
 
 
-def _vocab_texts(dataset: Path, queries: list[str]) -> list[str]:
+def vocab_texts(dataset: Path, queries: list[str]) -> list[str]:
+    """What ``--add-cjk`` reads: every corpus passage (title + text) and the training queries."""
     ds = load_beir(dataset, split="train", subsets=None)
     return [f"{d.get('title', '')}\n{d.get('text', '')}" for d in ds.corpus.values()] + queries
 
@@ -163,17 +164,20 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     device = resolve_device(settings.device)
     precision = train_precision(device, settings.precision)
 
+    from transformers import set_seed
+
+    set_seed(settings.seed)  # the new CJK rows are drawn at random: the same seed draws the same rows
     st = load_sentence_transformer(model, where="--model", device=device, shared=False)
     base_len = st.max_seq_length
     st.max_seq_length = settings.max_seq_length
     from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
 
     queries = cols["sentence1" if settings.loss == "cosent" else "anchor"]
-    vocab_texts = _vocab_texts(dataset, sorted(set(queries)))
+    texts = vocab_texts(dataset, sorted(set(queries)))
     if settings.add_cjk:
-        info["vocab"] = extend_with_cjk(st, vocab_texts)
+        info["vocab"] = extend_with_cjk(st, texts)
     else:
-        share = unk_share(st.tokenizer, cjk_counts(vocab_texts))
+        share = unk_share(st.tokenizer, cjk_counts(texts))
         info["vocab"] = {"unk_share": round(share, 4)}
         if share > UNK_WARN_SHARE:
             log.warning("train: the tokenizer of %s maps %.0f%% of the corpus's CJK characters to [UNK]; "

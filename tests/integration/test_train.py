@@ -1,0 +1,96 @@
+"""Done-when of issue 10: a tiny random model is fine-tuned on the sample dataset for a few steps,
+reloaded with sentence-transformers and FlagEmbedding, and evaluated with ``fincprg eval``."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from fincprg.cli import app
+from fincprg.train.vocab import is_cjk
+
+
+def _tiny_model(folder: Path, dataset: Path) -> tuple[str, set[str]]:
+    """A 1-layer BERT whose vocabulary holds every character of the dataset except some CJK ones
+    (left out on purpose, for --add-cjk to add back)."""
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    chars = sorted({c for name in ("corpus.jsonl", "queries.jsonl")
+                    for line in (dataset / name).read_text("utf-8").splitlines()
+                    for c in json.loads(line)["text"] + json.loads(line).get("title", "") if not c.isspace()})
+    corpus_chars = {c for line in (dataset / "corpus.jsonl").read_text("utf-8").splitlines()
+                    for c in json.loads(line)["text"]}
+    left_out = set([c for c in chars if is_cjk(c) and c in corpus_chars][::3])  # --add-cjk reads the corpus
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"##{i}" for i in range(10)] + \
+        [c for c in chars if c not in left_out]
+    folder.mkdir(parents=True)
+    (folder / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
+    tok = BertTokenizer.from_pretrained(str(folder))  # BertTokenizerFast(vocab_file=) ignores the file
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, initializer_range=1.0, max_position_embeddings=128)
+    BertModel(cfg).save_pretrained(str(folder))
+    tok.save_pretrained(str(folder))
+    return str(folder), left_out
+
+
+def _train(dataset: Path, model: str, out: Path, *extra: str):
+    return CliRunner().invoke(app, [
+        "train", str(dataset), "-m", model, "-o", str(out), "--max-pairs", "48", "--batch-size", "16",
+        "--max-seq-length", "64", "--lr", "1e-3", "--save-steps", "2", "--seed", "7", "-q", *extra])
+
+
+def test_train_reload_and_eval(sample_dataset, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    model, left_out = _tiny_model(tmp_path / "tiny", sample_dataset)
+    out = tmp_path / "tuned"
+    res = _train(sample_dataset, model, out, "--add-cjk", "--eval-on", str(sample_dataset))
+    assert res.exit_code == 0, res.output
+    assert re.search(rf"\+{len(left_out)} CJK tokens", res.output), res.output
+    assert "3 steps" in res.output  # 48 pairs / 16
+    table = [ln for ln in res.output.splitlines() if ln.startswith(f"| {sample_dataset}")]
+    # the dataset's own test split (trained subset `all`), then every subset of the --eval-on folder
+    assert table[0].startswith(f"| {sample_dataset} (test) | all |") and len(table) == 1 + 6
+    after = float(table[0].split("|")[5])
+
+    tuned = SentenceTransformer(str(out), device="cpu")
+    assert all(tuned.tokenizer.convert_tokens_to_ids(c) != tuned.tokenizer.unk_token_id for c in left_out)
+    base = SentenceTransformer(model, device="cpu")
+    text = "星河科技2023年营业收入增长的原因是什么？"
+    assert not np.allclose(base.encode([text]), tuned.encode([text]), atol=1e-3)  # training moved the weights
+
+    from FlagEmbedding import FlagModel
+
+    flag = FlagModel(str(out), pooling_method="mean", use_fp16=False, devices="cpu")
+    assert np.allclose(flag.encode([text])[0], tuned.encode([text], normalize_embeddings=True)[0], atol=1e-4)
+
+    ev = CliRunner().invoke(app, ["eval", str(sample_dataset), "-r", f"dense:{out}", "-s", "all", "-q"])
+    assert ev.exit_code == 0, ev.output
+    row = next(ln for ln in ev.output.splitlines() if ln.startswith(f"| dense:{out} |"))
+    assert float(row.split("|")[6]) == pytest.approx(after, abs=1e-4)  # nDCG@10 column of `fincprg eval`
+
+    summary = json.loads((out / "fincprg_train.json").read_text("utf-8"))
+    assert summary["precision"] == "fp32" and summary["device"] == "cpu"
+    assert "test_cosine_ndcg@10" in summary["test_eval"]  # the IR evaluator ran on the test split
+
+
+def test_checkpoints_resume_and_refuse_to_overwrite(sample_dataset, tmp_path):
+    model, _ = _tiny_model(tmp_path / "tiny", sample_dataset)
+    out = tmp_path / "tuned"
+    first = _train(sample_dataset, model, out, "--loss", "cosent", "--eval", "no", "--no-compare")
+    assert first.exit_code == 0, first.output
+    ckpts = sorted(p.name for p in (out / "checkpoints").glob("checkpoint-*"))
+    assert ckpts == ["checkpoint-4", "checkpoint-6"]  # 48 pairs + 48 random negatives / 16; 2 kept
+    again = _train(sample_dataset, model, out, "--loss", "cosent", "--eval", "no", "--no-compare")
+    assert again.exit_code == 2 and "--resume" in again.output
+    shutil.rmtree(out / "checkpoints" / "checkpoint-6")  # as if the run had been killed after step 4
+    resumed = _train(sample_dataset, model, out, "--loss", "cosent", "--eval", "no", "--no-compare", "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "6 steps" in resumed.output and "resumed from checkpoint-4" in resumed.output
+    changed = _train(sample_dataset, model, out, "--loss", "mnrl", "--eval", "no", "--no-compare", "--resume")
+    assert changed.exit_code == 2 and "loss" in changed.output
