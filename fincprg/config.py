@@ -237,8 +237,9 @@ class MineConfig(Section):
 
 
 class NegativesConfig(Section):
+    # none: no mining; rows get n random training passages (FlagEmbedding cannot read an empty neg list)
     method: Literal["bm25", "dense", "none"] = "bm25"
-    n: int = Field(7, ge=0)
+    n: int = Field(7, ge=1)
     model: str | None = None  # for method=dense: sentence-transformers local path or hub id
     batch_size: int = 64  # dense encoding batch size (runtime only)
     device: str | None = None

@@ -348,7 +348,10 @@ def test_negatives_none_and_split_unit_report(tmp_path):
     cfg = load_config(None, ["export.negatives.method=none", "export.split_unit=report", "export.hf=false"])
     counts = run_export(tmp_path, cfg)
     lines = [json.loads(x) for x in (tmp_path / "dataset/train/flagembedding.jsonl").read_text("utf-8").splitlines()]
-    assert lines and all(x["neg"] == [] for x in lines)
+    # no mining, but FlagEmbedding cannot read an empty neg list: random training passages, never a positive
+    assert lines and all(len(x["neg"]) == 7 and not set(x["neg"]) & set(x["pos"]) for x in lines)
+    assert "7 were mined" not in (tmp_path / "dataset" / "README.md").read_text("utf-8")
+    assert ", 0 were mined" in (tmp_path / "dataset" / "README.md").read_text("utf-8")
     assert not (tmp_path / "dataset" / "hf").exists()
     # 20% of 10 reports would be 2, but the hash put no labelled topic node in test: topic t1 (its
     # reports r5-r8) moves there whole, so the topic subset has a test set (splits.ensure_topic_test)
