@@ -1,6 +1,7 @@
 """Benchmark: does fine-tuning on a fincprg dataset help on real queries? (``fincprg train``, issue 10)
 
-Run: ``.venv/bin/python eval/bench_train.py [--work runs/bench_train] [--no-readme]``
+Run: ``.venv/bin/python eval/bench_train.py [--work runs/bench_train] [--epochs 1 ...] [--also OLD/result.json]``
+(``--render WORK/result.json`` rewrites the README section from a saved run without training again).
 
 1. Data (real text from ../shared/data; the script stops with a message when it is absent):
    - the 200 AlphaFin reports are split by report (sha1 of the title): about a quarter are held out
@@ -180,7 +181,18 @@ def main() -> int:
     ap.add_argument("--negatives", type=int, default=1)
     ap.add_argument("--max-pairs", type=int, default=None)
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
+    ap.add_argument("--also", type=Path, action="append", default=[],
+                    help="result.json of an earlier run (other settings), listed under 'Configurations tried'")
+    ap.add_argument("--render", type=Path, default=None,
+                    help="no new run: write the section from this result.json (and --also) again")
     args = ap.parse_args()
+    if args.render is not None:
+        section = render(json.loads(args.render.read_text("utf-8")),
+                         [json.loads(p.read_text("utf-8")) for p in args.also])
+        print(section)
+        if not args.no_readme:
+            write_readme(section)
+        return 0
     if not (ALPHAFIN.exists() and ANNUAL.exists() and DISC.exists()):
         print(f"skipped: real data not found under {DATA} (only present in the team workspace)")
         return 0
@@ -231,16 +243,41 @@ def main() -> int:
             cpu[label] = cpu.get(label, 0.0) + secs
         print(label, {b: round(results[b][label]["nDCG@10"], 4) for b in benches}, flush=True)
 
+    result = {"date": time.strftime("%Y-%m-%d"), "commit": _commit(), "machine": platform.machine(),
+              "cpus": os.cpu_count(), "wall": time.time() - t_all, "train_reports": len(train_rows),
+              "manifest": manifest, "summary_bench": summary_info, "vocab": vocab, "train": summ,
+              "train_cpu": train_cpu, "models": models, "results": results, "score_cpu": cpu,
+              "args": {k: v for k, v in vars(args).items() if k not in ("work", "also", "render")}}
+    (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str), "utf-8")
+    section = render(result, [json.loads(p.read_text("utf-8")) for p in args.also])
+    print(section)
+    if not args.no_readme:
+        write_readme(section)
+        print(f"updated {README}")
+    return 0
+
+
+def _config(r: dict[str, Any]) -> str:
+    s = r["train"]["settings"]
+    return (f"`--loss {s['loss']} --negatives {s['negatives']} --epochs {s['epochs']:g} --batch-size "
+            f"{s['batch_size']} --lr {s['learning_rate']:g} --max-seq-length {s['max_seq_length']}`")
+
+
+def render(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
+    """The eval/README.md section, from a saved result.json (plus earlier runs' results, as "tried")."""
+    results, models, manifest, summ = r["results"], r["models"], r["manifest"], r["train"]
+    args = argparse.Namespace(**r["args"])
+    summary_info, vocab, train_cpu = r["summary_bench"], r["vocab"], r["train_cpu"]
     sb = results["alphafin_summary (held-out)"]
     bm, b0, ft = (sb["bm25"]["nDCG@10"], sb["all-MiniLM-L6-v2 (base)"]["nDCG@10"],
                   sb["+ CJK, fine-tuned (fincprg train)"]["nDCG@10"])
     target_ok = ft >= 0.9 * bm and ft - b0 >= 0.10
     lines = [
         "## Fine-tuning on a fincprg dataset (`eval/bench_train.py`)", "",
-        f"Measured {time.strftime('%Y-%m-%d')} at commit {_commit()} on {platform.machine()} CPU "
-        f"({os.cpu_count()} cores, shared), offline; total wall time {time.time() - t_all:.0f} s.", "",
+        f"Measured {r['date']} at commit {r['commit']} on {r['machine']} CPU "
+        f"({r['cpus']} cores, shared), offline; total wall time {r['wall']:.0f} s.", "",
         f"- **Training data:** `fincprg build` (offline config: template queries, lexical mining, "
-        f"`topics.viz=none`) over {len(train_rows)} AlphaFin reports and the 2019 annual report of 安靠智电: "
+        f"`topics.viz=none`) over {r['train_reports']} AlphaFin reports and the 2019 annual report of 安靠智电: "
         f"{manifest['corpus']} passages, reports {manifest['reports']['train']} train / "
         f"{manifest['reports']['test']} test (the annual report's split is the export's, by topic cluster). "
         f"Trained on the `{args.subset}` train labels: {summ['pairs']} (query, passage) pairs.",
@@ -263,20 +300,21 @@ def main() -> int:
         n = next(iter(by_model.values()))["n"]
         lines.append(f"| {bname} | {n} | " + " | ".join(
             f"{by_model[m]['nDCG@10']:.4f} / {by_model[m]['R@10']:.4f}" for m in models) + " |")
-    lines += ["", "CPU seconds to score: " + ", ".join(f"{m} {cpu[m]:.0f}" for m in models) + ".", "",
+    lines += ["", "CPU seconds to score: " + ", ".join(f"{m} {r['score_cpu'][m]:.0f}" for m in models) + ".", "",
               f"**Target** (fine-tuned ≥ 0.9 × BM25 and ≥ base + 0.10 nDCG@10 on `alphafin_summary`): "
               f"{'met' if target_ok else 'not met'}. Fine-tuned {ft:.4f} = {ft / bm:.2f} × BM25 ({bm:.4f}; "
               f"0.9 × BM25 = {0.9 * bm:.4f}, {'+' if ft >= 0.9 * bm else ''}{ft - 0.9 * bm:.4f} from it); "
               f"{ft - b0:+.4f} over the base model ({b0:.4f})."]
-    section = "\n".join(lines)
-    print(section)
-    (work / "result.json").write_text(json.dumps({"results": results, "train": summ, "train_cpu": train_cpu,
-                                                  "vocab": vocab, "summary_bench": summary_info}, indent=2,
-                                                 ensure_ascii=False, default=str), encoding="utf-8")
-    if not args.no_readme:
-        write_readme(section)
-        print(f"updated {README}")
-    return 0
+    if also:
+        sb_label = "alphafin_summary (held-out)"
+        lines += ["", "Configurations tried (each one run of this script; nDCG@10 of the fine-tuned model):", "",
+                  "| configuration | steps | training CPU s | dataset test | disc_finllm | alphafin_summary |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for x in [r, *also]:
+            lab = list(x["results"][sb_label])[-1]
+            lines.append(f"| {_config(x)} | {x['train']['steps']} | {x['train_cpu']:.0f} | " + " | ".join(
+                f"{x['results'][b][lab]['nDCG@10']:.4f}" for b in x["results"]) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
