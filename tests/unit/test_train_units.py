@@ -116,3 +116,17 @@ def test_no_pairs_is_a_clear_error(tmp_path):
     (ds / "qrels" / "all-train.tsv").write_text("query-id\tcorpus-id\tscore\n", "utf-8")
     with pytest.raises(InputError, match="no labelled train pairs"):
         load_pairs(ds, ["all"])
+
+
+def test_cli_bad_options_fail_with_a_fix(tmp_path):
+    from typer.testing import CliRunner
+
+    from fincprg.cli import app
+
+    ds = _beir(tmp_path / "ds")
+    res = CliRunner().invoke(app, ["train", str(ds), "-m", "none", "-o", str(tmp_path / "o"), "--loss", "triplet"])
+    assert res.exit_code == 2 and "cosent, mnrl" in res.output
+    res = CliRunner().invoke(app, ["train", str(ds), "-m", "none", "-o", str(tmp_path / "o"), "-s", "topic"])
+    assert res.exit_code == 2 and "available: all" in res.output  # the dataset has no topic labels
+    res = CliRunner().invoke(app, ["train", str(ds), "-m", str(tmp_path / "missing"), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--model" in res.output
