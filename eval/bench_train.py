@@ -174,11 +174,11 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "bench_train")
     ap.add_argument("--loss", default="mnrl", choices=["mnrl", "cosent"])
     ap.add_argument("--subset", default="all")
-    ap.add_argument("--epochs", type=float, default=1.0)
+    ap.add_argument("--epochs", type=float, default=2.0)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--max-seq-length", type=int, default=128)
-    ap.add_argument("--negatives", type=int, default=1)
+    ap.add_argument("--negatives", type=int, default=0)
     ap.add_argument("--max-pairs", type=int, default=None)
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
     ap.add_argument("--also", type=Path, action="append", default=[],

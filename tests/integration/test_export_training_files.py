@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from fincprg.cli import app
 from fincprg.export.hf import front_matter
 
+pytestmark = pytest.mark.slow  # builds the sample corpus once per session (~20 s)
+
 
 def test_flagembedding_rows_all_have_negatives(sample_dataset):
     rows = [json.loads(x) for x in (sample_dataset / "train" / "flagembedding.jsonl").read_text("utf-8").splitlines()]

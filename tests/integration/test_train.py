@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from fincprg.cli import app
 from fincprg.train.vocab import is_cjk
 
+pytestmark = pytest.mark.slow  # builds the sample corpus once per session (~20 s)
+
 
 def _tiny_model(folder: Path, dataset: Path) -> tuple[str, set[str]]:
     """A 1-layer BERT whose vocabulary holds every character of the dataset except some CJK ones
