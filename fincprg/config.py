@@ -337,15 +337,15 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         raise ConfigError(_format_validation(e, origin)) from None
 
 
-def _strip_runtime(obj: Any) -> Any:
+def strip_runtime(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {k: _strip_runtime(v) for k, v in sorted(obj.items()) if k not in RUNTIME_KEYS}
+        return {k: strip_runtime(v) for k, v in sorted(obj.items()) if k not in RUNTIME_KEYS}
     if isinstance(obj, list):
-        return [_strip_runtime(v) for v in obj]
+        return [strip_runtime(v) for v in obj]
     return obj
 
 
 def section_hash(cfg: PipelineConfig, keys: tuple[str, ...]) -> str:
     """Hash the named config sections, ignoring runtime-only knobs."""
-    payload = {k: _strip_runtime(getattr(cfg, k).model_dump(mode="json")) for k in keys}
+    payload = {k: strip_runtime(getattr(cfg, k).model_dump(mode="json")) for k in keys}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]

@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.pipeline.io import read_jsonl
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,8 @@ def write_review_page(audit_dir: Path, summary: dict[str, Any], judged: list[dic
                       decisions: dict[str, dict[str, Any]]) -> Path:
     from fincprg.pipeline.io import atomic_write_text
 
-    path = audit_dir / "review.html"
-    atomic_write_text(path, render_review(summary, judged, _read(audit_dir / "samples.jsonl"), decisions))
+    path = audit_dir / L.REVIEW_HTML
+    atomic_write_text(path, render_review(summary, judged, _read(audit_dir / L.SAMPLES), decisions))
     return path
 
 
@@ -99,7 +100,7 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0) 
     content type cannot be sent cross-site without a CORS preflight, which this server never grants.
     """
     audit_dir = Path(audit_dir)
-    judged_path = audit_dir / "judgements.jsonl"
+    judged_path = audit_dir / L.JUDGEMENTS
     keys = {j["key"] for j in _read(judged_path)}
     lock = threading.Lock()
 
@@ -120,13 +121,13 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0) 
 
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             path = self.path.split("?", 1)[0]
-            if path in ("/", "/review.html"):
-                summary = json.loads((audit_dir / "summary.json").read_text(encoding="utf-8"))
-                html = render_review(summary, _read(judged_path), _read(audit_dir / "samples.jsonl"),
-                                     read_decisions(audit_dir / "decisions.jsonl"))
+            if path in ("/", f"/{L.REVIEW_HTML}"):
+                summary = json.loads((audit_dir / L.SUMMARY_JSON).read_text(encoding="utf-8"))
+                html = render_review(summary, _read(judged_path), _read(audit_dir / L.SAMPLES),
+                                     read_decisions(audit_dir / L.DECISIONS))
                 self._send(200, html.encode("utf-8"), "text/html; charset=utf-8")
-            elif path == "/decisions.jsonl":
-                p = audit_dir / "decisions.jsonl"
+            elif path == f"/{L.DECISIONS}":
+                p = audit_dir / L.DECISIONS
                 self._send(200, p.read_bytes() if p.is_file() else b"", "application/x-ndjson; charset=utf-8")
             else:
                 self._json(404, {"error": "not found"})
@@ -144,7 +145,7 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0) 
                 rows = [validate_decision(o, keys) for o in (obj if isinstance(obj, list) else [obj])]
             except (ValueError, UnicodeDecodeError) as e:
                 return self._json(400, {"error": str(e)})
-            with lock, open(audit_dir / "decisions.jsonl", "a", encoding="utf-8") as f:
+            with lock, open(audit_dir / L.DECISIONS, "a", encoding="utf-8") as f:
                 for r in rows:
                     f.write(json.dumps(r, ensure_ascii=False) + "\n")
             return self._json(200, {"saved": len(rows)})

@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from fincprg import layout as L
 from fincprg.cli._common import (
     ConfigOpt,
     QuietOpt,
@@ -67,7 +68,7 @@ def demo(
 ) -> None:
     """Build the bundled sample corpus (datasets/sample/) fully offline with pipelines/offline.yaml."""
     run_build(_sample_corpus, out, config, set_, quiet)
-    typer.echo(f"\nDataset written to {out / 'dataset'} (BEIR layout). Next: fincprg eval {out / 'dataset'}")
+    typer.echo(f"\nDataset written to {L.Build(out).dataset.root} (BEIR layout). Next: fincprg eval {L.Build(out).dataset.root}")
 
 
 @app.command()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.errors import FincprgError
 from fincprg.evaluate.data import BeirDataset, load_beir
 from fincprg.evaluate.metrics import METRICS, evaluate, pool_recall
@@ -194,14 +195,14 @@ def write_outputs(res: EvalResult, out: Path) -> list[Path]:
     from fincprg.pipeline.io import atomic_write_text
 
     out = Path(out)
-    paths = [out / "results.md", out / "results.csv"]
+    paths = [out / L.RESULTS_MD, out / L.RESULTS_CSV]
     atomic_write_text(paths[0], format_markdown(res) + "\n")
     atomic_write_text(paths[1], format_csv(res))
     for spec, run in res.runs.items():
         lines = [f"{q} Q0 {d} {i} {s:.6f} {safe_name(spec)}"
                  for q, docs in run.items() for i, (d, s) in
                  enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1)]
-        p = out / "runs" / f"{safe_name(spec)}.trec"
+        p = out / L.RUNS_DIR / f"{safe_name(spec)}.trec"
         atomic_write_text(p, "\n".join(lines) + "\n")
         paths.append(p)
     return paths

@@ -12,6 +12,7 @@ import logging
 from collections import Counter
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.ingest.mapping import FieldMapper, to_report
 from fincprg.ingest.readers import ReadStats, iter_corpus
@@ -55,11 +56,11 @@ def run(ctx: StageContext) -> dict[str, Any]:
             f"no report survived ingest of {ctx.corpus} ({len(rejected)} rejected: "
             f"{dict(reasons) or 'none'}). First problems:\n  {examples}"
         )
-    atomic_write_jsonl(ctx.dir / "reports.jsonl", reports)
-    atomic_write_jsonl(ctx.dir / "rejected.jsonl", rejected)
+    atomic_write_jsonl(ctx.output(L.REPORTS), reports)
+    atomic_write_jsonl(ctx.output(L.REJECTED), rejected)
     if rejected:
         log.warning("ingest: %d input records rejected (%s); see %s", len(rejected), dict(reasons),
-                    ctx.dir / "rejected.jsonl")
+                    ctx.output(L.REJECTED))
     bad_dates = sum(1 for r in reports if "_bad_date" in r.meta)
     return {
         "reports": len(reports),

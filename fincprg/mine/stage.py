@@ -16,7 +16,6 @@ Output records (OUT/mine):
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections import Counter
 from typing import Any
@@ -30,19 +29,18 @@ from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import BlockScorer, scorers_by_space, threshold_for
 from fincprg.mine.spaces import KINDS, Space, expected_pairs, passage_spaces, sentence_spaces, topic_spaces
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
-from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic
+from fincprg import layout as L
+from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
+from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic, TopicAssignment
 
 log = logging.getLogger(__name__)
 
 
 def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], list[Query]]:
-    tree = json.loads(ctx.input_path("topics", "tree.json").read_text(encoding="utf-8"))
-    nodes = {t.id: t for t in (Topic.model_validate(n) for n in tree.get("nodes", []))}
-    subtree = {row["report_id"]: row["subtree_topic"]
-               for row in read_jsonl(ctx.input_path("topics", "assignments.jsonl"))
-               if row.get("subtree_topic")}
-    return nodes, subtree, list(ctx.read("topics", "queries.jsonl", Query))
+    nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
+    subtree = {a.report_id: a.subtree_topic for a in ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment)
+               if a.subtree_topic}
+    return nodes, subtree, list(ctx.read(L.TOPICS, L.QUERIES, Query))
 
 
 def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic],
@@ -62,11 +60,11 @@ def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic]
 def run(ctx: Any) -> dict[str, Any]:
     """Traverse the configured spaces, veto, propagate; write pairs, histogram and mined qrels."""
     cfg = ctx.config.mine
-    register_companies(ctx.read("ingest", "reports.jsonl", Report))
-    passages = list(ctx.read("chunk", "passages.jsonl", Passage))
-    sentences = list(ctx.read("chunk", "sentences.jsonl", Sentence))
-    gen_queries = list(ctx.read("generate", "queries.jsonl", Query))
-    direct = list(ctx.read("generate", "qrels.jsonl", Qrel))
+    register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
+    passages = list(ctx.read(L.CHUNK, L.PASSAGES, Passage))
+    sentences = list(ctx.read(L.CHUNK, L.SENTENCES, Sentence))
+    gen_queries = list(ctx.read(L.GENERATE, L.QUERIES, Query))
+    direct = list(ctx.read(L.GENERATE, L.QRELS, Qrel))
     nodes, subtree, topic_queries = _load_topics(ctx) if "topic" in cfg.spaces or "passage" in cfg.spaces \
         else ({}, {}, [])
     queries = gen_queries + topic_queries
@@ -118,9 +116,9 @@ def run(ctx: Any) -> dict[str, Any]:
 
     pairs: list[ScoredPair] = [p for kind in KINDS for r in results[kind] for p in r.pairs]
     mined = propagate(pairs, direct, cfg.direction)
-    atomic_write_jsonl(ctx.dir / "pairs.jsonl", pairs)
-    atomic_write_jsonl(ctx.dir / "qrels.jsonl", mined)
-    atomic_write_json(ctx.dir / "histogram.json", {
+    atomic_write_jsonl(ctx.output(L.PAIRS), pairs)
+    atomic_write_jsonl(ctx.output(L.QRELS), mined)
+    atomic_write_json(ctx.output(L.HISTOGRAM), {
         "threshold": threshold, "keep_min_score": cfg.keep_min_score, "bins": N_BINS, "range": [0.0, 1.0],
         "reranker": reranker.name,
         "counts": {k: _hist(results[k]).tolist() for k in KINDS if k in cfg.spaces},

@@ -25,7 +25,8 @@ import numpy as np
 from fincprg.finance import register_companies
 from fincprg.finance.industries import CITIC_INDUSTRIES, to_citic
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
-from fincprg.records import Failure, Query, Report
+from fincprg import layout as L
+from fincprg.records import Failure, Query, Report, TopicAssignment, TopicHierarchy
 from fincprg.topics.classify import company_map, make_classifier
 from fincprg.topics.cluster import TopicTree, cluster_titles
 from fincprg.topics.embed import make_embedder
@@ -143,13 +144,13 @@ def run(ctx: Any) -> dict[str, Any]:
 
     cfg = ctx.config.topics
     seed = ctx.config.run.seed
-    reports = list(ctx.read("ingest", "reports.jsonl", Report))
+    reports = list(ctx.read(L.INGEST, L.REPORTS, Report))
     register_companies(reports)
     kept, dropped = select_titles(reports, cfg.min_title_chars)
     kept, classifier = label_industries(kept, reports, cfg)
     order = {r.id: i for i, r in enumerate(reports)}
     all_titles = sorted([*kept, *dropped], key=lambda t: order[t.report_id])
-    atomic_write_jsonl(ctx.dir / "titles.jsonl", all_titles)
+    atomic_write_jsonl(ctx.output(L.TITLES), all_titles)
 
     if kept:
         emb = embed_titles(kept, cfg, seed, classifier, progress=ctx.progress)
@@ -160,19 +161,16 @@ def run(ctx: Any) -> dict[str, Any]:
         tree = TopicTree([], {"t0": []}, {"t0": None}, {}, "t0", notes=["no titles"])
     industries = [t.industry for t in kept]
     nodes = build_nodes(tree, [t.report_id for t in kept], industries, cfg.dominance)
-    atomic_write_json(ctx.dir / "tree.json", {"nodes": [n.model_dump(mode="json") for n in nodes.values()],
-                                              "root": tree.root})
-    assignments = []
-    for t, k in zip(kept, tree.topics, strict=True):
-        leaf = f"t{k}"
-        assignments.append({"report_id": t.report_id, "title": t.title,
-                            "date": t.date.isoformat() if t.date else None, "industry": t.industry,
-                            "leaf_topic": leaf, "subtree_topic": subtree_for(leaf, t.industry, nodes)})
-    atomic_write_jsonl(ctx.dir / "assignments.jsonl", assignments)
+    atomic_write_json(ctx.output(L.TREE), TopicHierarchy(nodes=tuple(nodes.values()), root=tree.root)
+                      .model_dump(mode="json"))
+    assignments = [TopicAssignment(report_id=t.report_id, title=t.title, date=t.date, industry=t.industry,
+                                   leaf_topic=f"t{k}", subtree_topic=subtree_for(f"t{k}", t.industry, nodes))
+                   for t, k in zip(kept, tree.topics, strict=True)]
+    atomic_write_jsonl(ctx.output(L.ASSIGNMENTS), assignments)
 
     queries, failures, llm_stats = make_queries(topic_inputs(tree, nodes, kept, emb), ctx)
-    atomic_write_jsonl(ctx.dir / "queries.jsonl", queries)
-    atomic_write_jsonl(ctx.dir / "failures.jsonl", failures)
+    atomic_write_jsonl(ctx.output(L.QUERIES), queries)
+    atomic_write_jsonl(ctx.output(L.FAILURES), failures)
     viz = write_html(ctx.dir, tree, nodes, cfg.viz)
 
     counts: dict[str, Any] = {
@@ -183,7 +181,7 @@ def run(ctx: Any) -> dict[str, Any]:
         "topics": tree.n_topics,
         "tree_nodes": len(nodes),
         "outlier_share": round(tree.outlier_share, 4),
-        "subtrees_above_leaf": sum(a["subtree_topic"] != a["leaf_topic"] for a in assignments),
+        "subtrees_above_leaf": sum(a.subtree_topic != a.leaf_topic for a in assignments),
         "intents": sum(q.level == "intent" for q in queries),
         "subqueries": sum(q.level == "topic" for q in queries),
         "intent_failures": len(failures),
