@@ -24,7 +24,7 @@ INGEST, CHUNK, GENERATE, TOPICS, MINE, EXPORT = "ingest", "chunk", "generate", "
 STAGE_DIRS: dict[str, str] = {INGEST: "ingest", CHUNK: "chunk", GENERATE: "generate", TOPICS: "topics",
                               MINE: "mine", EXPORT: "dataset"}
 AUDIT_DIR, EVAL_DIR, CACHE_DIR, REPORT_FILE = "audit", "eval", ".cache", "report.html"
-MANIFEST, PROGRESS = "manifest.json", "_progress.json"
+MANIFEST, PROGRESS, LOCK = "manifest.json", "_progress.json", ".lock"
 
 # --- stage output files (names inside the stage's folder) -----------------------------------------------------
 REPORTS, REJECTED = "reports.jsonl", "rejected.jsonl"  # ingest

@@ -26,9 +26,11 @@ from pydantic import BaseModel
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
+from fincprg.errors import InputError
 from fincprg.ingest.readers import require_corpus
 from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, ConfigView, StageSpec, declared_config, signature
 from fincprg.pipeline.io import JsonlAppender, atomic_write_json, hash_files, read_jsonl
+from fincprg.pipeline.lock import build_lock
 from fincprg.version import __version__
 
 log = logging.getLogger(__name__)
@@ -222,6 +224,24 @@ def _check_outputs(spec: StageSpec, stage_dir: Path) -> None:
     if undeclared or missing:
         raise RuntimeError(f"stage {spec.name!r} broke its contract: undeclared files {undeclared}, "
                            f"missing files {missing} (see writes in fincprg/pipeline/contract.py)")
+    for rel in sorted(written):
+        if rel.endswith(".jsonl"):
+            _validate_jsonl(stage_dir / rel)
+
+
+def _validate_jsonl(path: Path) -> None:
+    """Every line whole JSON: a stage whose file was torn or interleaved is never marked complete."""
+    import json
+
+    with open(path, "rb") as f:
+        for i, line in enumerate(f, 1):
+            try:
+                if not line.endswith(b"\n"):
+                    raise ValueError("the last line has no newline (a torn write)")
+                json.loads(line)
+            except ValueError as e:
+                raise InputError(f"{path}:{i} is not a whole JSON line ({e}); the stage is not marked complete. "
+                                 "Re-run `fincprg build` (it re-runs the stage)") from None
 
 
 def _input_hashes(spec: StageSpec, corpus: Path, done: dict[str, dict[str, Any]]) -> dict[str, str]:
@@ -254,9 +274,18 @@ def run_pipeline(
     force: bool = False,
     show_progress: bool | None = None,
 ) -> list[StageOutcome]:
-    """Run every stage in order (up to ``upto``), skipping or resuming by signature."""
+    """Run every stage in order (up to ``upto``), skipping or resuming by signature.
+
+    Holds ``OUT/.lock`` throughout: a second build into the same folder fails at once.
+    """
     require_corpus(corpus)  # checked before OUT is created, so a typo leaves nothing behind
     out.mkdir(parents=True, exist_ok=True)
+    with build_lock(out):
+        return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress)
+
+
+def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | None, force: bool,
+                show_progress: bool | None) -> list[StageOutcome]:
     show = cfg.run.show_progress if show_progress is None else show_progress
     outcomes: list[StageOutcome] = []
     done: dict[str, dict[str, Any]] = {}  # stage -> {"signature", "output_hash"} of this build
