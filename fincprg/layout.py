@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fincprg.errors import InputError
-from fincprg.pipeline.io import read_jsonl
+from fincprg.pipeline.io import hash_files, read_jsonl
 from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, TopicAssignment, TopicHierarchy
 
 # --- stages, in pipeline order, and their folders -------------------------------------------------------------
@@ -42,7 +42,7 @@ HF_DIR = "hf"
 # --- audit and eval outputs -----------------------------------------------------------------------------------
 SAMPLES, JUDGEMENTS, DECISIONS = "samples.jsonl", "judgements.jsonl", "decisions.jsonl"
 SUMMARY_JSON, SUMMARY_MD, REVIEW_HTML = "summary.json", "summary.md", "review.html"
-RESULTS_MD, RESULTS_CSV, RUNS_DIR = "results.md", "results.csv", "runs"
+RESULTS_MD, RESULTS_CSV, RUNS_DIR, EVAL_META = "results.md", "results.csv", "runs", "eval.json"
 
 
 def qrels_name(subset: str, split: str) -> str:
@@ -98,6 +98,17 @@ class Dataset:
     @property
     def card(self) -> Path:
         return self.root / CARD
+
+    def content_hash(self) -> str | None:
+        """Hash of what a retriever is scored on (corpus, queries, qrels); None when the folder has no corpus.
+
+        Eval results record it, so a report can tell results of this dataset from those of an older build.
+        """
+        if not self.corpus.is_file():
+            return None
+        files = [self.corpus, *([self.queries] if self.queries.is_file() else []),
+                 *sorted(self.qrels_dir.glob("*.tsv"))]
+        return hash_files(files, self.root)
 
 
 @dataclass(frozen=True)

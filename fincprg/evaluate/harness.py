@@ -191,13 +191,16 @@ def safe_name(spec: str) -> str:
 
 
 def write_outputs(res: EvalResult, out: Path) -> list[Path]:
-    """Write results.md, results.csv and (when kept) runs/<spec>.trec under ``out``."""
-    from fincprg.pipeline.io import atomic_write_text
+    """Write results.md, results.csv, eval.json (which dataset, by content hash) and (when kept)
+    runs/<spec>.trec under ``out``."""
+    from fincprg.pipeline.io import atomic_write_json, atomic_write_text
 
     out = Path(out)
-    paths = [out / L.RESULTS_MD, out / L.RESULTS_CSV]
+    paths = [out / L.RESULTS_MD, out / L.RESULTS_CSV, out / L.EVAL_META]
     atomic_write_text(paths[0], format_markdown(res) + "\n")
     atomic_write_text(paths[1], format_csv(res))
+    atomic_write_json(paths[2], {"dataset": res.dataset, "split": res.split,
+                                 "dataset_hash": L.Dataset(Path(res.dataset)).content_hash()})
     for spec, run in res.runs.items():
         lines = [f"{q} Q0 {d} {i} {s:.6f} {safe_name(spec)}"
                  for q, docs in run.items() for i, (d, s) in

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
+from fincprg.config import ExportConfig
 from fincprg.errors import InputError
 from fincprg.evaluate.data import level_rank, read_qrels
 from fincprg.pipeline.io import read_jsonl
@@ -203,8 +204,35 @@ def mined_examples(out: Path, n: int = 5) -> list[dict[str, Any]]:
     return rows
 
 
-def eval_tables(dirs: list[Path]) -> list[dict[str, Any]]:
-    """Tables from eval --out folders (results.csv): one per (folder, subset), rows retrievers."""
+def backends(out: Path) -> list[dict[str, Any]]:
+    """The model (or offline stand-in) behind each label, from the config the stages recorded."""
+    from fincprg.export.card import model_ids, produced_by
+
+    build = L.Build(out)
+    manifests = {s: build.manifest(s) or {} for s in L.STAGE_DIRS}
+    if not any(manifests.values()):
+        return []
+    export_cfg = (manifests[L.EXPORT].get("config") or {}).get(L.EXPORT)
+    cfg = produced_by({s: m for s, m in manifests.items() if s != L.EXPORT}, ExportConfig.model_validate(export_cfg or {}))
+    return [{"role": k, "model": v, "offline": "offline" in v or v.startswith(("bm25", "lsa"))}
+            for k, v in model_ids(cfg).items()]
+
+
+def eval_freshness(d: Path, build_hash: str | None) -> dict[str, Any]:
+    """Whether an eval folder scored this build's dataset: ``fresh``, ``stale`` or ``unknown``."""
+    meta = _json((d if d.is_dir() else d.parent) / L.EVAL_META) or {}
+    got = meta.get("dataset_hash")
+    if not got or not build_hash:
+        return {"status": "unknown", "note": "no dataset hash recorded (results from an older fincprg?)"}
+    if got != build_hash:
+        return {"status": "stale", "note": f"scored dataset {got}, but this build's dataset is {build_hash}: "
+                                           "re-run fincprg eval"}
+    return {"status": "fresh", "note": ""}
+
+
+def eval_tables(dirs: list[Path], build_hash: str | None = None) -> list[dict[str, Any]]:
+    """Tables from eval --out folders (results.csv): one per (folder, subset), rows retrievers; each says
+    whether it scored this build's dataset (``build_hash``, :meth:`fincprg.layout.Dataset.content_hash`)."""
     from fincprg.evaluate.harness import read_results_table  # loads the retrievers (numpy); only when asked
 
     tables = []
@@ -221,7 +249,7 @@ def eval_tables(dirs: list[Path]) -> list[dict[str, Any]]:
             best = [max((r["vals"][i] for r in rows if r["vals"][i] is not None), default=None)
                     for i in range(len(metrics))]
             tables.append({"source": str(d), "subset": subset, "metrics": metrics, "rows": rows, "best": best,
-                           "n": rows[0]["n"] if rows else None})
+                           "n": rows[0]["n"] if rows else None, **eval_freshness(d, build_hash)})
     return tables
 
 
