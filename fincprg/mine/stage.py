@@ -27,7 +27,15 @@ from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, 
 from fincprg.mine.facts import FactsCache
 from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import BlockScorer, scorers_by_space, threshold_for
-from fincprg.mine.spaces import KINDS, Space, expected_pairs, passage_spaces, sentence_spaces, topic_spaces
+from fincprg.mine.spaces import (
+    KINDS,
+    Space,
+    expected_pairs,
+    passage_spaces,
+    sentence_spaces,
+    topic_spaces,
+    window_space,
+)
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
 from fincprg import layout as L
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
@@ -43,13 +51,18 @@ def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], list[Query
     return nodes, subtree, list(ctx.read(L.TOPICS, L.QUERIES, Query))
 
 
-def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic],
-                 subtree: dict[str, str]) -> tuple[dict[str, list[Space]], dict[str, int]]:
-    """Spaces per configured kind, plus side counts (unassigned passage queries)."""
+def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic], subtree: dict[str, str],
+                 max_space_queries: int = 2000, direction: str = "both") -> tuple[dict[str, list[Space]], dict[str, int]]:
+    """Spaces per configured kind, plus side counts (unassigned passage queries, windowed sentence spaces)."""
     spaces: dict[str, list[Space]] = {k: [] for k in KINDS}
     side: dict[str, int] = {}
     if "sentence" in kinds:
-        spaces["sentence"] = sentence_spaces(queries)
+        full = sentence_spaces(queries)
+        spaces["sentence"] = [w for s in full for w in window_space(s, max_space_queries)]
+        cut = [s for s in full if len(s.left) > max_space_queries]
+        side["sentence_spaces_windowed"] = len(cut)
+        side["sentence_pairs_skipped_by_window"] = (expected_pairs(full, direction)["sentence"]
+                                                    - expected_pairs(spaces["sentence"], direction)["sentence"])
     if "passage" in kinds:
         spaces["passage"], side["passage_queries_unassigned"] = passage_spaces(queries, subtree)
     if "topic" in kinds:
@@ -77,7 +90,7 @@ def run(ctx: Any) -> dict[str, Any]:
         bp_p = boilerplate_passages(passages, sentences, bp_s, cfg.boilerplate.min_reports)
         bp = boilerplate_queries(gen_queries, bp_s, bp_p)
 
-    spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree)
+    spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree, cfg.max_space_queries, cfg.direction)
     facts = FactsCache()
     scorers = scorers_by_space(cfg.reranker, KINDS, facts=facts, workers=cfg.workers)
     reranker = scorers["sentence"]  # the configured model: its name and threshold describe the run
