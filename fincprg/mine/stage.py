@@ -38,10 +38,11 @@ from fincprg.mine.spaces import (
 )
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
 from fincprg import layout as L
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
+from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic, TopicAssignment
 
 log = logging.getLogger(__name__)
+_SCORED = ".scored.jsonl"  # scratch: scored batches, committed one by one, deleted at the end
 
 
 def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], list[Query]]:
@@ -120,12 +121,7 @@ def run(ctx: Any) -> dict[str, Any]:
 
     envs = {kind: env if scorers[kind] is reranker else dataclasses.replace(env, reranker=scorers[kind], cache={})
             for kind in KINDS}
-    results: dict[str, list[SpaceResult]] = {k: [] for k in KINDS}
-    for kind in KINDS:
-        todo = spaces[kind]
-        batches = [todo[i:i + cfg.batch_size] for i in range(0, len(todo), cfg.batch_size)]
-        for batch in ctx.progress(batches, total=len(batches), desc=f"mine {kind} spaces"):
-            results[kind].extend(score_spaces(batch, envs[kind]))
+    results = _score_resumably(ctx, spaces, envs, cfg.batch_size)
 
     pairs: list[ScoredPair] = [p for kind in KINDS for r in results[kind] for p in r.pairs]
     mined = propagate(pairs, direct, cfg.direction)
@@ -138,6 +134,31 @@ def run(ctx: Any) -> dict[str, Any]:
     })
     return summarise(spaces, results, mined, queries, bp, side, cfg.direction, threshold, reranker.name,
                      prefilter_top_k=cfg.prefilter.top_k if cfg.prefilter.enabled else None)
+
+
+def _score_resumably(ctx: Any, spaces: dict[str, list[Space]], envs: dict[str, MineEnv],
+                     batch_size: int) -> dict[str, list[SpaceResult]]:
+    """Score every space in batches, committing each batch's results to a scratch file, so a killed run
+    resumes after its last committed batch (scores are a pure function of the pair, so a resumed run
+    writes the same bytes)."""
+    def fn(batch: list[Space]) -> dict[str, list[dict[str, Any]]]:
+        rows = []
+        for kind in KINDS:
+            todo = [s for s in batch if s.kind == kind]
+            rows += [{"kind": r.kind, "key": r.key, "pairs": [p.model_dump(mode="json") for p in r.pairs],
+                      "counts": dict(r.counts), "hist": r.hist.tolist()} for r in score_spaces(todo, envs[kind])]
+        return {_SCORED: rows}
+
+    todo = [s for kind in KINDS for s in spaces[kind]]
+    ctx.map_batches(todo, fn, outputs=(_SCORED,), batch_size=batch_size, total=len(todo), desc="mine spaces")
+    results: dict[str, list[SpaceResult]] = {k: [] for k in KINDS}
+    scratch = ctx.output(_SCORED)
+    for row in read_jsonl(scratch):
+        results[row["kind"]].append(SpaceResult(row["kind"], row["key"],
+                                                [ScoredPair.model_validate(p) for p in row["pairs"]],
+                                                Counter(row["counts"]), np.asarray(row["hist"], dtype=np.int64)))
+    scratch.unlink()
+    return results
 
 
 def _hist(rs: list[SpaceResult]) -> np.ndarray:

@@ -38,7 +38,8 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 # Test hook for kill/resume guarantees: "stage:N" SIGKILLs the process after batch N's
-# lines are fsynced but before its progress is committed (the worst moment).
+# lines are fsynced but before its progress is committed (the worst moment), or, in a stage
+# that commits named steps, right after step N, in the work that follows it.
 KILL_ENV = "FINCPRG_KILL_AFTER"
 
 __all__ = ["STAGES", "STAGE_BY_NAME", "StageContext", "StageOutcome", "StageSpec", "run_pipeline", "stage_status"]
@@ -87,10 +88,24 @@ class StageContext:
         return read_jsonl(self.input_path(stage, filename), model)
 
     def output(self, filename: str) -> Path:
-        """Path of one of this stage's declared outputs."""
-        if not self.spec.writes_file(filename):
+        """Path of one of this stage's declared outputs, or of a scratch file (a name starting with ".":
+        kept across a resume, never hashed; the stage deletes it when done)."""
+        if not (filename.startswith(".") or self.spec.writes_file(filename)):
             raise RuntimeError(f"stage {self.spec.name!r} writes {filename}, which its StageSpec does not declare")
         return self.dir / filename
+
+    def step_done(self, step: str) -> bool:
+        """Whether an earlier, killed run of this stage (same signature) committed ``step``."""
+        state = _load_json(self.dir / L.PROGRESS) or {}
+        return state.get("signature") == self.signature and step in state.get("steps", [])
+
+    def commit_step(self, step: str) -> None:
+        """Record that ``step``'s files are complete, so a resumed run skips it (global stages)."""
+        state = _load_json(self.dir / L.PROGRESS) or {}
+        steps = state.get("steps", []) if state.get("signature") == self.signature else []
+        atomic_write_json(self.dir / L.PROGRESS, {"signature": self.signature, "steps": [*steps, step]})
+        if _kill_point(self.spec.name) == len(steps) + 1:
+            os.kill(os.getpid(), signal.SIGKILL)  # test hook: killed in the work that follows step N
 
     def progress(self, it: Iterable[T], total: int | None = None, desc: str = "") -> Iterator[T]:
         from tqdm.auto import tqdm
@@ -131,7 +146,7 @@ class StageContext:
                     bar.update(len(batch))
                     continue
                 result = fn(batch)
-                unknown = set(result) - set(outputs) | {o for o in outputs if not self.spec.writes_file(o)}
+                unknown = set(result) - set(outputs)
                 if unknown:
                     raise RuntimeError(f"stage {self.spec.name} returned undeclared outputs {sorted(unknown)}")
                 for name, recs in result.items():
