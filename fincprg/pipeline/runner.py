@@ -39,7 +39,8 @@ M = TypeVar("M", bound=BaseModel)
 
 # Test hook for kill/resume guarantees: "stage:N" SIGKILLs the process after batch N's
 # lines are fsynced but before its progress is committed (the worst moment), or, in a stage
-# that commits named steps, right after step N, in the work that follows it.
+# that commits named steps, right after step N, in the work that follows it; "stage:0" kills
+# any stage after its body returned, before its manifest is written.
 KILL_ENV = "FINCPRG_KILL_AFTER"
 
 __all__ = ["STAGES", "STAGE_BY_NAME", "StageContext", "StageOutcome", "StageSpec", "run_pipeline", "stage_status"]
@@ -326,6 +327,8 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
             t0 = time.perf_counter()
             counts = fn(ctx) or {}
             secs = time.perf_counter() - t0
+            if _kill_point(spec.name) == 0:
+                os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
             _check_outputs(spec, stage_dir)
             (stage_dir / L.PROGRESS).unlink(missing_ok=True)
             out_hash = hash_files(output_files(stage_dir), stage_dir)
