@@ -1,16 +1,43 @@
-"""Tolerant JSON parsing for LLM answers: code fences, surrounding prose, small syntax slips."""
+"""Tolerant JSON parsing for LLM answers: code fences, surrounding prose, small syntax slips.
+
+:func:`parse_json_detailed` also says whether the value had to be repaired and whether the answer
+was cut off before its JSON closed (``max_tokens``, a dropped connection): a repaired truncated
+answer looks complete, but its last string may end mid-word (``"销售费用率为18.6``), so callers must
+not use that string as if the model had finished it.
+"""
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 _FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON|jsonc|javascript)?[ \t]*\r?\n?(.*?)```", re.S)
 _OPENERS = {"{": "}", "[": "]"}
+# json and json_repair recurse once per nesting level: a hostile or degenerate answer of 100k "["
+# must be a parse error, not a RecursionError that escapes the caller's error handling
+_DECODE_ERRORS = (ValueError, RecursionError)
 
 
 class JSONParseError(ValueError):
     """The text holds no JSON object or array, even after repair."""
+
+
+@dataclass(frozen=True)
+class ParsedJSON:
+    """A decoded answer and how much it could be trusted.
+
+    Attributes:
+        value: the decoded ``dict`` or ``list``.
+        repaired: strict JSON failed; ``json_repair`` filled the gaps.
+        truncated: the JSON text ends before its brackets close (the answer was cut off).
+        cut_string: ``truncated`` inside a string: the last string value is incomplete.
+    """
+
+    value: Any
+    repaired: bool = False
+    truncated: bool = False
+    cut_string: bool = False
 
 
 def _candidates(text: str) -> list[str]:
@@ -36,7 +63,36 @@ def _repair(text: str) -> Any:
     return value if isinstance(value, (dict, list)) and value not in ({}, []) else None
 
 
-def _embedded_json_value(text: str) -> Any:
+def _cut_off(span: str) -> tuple[bool, bool]:
+    """(truncated, inside a string) for a JSON span that failed strict decoding.
+
+    The span is cut off when its first value never closes and the text does not end on a closing
+    bracket (an answer broken in the middle, e.g. a missing quote, still ends with ``}``).
+    """
+    depth, in_str, esc = 0, False, False
+    for ch in span:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth <= 0:
+                return False, False
+    tail = span.rstrip().removesuffix("```").rstrip()
+    if depth > 0 and not tail.endswith(("}", "]")):
+        return True, in_str
+    return False, False
+
+
+def _embedded_json_value(text: str) -> ParsedJSON:
     """The JSON object/array embedded in prose.
 
     Takes the longest strictly-decodable value (so ``"see [1]: {...}"`` gives the object). If an
@@ -51,7 +107,7 @@ def _embedded_json_value(text: str) -> Any:
         if text[i] in _OPENERS:
             try:
                 value, end = dec.raw_decode(text, i)
-            except ValueError:
+            except _DECODE_ERRORS:
                 if first_failed is None:
                     first_failed = i
             else:
@@ -61,18 +117,20 @@ def _embedded_json_value(text: str) -> Any:
                 continue
         i += 1
     if first_failed is not None and (best is None or first_failed < best[0]):
-        repaired = _repair(text[first_failed:])
+        span = text[first_failed:]
+        repaired = _repair(span)
         if repaired is not None and (
             best is None or len(json.dumps(repaired, ensure_ascii=False)) > best[1] - best[0]
         ):
-            return repaired
+            truncated, cut = _cut_off(span)
+            return ParsedJSON(repaired, repaired=True, truncated=truncated, cut_string=cut)
     if best is not None:
-        return best[2]
+        return ParsedJSON(best[2])
     raise JSONParseError("no JSON object or array found")
 
 
-def parse_json(text: str | None) -> Any:
-    """Parse the JSON object or array in an LLM answer.
+def parse_json_detailed(text: str | None) -> ParsedJSON:
+    """Parse the JSON object or array in an LLM answer, saying whether it was repaired or cut off.
 
     Tries, in order: each fenced block / the whole text as strict JSON; the first complete JSON
     value embedded in surrounding prose; then ``json_repair`` on the span from the first ``{`` or
@@ -82,10 +140,10 @@ def parse_json(text: str | None) -> Any:
         text: the raw assistant message.
 
     Returns:
-        The decoded ``dict`` or ``list``.
+        A :class:`ParsedJSON` whose ``value`` is the decoded ``dict`` or ``list``.
 
     Raises:
-        JSONParseError: nothing JSON-like could be recovered.
+        JSONParseError: nothing JSON-like could be recovered (never another exception).
     """
     if text is None or not text.strip():
         raise JSONParseError("empty answer")
@@ -93,13 +151,18 @@ def parse_json(text: str | None) -> Any:
     for c in cands:
         try:
             value = json.loads(c)
-        except ValueError:
+        except _DECODE_ERRORS:
             continue
         if isinstance(value, (dict, list)):
-            return value
+            return ParsedJSON(value)
     for c in cands:
         try:
             return _embedded_json_value(c)
         except JSONParseError:
             continue
     raise JSONParseError(f"no JSON object or array could be recovered from: {text[:120]!r}")
+
+
+def parse_json(text: str | None) -> Any:
+    """The decoded ``dict`` or ``list`` of :func:`parse_json_detailed` (same rules, same errors)."""
+    return parse_json_detailed(text).value
