@@ -66,15 +66,21 @@ def _print_counts(counts: dict[str, Any], indent: str = "    ") -> None:
             typer.echo(f"{indent}{k}: {v}")
 
 
-def _print_outcomes(outcomes: list[Any], out: Path) -> None:
+def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) -> None:
     typer.echo(f"\nfincprg build summary ({out}):")
     for o in outcomes:
         typer.echo(f"  {o.name:<9} {o.status:<8} {o.seconds:7.1f}s")
         _print_counts(o.counts)
+    failed = {o.name: o.counts.get("retryable_failures") for o in outcomes if o.counts.get("retryable_failures")}
+    if failed:
+        where = ", ".join(f"{n} in {stage}" for stage, n in failed.items())
+        typer.secho(f"\n{where} failed (no valid LLM answer; see <stage>/failures.jsonl). To ask exactly "
+                    f"those again, re-run the same command with --retry-failed (fincprg build "
+                    f"{corpus or 'CORPUS'} -o {out} ... --retry-failed)", fg=typer.colors.YELLOW)
 
 
 def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set_: Optional[list[str]], quiet: bool,
-         *, upto: Optional[str] = None, force: bool = False) -> None:
+         *, upto: Optional[str] = None, force: bool = False, retry_failed: bool = False) -> None:
     """Shared body of ``build`` and ``demo``: logging, config (default: the shipped offline
     pipeline), run, errors as exit code 2, and the summary."""
     from fincprg.config import bundled_pipeline, load_config
@@ -86,10 +92,11 @@ def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set
             raise FincprgError(f"--upto {upto!r} is not a stage; choose one of {', '.join(STAGE_BY_NAME)}")
         path = corpus()
         cfg = load_config(config or bundled_pipeline("offline"), set_)
-        outcomes = run_pipeline(path, out, cfg, upto=upto, force=force, show_progress=not quiet and None)
+        outcomes = run_pipeline(path, out, cfg, upto=upto, force=force, show_progress=not quiet and None,
+                                retry_failed=retry_failed)
     except FincprgError as e:
         fail(e)
-    _print_outcomes(outcomes, out)
+    _print_outcomes(outcomes, out, path)
 
 
 

@@ -36,6 +36,7 @@ M = TypeVar("M", bound=BaseModel)
 
 MANIFEST = "manifest.json"
 PROGRESS = "_progress.json"
+FAILURES = "failures.jsonl"  # a stage's Failure records; --retry-failed reads the previous ones
 # Test hook for kill/resume guarantees: "stage:N" SIGKILLs the process after batch N's
 # lines are fsynced but before its progress is committed (the worst moment).
 KILL_ENV = "FINCPRG_KILL_AFTER"
@@ -82,6 +83,10 @@ class StageContext:
     corpus: Path | None = None
     show_progress: bool = True
     counts: dict[str, Any] = field(default_factory=dict)
+    # --retry-failed: the stage re-runs because its last run left retryable failures; these are
+    # that run's failure records (read before its folder was cleared), for the "recovered" count
+    retry_failed: bool = False
+    previous_failures: tuple[dict[str, Any], ...] = ()
 
     @property
     def dir(self) -> Path:
@@ -244,7 +249,7 @@ def signature(spec: StageSpec, cfg: PipelineConfig, input_hashes: dict[str, str]
 @dataclass
 class StageOutcome:
     name: str
-    status: str  # "ran" | "resumed" | "skipped"
+    status: str  # "ran" | "resumed" | "retried" | "skipped"
     seconds: float
     counts: dict[str, Any]
 
@@ -261,8 +266,14 @@ def run_pipeline(
     upto: str | None = None,
     force: bool = False,
     show_progress: bool | None = None,
+    retry_failed: bool = False,
 ) -> list[StageOutcome]:
-    """Run every stage in order (up to ``upto``), skipping or resuming by signature."""
+    """Run every stage in order (up to ``upto``), skipping or resuming by signature.
+
+    ``retry_failed`` re-runs a complete stage whose manifest counts ``retryable_failures`` (LLM
+    answers that failed validation or never came): its valid answers come from the LLM cache and
+    only the failed items are sent again, so its output equals a run where they had succeeded.
+    """
     require_corpus(corpus)  # checked before OUT is created, so a typo leaves nothing behind
     out.mkdir(parents=True, exist_ok=True)
     show = cfg.run.show_progress if show_progress is None else show_progress
@@ -274,18 +285,23 @@ def run_pipeline(
         sig = signature(spec, cfg, inputs)
         stage_dir = out / spec.dir
         manifest = _load_json(stage_dir / MANIFEST)
-        if not force and manifest and manifest.get("signature") == sig:
+        retry = bool(retry_failed and manifest and manifest.get("signature") == sig
+                     and (manifest.get("counts") or {}).get("retryable_failures"))
+        if not force and not retry and manifest and manifest.get("signature") == sig:
             output_hashes[spec.name] = manifest["output_hash"]
             outcomes.append(StageOutcome(spec.name, "skipped", 0.0, manifest.get("counts", {})))
             log.info("%s: up to date (signature %s), skipped", spec.name, sig)
         else:
+            failures = stage_dir / FAILURES
+            previous = tuple(read_jsonl(failures)) if retry and failures.is_file() else ()
             prog = _load_json(stage_dir / PROGRESS)
             resumed = bool(not force and prog and prog.get("signature") == sig)
             if not resumed and stage_dir.exists():
                 shutil.rmtree(stage_dir)
             stage_dir.mkdir(parents=True, exist_ok=True)
             (stage_dir / MANIFEST).unlink(missing_ok=True)
-            ctx = StageContext(spec, out, cfg, sig, corpus=corpus, show_progress=show)
+            ctx = StageContext(spec, out, cfg, sig, corpus=corpus, show_progress=show, retry_failed=retry,
+                               previous_failures=previous)
             mod_name, fn_name = spec.entry.split(":")
             fn = getattr(importlib.import_module(mod_name), fn_name)
             t0 = time.perf_counter()
@@ -300,8 +316,9 @@ def run_pipeline(
                 "versions": _versions(),
             })
             output_hashes[spec.name] = out_hash
-            outcomes.append(StageOutcome(spec.name, "resumed" if resumed else "ran", secs, counts))
-            log.info("%s: %s in %.1fs %s", spec.name, "resumed" if resumed else "ran", secs, counts)
+            status = "retried" if retry else "resumed" if resumed else "ran"
+            outcomes.append(StageOutcome(spec.name, status, secs, counts))
+            log.info("%s: %s in %.1fs %s", spec.name, status, secs, counts)
         if upto and spec.name == upto:
             break
     return outcomes
