@@ -26,6 +26,7 @@ passages had succeeded the first time.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +75,12 @@ def _as_query(value: Any) -> str | None:
     return None
 
 
+def _key_at(text: str, key: str) -> int:
+    """Where ``"key":`` last appears in the answer (-1 if nowhere)."""
+    hits = [m.start() for m in re.finditer(rf'"{key}"\s*:', text)]
+    return hits[-1] if hits else -1
+
+
 def parse_tree(text: str | None, n: int, finish_reason: str | None = None) -> TreeAnswer | TreeProblem:
     """Parse and validate one answer against a passage of ``n`` sentences (pure).
 
@@ -109,8 +116,11 @@ def parse_tree(text: str | None, n: int, finish_reason: str | None = None) -> Tr
     bad = [i for i, q in enumerate(queries) if q is None]
     if bad:
         return TreeProblem("schema", f"sentence_queries items {bad[:5]} are not strings")
-    if parsed.cut_string and queries:
-        queries[-1] = ""  # the string the cut ended in is incomplete: never export it
+    if parsed.cut_string:  # the string the cut ended in is incomplete: never export it
+        if _key_at(text or "", "passage_query") > _key_at(text or "", "sentence_queries"):
+            pq = ""  # the passage query came last, so the cut is in it
+        elif queries:
+            queries[-1] = ""
     answer = TreeAnswer(pq, tuple(q or "" for q in queries))
     if parsed.truncated and (parsed.cut_string or len(answer.sentence_queries) != n):
         return TreeProblem("truncated", f"{cut} ({len(answer.sentence_queries)} of {n} sentence_queries, "
