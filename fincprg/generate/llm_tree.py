@@ -54,7 +54,8 @@ class TreeAnswer:
 
 @dataclass(frozen=True)
 class TreeProblem:
-    """Why an answer is not usable as is. ``partial`` is set when only the length is wrong."""
+    """Why an answer is not usable as is. ``partial`` is set when part of it is usable: only its
+    length is wrong (misaligned), or it was cut off after some complete queries (truncated)."""
 
     kind: str  # "bad_json" | "schema" | "misaligned" | "truncated"
     message: str
@@ -123,9 +124,9 @@ def parse_tree(text: str | None, n: int, finish_reason: str | None = None) -> Tr
             queries[-1] = ""
     answer = TreeAnswer(pq, tuple(q or "" for q in queries))
     if parsed.truncated and (parsed.cut_string or len(answer.sentence_queries) != n):
-        return TreeProblem("truncated", f"{cut} ({len(answer.sentence_queries)} of {n} sentence_queries, "
-                                        "the last one incomplete)" if parsed.cut_string else
-                           f"{cut} ({len(answer.sentence_queries)} of {n} sentence_queries)", answer)
+        detail = f"{len(answer.sentence_queries)} of {n} sentence_queries" + (
+            "; the query it stopped in was dropped" if parsed.cut_string else "")
+        return TreeProblem("truncated", f"{cut} ({detail})", answer)
     if len(answer.sentence_queries) != n:
         return TreeProblem(
             "misaligned",
