@@ -47,6 +47,9 @@ class IngestConfig(Section):
     skip_empty: bool = True  # reject (and record) reports with no text instead of failing
     on_duplicate_id: Literal["reject", "error"] = "reject"
     on_bad_date: Literal["reject", "null"] = "null"  # keep the report with date=None, recording a warning
+    # a report without a title is kept (bottom-up generation needs none; topics and company
+    # completion from the title skip it); true rejects it as "missing_title"
+    require_title: bool = False
 
     @field_validator("fields")
     @classmethod

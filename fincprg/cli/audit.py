@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from fincprg import layout as L
-from fincprg.cli._common import fail, setup_logging
+from fincprg.cli._common import HANDLED, fail, setup_logging
 
 
 def _import_decisions(src: Path, audit_dir: Path) -> int:
@@ -123,7 +123,7 @@ def audit_cmd(
         typer.echo(f"wrote {paths.audit}/summary.md and review.html")
         if review:
             _serve(paths.audit, port)
-    except FincprgError as e:
+    except HANDLED as e:
         fail(e)
 
 

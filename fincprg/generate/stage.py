@@ -19,7 +19,8 @@ from fincprg.config import PipelineConfig
 from fincprg.finance import register_companies
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query, hierarchy
-from fincprg.generate.llm_tree import failure_for
+from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
+from fincprg.llm.retry import retry_counts
 from fincprg.generate.templates import TemplateGenerator, report_company
 from fincprg.pipeline.io import atomic_write_json, read_jsonl
 from fincprg.pipeline.runner import StageContext
@@ -129,10 +130,14 @@ def run(ctx: StageContext) -> dict[str, Any]:
     counts["hierarchy_reports"] = write_hierarchy(ctx)
     stats = getattr(getattr(generator, "client", None), "stats", None)
     if stats is not None:
-        counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures",
-                                                   "prompt_tokens", "completion_tokens", "total_tokens",
-                                                   "cost_usd", "model")}
+        counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
+                                                   "stale_cache", "prompt_tokens", "completion_tokens",
+                                                   "total_tokens", "cost_usd", "model")}
     log.info("generate: %s", counts)
+    if counts["retryable_failures"]:
+        log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "
+                    "`fincprg build ... --retry-failed` asks exactly those again",
+                    counts["retryable_failures"])
     return counts
 
 
@@ -158,12 +163,17 @@ def summarise(ctx: StageContext, items: list[PassageInput], lines: dict[str, int
             completed += "original" in q["provenance"]
     kinds: Counter[str] = Counter()
     failed: set[str] = set()
+    retryable: set[str] = set()
     with open(ctx.output(L.FAILURES), encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
             kinds[rec["kind"]] += 1
-            if rec["kind"] not in ("misaligned", "empty_passage_query"):
+            # misaligned, empty passage query and truncated-with-a-kept-part still gave a tree
+            kept = rec["kind"] in ("misaligned", "empty_passage_query") or rec["message"].startswith(TRUNCATED_PREFIX)
+            if not kept:
                 failed.add(rec["item_id"])
+            if rec["kind"] in RETRYABLE_KINDS:
+                retryable.add(rec["item_id"])
     n_sent = sum(len(it.sentences) for it in items if it.passage.id not in failed)
     empty = n_sent - levels["sentence"]
     return {
@@ -176,4 +186,5 @@ def summarise(ctx: StageContext, items: list[PassageInput], lines: dict[str, int
         "completed": completed,
         "generator": dict(sorted(generators.items())),
         "failures": dict(sorted(kinds.items())),
+        **retry_counts(retryable, ctx.previous_failures, RETRYABLE_KINDS, retrying=ctx.retry_failed),
     }

@@ -62,6 +62,10 @@ class StageContext:
     show_progress: bool = True
     counts: dict[str, Any] = field(default_factory=dict)
     cache_dir: Path = None  # type: ignore[assignment] - default OUT/.cache (run.cache_dir), set below
+    # --retry-failed: the stage re-runs because its last run left retryable failures; these are
+    # that run's failure records (read before its folder was cleared), for the "recovered" count
+    retry_failed: bool = False
+    previous_failures: tuple[dict[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.config, PipelineConfig):
@@ -272,7 +276,7 @@ def _input_hashes(spec: StageSpec, corpus: Path, done: dict[str, dict[str, Any]]
 @dataclass
 class StageOutcome:
     name: str
-    status: str  # "ran" | "resumed" | "skipped"
+    status: str  # "ran" | "resumed" | "retried" | "skipped"
     seconds: float
     counts: dict[str, Any]
 
@@ -289,19 +293,24 @@ def run_pipeline(
     upto: str | None = None,
     force: bool = False,
     show_progress: bool | None = None,
+    retry_failed: bool = False,
 ) -> list[StageOutcome]:
     """Run every stage in order (up to ``upto``), skipping or resuming by signature.
 
     Holds ``OUT/.lock`` throughout: a second build into the same folder fails at once.
+    ``retry_failed`` re-runs a complete stage whose manifest counts ``retryable_failures`` (LLM
+    answers that failed validation or never came): its valid answers come from the LLM cache and
+    only the failed items are sent again, so its output equals a run where they had succeeded.
     """
     require_corpus(corpus)  # checked before OUT is created, so a typo leaves nothing behind
     out.mkdir(parents=True, exist_ok=True)
     with build_lock(out):
-        return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress)
+        return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress,
+                           retry_failed=retry_failed)
 
 
 def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | None, force: bool,
-                show_progress: bool | None) -> list[StageOutcome]:
+                show_progress: bool | None, retry_failed: bool) -> list[StageOutcome]:
     show = cfg.run.show_progress if show_progress is None else show_progress
     outcomes: list[StageOutcome] = []
     done: dict[str, dict[str, Any]] = {}  # stage -> {"signature", "output_hash"} of this build
@@ -310,18 +319,23 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
         sig = signature(spec, cfg, inputs)
         stage_dir = out / spec.dir
         manifest = _load_json(stage_dir / L.MANIFEST)
-        if not force and manifest and manifest.get("signature") == sig:
+        retry = bool(retry_failed and manifest and manifest.get("signature") == sig
+                     and (manifest.get("counts") or {}).get("retryable_failures"))
+        if not force and not retry and manifest and manifest.get("signature") == sig:
             done[spec.name] = {"signature": sig, "output_hash": manifest["output_hash"]}
             outcomes.append(StageOutcome(spec.name, "skipped", 0.0, manifest.get("counts", {})))
             log.info("%s: up to date (signature %s), skipped", spec.name, sig)
         else:
+            failures = stage_dir / L.FAILURES
+            previous = tuple(read_jsonl(failures)) if retry and failures.is_file() else ()
             prog = _load_json(stage_dir / L.PROGRESS)
             resumed = bool(not force and prog and prog.get("signature") == sig)
             if not resumed and stage_dir.exists():
                 shutil.rmtree(stage_dir)
             stage_dir.mkdir(parents=True, exist_ok=True)
             (stage_dir / L.MANIFEST).unlink(missing_ok=True)
-            ctx = StageContext(spec, out, cfg, sig, corpus=corpus, show_progress=show)
+            ctx = StageContext(spec, out, cfg, sig, corpus=corpus, show_progress=show, retry_failed=retry,
+                               previous_failures=previous)
             mod_name, fn_name = spec.entry.split(":")
             fn = getattr(importlib.import_module(mod_name), fn_name)
             t0 = time.perf_counter()
@@ -339,8 +353,9 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
                 "versions": _versions(),
             })
             done[spec.name] = {"signature": sig, "output_hash": out_hash}
-            outcomes.append(StageOutcome(spec.name, "resumed" if resumed else "ran", secs, counts))
-            log.info("%s: %s in %.1fs %s", spec.name, "resumed" if resumed else "ran", secs, counts)
+            status = "retried" if retry else "resumed" if resumed else "ran"
+            outcomes.append(StageOutcome(spec.name, status, secs, counts))
+            log.info("%s: %s in %.1fs %s", spec.name, status, secs, counts)
         if upto and spec.name == upto:
             break
     return outcomes

@@ -25,8 +25,9 @@ import numpy as np
 
 from fincprg.finance import register_companies
 from fincprg.finance.industries import CITIC_INDUSTRIES, to_citic
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg import layout as L
+from fincprg.llm.retry import retry_counts
+from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg.records import Failure, Query, Report, TopicAssignment, TopicHierarchy
 from fincprg.topics.classify import company_map, make_classifier
 from fincprg.topics.cluster import TopicTree, cluster_titles
@@ -221,6 +222,9 @@ def run(ctx: Any) -> dict[str, Any]:
         "intents": sum(q.level == "intent" for q in queries),
         "subqueries": sum(q.level == "topic" for q in queries),
         "intent_failures": len(failures),
+        # every intent failure is an LLM answer that was not cached: --retry-failed asks it again
+        **retry_counts({f.item_id for f in failures}, ctx.previous_failures,
+                       retrying=ctx.retry_failed),
         "viz": c["viz"],
     }
     if c["notes"]:
