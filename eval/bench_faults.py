@@ -139,6 +139,78 @@ def concurrent(work: Path, trials: int = 10) -> dict[str, Any]:
     return {"rows": rows}
 
 
+def bad_input(work: Path) -> dict[str, Any]:
+    """A corpus of one good report per kind of bad record: every bad one is a recorded rejection."""
+    good = json.loads((SAMPLE / "reports.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    deep = "[" * 100_000 + "]" * 100_000
+    bad = {  # name -> one raw JSONL line
+        "date Infinity": json.dumps({**good, "id": "b1"}, ensure_ascii=False).replace(f'"{good["date"]}"', "Infinity"),
+        "date -Infinity": json.dumps({**good, "id": "b2"}, ensure_ascii=False).replace(f'"{good["date"]}"', "-Infinity"),
+        "date 1e999": json.dumps({**good, "id": "b3"}, ensure_ascii=False).replace(f'"{good["date"]}"', "1e999"),
+        "100k-deep JSON": '{"id": "b4", "text": ' + deep + "}",
+        "not JSON": "{this is not json",
+        "no text": json.dumps({"id": "b5", "title": "空报告"}, ensure_ascii=False),
+        "text is a list": json.dumps({"id": "b6", "text": ["a", "b"]}, ensure_ascii=False),
+        "duplicate id": json.dumps(good, ensure_ascii=False),
+        "id with a tab": json.dumps({**good, "id": "b\t7"}, ensure_ascii=False),
+        "lone surrogate": '{"id": "b8", "text": "\\ud800 公司营收增长"}',
+        "bare text (no title, no date)": json.dumps({"id": "b9", "text": good["text"]}, ensure_ascii=False),
+    }
+    corpus = work / "bad.jsonl"
+    corpus.write_text("\n".join([json.dumps(good, ensure_ascii=False), *bad.values()]) + "\n", encoding="utf-8")
+    out = work / "out"
+    r = cli_build(out, [*BASE], corpus=corpus)
+    rejected = [json.loads(x) for x in L.Build(out).path(L.INGEST, L.REJECTED).read_text("utf-8").splitlines() if x]
+    reports = [json.loads(x) for x in L.Build(out).path(L.INGEST, L.REPORTS).read_text("utf-8").splitlines() if x]
+    lines = 1 + len(bad)
+    md = ["### Bad input", "",
+          f"One good report and {len(bad)} bad or unusual records in one JSONL file: exit code {r.returncode}, "
+          f"tracebacks {int('Traceback' in r.stderr)}, {len(reports)} reports kept + {len(rejected)} rejections "
+          f"recorded = {len(reports) + len(rejected)} of {lines} input lines.", "",
+          "| record | outcome |", "|---|---|"]
+    by_source = {int(x["source"].rsplit(":", 1)[1]): f"rejected: `{x['reason']}`" for x in rejected}
+    by_source |= {int(x["source"].rsplit(":", 1)[1]): "kept" for x in reports}
+    md += [f"| {name} | {by_source.get(i, '**lost**')} |" for i, name in enumerate(bad, 2)]
+    return {"markdown": [*md, ""], "returncode": r.returncode, "lost": lines - len(reports) - len(rejected)}
+
+
+def llm_faults(work: Path, rate: float = 0.3) -> dict[str, Any]:
+    """30% of LLM requests fail (429, 500, timeouts, truncated, prose, misaligned); --retry-failed until none
+    is left; then the dataset must equal a fault-free build's."""
+    from tests.llm_faults import FaultInjector
+
+    server = LocalLLMServer()
+    try:
+        sets = [*BASE, *llm_args(server), "llm.timeout=1.0", "llm.max_retries=2"]
+        ref = work / "ref"
+        assert cli_build(ref, sets).returncode == 0
+        faults = FaultInjector(rate=rate, seed=0, timeout_s=2.0, heal_after=1)
+        server.set_responder(faults)
+        server.reset()
+        out = work / "faulty"
+        runs = [cli_build(out, sets)]
+        while runs[-1].returncode == 0 and _retryable(out) and len(runs) < 5:
+            runs.append(cli_build(out, sets, extra=("--retry-failed",)))
+        gen = L.Build(out).manifest(L.GENERATE) or {}
+        ref_items = (L.Build(ref).manifest(L.GENERATE) or {}).get("counts", {})
+        lost = ref_items.get("passages", 0) - gen.get("counts", {}).get("passages", 0)
+        identical = dataset_hash(out) == dataset_hash(ref)
+        md = ["### LLM faults", "",
+              f"{rate:.0%} of first attempts fail ({', '.join(f'{k} {n}' for k, n in sorted(faults.counts.items()))}); "
+              f"`llm.max_retries=2`, `llm.timeout=1.0`; a fault heals after one attempt. Runs: 1 build + "
+              f"{len(runs) - 1} `--retry-failed`; exit codes {[r.returncode for r in runs]}; tracebacks "
+              f"{sum('Traceback' in r.stderr for r in runs)}. Retryable failures left: {_retryable(out)}; passages "
+              f"lost: {lost}; dataset equal to the fault-free build's: {'yes' if identical else '**no**'}.", ""]
+        return {"markdown": md, "identical": identical}
+    finally:
+        server.close()
+
+
+def _retryable(out: Path) -> int:
+    build = L.Build(out)
+    return sum((build.manifest(s) or {}).get("counts", {}).get("retryable_failures", 0) for s in (L.GENERATE, L.TOPICS))
+
+
 def render(results: dict[str, Any], secs: float) -> str:
     out = [f"## Faults, kills and concurrent builds (`eval/bench_faults.py`)", "",
            f"Measured {time.strftime('%Y-%m-%d')} at commit {commit()} on 2 CPU cores, {secs:.0f} s in all. "
@@ -171,7 +243,7 @@ def render(results: dict[str, Any], secs: float) -> str:
     return "\n".join(out)
 
 
-SECTIONS = {"kills": kills, "concurrent": concurrent}
+SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults}
 
 
 def main() -> int:

@@ -65,7 +65,8 @@ def test_every_input_line_is_one_report_or_one_rejection(tmp_path_factory, recor
     ctx.dir.mkdir(parents=True)
     counts = run(ctx)
     written = [ctx.dir / "reports.jsonl", ctx.dir / "rejected.jsonl"]
-    rows = [x for p in written for x in p.read_bytes().decode("utf-8").splitlines()]
+    # JSONL lines end at "\n" only: str.splitlines() would also split inside a string holding U+0085 or U+2028
+    rows = [x for p in written for x in p.read_bytes().decode("utf-8").split("\n") if x]
     assert counts["reports"] + counts["rejected"] == len(lines) == len(rows)
     assert all(json.loads(x) for x in rows)
 
