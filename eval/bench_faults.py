@@ -212,7 +212,7 @@ def _retryable(out: Path) -> int:
 
 
 def render(results: dict[str, Any], secs: float) -> str:
-    out = [f"## Faults, kills and concurrent builds (`eval/bench_faults.py`)", "",
+    out = ["## Faults, kills and concurrent builds (`eval/bench_faults.py`)", "",
            f"Measured {time.strftime('%Y-%m-%d')} at commit {commit()} on 2 CPU cores, {secs:.0f} s in all. "
            "Every trial is the real CLI in a subprocess on datasets/sample.", ""]
     if "kills" in results:
