@@ -63,3 +63,15 @@ def test_other_commands_map_os_errors_too(tmp_path, monkeypatch):
     res = runner.invoke(app, ["report", str(out), "-o", str(tmp_path / "afile" / "r.html")])
     assert res.exit_code == 2 and "Traceback" not in res.output, res.output
     assert len(_errors(res)) == 1
+
+
+def test_a_failed_atomic_write_leaves_no_temp_file(tmp_path, monkeypatch):
+    from fincprg.pipeline import io
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError):
+        io.atomic_write_text(tmp_path / "x.json", "{}")
+    assert list(tmp_path.iterdir()) == []
