@@ -28,11 +28,13 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fincprg.config import GenerateConfig
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.llm import JSONParseError, LLMClient, LLMResult, Prompt, load_prompt, parse_json_detailed
+from fincprg.llm.stream import ordered_stream
 from fincprg.records import Failure
 
 log = logging.getLogger(__name__)
@@ -182,63 +184,52 @@ class LLMTreeGenerator:
         return {"generator": "llm", "model": self.client.cfg.model, "template": self.prompt.id,
                 "version": self.prompt.version, "reasked": reasked}
 
+    async def agenerate_one(self, item: PassageInput) -> QueryTree | Failure:
+        """Ask for one passage's tree, re-asking with the validation error up to ``generate.reask`` times."""
+        n = len(item.sentences)
+        conv = self.render(item)
+        partial: TreeProblem | None = None  # latest usable-in-part answer (misaligned or truncated)
+        last: tuple[str, str, str | None] = ("request_failed", "no answer", None)  # kind, message, raw answer
+        for rnd in range(1 + self.cfg.reask):
+            parsed: list[TreeAnswer | TreeProblem] = []
+
+            def accept(res: LLMResult, _parsed: list[TreeAnswer | TreeProblem] = parsed) -> bool:
+                # only a fully valid tree may be cached (and served again from the cache)
+                _parsed.append(parse_tree(res.text, n, res.finish_reason))
+                return isinstance(_parsed[-1], TreeAnswer)
+
+            res = await self.client.achat(conv, accept=accept)
+            if not res.ok:
+                last = ("request_failed", res.error or "no answer", None)
+                break  # transport errors were already retried by the client
+            answer = parsed[-1] if parsed else parse_tree(res.text, n, res.finish_reason)
+            if isinstance(answer, TreeAnswer):
+                return QueryTree(item.passage.id, answer.passage_query, answer.sentence_queries,
+                                 self._provenance(rnd > 0))
+            last = (answer.kind, answer.message, res.text)
+            if answer.partial is not None:
+                partial = answer
+            conv = self._reask(conv, res.text or "", answer, n)
+        if partial is not None:
+            answer = partial.partial
+            assert answer is not None
+            prov = self._provenance(self.cfg.reask > 0)
+            action = "truncated" if len(answer.sentence_queries) > n else "padded with \"\""
+            prefix = TRUNCATED_PREFIX if partial.kind == "truncated" else WARNING_PREFIX
+            prov["warning"] = f"{prefix} {partial.message}; kept the aligned part ({action})"
+            return QueryTree(item.passage.id, answer.passage_query, align(answer, n), prov)
+        kind, msg, raw = last
+        return Failure(stage="generate", item_id=item.passage.id, kind=kind, message=msg, raw=raw)
+
+    def stream(self, items: Iterable[PassageInput]) -> Iterator[QueryTree | Failure]:
+        """One result per item, in order, with ``llm.concurrency`` requests in flight from the first
+        passage to the last (one event loop and connection pool for the whole stream)."""
+        window = max(4 * self.client.cfg.concurrency, 64)
+        return ordered_stream(items, self.agenerate_one, window=window, close=self.client.aclose)
+
     def generate(self, items: list[PassageInput]) -> list[QueryTree | Failure]:
         """One result per item, in order: a QueryTree, or a Failure carrying the raw answer."""
-        n_sent = [len(it.sentences) for it in items]
-        convs: list[Messages] = [self.render(it) for it in items]
-        done: dict[int, QueryTree] = {}
-        partial: dict[int, TreeProblem] = {}  # latest usable-in-part answer (misaligned or truncated)
-        last: dict[int, tuple[str, str, str | None]] = {}  # kind, message, raw answer
-        pending = list(range(len(items)))
-        for rnd in range(1 + self.cfg.reask):
-            if not pending:
-                break
-            desc = "generate (llm)" if rnd == 0 else f"generate (re-ask {rnd})"
-            parsed: dict[int, TreeAnswer | TreeProblem] = {}
-
-            def accept(j: int, res: LLMResult, _ids: list[int] = pending,
-                       _parsed: dict[int, TreeAnswer | TreeProblem] = parsed) -> bool:
-                # only a fully valid tree may be cached (and served again from the cache)
-                i = _ids[j]
-                _parsed[i] = parse_tree(res.text, n_sent[i], res.finish_reason)
-                return isinstance(_parsed[i], TreeAnswer)
-
-            results = self.client.chat_many([convs[i] for i in pending], desc=desc, progress=self.progress,
-                                            accept=accept)
-            retry: list[int] = []
-            for i, res in zip(pending, results):
-                if not res.ok:
-                    last[i] = ("request_failed", res.error or "no answer", None)
-                    continue  # transport errors were already retried by the client
-                answer = parsed.get(i) or parse_tree(res.text, n_sent[i], res.finish_reason)
-                if isinstance(answer, TreeAnswer):
-                    done[i] = QueryTree(items[i].passage.id, answer.passage_query, answer.sentence_queries,
-                                        self._provenance(rnd > 0))
-                    continue
-                last[i] = (answer.kind, answer.message, res.text)
-                if answer.partial is not None:
-                    partial[i] = answer
-                if rnd < self.cfg.reask:
-                    convs[i] = self._reask(convs[i], res.text or "", answer, n_sent[i])
-                    retry.append(i)
-            pending = retry
-
-        out: list[QueryTree | Failure] = []
-        for i, it in enumerate(items):
-            if i in done:
-                out.append(done[i])
-            elif i in partial:
-                problem = partial[i]
-                answer = problem.partial
-                assert answer is not None
-                prov = self._provenance(self.cfg.reask > 0)
-                action = "truncated" if len(answer.sentence_queries) > n_sent[i] else "padded with \"\""
-                prefix = TRUNCATED_PREFIX if problem.kind == "truncated" else WARNING_PREFIX
-                prov["warning"] = f"{prefix} {problem.message}; kept the aligned part ({action})"
-                out.append(QueryTree(it.passage.id, answer.passage_query, align(answer, n_sent[i]), prov))
-            else:
-                kind, msg, raw = last.get(i, ("request_failed", "no answer", None))
-                out.append(Failure(stage="generate", item_id=it.passage.id, kind=kind, message=msg, raw=raw))
+        out = list(self.stream(items))
         n_fail = sum(isinstance(r, Failure) for r in out)
         if n_fail:
             log.info("llm query trees: %d/%d passages failed (see failures.jsonl)", n_fail, len(items))

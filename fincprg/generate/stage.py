@@ -121,11 +121,23 @@ def run(ctx: StageContext) -> dict[str, Any]:
     generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
     complete = cfg.generate.complete
 
-    def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
-        return process_batch(generator, batch, complete=complete)
+    bs = cfg.generate.batch_size
+    if hasattr(generator, "stream"):
+        # LLM: requests stream across batch boundaries (the window stays full); checkpoints stay per batch
+        todo = items[ctx.committed_batches(bs) * bs:]
 
-    lines = ctx.map_batches(iter(items), fn, outputs=OUTPUTS, batch_size=cfg.generate.batch_size,
-                            total=len(items), desc=f"generate ({generator.name})")
+        def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
+            out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
+            for item, tree in batch:
+                for name, recs in tree_records(item, tree, complete=complete).items():
+                    out[name].extend(recs)
+            return out
+
+        lines = ctx.map_batches(zip(todo, generator.stream(todo)), records, outputs=OUTPUTS, batch_size=bs,
+                                total=len(items), desc=f"generate ({generator.name})", skipped=True)
+    else:
+        lines = ctx.map_batches(iter(items), lambda batch: process_batch(generator, batch, complete=complete),
+                                outputs=OUTPUTS, batch_size=bs, total=len(items), desc=f"generate ({generator.name})")
     counts = summarise(ctx, items, lines)
     counts["hierarchy_reports"] = write_hierarchy(ctx)
     stats = getattr(getattr(generator, "client", None), "stats", None)

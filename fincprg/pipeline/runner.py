@@ -99,6 +99,16 @@ class StageContext:
             raise RuntimeError(f"stage {self.spec.name!r} writes {filename}, which its StageSpec does not declare")
         return self.dir / filename
 
+    def _committed(self, batch_size: int) -> tuple[int, dict[str, int]]:
+        state = _load_json(self.dir / L.PROGRESS)
+        if state and state.get("signature") == self.signature and state.get("batch_size") == batch_size:
+            return state["batches_done"], state["offsets"]
+        return 0, {}
+
+    def committed_batches(self, batch_size: int) -> int:
+        """Batches an earlier, killed run of this stage committed (the resume point of ``map_batches``)."""
+        return self._committed(batch_size)[0]
+
     def step_done(self, step: str) -> bool:
         """Whether an earlier, killed run of this stage (same signature) committed ``step``."""
         state = _load_json(self.dir / L.PROGRESS) or {}
@@ -127,17 +137,18 @@ class StageContext:
         batch_size: int,
         total: int | None = None,
         desc: str = "",
+        skipped: bool = False,
     ) -> dict[str, int]:
         """Run ``fn`` over batches of ``items``, appending its records to ``outputs`` resumably.
 
         ``items`` must be deterministic; batch boundaries depend only on ``batch_size``
         (a runtime key), and output bytes do not, so resuming gives identical files.
+        ``skipped``: the caller already left out the ``committed_batches(batch_size)`` committed
+        batches (a streaming stage that must not even start work on them).
         """
         prog_path = self.dir / L.PROGRESS
-        state = _load_json(prog_path)
-        done, offsets = 0, {}
-        if state and state.get("signature") == self.signature and state.get("batch_size") == batch_size:
-            done, offsets = state["batches_done"], state["offsets"]
+        done, offsets = self._committed(batch_size)
+        if done:
             log.info("%s: resuming after %d committed batches", self.spec.name, done)
         writers = {o: JsonlAppender(self.output(o), truncate_to=offsets.get(o, 0)) for o in outputs}
         kill_at = _kill_point(self.spec.name)
@@ -145,8 +156,10 @@ class StageContext:
 
         bar = tqdm(total=total, desc=desc or self.spec.name, disable=not self.show_progress,
                    leave=False, dynamic_ncols=True)
+        if skipped:
+            bar.update(min(done * batch_size, total or 0))
         try:
-            for idx, batch in enumerate(_batched(items, batch_size)):
+            for idx, batch in enumerate(_batched(items, batch_size), start=done if skipped else 0):
                 if idx < done:
                     bar.update(len(batch))
                     continue
