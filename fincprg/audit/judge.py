@@ -133,8 +133,10 @@ class LLMJudge:
         pending = list(range(len(pairs)))
         meta = {"model": self.client.cfg.model, "template": self.prompt.id, "version": self.prompt.version}
         for attempt in range(self.reask + 1):
+            # only a parseable verdict is cached: an unparseable one is asked again on the next run
             results = self.client.chat_many([convs[i] for i in pending], desc="audit judge",
-                                            progress=self.progress)
+                                            progress=self.progress,
+                                            accept=lambda _, res: parse_verdict(res.text)[2] is None)
             retry = []
             for i, res in zip(pending, results):
                 if res.text is None:  # transport/API failure: re-asking the same thing rarely helps

@@ -5,7 +5,8 @@
 --review``) each click is POSTed to ``/decisions`` and appended to ``audit/decisions.jsonl``.
 
 Decision lines: ``{"key", "decision": "confirm"|"override", "score": 1-5, "judge_score", "note",
-"time"}``; the latest line per key wins when decisions are applied.
+"time"}``; the latest line per key wins when decisions are applied. The server validates and
+bounds every field and header it reads (see :func:`make_review_server`).
 """
 from __future__ import annotations
 
@@ -13,16 +14,21 @@ import datetime as dt
 import json
 import logging
 import threading
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.pipeline.io import read_jsonl
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 1 << 20
 MAX_NOTE = 2000
+MAX_TIME = 40  # "2024-05-01T09:30:00.123456+08:00" is 32
+MAX_ITEMS = 10_000  # decisions per POST
+DECISION_FIELDS = frozenset({"key", "decision", "score", "judge_score", "note", "time"})
 
 
 def render_review(summary: dict[str, Any], judged: list[dict[str, Any]], samples: list[dict[str, Any]],
@@ -52,58 +58,131 @@ def write_review_page(audit_dir: Path, summary: dict[str, Any], judged: list[dic
                       decisions: dict[str, dict[str, Any]]) -> Path:
     from fincprg.pipeline.io import atomic_write_text
 
-    path = audit_dir / "review.html"
-    atomic_write_text(path, render_review(summary, judged, _read(audit_dir / "samples.jsonl"), decisions))
+    path = audit_dir / L.REVIEW_HTML
+    atomic_write_text(path, render_review(summary, judged, _read(audit_dir / L.SAMPLES), decisions))
     return path
 
 
+def _text_field(obj: dict[str, Any], name: str, limit: int) -> str | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise ValueError(f"{name} must be text of at most {limit} characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} is not valid Unicode (a lone surrogate)") from None
+    return value
+
+
+def _small_int(obj: dict[str, Any], name: str) -> int | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
+        raise ValueError(f"{name} must be an integer from 1 to 5")
+    return value
+
+
 def validate_decision(obj: Any, keys: set[str]) -> dict[str, Any]:
-    """A clean decision record, or ValueError saying what is wrong."""
+    """A clean decision record, or ValueError saying what is wrong.
+
+    Every field is checked and bounded: ``key`` one of the audited pairs, ``decision`` confirm or
+    override, ``score`` and ``judge_score`` integers 1-5 (or null), ``note`` at most 2000
+    characters, ``time`` an ISO 8601 timestamp (the server's time when absent); no other fields.
+    """
     if not isinstance(obj, dict):
         raise ValueError("a decision is a JSON object")
+    unknown = set(obj) - DECISION_FIELDS
+    if unknown:
+        raise ValueError(f"unknown field(s) {sorted(unknown)[:5]}; a decision has {sorted(DECISION_FIELDS)}")
     key, decision = obj.get("key"), obj.get("decision")
-    if key not in keys:
-        raise ValueError(f"unknown pair key {key!r}")
+    if not isinstance(key, str) or key not in keys:
+        raise ValueError(f"unknown pair key {str(key)[:80]!r}")
     if decision not in ("confirm", "override"):
         raise ValueError('decision must be "confirm" or "override"')
-    score = obj.get("score")
-    if decision == "override" or score is not None:
-        if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
-            raise ValueError("score must be an integer from 1 to 5")
-    note = obj.get("note") or ""
-    if not isinstance(note, str) or len(note) > MAX_NOTE:
-        raise ValueError(f"note must be text of at most {MAX_NOTE} characters")
-    judge_score = obj.get("judge_score")
-    return {"key": key, "decision": decision, "score": score,
-            "judge_score": judge_score if isinstance(judge_score, int) else None, "note": note,
-            "time": obj.get("time") if isinstance(obj.get("time"), str) else
-            dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    score = _small_int(obj, "score")
+    if decision == "override" and score is None:
+        raise ValueError("score must be an integer from 1 to 5")
+    judge_score = _small_int(obj, "judge_score")
+    note = _text_field(obj, "note", MAX_NOTE) or ""
+    time = _text_field(obj, "time", MAX_TIME)
+    if time is not None:
+        try:
+            dt.datetime.fromisoformat(time)
+        except ValueError:
+            raise ValueError("time must be an ISO 8601 timestamp such as 2024-05-01T09:30:00Z") from None
+    return {"key": key, "decision": decision, "score": score, "judge_score": judge_score, "note": note,
+            "time": time or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
 
 
 def read_decisions(path: Path) -> dict[str, dict[str, Any]]:
-    """Latest decision per pair key from decisions.jsonl (later lines win; rows that are not decisions skipped)."""
+    """Latest decision per pair key from decisions.jsonl (later lines win; lines that are not
+    decisions, e.g. from a hand-edited or downloaded file, are skipped with a warning)."""
     out: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return out
-    for row in read_jsonl(path):
-        if isinstance(row, dict) and row.get("key") and row.get("decision") in ("confirm", "override"):
-            out[row["key"]] = row
+    skipped = 0
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError):
+                skipped += 1
+                continue
+            if isinstance(row, dict) and isinstance(row.get("key"), str) and row.get("decision") in ("confirm",
+                                                                                                  "override"):
+                out[row["key"]] = row
+            else:
+                skipped += 1
+    if skipped:
+        log.warning("%s: %d lines are not decisions and were skipped", path, skipped)
     return out
 
 
-def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+class ReviewServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # the default prints a traceback to stderr; a dropped or hostile connection is not news
+        log.debug("review server: error while serving %s", client_address, exc_info=True)
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0,
+                       *, timeout: float = 10.0) -> ThreadingHTTPServer:
     """An HTTP server for the review page; call ``serve_forever()`` (tests run it in a thread).
 
     GET / renders the page with the decisions saved so far; GET /decisions.jsonl returns them;
     POST /decisions (``Content-Type: application/json``, one object or a list) appends them. The JSON
-    content type cannot be sent cross-site without a CORS preflight, which this server never grants.
+    content type cannot be sent cross-site without a CORS preflight, which this server never grants,
+    and the Host header must name this server (127.0.0.1, localhost or [::1] with its port), which
+    defeats DNS rebinding. Every request is bounded (body size, ``timeout`` seconds per read, field
+    sizes and ranges) and every error is a JSON ``{"error": ...}`` with a 4xx status; no traceback
+    ever reaches the client.
     """
     audit_dir = Path(audit_dir)
-    judged_path = audit_dir / "judgements.jsonl"
+    judged_path = audit_dir / L.JUDGEMENTS
     keys = {j["key"] for j in _read(judged_path)}
     lock = threading.Lock()
+    allowed_hosts: set[str] = set()
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        default_request_version = "HTTP/1.0"  # errors for garbage request lines still get a status line
+
+        def setup(self) -> None:
+            self.timeout = timeout  # socket timeout for every read: a short body cannot hang a thread
+            super().setup()
+
         def log_message(self, fmt: str, *args: Any) -> None:  # quiet: logging, not stderr
             log.debug("review server: " + fmt, *args)
 
@@ -112,41 +191,107 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0) 
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            if status >= 400:
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
-            self.wfile.write(body)
+            if self.command != "HEAD":
+                self.wfile.write(body)
 
         def _json(self, status: int, obj: Any) -> None:
             self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"), "application/json")
 
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            # http.server's own errors (bad request line, oversized headers) as JSON, not HTML
+            try:
+                self._json(code, {"error": message or HTTPStatus(code).phrase})
+            except OSError:
+                self.close_connection = True
+
+        def _guard(self, body: Any) -> None:
+            try:
+                host = (self.headers.get("Host") or "").strip().lower()
+                if host not in allowed_hosts:
+                    raise _BadRequest(400, "unexpected Host header; open the page at the address the server printed")
+                body()
+            except _BadRequest as e:
+                self._json(e.status, {"error": str(e)})
+            except (TimeoutError, ConnectionError):
+                self.close_connection = True
+            except Exception:  # noqa: BLE001 - logged here, never sent to the client
+                log.warning("review server: request failed", exc_info=True)
+                self._json(500, {"error": "internal error; see the server's log"})
+
         def do_GET(self) -> None:  # noqa: N802 - http.server API
+            self._guard(self._get)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            self._guard(self._post)
+
+        def _get(self) -> None:
             path = self.path.split("?", 1)[0]
-            if path in ("/", "/review.html"):
-                summary = json.loads((audit_dir / "summary.json").read_text(encoding="utf-8"))
-                html = render_review(summary, _read(judged_path), _read(audit_dir / "samples.jsonl"),
-                                     read_decisions(audit_dir / "decisions.jsonl"))
+            if path in ("/", f"/{L.REVIEW_HTML}"):
+                summary = json.loads((audit_dir / L.SUMMARY_JSON).read_text(encoding="utf-8"))
+                html = render_review(summary, _read(judged_path), _read(audit_dir / L.SAMPLES),
+                                     read_decisions(audit_dir / L.DECISIONS))
                 self._send(200, html.encode("utf-8"), "text/html; charset=utf-8")
-            elif path == "/decisions.jsonl":
-                p = audit_dir / "decisions.jsonl"
+            elif path == f"/{L.DECISIONS}":
+                p = audit_dir / L.DECISIONS
                 self._send(200, p.read_bytes() if p.is_file() else b"", "application/x-ndjson; charset=utf-8")
             else:
                 self._json(404, {"error": "not found"})
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server API
-            if self.path.split("?", 1)[0] != "/decisions":
-                return self._json(404, {"error": "POST decisions to /decisions"})
-            if not (self.headers.get("Content-Type") or "").startswith("application/json"):
-                return self._json(415, {"error": "send Content-Type: application/json"})
-            n = int(self.headers.get("Content-Length") or 0)
-            if n <= 0 or n > MAX_BODY:
-                return self._json(413 if n else 400, {"error": "empty or too large body"})
+        def _body(self) -> bytes:
+            if self.headers.get("Transfer-Encoding"):
+                raise _BadRequest(411, "send the body with a Content-Length, not chunked")
+            media, _, params = (self.headers.get("Content-Type") or "").partition(";")
+            charset = params.strip().lower().replace(" ", "")
+            if media.strip().lower() != "application/json" or charset not in ("", "charset=utf-8"):
+                raise _BadRequest(415, "send Content-Type: application/json")
+            raw_len = (self.headers.get("Content-Length") or "").strip()
+            if not raw_len:
+                raise _BadRequest(411, "a Content-Length header is required")
+            if not raw_len.isdigit() or len(raw_len) > 12:
+                raise _BadRequest(400, "Content-Length must be a whole number of bytes")
+            n = int(raw_len)
+            if n == 0:
+                raise _BadRequest(400, "empty body")
+            if n > MAX_BODY:
+                raise _BadRequest(413, f"body larger than {MAX_BODY} bytes")
             try:
-                obj = json.loads(self.rfile.read(n).decode("utf-8"))
-                rows = [validate_decision(o, keys) for o in (obj if isinstance(obj, list) else [obj])]
-            except (ValueError, UnicodeDecodeError) as e:
-                return self._json(400, {"error": str(e)})
-            with lock, open(audit_dir / "decisions.jsonl", "a", encoding="utf-8") as f:
-                for r in rows:
-                    f.write(json.dumps(r, ensure_ascii=False) + "\n")
-            return self._json(200, {"saved": len(rows)})
+                data = self.rfile.read(n)
+            except TimeoutError:
+                raise _BadRequest(408, f"the body did not arrive within {timeout:g} s") from None
+            if len(data) < n:
+                raise _BadRequest(400, "the body is shorter than its Content-Length")
+            return data
 
-    return ThreadingHTTPServer((host, port), Handler)
+        def _post(self) -> None:
+            if self.path.split("?", 1)[0] != "/decisions":
+                raise _BadRequest(404, "POST decisions to /decisions")
+            data = self._body()
+            try:
+                obj = json.loads(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise _BadRequest(400, "the body is not UTF-8") from None
+            except RecursionError:
+                raise _BadRequest(400, "the JSON is nested too deeply") from None
+            except ValueError as e:
+                raise _BadRequest(400, f"the body is not JSON ({e})") from None
+            items = obj if isinstance(obj, list) else [obj]
+            if not items or len(items) > MAX_ITEMS:
+                raise _BadRequest(400, f"send one decision or a list of 1 to {MAX_ITEMS}")
+            try:
+                rows = [validate_decision(o, keys) for o in items]
+            except ValueError as e:
+                raise _BadRequest(400, str(e)) from None
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+            with lock, open(audit_dir / L.DECISIONS, "a", encoding="utf-8") as f:
+                f.write(text)  # one write: a decision is saved whole or not at all
+            self._json(200, {"saved": len(rows)})
+
+    server = ReviewServer((host, port), Handler)
+    real_port = server.server_address[1]
+    allowed_hosts.update(f"{h}:{real_port}" for h in ("127.0.0.1", "localhost", "[::1]", host.lower()))
+    return server

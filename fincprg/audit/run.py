@@ -24,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.audit.judge import RULES_NOTE
 from fincprg.audit.sample import (
     Interval,
@@ -165,13 +166,13 @@ def write_summary(audit_dir: Path, meta: dict[str, Any], judged: list[dict[str, 
     from fincprg.audit.review import read_decisions, write_review_page
     from fincprg.pipeline.io import atomic_write_json, atomic_write_text
 
-    decisions = read_decisions(audit_dir / "decisions.jsonl")
+    decisions = read_decisions(audit_dir / L.DECISIONS)
     intervals = [Interval(lo, hi, top=i == 0) for i, (lo, hi) in enumerate(meta["interval_edges"])]
     summary = {**meta, "decisions_available": len(decisions), "decisions_applied": apply,
                "levels": estimate(judged, meta["threshold"], intervals, meta["population"],
                                   decisions if apply else None)}
-    atomic_write_json(audit_dir / "summary.json", summary)
-    atomic_write_text(audit_dir / "summary.md", summary_markdown(summary))
+    atomic_write_json(audit_dir / L.SUMMARY_JSON, summary)
+    atomic_write_text(audit_dir / L.SUMMARY_MD, summary_markdown(summary))
     write_review_page(audit_dir, summary, judged, decisions)
     return summary
 
@@ -187,9 +188,9 @@ def run_audit(target: Path, *, judge: Any, intervals: list[Interval] | None = No
     if threshold is not None:
         thr, source = threshold, "--threshold"
     if thr is None:
-        raise InputError(f"no mining threshold found in {paths.out / 'mine'}; pass --threshold")
+        raise InputError(f"no mining threshold found in {L.Build(paths.out).dir(L.MINE)}; pass --threshold")
     ivs = intervals or default_intervals(thr, keep_min)
-    strata = sample_pairs(paths.out / "mine" / "pairs.jsonl", ivs, thr, per_interval, seed)
+    strata = sample_pairs(L.Build(paths.out).path(L.MINE, L.PAIRS), ivs, thr, per_interval, seed)
     texts = query_texts(paths.out)
     samples = []
     for iv in ivs:  # highest interval first, levels in pipeline order
@@ -217,8 +218,8 @@ def run_audit(target: Path, *, judge: Any, intervals: list[Interval] | None = No
     for (sp, lab), st in strata.items():
         pop[sp][lab] = {"above": st.above, "below": st.below}
     paths.audit.mkdir(parents=True, exist_ok=True)
-    atomic_write_jsonl(paths.audit / "samples.jsonl", samples)
-    atomic_write_jsonl(paths.audit / "judgements.jsonl", judged)
+    atomic_write_jsonl(paths.audit / L.SAMPLES, samples)
+    atomic_write_jsonl(paths.audit / L.JUDGEMENTS, judged)
     meta = {
         "build": str(paths.out), "judge": getattr(judge, "label", judge.name),
         "judge_note": RULES_NOTE if judge.name == "rules" else "", "threshold": thr, "threshold_source": source,
@@ -233,11 +234,11 @@ def reapply(target: Path, apply: bool = True) -> dict[str, Any]:
     from fincprg.errors import InputError
 
     paths = locate(target)
-    old = paths.audit / "summary.json"
+    old = paths.audit / L.SUMMARY_JSON
     if not old.is_file():
         raise InputError(f"no audit in {paths.audit}; run `fincprg audit {target}` first")
     meta = {k: v for k, v in json.loads(old.read_text(encoding="utf-8")).items()
             if k not in ("levels", "decisions_available", "decisions_applied")}
-    judged = list(read_jsonl(paths.audit / "judgements.jsonl"))
+    judged = list(read_jsonl(paths.audit / L.JUDGEMENTS))
     return write_summary(paths.audit, meta, judged, apply)
 

@@ -10,13 +10,13 @@ with the lexical threshold 0.9 it gives 0.98-1.00, ..., 0.90-0.92 above the thre
 from __future__ import annotations
 
 import bisect
-import json
 import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.pipeline.io import read_jsonl
 
@@ -48,8 +48,9 @@ def locate(target: Path) -> BuildPaths:
     """Accept a build's OUT folder or its dataset folder (OUT/dataset): the audit goes to OUT/audit."""
     target = Path(target)
     for out in (target, target.parent):
-        if (out / "mine" / "pairs.jsonl").is_file():
-            return BuildPaths(out, out / "audit")
+        build = L.Build(out)
+        if build.path(L.MINE, L.PAIRS).is_file():
+            return BuildPaths(out, build.audit_dir)
     raise InputError(f"{target} holds no mine/pairs.jsonl (nor does its parent); give a build's output "
                      "folder (after the mine stage) or its dataset/ folder")
 
@@ -113,26 +114,24 @@ def interval_of(intervals: list[Interval], score: float) -> Interval | None:
 
 def read_threshold(out: Path) -> tuple[float | None, float, str]:
     """(threshold, keep_min_score, source) from mine/histogram.json, else the mine manifest."""
-    hist = out / "mine" / "histogram.json"
-    if hist.is_file():
-        h = json.loads(hist.read_text(encoding="utf-8"))
-        if h.get("threshold") is not None:
-            return float(h["threshold"]), float(h.get("keep_min_score", 0.85)), "mine/histogram.json"
-    man = out / "mine" / "manifest.json"
-    if man.is_file():
-        counts = json.loads(man.read_text(encoding="utf-8")).get("counts", {})
-        if counts.get("threshold") is not None:
-            return float(counts["threshold"]), 0.85, "mine/manifest.json"
+    build = L.Build(out)
+    h = build.histogram()
+    if h and h.get("threshold") is not None:
+        return float(h["threshold"]), float(h.get("keep_min_score", 0.85)), f"{L.STAGE_DIRS[L.MINE]}/{L.HISTOGRAM}"
+    counts = (build.manifest(L.MINE) or {}).get("counts", {})
+    if counts.get("threshold") is not None:
+        return float(counts["threshold"]), 0.85, f"{L.STAGE_DIRS[L.MINE]}/{L.MANIFEST}"
     return None, 0.85, "none"
 
 
 def query_texts(out: Path) -> dict[str, str]:
     """Query id -> text from generate/ and topics/ queries, else the dataset's queries.jsonl."""
     texts: dict[str, str] = {}
-    for p in (out / "generate" / "queries.jsonl", out / "topics" / "queries.jsonl"):
+    build = L.Build(out)
+    for p in (build.path(L.GENERATE, L.QUERIES), build.path(L.TOPICS, L.QUERIES)):
         if p.is_file():
             texts.update((r["id"], r["text"]) for r in read_jsonl(p))
-    ds = out / "dataset" / "queries.jsonl"
+    ds = build.dataset.queries
     if ds.is_file():
         for r in read_jsonl(ds):
             texts.setdefault(r["_id"], r.get("text", ""))

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.chunking.clean import Span, clean_and_cut
 from fincprg.chunking.quality import QualityScorer, make_scorer
 from fincprg.chunking.split import cut
@@ -23,7 +24,7 @@ from fincprg.pipeline.runner import StageContext
 from fincprg.records import Passage, Removed, Report, Sentence
 
 log = logging.getLogger(__name__)
-OUTPUTS = ("passages.jsonl", "sentences.jsonl", "removed.jsonl", "stats.jsonl")
+OUTPUTS = (L.PASSAGES, L.SENTENCES, L.REMOVED, L.CHUNK_STATS)
 
 
 def _nonspace(s: str) -> int:
@@ -52,13 +53,13 @@ def chunk_batch(reports: list[Report], cfg: ChunkConfig, scorer: QualityScorer |
         spans.sort(key=lambda sp: sp.pos)
         for k, c in enumerate(kept):
             pid = f"{report.id}#p{k}"
-            out["passages.jsonl"].append(Passage(id=pid, report_id=report.id, order=k, text=c.text))
+            out[L.PASSAGES].append(Passage(id=pid, report_id=report.id, order=k, text=c.text))
             for j, st in enumerate(cut(c.text, sent_target, min_chars=max(1, sent_target // 5))):
-                out["sentences.jsonl"].append(Sentence(id=f"{pid}#s{j}", passage_id=pid, order=j, text=st))
+                out[L.SENTENCES].append(Sentence(id=f"{pid}#s{j}", passage_id=pid, order=j, text=st))
         for k, sp in enumerate(spans):
-            out["removed.jsonl"].append(Removed(report_id=report.id, order=k, rule=sp.rule, text=sp.text))
+            out[L.REMOVED].append(Removed(report_id=report.id, order=k, rule=sp.rule, text=sp.text))
         rules_count = Counter(sp.rule for sp in spans)
-        out["stats.jsonl"].append({
+        out[L.CHUNK_STATS].append({
             "report_id": report.id,
             "chars": _nonspace(report.text),
             "removed_chars": sum(_nonspace(sp.text) for sp in spans),
@@ -73,7 +74,7 @@ def _summarise(ctx: StageContext, n_reports: int, lines: dict[str, int]) -> dict
     chars = removed = p_kept = p_removed = 0
     # every enabled rule is listed, with 0 when it removed nothing ("short" only when it fired)
     per_rule: Counter[str] = Counter({r: 0 for r in ctx.config.chunk.rules})
-    with open(ctx.dir / "stats.jsonl", encoding="utf-8") as f:
+    with open(ctx.output(L.CHUNK_STATS), encoding="utf-8") as f:
         for line in f:
             st = json.loads(line)
             chars += st["chars"]
@@ -83,9 +84,9 @@ def _summarise(ctx: StageContext, n_reports: int, lines: dict[str, int]) -> dict
             per_rule.update(st["rules"])
     return {
         "reports": n_reports,
-        "passages": lines["passages.jsonl"],
-        "sentences": lines["sentences.jsonl"],
-        "removed_spans": lines["removed.jsonl"],
+        "passages": lines[L.PASSAGES],
+        "sentences": lines[L.SENTENCES],
+        "removed_spans": lines[L.REMOVED],
         "removed_share": round(removed / chars, 4) if chars else 0.0,
         "passages_removed_share": round(p_removed / (p_kept + p_removed), 4) if p_kept + p_removed else 0.0,
         "removed_by_rule": dict(sorted(per_rule.items())),
@@ -96,11 +97,11 @@ def run(ctx: StageContext) -> dict[str, Any]:
     """Clean and chunk every report (resumable); counts: passages, sentences, removed share, per rule."""
     cfg = ctx.config.chunk
     scorer = make_scorer(cfg.quality) if "quality" in cfg.rules else None
-    src = ctx.input_path("ingest", "reports.jsonl")
+    src = ctx.input_path(L.INGEST, L.REPORTS)
     with open(src, "rb") as f:
         n_reports = sum(1 for ln in f if ln.strip())
     fn: Callable[[list[Report]], dict[str, list[Any]]] = lambda batch: chunk_batch(batch, cfg, scorer)  # noqa: E731
-    lines = ctx.map_batches(ctx.read("ingest", "reports.jsonl", Report), fn, outputs=OUTPUTS,
+    lines = ctx.map_batches(ctx.read(L.INGEST, L.REPORTS, Report), fn, outputs=OUTPUTS,
                             batch_size=cfg.batch_size, total=n_reports, desc="chunk")
     counts = _summarise(ctx, n_reports, lines)
     log.info("chunk: %d reports -> %d passages, %d sentences; removed %.1f%% of characters %s",

@@ -26,7 +26,13 @@ _register_commands()
 
 
 def main() -> None:
-    app()
+    from fincprg.cli._common import HANDLED, print_error
+
+    try:
+        app()
+    except HANDLED as e:  # a last resort: the commands catch these themselves
+        print_error(e)
+        raise SystemExit(2) from None
 
 
 __all__ = ["app", "main"]

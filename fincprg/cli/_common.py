@@ -1,6 +1,7 @@
 """What every command shares: the typer app, common options, logging setup and the one error exit."""
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -47,8 +48,43 @@ def setup_logging(quiet: bool) -> None:
         os.environ["TQDM_DISABLE"] = "1"  # also silences the bars of BERTopic and other libraries
 
 
+# What a user can do about each file-system error (the message names the path).
+_OS_FIXES = {
+    errno.ENOSPC: "the disk is full: free some space, or write to another disk (-o/--out, run.cache_dir), and "
+                  "re-run the same command (finished stages are kept, a half-done one resumes)",
+    errno.EDQUOT: "the disk quota is used up: free some space or write elsewhere (-o/--out), then re-run",
+    errno.EROFS: "the file system is read-only: choose an output folder on a writable disk (-o/--out)",
+    errno.EACCES: "permission denied: fix the permissions (chmod/chown) or choose a folder you can write to",
+    errno.EPERM: "operation not permitted: fix the permissions or choose a folder you can write to",
+    errno.ENOTDIR: "part of this path is a file, not a folder: choose another path",
+    errno.EISDIR: "this path is a folder where a file is expected: choose a file path",
+    errno.ENOENT: "it does not exist: check the path",
+    errno.EEXIST: "something of that name is in the way (a file where a folder is needed?): remove it or choose "
+                  "another path",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n) and re-run",
+    errno.ENAMETOOLONG: "the path is too long: choose a shorter one",
+}
+HANDLED = (FincprgError, OSError)  # what the commands turn into one line instead of a traceback
+
+
+def describe_os_error(e: OSError) -> str:
+    """One line for a file-system error: what happened, to which path, and the fix."""
+    what = e.strerror or type(e).__name__
+    where = f": {e.filename}" if e.filename else ""
+    if e.filename2:
+        where += f" -> {e.filename2}"
+    fix = _OS_FIXES.get(e.errno or -1, "check the path, its permissions and the free disk space")
+    return f"{what}{where}; {fix}".replace("\n", " ")
+
+
+def print_error(e: Exception) -> None:
+    """The one red ``error: ...`` line on stderr."""
+    msg = describe_os_error(e) if isinstance(e, OSError) and not isinstance(e, FincprgError) else str(e)
+    typer.secho(f"error: {msg}", fg=typer.colors.RED, err=True)
+
+
 def fail(e: Exception) -> None:
-    typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
+    print_error(e)
     raise typer.Exit(2)
 
 
@@ -66,15 +102,21 @@ def _print_counts(counts: dict[str, Any], indent: str = "    ") -> None:
             typer.echo(f"{indent}{k}: {v}")
 
 
-def _print_outcomes(outcomes: list[Any], out: Path) -> None:
+def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) -> None:
     typer.echo(f"\nfincprg build summary ({out}):")
     for o in outcomes:
         typer.echo(f"  {o.name:<9} {o.status:<8} {o.seconds:7.1f}s")
         _print_counts(o.counts)
+    failed = {o.name: o.counts.get("retryable_failures") for o in outcomes if o.counts.get("retryable_failures")}
+    if failed:
+        where = ", ".join(f"{n} in {stage}" for stage, n in failed.items())
+        typer.secho(f"\n{where} failed (no valid LLM answer; see <stage>/failures.jsonl). To ask exactly "
+                    f"those again, re-run the same command with --retry-failed (fincprg build "
+                    f"{corpus or 'CORPUS'} -o {out} ... --retry-failed)", fg=typer.colors.YELLOW)
 
 
 def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set_: Optional[list[str]], quiet: bool,
-         *, upto: Optional[str] = None, force: bool = False) -> None:
+         *, upto: Optional[str] = None, force: bool = False, retry_failed: bool = False) -> None:
     """Shared body of ``build`` and ``demo``: logging, config (default: the shipped offline
     pipeline), run, errors as exit code 2, and the summary."""
     from fincprg.config import bundled_pipeline, load_config
@@ -86,17 +128,19 @@ def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set
             raise FincprgError(f"--upto {upto!r} is not a stage; choose one of {', '.join(STAGE_BY_NAME)}")
         path = corpus()
         cfg = load_config(config or bundled_pipeline("offline"), set_)
-        outcomes = run_pipeline(path, out, cfg, upto=upto, force=force, show_progress=not quiet and None)
-    except FincprgError as e:
+        outcomes = run_pipeline(path, out, cfg, upto=upto, force=force, show_progress=not quiet and None,
+                                retry_failed=retry_failed)
+    except HANDLED as e:
         fail(e)
-    _print_outcomes(outcomes, out)
+    _print_outcomes(outcomes, out, path)
 
 
 
 
 def guarded(fn: Callable[[], Any]) -> Any:
-    """Run a command body; a FincprgError becomes one red line and exit code 2 (no traceback)."""
+    """Run a command body; a FincprgError or a file-system error becomes one red line and exit code 2
+    (no traceback)."""
     try:
         return fn()
-    except FincprgError as e:
+    except HANDLED as e:
         fail(e)

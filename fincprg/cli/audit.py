@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from fincprg.cli._common import fail, setup_logging
+from fincprg import layout as L
+from fincprg.cli._common import HANDLED, fail, setup_logging
 
 
 def _import_decisions(src: Path, audit_dir: Path) -> int:
@@ -18,8 +19,8 @@ def _import_decisions(src: Path, audit_dir: Path) -> int:
 
     if not src.is_file():
         raise InputError(f"--decisions {src} does not exist")
-    keys = {j["key"] for j in read_jsonl(audit_dir / "judgements.jsonl")}
-    dest = audit_dir / "decisions.jsonl"
+    keys = {j["key"] for j in read_jsonl(audit_dir / L.JUDGEMENTS)}
+    dest = audit_dir / L.DECISIONS
     if src.resolve() == dest.resolve():
         return 0
     rows = []
@@ -87,7 +88,7 @@ def audit_cmd(
     setup_logging(quiet)
     try:
         paths = locate(target)
-        existing = (paths.audit / "summary.json").is_file()
+        existing = (paths.audit / L.SUMMARY_JSON).is_file()
         if decisions is not None or apply_decisions:
             if not existing:
                 raise FincprgError(f"no audit in {paths.audit} to apply decisions to; run `fincprg audit {target}`")
@@ -95,7 +96,7 @@ def audit_cmd(
                 typer.echo(f"imported {_import_decisions(decisions, paths.audit)} decision(s) from {decisions}")
             summary = reapply(target, apply=True)
         elif review and existing:
-            summary = json.loads((paths.audit / "summary.json").read_text(encoding="utf-8"))
+            summary = json.loads((paths.audit / L.SUMMARY_JSON).read_text(encoding="utf-8"))
         else:
             if judge not in ("llm", "rules"):
                 raise FincprgError(f"--judge {judge!r}: choose llm or rules")
@@ -105,7 +106,7 @@ def audit_cmd(
             if judge == "llm":
                 from fincprg.audit.judge import LLMJudge
 
-                cache = Path(cfg.run.cache_dir) if cfg.run.cache_dir else paths.out / ".cache"
+                cache = Path(cfg.run.cache_dir) if cfg.run.cache_dir else L.Build(paths.out).cache_dir
                 j = LLMJudge(cfg.llm, cache, language=language, progress=not quiet)
             else:
                 from fincprg.audit.judge import RulesJudge
@@ -116,13 +117,13 @@ def audit_cmd(
                                 threshold=threshold)
         _print_summary(summary)
         if not any(r["sampled"] for r in summary["levels"].values()):
-            typer.secho(f"no mined pairs fall in the audit intervals: {paths.out / 'mine' / 'pairs.jsonl'} holds only "
+            typer.secho(f"no mined pairs fall in the audit intervals: {L.Build(paths.out).path(L.MINE, L.PAIRS)} holds only "
                         "pairs scored >= mine.keep_min_score (or the threshold); lower that and re-run mine, or "
                         "pass lower --intervals", err=True, fg=typer.colors.YELLOW)
         typer.echo(f"wrote {paths.audit}/summary.md and review.html")
         if review:
             _serve(paths.audit, port)
-    except FincprgError as e:
+    except HANDLED as e:
         fail(e)
 
 
@@ -131,7 +132,7 @@ def _serve(audit_dir: Path, port: int) -> None:
 
     server = make_review_server(audit_dir, port=port)
     host, real_port = server.server_address[:2]
-    typer.echo(f"review at http://{host}:{real_port}/  (decisions -> {audit_dir / 'decisions.jsonl'}; Ctrl-C stops)")
+    typer.echo(f"review at http://{host}:{real_port}/  (decisions -> {audit_dir / L.DECISIONS}; Ctrl-C stops)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from fincprg import layout as L
 from fincprg.cli._common import (
     ConfigOpt,
     QuietOpt,
@@ -25,10 +26,15 @@ def build(
     set_: SetOpt = None,
     upto: Annotated[Optional[str], typer.Option(help="Stop after this stage (see `fincprg stages`).")] = None,
     force: Annotated[bool, typer.Option(help="Re-run every stage even when its signature is unchanged.")] = False,
+    retry_failed: Annotated[bool, typer.Option(
+        "--retry-failed",
+        help="Ask the LLM again for exactly the passages (generate) and topics (topic intents) whose "
+             "answers failed last time; valid answers come from the cache, so nothing else is re-sent.",
+    )] = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Run every stage on CORPUS, writing OUT/<stage>/ (skips finished stages, resumes half-done ones)."""
-    run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force)
+    run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force, retry_failed=retry_failed)
 
 
 @app.command()
@@ -67,7 +73,7 @@ def demo(
 ) -> None:
     """Build the bundled sample corpus (datasets/sample/) fully offline with pipelines/offline.yaml."""
     run_build(_sample_corpus, out, config, set_, quiet)
-    typer.echo(f"\nDataset written to {out / 'dataset'} (BEIR layout). Next: fincprg eval {out / 'dataset'}")
+    typer.echo(f"\nDataset written to {L.Build(out).dataset.root} (BEIR layout). Next: fincprg eval {L.Build(out).dataset.root}")
 
 
 @app.command()

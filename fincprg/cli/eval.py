@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from fincprg.cli._common import fail, setup_logging
+from fincprg.cli._common import HANDLED, fail, setup_logging
 
 from fincprg.evaluate.retriever_specs import cli_help
 
@@ -81,6 +81,6 @@ def eval_cmd(
 
             typer.echo(f"\n### Correlation of {metric} with {correlate.name}\n")
             typer.echo(corr(read_scores_csv(correlate), by_subset))
-    except FincprgError as e:
+    except HANDLED as e:
         fail(e)
 

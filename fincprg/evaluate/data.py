@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.pipeline.io import read_jsonl
 
@@ -88,7 +89,7 @@ SUBSET_ORDER = ("sentence", "sentence-mined", "passage", "passage-mined", "topic
 
 def available_subsets(folder: Path, split: str = "test") -> dict[str, Path]:
     """Map subset name -> qrels file for ``split`` (``all`` for a plain ``<split>.tsv``), in paper order."""
-    qdir = Path(folder) / "qrels"
+    qdir = L.Dataset(Path(folder)).qrels_dir
     if not qdir.is_dir():
         raise InputError(f"{qdir} is missing; a BEIR folder holds qrels/<split>.tsv or qrels/<subset>-<split>.tsv")
     found: dict[str, Path] = {}
@@ -118,21 +119,21 @@ def load_beir(folder: str | Path, *, split: str = "test", subsets: list[str] | N
         raise InputError(f"dataset folder {folder} does not exist; pass a BEIR folder such as runs/demo/dataset")
     files = available_subsets(folder, split)
     if not files:
-        raise InputError(f"{folder / 'qrels'} has no {split}.tsv or <subset>-{split}.tsv; try --split")
+        raise InputError(f"{L.Dataset(folder).qrels_dir} has no {split}.tsv or <subset>-{split}.tsv; try --split")
     wanted = subsets or list(files)
     unknown = [s for s in wanted if s not in files]
     if unknown:
-        raise InputError(f"subset(s) {', '.join(unknown)} not in {folder / 'qrels'} for split {split!r}; "
+        raise InputError(f"subset(s) {', '.join(unknown)} not in {L.Dataset(folder).qrels_dir} for split {split!r}; "
                          f"available: {', '.join(files)}")
     corpus: Corpus = {}
-    for row in _read_beir_jsonl(folder / "corpus.jsonl"):
+    for row in _read_beir_jsonl(L.Dataset(folder).corpus):
         doc = {k: v for k, v in row.items() if k != "_id"}
         doc.setdefault("title", "")
         doc.setdefault("text", "")
         corpus[str(row["_id"])] = doc
     queries: Queries = {}
     meta: dict[str, dict] = {}
-    for row in _read_beir_jsonl(folder / "queries.jsonl"):
+    for row in _read_beir_jsonl(L.Dataset(folder).queries):
         qid = str(row["_id"])
         queries[qid] = str(row.get("text", ""))
         meta[qid] = {k: v for k, v in row.items() if k not in ("_id", "text")}
@@ -143,7 +144,7 @@ def load_beir(folder: str | Path, *, split: str = "test", subsets: list[str] | N
             log.warning("subset %s has no %s queries; left out", s, split)
             del qrels[s]
         if not qrels:
-            raise InputError(f"every qrels file for split {split!r} in {folder / 'qrels'} is empty")
+            raise InputError(f"every qrels file for split {split!r} in {L.Dataset(folder).qrels_dir} is empty")
     for s, qr in qrels.items():
         missing = [q for q in qr if q not in queries]
         if missing:

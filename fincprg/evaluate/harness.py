@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.errors import FincprgError
 from fincprg.evaluate.data import BeirDataset, load_beir
 from fincprg.evaluate.metrics import METRICS, evaluate, mean, per_query, pool_recall
@@ -259,13 +260,16 @@ def safe_name(spec: str) -> str:
 
 
 def write_outputs(res: EvalResult, out: Path) -> list[Path]:
-    """Write results.md, results.csv, slices.csv (with slices) and (when kept) runs/<spec>.trec under ``out``."""
-    from fincprg.pipeline.io import atomic_write_text
+    """Write results.md, results.csv, eval.json (which dataset, by content hash), slices.csv (with
+    slices) and (when kept) runs/<spec>.trec under ``out``."""
+    from fincprg.pipeline.io import atomic_write_json, atomic_write_text
 
     out = Path(out)
-    paths = [out / "results.md", out / "results.csv"]
+    paths = [out / L.RESULTS_MD, out / L.RESULTS_CSV, out / L.EVAL_META]
     atomic_write_text(paths[0], format_markdown(res) + "\n")
     atomic_write_text(paths[1], format_csv(res))
+    atomic_write_json(paths[2], {"dataset": res.dataset, "split": res.split,
+                                 "dataset_hash": L.Dataset(Path(res.dataset)).content_hash()})
     if res.slices:
         paths.append(out / "slices.csv")
         atomic_write_text(paths[-1], format_slices_csv(res))
@@ -273,7 +277,7 @@ def write_outputs(res: EvalResult, out: Path) -> list[Path]:
         lines = [f"{q} Q0 {d} {i} {s:.6f} {safe_name(spec)}"
                  for q, docs in run.items() for i, (d, s) in
                  enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1)]
-        p = out / "runs" / f"{safe_name(spec)}.trec"
+        p = out / L.RUNS_DIR / f"{safe_name(spec)}.trec"
         atomic_write_text(p, "\n".join(lines) + "\n")
         paths.append(p)
     return paths

@@ -21,6 +21,8 @@ the ``beir`` package reads these files as they are.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import csv
 import io
 from collections.abc import Iterable, Mapping
@@ -92,12 +94,12 @@ def qrels_tsv(qrels: Mapping[str, Mapping[str, int]]) -> str:
     return buf.getvalue()
 
 
-def write_qrels(folder: Path, subset_qrels: SubsetQrels) -> list[Path]:
-    """Write ``folder/<subset>-<split>.tsv`` for every subset and split (header only when empty)."""
+def write_qrels(path_of: Callable[[str, str], Path], subset_qrels: SubsetQrels) -> list[Path]:
+    """Write the qrels file ``path_of(subset, split)`` for every subset and split (header only when empty)."""
     paths = []
     for subset, by_split in subset_qrels.items():
         for split, qrels in by_split.items():
-            p = folder / f"{subset}-{split}.tsv"
+            p = path_of(subset, split)
             atomic_write_text(p, qrels_tsv(qrels))
             paths.append(p)
     return paths

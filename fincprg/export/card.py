@@ -5,7 +5,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from fincprg.config import PipelineConfig, section_hash
+from fincprg import layout as L
+from fincprg.config import ExportConfig, PipelineConfig, section_hash
 from fincprg.export.beir import SUBSETS
 
 STAT_COLUMNS = ("queries", "avg_query_chars", "avg_passage_chars", "rel_per_query", "pairs")
@@ -31,8 +32,23 @@ def subset_stats(
     }
 
 
+def produced_by(manifests: Mapping[str, Mapping[str, Any]], export_cfg: ExportConfig) -> PipelineConfig:
+    """The config recorded by the stages that produced the data (each manifest holds its stage's declared
+    keys), plus export's own; keys no stage declared keep their defaults and affect nothing."""
+    data: dict[str, Any] = {}
+    for m in manifests.values():
+        for key, value in (m.get("config") or {}).items():
+            *parents, last = key.split(".")
+            node = data
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[last] = value
+    data["export"] = export_cfg.model_dump(mode="json")
+    return PipelineConfig.model_validate(data)
+
+
 def config_hash(cfg: PipelineConfig) -> str:
-    """Hash of the whole pipeline config without runtime-only keys (same as the stages use)."""
+    """Hash of the whole pipeline config without runtime-only keys."""
     return section_hash(cfg, tuple(type(cfg).model_fields))
 
 
@@ -73,7 +89,7 @@ def _mined_notes(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[s
         mined = sum(s["pairs"] for s in stats.get(f"{base}-mined", {}).values())
         if direct and mined == direct:
             notes.append(f"- `{base}-mined` equals `{base}` in this build: the reranker accepted no equivalent "
-                         f"{base}-query pair (score histogram: OUT/mine/histogram.json; error rates: "
+                         f"{base}-query pair (score histogram: OUT/{L.STAGE_DIRS[L.MINE]}/{L.HISTOGRAM}; error rates: "
                          "`fincprg audit`).")
     return ["", "Mined labels:", "", *notes] if notes else []
 
@@ -142,7 +158,8 @@ def render_card(
         out += negatives_lines(negatives)
     out += loading_lines()
     out += ["## Provenance", "",
-            f"Pipeline config hash (every section, runtime-only knobs excluded): `{config_hash(cfg)}`.", "",
+            "Pipeline config hash of the stages that produced this dataset (each stage's declared keys as recorded "
+            f"in its manifest, runtime-only knobs excluded): `{config_hash(cfg)}`.", "",
             "Stage signatures (config + input hashes) of the build that made this dataset:", ""]
     out += [f"- {stage}: `{sig or 'unknown'}`" for stage, sig in signatures.items()]
     out += ["", "## Licence", "",

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.pipeline.io import atomic_write_text
 
 
@@ -101,9 +102,9 @@ def write_hf(
             files.setdefault(subset, []).append(split)
             rows = [{"query-id": q, "corpus-id": p, "score": r}
                     for q in sorted(qrels) for p, r in sorted(qrels[q].items())]
-            path = folder / "qrels" / subset / f"{split}.parquet"
+            path = folder / L.QRELS_DIR / subset / f"{split}.parquet"
             _write_parquet(path, rows, qrel_schema)
             written.append(path)
-    atomic_write_text(folder / "README.md", front_matter(files) + card)
-    written.append(folder / "README.md")
+    atomic_write_text(folder / L.CARD, front_matter(files) + card)
+    written.append(folder / L.CARD)
     return written

@@ -28,7 +28,9 @@ import hashlib
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Literal
+
+from fincprg.records import Topic, TopicAssignment
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, str] = ("train", "test")
@@ -43,13 +45,14 @@ def unit_hash(seed: int, key: str) -> float:
 
 
 def report_units(
-    report_ids: Iterable[str], assignments: Mapping[str, Mapping[str, Any]], unit: SplitUnit
+    report_ids: Iterable[str], assignments: Mapping[str, TopicAssignment], unit: SplitUnit
 ) -> dict[str, str]:
     """Map each report id to the id of the unit it moves with."""
     key = {"leaf": "leaf_topic", "subtree": "subtree_topic"}.get(unit)
     out: dict[str, str] = {}
     for rid in report_ids:
-        topic = assignments.get(rid, {}).get(key) if key else None
+        a = assignments.get(rid)
+        topic = getattr(a, key) if key and a is not None else None
         # Outliers share topic "t-1" without being a cluster: keep them apart.
         out[rid] = f"topic:{topic}" if topic and topic != OUTLIER_TOPIC else f"report:{rid}"
     return out
@@ -89,12 +92,12 @@ def split_units(unit_sizes: Mapping[str, int], seed: int, test_fraction: float) 
 
 def split_reports(
     report_ids: Iterable[str],
-    assignments: Mapping[str, Mapping[str, Any]],
+    assignments: Mapping[str, TopicAssignment],
     *,
     unit: SplitUnit,
     seed: int,
     test_fraction: float,
-    nodes: Mapping[str, Mapping[str, Any]] | None = None,
+    nodes: Mapping[str, Topic] | None = None,
     topic_labels: Mapping[str, set[str]] | None = None,
 ) -> dict[str, str]:
     """Report id -> "train" | "test" (rule 1 of the module docstring).
@@ -121,7 +124,7 @@ def _topic_labels_in(split: str, report_split: Mapping[str, str], topic_split: M
 def ensure_topic_test(
     units: Mapping[str, str],
     unit_split: Mapping[str, str],
-    nodes: Mapping[str, Mapping[str, Any]],
+    nodes: Mapping[str, Topic],
     topic_labels: Mapping[str, set[str]],
     *,
     seed: int,
@@ -183,16 +186,16 @@ def ensure_topic_test(
     return out
 
 
-def topic_reports(nodes: Mapping[str, Mapping[str, Any]]) -> dict[str, set[str]]:
+def topic_reports(nodes: Mapping[str, Topic]) -> dict[str, set[str]]:
     """Topic id -> report ids under it (its own ``title_ids`` plus every descendant's)."""
     memo: dict[str, set[str]] = {}
 
     def collect(tid: str, seen: frozenset[str]) -> set[str]:
         if tid in memo:
             return memo[tid]
-        node = nodes.get(tid, {})
-        ids = set(node.get("title_ids") or ())
-        for child in node.get("children") or ():
+        node = nodes.get(tid)
+        ids = set(node.title_ids) if node else set()
+        for child in node.children if node else ():
             if child in nodes and child not in seen:  # guard against a malformed cyclic tree
                 ids |= collect(child, seen | {child})
         memo[tid] = ids
@@ -205,7 +208,7 @@ def topic_reports(nodes: Mapping[str, Mapping[str, Any]]) -> dict[str, set[str]]
 
 def split_topics(
     topic_ids: Iterable[str],
-    nodes: Mapping[str, Mapping[str, Any]],
+    nodes: Mapping[str, Topic],
     report_split: Mapping[str, str],
     *,
     seed: int,

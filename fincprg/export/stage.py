@@ -10,23 +10,25 @@ Output: corpus.jsonl, queries.jsonl, qrels/<subset>-<split>.tsv (see ``beir``; s
 """
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fincprg.config import PipelineConfig
+if TYPE_CHECKING:
+    from fincprg.config import ExportConfig
+
+from fincprg import layout as L
 from fincprg.export.beir import SUBSETS, build_subset_qrels, write_qrels
-from fincprg.export.card import render_card, subset_stats
+from fincprg.export.card import produced_by, render_card, subset_stats
 from fincprg.export.flagembedding import build_examples, negatives_summary, write_flagembedding
 from fincprg.export.splits import SPLITS, split_reports, split_topics
-from fincprg.pipeline.io import atomic_write_jsonl, atomic_write_text, read_jsonl
-from fincprg.records import Passage, Qrel, Query, Report
+from fincprg.pipeline.io import atomic_write_jsonl, atomic_write_text
+from fincprg.records import Passage, Qrel, Query, Report, Topic, TopicAssignment
 
 log = logging.getLogger(__name__)
-UPSTREAM = ("ingest", "chunk", "generate", "topics", "mine")
+UPSTREAM = (L.INGEST, L.CHUNK, L.GENERATE, L.TOPICS, L.MINE)
 
 
 @dataclass
@@ -37,39 +39,21 @@ class ExportInputs:
     passages: list[Passage]
     queries: list[Query]
     qrels: list[Qrel]
-    assignments: dict[str, dict[str, Any]] = field(default_factory=dict)
-    topic_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    signatures: dict[str, str | None] = field(default_factory=dict)
+    assignments: dict[str, TopicAssignment] = field(default_factory=dict)
+    topic_nodes: dict[str, Topic] = field(default_factory=dict)
+    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # upstream stage -> its manifest
 
 
-def load_inputs(out: Path) -> ExportInputs:
-    """Read the upstream stage folders of build folder ``out`` (missing mine/topics files are empty)."""
-    from fincprg.pipeline.runner import STAGE_BY_NAME, read_manifest
-
-    def path(stage: str, name: str) -> Path:
-        return out / STAGE_BY_NAME[stage].dir / name
-
-    def records(stage: str, name: str, model: Any, required: bool = True) -> list[Any]:
-        p = path(stage, name)
-        if not p.exists():
-            if required:
-                from fincprg.errors import InputError
-
-                raise InputError(f"{p} is missing; run `fincprg build` so that stage '{stage}' runs first")
-            log.warning("%s is missing; exporting without it", p)
-            return []
-        return list(read_jsonl(p, model))
-
-    tree_path = path("topics", "tree.json")
-    tree = json.loads(tree_path.read_text(encoding="utf-8")) if tree_path.exists() else {"nodes": []}
+def load_inputs(ctx: Any) -> ExportInputs:
+    """Read the upstream stage outputs the export spec declares."""
     return ExportInputs(
-        reports=records("ingest", "reports.jsonl", Report),
-        passages=records("chunk", "passages.jsonl", Passage),
-        queries=records("generate", "queries.jsonl", Query) + records("topics", "queries.jsonl", Query, False),
-        qrels=records("generate", "qrels.jsonl", Qrel) + records("mine", "qrels.jsonl", Qrel, False),
-        assignments={a["report_id"]: a for a in records("topics", "assignments.jsonl", None, False)},
-        topic_nodes={n["id"]: n for n in tree.get("nodes", [])},
-        signatures={s: (read_manifest(out, s) or {}).get("signature") for s in UPSTREAM},
+        reports=list(ctx.read(L.INGEST, L.REPORTS, Report)),
+        passages=list(ctx.read(L.CHUNK, L.PASSAGES, Passage)),
+        queries=list(ctx.read(L.GENERATE, L.QUERIES, Query)) + list(ctx.read(L.TOPICS, L.QUERIES, Query)),
+        qrels=list(ctx.read(L.GENERATE, L.QRELS, Qrel)) + list(ctx.read(L.MINE, L.QRELS, Qrel)),
+        assignments={a.report_id: a for a in ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment)},
+        topic_nodes=L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id(),
+        manifests={s: L.load_json(ctx.input_path(s, L.MANIFEST)) or {} for s in UPSTREAM},
     )
 
 
@@ -78,10 +62,14 @@ def _query_row(q: Query) -> dict[str, Any]:
             "report_id": q.report_id, "provenance": q.provenance}
 
 
-def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature: str | None = None,
+def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature: str | None = None,
                    show_progress: bool = False) -> dict[str, Any]:
-    """Write the dataset into ``dest`` and return counts per subset and split (``show_progress``: tqdm bars)."""
-    ecfg = cfg.export
+    """Write the dataset into ``dest`` and return counts per subset and split (``show_progress``: tqdm bars).
+
+    The card describes the config and signatures recorded in the upstream manifests: the stages that
+    actually produced the data, not whatever config is loaded now.
+    """
+    ds = L.Dataset(dest)
     reports = {r.id: r for r in inp.reports}
     passages = {p.id: p for p in inp.passages}
     queries = {q.id: q for q in inp.queries}
@@ -117,15 +105,16 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
     # corpus + queries (BEIR field names)
     def corpus_row(p: Passage) -> dict[str, Any]:
         r = reports.get(p.report_id)
-        industry = (r.industry if r else None) or inp.assignments.get(p.report_id, {}).get("industry")
+        a = inp.assignments.get(p.report_id)
+        industry = (r.industry if r else None) or (a.industry if a else None)
         return {"_id": p.id, "title": r.title if r else "", "text": p.text, "report_id": p.report_id,
                 "date": r.date.isoformat() if r and r.date else None, "industry": industry}
 
     corpus_rows = [corpus_row(p) for p in inp.passages]
     query_rows = [_query_row(q) for q in inp.queries]
-    atomic_write_jsonl(dest / "corpus.jsonl", corpus_rows)
-    atomic_write_jsonl(dest / "queries.jsonl", query_rows)
-    write_qrels(dest / "qrels", subset_qrels)
+    atomic_write_jsonl(ds.corpus, corpus_rows)
+    atomic_write_jsonl(ds.queries, query_rows)
+    write_qrels(ds.qrels, subset_qrels)
 
     query_texts = {q.id: q.text for q in inp.queries}
     passage_texts = {p.id: p.text for p in inp.passages}
@@ -138,7 +127,7 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
         pool = [p.id for p in inp.passages if passage_split.get(p.id) == "train"]
         examples = build_examples(query_texts, subset_qrels["all"]["train"], known, passage_texts, pool,
                                   ecfg.negatives, show_progress=show_progress)
-        train_examples = write_flagembedding(dest / "train" / "flagembedding.jsonl", examples)
+        train_examples = write_flagembedding(ds.train_file, examples)
         negatives = negatives_summary(examples, ecfg.negatives.n)
 
     stats = {s: {sp: subset_stats(subset_qrels[s][sp], query_texts, passage_texts) for sp in SPLITS}
@@ -158,14 +147,16 @@ def export_dataset(inp: ExportInputs, cfg: PipelineConfig, dest: Path, signature
         "avg_passage_chars": round(sum(len(p.text) for p in inp.passages) / len(inp.passages), 1)
         if inp.passages else 0.0,
     }
-    card = render_card(cfg=cfg, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
-                       templates=templates, signatures={**inp.signatures, "export": signature},
+    produced = produced_by(inp.manifests, ecfg)
+    signatures = {s: inp.manifests[s].get("signature") for s in UPSTREAM}
+    card = render_card(cfg=produced, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
+                       templates=templates, signatures={**signatures, "export": signature},
                        dropped=dropped, train_examples=train_examples, negatives=negatives)
-    atomic_write_text(dest / "README.md", card)
+    atomic_write_text(ds.card, card)
     if ecfg.hf:
         from fincprg.export.hf import write_hf
 
-        write_hf(dest / "hf", corpus_rows, query_rows, subset_qrels, card)
+        write_hf(ds.hf_dir, corpus_rows, query_rows, subset_qrels, card)
 
     counts: dict[str, Any] = {
         "corpus": len(corpus_rows),
@@ -186,7 +177,7 @@ def run(ctx: Any) -> dict[str, Any]:
     """Stage entry: read the build folder, write ``OUT/dataset``."""
     from fincprg.finance import register_companies
 
-    cfg: PipelineConfig = ctx.config
-    inputs = load_inputs(ctx.out)
+    inputs = load_inputs(ctx)
     register_companies(inputs.reports)  # BM25 negatives: tokens must not depend on earlier stages
-    return export_dataset(inputs, cfg, ctx.dir, signature=ctx.signature, show_progress=ctx.show_progress)
+    return export_dataset(inputs, ctx.config.export, ctx.dir, signature=ctx.signature,
+                          show_progress=ctx.show_progress)

@@ -4,32 +4,46 @@ Render and parse are separate, pure functions; :class:`LLMTreeGenerator` wires t
 
 1. render every passage with the versioned ``hierarchical_query`` prompt and send all requests at
    once (bounded concurrency, cache, retries live in :class:`fincprg.llm.LLMClient`);
-2. parse + validate each answer: JSON (tolerant), schema, and ``len(sentence_queries) == N``;
+2. parse + validate each answer: JSON (tolerant), schema, ``len(sentence_queries) == N``, and
+   not cut off (an answer whose JSON never closes, e.g. at ``max_tokens``, is ``truncated``: its
+   last string may end mid-word, ``"销售费用率为18.6``, so that query is dropped, never exported);
 3. for invalid answers, re-ask up to ``generate.reask`` times (default once) in one more concurrent
    round, appending the model's answer and the validation error to the conversation;
 4. resolve: a valid answer gives a :class:`QueryTree`. An answer that is valid except for its length
-   (from any round) is kept *aligned*: truncated or padded with "" (= unclear sentence), and the
-   tree's ``provenance["warning"]`` says so. :func:`failure_for` turns that warning into a
-   ``Failure(kind="misaligned")`` record, which the generate stage writes *in addition* to the
-   queries, so the problem is visible without losing the usable part. A passage with no usable
-   answer returns ``Failure(stage="generate", kind="request_failed" | "bad_json" | "schema")`` with
-   the raw answer. Every input gets exactly one result, in order.
+   or its cut-off tail (from any round) is kept *aligned*: truncated or padded with "" (= unclear
+   sentence), and the tree's ``provenance["warning"]`` says so. :func:`failure_for` turns that
+   warning into a ``Failure(kind="misaligned" | "truncated")`` record, which the generate stage
+   writes *in addition* to the queries, so the problem is visible without losing the usable part. A
+   passage with no usable answer returns ``Failure(stage="generate", kind="request_failed" |
+   "bad_json" | "schema" | "truncated")`` with the raw answer. Every input gets exactly one result,
+   in order.
+
+Only fully valid answers are cached (the client's ``accept``): every passage listed with a kind in
+:data:`RETRYABLE_KINDS` is asked again by the next run of the stage (``fincprg build --retry-failed``),
+while every valid answer is served from the cache, so the output equals a build in which the failed
+passages had succeeded the first time.
 """
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fincprg.config import GenerateConfig
 from fincprg.generate.base import PassageInput, QueryTree
-from fincprg.llm import JSONParseError, LLMClient, Prompt, load_prompt, parse_json
+from fincprg.llm import JSONParseError, LLMClient, LLMResult, Prompt, load_prompt, parse_json_detailed
+from fincprg.llm.stream import ordered_stream
 from fincprg.records import Failure
 
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, Any]]
 WARNING_PREFIX = "misaligned:"
+TRUNCATED_PREFIX = "truncated:"
+# Failure kinds of passages whose answer was not cached: a re-run of the stage asks them again.
+RETRYABLE_KINDS = frozenset({"request_failed", "bad_json", "schema", "misaligned", "truncated"})
 
 
 @dataclass(frozen=True)
@@ -42,9 +56,10 @@ class TreeAnswer:
 
 @dataclass(frozen=True)
 class TreeProblem:
-    """Why an answer is not usable as is. ``partial`` is set when only the length is wrong."""
+    """Why an answer is not usable as is. ``partial`` is set when part of it is usable: only its
+    length is wrong (misaligned), or it was cut off after some complete queries (truncated)."""
 
-    kind: str  # "bad_json" | "schema" | "misaligned"
+    kind: str  # "bad_json" | "schema" | "misaligned" | "truncated"
     message: str
     partial: TreeAnswer | None = None
 
@@ -63,18 +78,36 @@ def _as_query(value: Any) -> str | None:
     return None
 
 
-def parse_tree(text: str | None, n: int) -> TreeAnswer | TreeProblem:
-    """Parse and validate one answer against a passage of ``n`` sentences (pure)."""
+def _key_at(text: str, key: str) -> int:
+    """Where ``"key":`` last appears in the answer (-1 if nowhere)."""
+    hits = [m.start() for m in re.finditer(rf'"{key}"\s*:', text)]
+    return hits[-1] if hits else -1
+
+
+def parse_tree(text: str | None, n: int, finish_reason: str | None = None) -> TreeAnswer | TreeProblem:
+    """Parse and validate one answer against a passage of ``n`` sentences (pure).
+
+    An answer cut off before its JSON closes is a ``truncated`` problem: the queries it completed
+    are kept as the partial answer, the one its cut ended in is dropped (set to "").
+    """
     try:
-        data = parse_json(text)
+        parsed = parse_json_detailed(text)
     except JSONParseError as e:
+        if finish_reason == "length":
+            return TreeProblem("truncated", f"the answer was cut off at the token limit before any JSON ({e})")
         return TreeProblem("bad_json", f"the answer is not valid JSON ({e})")
+    data = parsed.value
     if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict):
         data = data[0]  # some models wrap the object in a list
+    cut = ("the answer was cut off before its JSON closed"
+           + (" (finish_reason=length: the token limit)" if finish_reason == "length" else "")
+           + "; answer again, shorter")
     if not isinstance(data, dict):
         return TreeProblem("schema", f"expected a JSON object, got a JSON {type(data).__name__}")
     missing = [k for k in ("passage_query", "sentence_queries") if k not in data]
     if missing:
+        if parsed.truncated:
+            return TreeProblem("truncated", f"{cut} (missing {missing})")
         return TreeProblem("schema", f"missing key(s) {missing}; got keys {sorted(map(str, data))}")
     pq = _as_query(data["passage_query"])
     if pq is None:
@@ -86,7 +119,16 @@ def parse_tree(text: str | None, n: int) -> TreeAnswer | TreeProblem:
     bad = [i for i, q in enumerate(queries) if q is None]
     if bad:
         return TreeProblem("schema", f"sentence_queries items {bad[:5]} are not strings")
+    if parsed.cut_string:  # the string the cut ended in is incomplete: never export it
+        if _key_at(text or "", "passage_query") > _key_at(text or "", "sentence_queries"):
+            pq = ""  # the passage query came last, so the cut is in it
+        elif queries:
+            queries[-1] = ""
     answer = TreeAnswer(pq, tuple(q or "" for q in queries))
+    if parsed.truncated and (parsed.cut_string or len(answer.sentence_queries) != n):
+        detail = f"{len(answer.sentence_queries)} of {n} sentence_queries" + (
+            "; the query it stopped in was dropped" if parsed.cut_string else "")
+        return TreeProblem("truncated", f"{cut} ({detail})", answer)
     if len(answer.sentence_queries) != n:
         return TreeProblem(
             "misaligned",
@@ -103,10 +145,12 @@ def align(answer: TreeAnswer, n: int) -> tuple[str, ...]:
 
 
 def failure_for(tree: QueryTree) -> Failure | None:
-    """The extra ``misaligned`` Failure record for a tree kept after alignment, else None."""
+    """The extra ``misaligned``/``truncated`` Failure record for a tree kept after alignment, else None."""
     warning = tree.provenance.get("warning")
-    if isinstance(warning, str) and warning.startswith(WARNING_PREFIX):
-        return Failure(stage="generate", item_id=tree.passage_id, kind="misaligned", message=warning)
+    if isinstance(warning, str):
+        for prefix in (WARNING_PREFIX, TRUNCATED_PREFIX):
+            if warning.startswith(prefix):
+                return Failure(stage="generate", item_id=tree.passage_id, kind=prefix[:-1], message=warning)
     return None
 
 
@@ -140,50 +184,52 @@ class LLMTreeGenerator:
         return {"generator": "llm", "model": self.client.cfg.model, "template": self.prompt.id,
                 "version": self.prompt.version, "reasked": reasked}
 
+    async def agenerate_one(self, item: PassageInput) -> QueryTree | Failure:
+        """Ask for one passage's tree, re-asking with the validation error up to ``generate.reask`` times."""
+        n = len(item.sentences)
+        conv = self.render(item)
+        partial: TreeProblem | None = None  # latest usable-in-part answer (misaligned or truncated)
+        last: tuple[str, str, str | None] = ("request_failed", "no answer", None)  # kind, message, raw answer
+        for rnd in range(1 + self.cfg.reask):
+            parsed: list[TreeAnswer | TreeProblem] = []
+
+            def accept(res: LLMResult, _parsed: list[TreeAnswer | TreeProblem] = parsed) -> bool:
+                # only a fully valid tree may be cached (and served again from the cache)
+                _parsed.append(parse_tree(res.text, n, res.finish_reason))
+                return isinstance(_parsed[-1], TreeAnswer)
+
+            res = await self.client.achat(conv, accept=accept)
+            if not res.ok:
+                last = ("request_failed", res.error or "no answer", None)
+                break  # transport errors were already retried by the client
+            answer = parsed[-1] if parsed else parse_tree(res.text, n, res.finish_reason)
+            if isinstance(answer, TreeAnswer):
+                return QueryTree(item.passage.id, answer.passage_query, answer.sentence_queries,
+                                 self._provenance(rnd > 0))
+            last = (answer.kind, answer.message, res.text)
+            if answer.partial is not None:
+                partial = answer
+            conv = self._reask(conv, res.text or "", answer, n)
+        if partial is not None:
+            answer = partial.partial
+            assert answer is not None
+            prov = self._provenance(self.cfg.reask > 0)
+            action = "truncated" if len(answer.sentence_queries) > n else "padded with \"\""
+            prefix = TRUNCATED_PREFIX if partial.kind == "truncated" else WARNING_PREFIX
+            prov["warning"] = f"{prefix} {partial.message}; kept the aligned part ({action})"
+            return QueryTree(item.passage.id, answer.passage_query, align(answer, n), prov)
+        kind, msg, raw = last
+        return Failure(stage="generate", item_id=item.passage.id, kind=kind, message=msg, raw=raw)
+
+    def stream(self, items: Iterable[PassageInput]) -> Iterator[QueryTree | Failure]:
+        """One result per item, in order, with ``llm.concurrency`` requests in flight from the first
+        passage to the last (one event loop and connection pool for the whole stream)."""
+        window = max(4 * self.client.cfg.concurrency, 64)
+        return ordered_stream(items, self.agenerate_one, window=window, close=self.client.aclose)
+
     def generate(self, items: list[PassageInput]) -> list[QueryTree | Failure]:
         """One result per item, in order: a QueryTree, or a Failure carrying the raw answer."""
-        n_sent = [len(it.sentences) for it in items]
-        convs: list[Messages] = [self.render(it) for it in items]
-        done: dict[int, QueryTree] = {}
-        partial: dict[int, tuple[TreeAnswer, str]] = {}  # latest length-only-wrong answer + its message
-        last: dict[int, tuple[str, str, str | None]] = {}  # kind, message, raw answer
-        pending = list(range(len(items)))
-        for rnd in range(1 + self.cfg.reask):
-            if not pending:
-                break
-            desc = "generate (llm)" if rnd == 0 else f"generate (re-ask {rnd})"
-            results = self.client.chat_many([convs[i] for i in pending], desc=desc, progress=self.progress)
-            retry: list[int] = []
-            for i, res in zip(pending, results):
-                if not res.ok:
-                    last[i] = ("request_failed", res.error or "no answer", None)
-                    continue  # transport errors were already retried by the client
-                parsed = parse_tree(res.text, n_sent[i])
-                if isinstance(parsed, TreeAnswer):
-                    done[i] = QueryTree(items[i].passage.id, parsed.passage_query, parsed.sentence_queries,
-                                        self._provenance(rnd > 0))
-                    continue
-                last[i] = (parsed.kind, parsed.message, res.text)
-                if parsed.partial is not None:
-                    partial[i] = (parsed.partial, parsed.message)
-                if rnd < self.cfg.reask:
-                    convs[i] = self._reask(convs[i], res.text or "", parsed, n_sent[i])
-                    retry.append(i)
-            pending = retry
-
-        out: list[QueryTree | Failure] = []
-        for i, it in enumerate(items):
-            if i in done:
-                out.append(done[i])
-            elif i in partial:
-                answer, msg = partial[i]
-                prov = self._provenance(self.cfg.reask > 0)
-                action = "truncated" if len(answer.sentence_queries) > n_sent[i] else "padded with \"\""
-                prov["warning"] = f"{WARNING_PREFIX} {msg}; kept the aligned part ({action})"
-                out.append(QueryTree(it.passage.id, answer.passage_query, align(answer, n_sent[i]), prov))
-            else:
-                kind, msg, raw = last.get(i, ("request_failed", "no answer", None))
-                out.append(Failure(stage="generate", item_id=it.passage.id, kind=kind, message=msg, raw=raw))
+        out = list(self.stream(items))
         n_fail = sum(isinstance(r, Failure) for r in out)
         if n_fail:
             log.info("llm query trees: %d/%d passages failed (see failures.jsonl)", n_fail, len(items))

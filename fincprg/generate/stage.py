@@ -14,11 +14,13 @@ import logging
 from collections import Counter, defaultdict
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.config import PipelineConfig
 from fincprg.finance import register_companies
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query, hierarchy
-from fincprg.generate.llm_tree import failure_for
+from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
+from fincprg.llm.retry import retry_counts
 from fincprg.generate.templates import TemplateGenerator, report_company
 from fincprg.pipeline.io import atomic_write_json, read_jsonl
 from fincprg.pipeline.runner import StageContext
@@ -26,7 +28,7 @@ from fincprg.records import Failure, Passage, Qrel, Query, Report, Sentence
 
 log = logging.getLogger(__name__)
 
-OUTPUTS = ("queries.jsonl", "qrels.jsonl", "failures.jsonl")
+OUTPUTS = (L.QUERIES, L.QRELS, L.FAILURES)
 
 
 def make_generator(cfg: PipelineConfig, cache_dir: Any, *, progress: bool = True) -> TreeGenerator:
@@ -43,11 +45,11 @@ def tree_records(item: PassageInput, tree: QueryTree | Failure, *, complete: boo
     """Query, Qrel and Failure records for one passage's generated tree (pure)."""
     out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
     if isinstance(tree, Failure):
-        out["failures.jsonl"].append(tree)
+        out[L.FAILURES].append(tree)
         return out
     misaligned = failure_for(tree)
     if misaligned is not None:
-        out["failures.jsonl"].append(misaligned)
+        out[L.FAILURES].append(misaligned)
     pid, rid = item.passage.id, item.report.id
     company = report_company(item.report)
 
@@ -64,11 +66,11 @@ def tree_records(item: PassageInput, tree: QueryTree | Failure, *, complete: boo
     if tree.passage_query.strip():
         text, prov = finish(tree.passage_query, item.passage.text)
         parent = f"qp:{pid}"
-        out["queries.jsonl"].append(Query(id=parent, level="passage", text=text, source_ids=(pid,),
+        out[L.QUERIES].append(Query(id=parent, level="passage", text=text, source_ids=(pid,),
                                           parent_id=None, report_id=rid, provenance=prov))
-        out["qrels.jsonl"].append(Qrel(query_id=parent, passage_id=pid, relevance=1, provenance="direct"))
+        out[L.QRELS].append(Qrel(query_id=parent, passage_id=pid, relevance=1, provenance="direct"))
     else:
-        out["failures.jsonl"].append(Failure(stage="generate", item_id=pid, kind="empty_passage_query",
+        out[L.FAILURES].append(Failure(stage="generate", item_id=pid, kind="empty_passage_query",
                                              message="the generator returned no passage query; sentence "
                                                      "queries were kept without a parent"))
     for sent, q in zip(item.sentences, tree.sentence_queries):
@@ -78,9 +80,9 @@ def tree_records(item: PassageInput, tree: QueryTree | Failure, *, complete: boo
         text, prov = finish(q, item.passage.text)
         prov["sentence_id"] = sent.id
         qid = f"qs:{sent.id}"
-        out["queries.jsonl"].append(Query(id=qid, level="sentence", text=text, source_ids=(pid,),
+        out[L.QUERIES].append(Query(id=qid, level="sentence", text=text, source_ids=(pid,),
                                           parent_id=parent, report_id=rid, provenance=prov))
-        out["qrels.jsonl"].append(Qrel(query_id=qid, passage_id=pid, relevance=1, provenance="direct"))
+        out[L.QRELS].append(Qrel(query_id=qid, passage_id=pid, relevance=1, provenance="direct"))
     return out
 
 
@@ -98,12 +100,12 @@ def process_batch(generator: TreeGenerator, batch: list[PassageInput], *, comple
 
 def load_inputs(ctx: StageContext) -> tuple[list[PassageInput], dict[str, Report]]:
     """Passages with their sentences and reports, in the chunk stage's (deterministic) order."""
-    reports = {r.id: r for r in ctx.read("ingest", "reports.jsonl", Report)}
+    reports = {r.id: r for r in ctx.read(L.INGEST, L.REPORTS, Report)}
     sentences: dict[str, list[Sentence]] = defaultdict(list)
-    for s in ctx.read("chunk", "sentences.jsonl", Sentence):
+    for s in ctx.read(L.CHUNK, L.SENTENCES, Sentence):
         sentences[s.passage_id].append(s)
     items = []
-    for p in ctx.read("chunk", "passages.jsonl", Passage):
+    for p in ctx.read(L.CHUNK, L.PASSAGES, Passage):
         sents = tuple(sorted(sentences.get(p.id, ()), key=lambda s: s.order))
         items.append(PassageInput(reports[p.report_id], p, sents))
     return items, reports
@@ -119,19 +121,35 @@ def run(ctx: StageContext) -> dict[str, Any]:
     generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
     complete = cfg.generate.complete
 
-    def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
-        return process_batch(generator, batch, complete=complete)
+    bs = cfg.generate.batch_size
+    if hasattr(generator, "stream"):
+        # LLM: requests stream across batch boundaries (the window stays full); checkpoints stay per batch
+        todo = items[ctx.committed_batches(bs) * bs:]
 
-    lines = ctx.map_batches(iter(items), fn, outputs=OUTPUTS, batch_size=cfg.generate.batch_size,
-                            total=len(items), desc=f"generate ({generator.name})")
+        def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
+            out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
+            for item, tree in batch:
+                for name, recs in tree_records(item, tree, complete=complete).items():
+                    out[name].extend(recs)
+            return out
+
+        lines = ctx.map_batches(zip(todo, generator.stream(todo)), records, outputs=OUTPUTS, batch_size=bs,
+                                total=len(items), desc=f"generate ({generator.name})", skipped=True)
+    else:
+        lines = ctx.map_batches(iter(items), lambda batch: process_batch(generator, batch, complete=complete),
+                                outputs=OUTPUTS, batch_size=bs, total=len(items), desc=f"generate ({generator.name})")
     counts = summarise(ctx, items, lines)
     counts["hierarchy_reports"] = write_hierarchy(ctx)
     stats = getattr(getattr(generator, "client", None), "stats", None)
     if stats is not None:
-        counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures",
-                                                   "prompt_tokens", "completion_tokens", "total_tokens",
-                                                   "cost_usd", "model")}
+        counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
+                                                   "stale_cache", "prompt_tokens", "completion_tokens",
+                                                   "total_tokens", "cost_usd", "model")}
     log.info("generate: %s", counts)
+    if counts["retryable_failures"]:
+        log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "
+                    "`fincprg build ... --retry-failed` asks exactly those again",
+                    counts["retryable_failures"])
     return counts
 
 
@@ -139,8 +157,8 @@ def write_hierarchy(ctx: StageContext) -> int:
     """Write generate/hierarchy.json from the written queries (so a resumed run writes the same
     bytes: the file is rebuilt from queries.jsonl, in id order with sorted keys). Returns the
     number of reports."""
-    tree = hierarchy(read_jsonl(ctx.dir / "queries.jsonl", Query))
-    atomic_write_json(ctx.dir / "hierarchy.json", tree)
+    tree = hierarchy(read_jsonl(ctx.output(L.QUERIES), Query))
+    atomic_write_json(ctx.output(L.HIERARCHY), tree)
     return len(tree)
 
 
@@ -149,7 +167,7 @@ def summarise(ctx: StageContext, items: list[PassageInput], lines: dict[str, int
     levels: Counter[str] = Counter()
     generators: Counter[str] = Counter()
     completed = 0
-    with open(ctx.dir / "queries.jsonl", encoding="utf-8") as f:
+    with open(ctx.output(L.QUERIES), encoding="utf-8") as f:
         for line in f:
             q = json.loads(line)
             levels[q["level"]] += 1
@@ -157,22 +175,28 @@ def summarise(ctx: StageContext, items: list[PassageInput], lines: dict[str, int
             completed += "original" in q["provenance"]
     kinds: Counter[str] = Counter()
     failed: set[str] = set()
-    with open(ctx.dir / "failures.jsonl", encoding="utf-8") as f:
+    retryable: set[str] = set()
+    with open(ctx.output(L.FAILURES), encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
             kinds[rec["kind"]] += 1
-            if rec["kind"] not in ("misaligned", "empty_passage_query"):
+            # misaligned, empty passage query and truncated-with-a-kept-part still gave a tree
+            kept = rec["kind"] in ("misaligned", "empty_passage_query") or rec["message"].startswith(TRUNCATED_PREFIX)
+            if not kept:
                 failed.add(rec["item_id"])
+            if rec["kind"] in RETRYABLE_KINDS:
+                retryable.add(rec["item_id"])
     n_sent = sum(len(it.sentences) for it in items if it.passage.id not in failed)
     empty = n_sent - levels["sentence"]
     return {
         "passages": len(items),
         "queries": dict(sorted(levels.items())),
-        "qrels": lines["qrels.jsonl"],
+        "qrels": lines[L.QRELS],
         "sentences": n_sent,
         "empty_sentence_queries": empty,
         "empty_share": round(empty / n_sent, 4) if n_sent else 0.0,
         "completed": completed,
         "generator": dict(sorted(generators.items())),
         "failures": dict(sorted(kinds.items())),
+        **retry_counts(retryable, ctx.previous_failures, RETRYABLE_KINDS, retrying=ctx.retry_failed),
     }

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from typing import Any
 
@@ -33,11 +34,15 @@ def parse_date(value: Any) -> dt.date | None:
         return value.date()
     if isinstance(value, dt.date):
         return value
+    if isinstance(value, float) and not math.isfinite(value):  # Infinity, -Infinity, 1e999, NaN
+        raise ValueError(f"{value!r} is not a date (use 2024-03-01, 2024/3/1, 20240301 or 2024年3月1日)")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = str(int(value))
     s = str(value).strip()
     if not s:
         return None
+    if len(s) > 64:  # no date form is longer; keep the message (and the regex work) short
+        raise ValueError(f"{s[:40]!r}... ({len(s)} characters) is not a date")
     for pattern, has_day in _FORMS:
         m = pattern.fullmatch(s)
         if m:

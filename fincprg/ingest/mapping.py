@@ -117,17 +117,19 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper) -> Report | Reje
         if not cfg.skip_empty:
             raise InputError(detail + " (or set ingest.skip_empty: true to reject it and go on)")
         return Rejection(source=src, report_id=rid, reason="missing_text", detail=detail)
-    if title is None:
+    if title is None and cfg.require_title:
         return Rejection(source=src, report_id=rid, reason="missing_title",
                          detail=f"{src}: report {rid or ''} has no title; add a title/标题 field or map yours "
-                                "with ingest.fields (e.g. --set ingest.fields.研报标题=title)")
+                                "with ingest.fields (e.g. --set ingest.fields.研报标题=title), or set "
+                                "ingest.require_title: false to keep untitled reports")
+    title = title or ""  # untitled: bottom-up generation runs; topics and title-based completion skip it
     if rid is None:
         # Stable across runs and input order: the same report always gets the same id.
-        rid = "r" + hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()[:12]
-    elif "#" in rid:
+        rid = "r" + hashlib.sha1(f"{title}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    elif "#" in rid or any(c in rid for c in "\t\r\n"):
         return Rejection(source=src, report_id=rid, reason="bad_id",
-                         detail=f"{src}: id {rid!r} contains '#', which fincprg uses in passage ids "
-                                "(<report>#p0); rename it")
+                         detail=f"{src}: id {rid!r} contains '#' (fincprg uses it in passage ids, <report>#p0) "
+                                "or a tab/line break (qrels are tab-separated); rename it")
     raw_date = vals.get("date")
     try:
         date = parse_date(raw_date)

@@ -2,7 +2,8 @@
 
 Every reader yields :class:`Raw` (one input record with its ``file:line`` source) or
 :class:`~fincprg.records.Rejection` (something that could not even be parsed). Nothing is
-skipped without a record, except blank lines.
+skipped without a record, except blank lines. A bad record never stops the others: JSON nested
+too deep, an oversized CSV field or an unreadable file each become one Rejection.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import csv
 import io
 import json
 import logging
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -103,6 +105,12 @@ def decode_lines(data: bytes, forced: str = "auto") -> tuple[list[str | None], s
     return out, used
 
 
+def _too_deep(path: Path, line: int) -> Rejection:
+    return Rejection(source=f"{path}:{line}", reason="malformed_json",
+                     detail=f"{path}:{line}: JSON nested too deeply to read (thousands of levels); "
+                            "flatten the record or remove it")
+
+
 def _undecodable(path: Path, line: int, enc: str) -> Rejection:
     return Rejection(
         source=f"{path}:{line}", reason="undecodable",
@@ -127,6 +135,9 @@ def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator
             yield Rejection(source=f"{path}:{i}", reason="malformed_json",
                             detail=f"{path}:{i}: not valid JSON ({e.msg} at column {e.colno}); "
                                    "each line must be one complete JSON object")
+            continue
+        except RecursionError:
+            yield _too_deep(path, i)
             continue
         if not isinstance(obj, dict):
             yield Rejection(source=f"{path}:{i}", reason="bad_row",
@@ -159,6 +170,9 @@ def read_json(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[
                         detail=f"{path}:{e.lineno}: not valid JSON ({e.msg}); a .json corpus must be one "
                                "array of objects (or use .jsonl, one object per line)")
         return
+    except RecursionError:
+        yield _too_deep(path, 1)
+        return
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -182,10 +196,21 @@ def read_csv(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[R
             yield _undecodable(path, i, enc)
     # Undecodable lines become empty lines so csv line numbers stay true to the file.
     text = "\n".join(ln if ln is not None else "" for ln in lines)
+    # the default limit (131072 characters) would abort the whole file at one long report body
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     reader = csv.reader(io.StringIO(text, newline=""))
     header: list[str] | None = None
     start = 1
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:  # the reader goes on with the next line
+            yield Rejection(source=f"{path}:{start}", reason="bad_row",
+                            detail=f"{path}:{start}: not a valid CSV row ({e}); fix the quoting")
+            start = reader.line_num + 1
+            continue
         if header is None:
             if not any(c.strip() for c in row):
                 start = reader.line_num + 1
@@ -204,8 +229,11 @@ def read_csv(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[R
         yield Raw(f"{path}:{line}", dict(zip(header, row, strict=True)))
 
 
-def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
-    """One report per file: title = first non-empty line (or the file name when it is too long)."""
+def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto",
+                   report_id: str | None = None) -> Iterator[Raw | Rejection]:
+    """One report per file: title = first non-empty line (or the file name when it is too long).
+
+    The id is ``report_id`` (see :func:`text_ids`), else the file name without its suffix."""
     lines, rejected = _decode_whole(path, stats, encoding)
     if rejected is not None:
         yield rejected
@@ -217,7 +245,7 @@ def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto") -> Iter
         title, body = title_line, "\n".join(strs[first + 1:])  # type: ignore[operator]
     else:
         title, body = path.stem, "\n".join(strs)
-    yield Raw(f"{path}:1", {"id": path.stem, "title": title, "text": body.strip()})
+    yield Raw(f"{path}:1", {"id": report_id or path.stem, "title": title, "text": body.strip()})
 
 
 # ingest.format -> (file suffixes, reader): the one table the suffix lists and readers derive from.
@@ -258,9 +286,42 @@ def corpus_files(corpus: Path, fmt: str = "auto") -> list[Path]:
     return chosen
 
 
+def text_ids(corpus: Path, files: list[Path]) -> dict[Path, str]:
+    """Report ids for .txt/.md reports: the path under the corpus folder without its suffix.
+
+    Files directly in the folder keep their bare name (``a.txt`` -> ``a``, as before); in sub-folders
+    the relative path tells same-named files apart (``y2024/q1/r0``); two files that differ only in
+    their suffix (``r0.md``, ``r0.txt``) keep it (``r0.md``).
+    """
+    if corpus.is_file():
+        return {corpus: corpus.stem}
+    rel = {p: p.relative_to(corpus) for p in files}
+    base = {p: r.with_suffix("").as_posix() for p, r in rel.items()}
+    n = Counter(base.values())
+    return {p: b if n[b] == 1 else rel[p].as_posix() for p, b in base.items()}
+
+
+def _read_file(path: Path, reader: Callable[..., Iterator[Raw | Rejection]], **kw: Any) -> Iterator[Raw | Rejection]:
+    """One file's records; a file that cannot be read (or a reader that fails) becomes one Rejection
+    and the corpus goes on with the next file."""
+    try:
+        yield from reader(path, **kw)
+    except OSError as e:
+        yield Rejection(source=f"{path}:1", reason="unreadable",
+                        detail=f"{path}: cannot read the file ({e.strerror or e}); check its permissions or "
+                               "remove it from the corpus")
+    except Exception as e:  # noqa: BLE001 - one file must not sink the corpus
+        log.debug("reader failed on %s", path, exc_info=True)
+        yield Rejection(source=f"{path}:1", reason="unreadable",
+                        detail=f"{path}: the rest of this file could not be read ({type(e).__name__}: {e}); "
+                               "fix or remove it")
+
+
 def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats) -> Iterator[Raw | Rejection]:
     """Every record of a corpus path (a file or a directory)."""
-    for path in corpus_files(corpus, fmt):
+    files = corpus_files(corpus, fmt)
+    ids = text_ids(corpus, [p for p in files if fmt == "txt" or p.suffix.lower() in TEXT_SUFFIXES])
+    for path in files:
         stats.files += 1
         if fmt == "auto":
             reader = _READERS.get(path.suffix.lower())
@@ -269,4 +330,5 @@ def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats) -> Iter
                                  "(jsonl, csv or txt)")
         else:
             reader = FORMATS[fmt][1]
-        yield from reader(path, stats, encoding)
+        extra = {"report_id": ids[path]} if reader is read_text_file else {}
+        yield from _read_file(path, reader, stats=stats, encoding=encoding, **extra)

@@ -5,6 +5,11 @@ Output records: ``OUT/ingest/reports.jsonl`` (Report) and ``OUT/ingest/rejected.
 (Rejection: source "file:line", reason code, a detail message that says how to fix it).
 Both files are written atomically (temp file + rename): ingest is a global stage because
 duplicate ids can only be judged over the whole corpus.
+
+One bad record never stops the corpus: whatever goes wrong while reading, mapping or serialising a
+record (a date of ``Infinity``, JSON nested thousands deep, a lone surrogate) becomes a Rejection
+with its reason, and the other records go on. Titles and dates are optional; the summary counts the
+reports without them.
 """
 from __future__ import annotations
 
@@ -12,14 +17,44 @@ import logging
 from collections import Counter
 from typing import Any
 
+from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.ingest.mapping import FieldMapper, to_report
-from fincprg.ingest.readers import ReadStats, iter_corpus
-from fincprg.pipeline.io import atomic_write_jsonl
+from fincprg.ingest.readers import Raw, ReadStats, iter_corpus
+from fincprg.pipeline.io import atomic_write_text
 from fincprg.pipeline.runner import StageContext
 from fincprg.records import Rejection, Report
 
 log = logging.getLogger(__name__)
+
+
+def _safe(text: str | None) -> str | None:
+    """``text`` with lone surrogates escaped, so a rejection can always be written as UTF-8."""
+    return None if text is None else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _rejection_line(rec: Rejection) -> str:
+    return rec.model_copy(update={"source": _safe(rec.source), "report_id": _safe(rec.report_id),
+                                  "detail": _safe(rec.detail)}).to_json()
+
+
+def _as_record(item: Raw | Rejection, cfg: Any, mapper: FieldMapper) -> tuple[Report | Rejection, str | None]:
+    """The record for one input item and, for a Report, its JSON line (serialised here, so a record
+    that cannot be written is rejected instead of failing the whole file at write time)."""
+    if isinstance(item, Rejection):
+        return item, None
+    try:
+        rec = to_report(item, cfg, mapper)
+        # pydantic refuses to serialise a lone surrogate (a "\\ud800" escape in the input): a rejection
+        return rec, rec.to_json() if isinstance(rec, Report) else None
+    except InputError:
+        raise  # a deliberate stop (ingest.skip_empty: false)
+    except Exception as e:  # noqa: BLE001 - one record must not sink the corpus
+        log.debug("record %s failed", item.source, exc_info=True)
+        msg = str(e).splitlines()[0][:300] if str(e) else ""
+        return Rejection(source=item.source, reason="bad_record",
+                         detail=f"{item.source}: this record could not be read ({type(e).__name__}: {msg}); "
+                                "fix or remove it"), None
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
@@ -29,11 +64,12 @@ def run(ctx: StageContext) -> dict[str, Any]:
         raise InputError("the ingest stage needs a corpus path: fincprg build CORPUS -o OUT")
     stats = ReadStats()
     mapper = FieldMapper(cfg.fields)
-    reports: list[Report] = []
+    lines: list[str] = []
+    untitled = undated = bad_dates = 0
     rejected: list[Rejection] = []
     seen: dict[str, str] = {}  # id -> source of its first occurrence
     for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats), desc="ingest"):
-        rec = item if isinstance(item, Rejection) else to_report(item, cfg, mapper)
+        rec, line = _as_record(item, cfg, mapper)
         if isinstance(rec, Report) and rec.id in seen:
             detail = (f"{rec.source}: id {rec.id!r} was already used at {seen[rec.id]}; give every report a "
                       "unique id (reports without an id get one from their title and text, so this can "
@@ -46,25 +82,32 @@ def run(ctx: StageContext) -> dict[str, Any]:
             log.debug("rejected %s", rec.detail)
             continue
         seen[rec.id] = rec.source or ""
-        reports.append(rec)
+        lines.append(line if line is not None else rec.to_json())
+        untitled += not rec.title
+        undated += rec.date is None
+        bad_dates += "_bad_date" in rec.meta
 
     reasons = Counter(r.reason for r in rejected)
-    if not reports:
-        examples = "\n  ".join(r.detail for r in rejected[:5]) or "(the input holds no records)"
+    if not lines:
+        examples = "\n  ".join(_safe(r.detail) or "" for r in rejected[:5]) or "(the input holds no records)"
         raise InputError(
             f"no report survived ingest of {ctx.corpus} ({len(rejected)} rejected: "
             f"{dict(reasons) or 'none'}). First problems:\n  {examples}"
         )
-    atomic_write_jsonl(ctx.dir / "reports.jsonl", reports)
-    atomic_write_jsonl(ctx.dir / "rejected.jsonl", rejected)
+    atomic_write_text(ctx.output(L.REPORTS), "".join(x + "\n" for x in lines))
+    atomic_write_text(ctx.output(L.REJECTED), "".join(_rejection_line(r) + "\n" for r in rejected))
     if rejected:
         log.warning("ingest: %d input records rejected (%s); see %s", len(rejected), dict(reasons),
-                    ctx.dir / "rejected.jsonl")
-    bad_dates = sum(1 for r in reports if "_bad_date" in r.meta)
+                    ctx.output(L.REJECTED))
+    if untitled:
+        log.warning("ingest: %d of %d reports have no title: their passages get bottom-up queries, but topics "
+                    "(top-down queries) and company completion from the title skip them", untitled, len(lines))
     return {
-        "reports": len(reports),
+        "reports": len(lines),
         "rejected": len(rejected),
         "rejected_by_reason": dict(sorted(reasons.items())),
+        "untitled": untitled,
+        "undated": undated,
         "dates_unparsed": bad_dates,
         "files": stats.files,
         "encodings": dict(sorted(stats.encodings.items())),

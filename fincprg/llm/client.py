@@ -8,6 +8,12 @@ sets on every attempt.
 
 The API key is read from the environment variable *named* in the config and handed to the client
 in memory only: it is not part of cache keys, cache values, stats, results or log lines.
+
+Only answers the caller accepts are cached (``accept=``, e.g. "parses into a valid query tree"), and
+a cached answer is served again only while the caller still accepts it: an invalid answer is never
+replayed as a success, so a re-run (``fincprg build --retry-failed``) re-asks exactly the items that
+failed. Without ``accept``, every complete answer is cached, and answers cut off at ``max_tokens``
+(``finish_reason == "length"``) never are.
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from fincprg.config import LLMConfig
 from fincprg.llm.cache import ResponseCache, cache_key
@@ -27,6 +33,7 @@ from fincprg.llm.cache import ResponseCache, cache_key
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, Any]]
+Accept = Callable[["LLMResult"], bool]
 _WARNED_NO_KEY: set[str] = set()
 
 
@@ -78,8 +85,8 @@ class LLMClient:
         self._json_mode_supported = True  # flipped once if the server rejects response_format
         self._lock = threading.Lock()
         self._stats: dict[str, float] = dict.fromkeys(
-            ("requests", "cache_hits", "retries", "failures", "prompt_tokens", "completion_tokens",
-             "json_mode_fallbacks"), 0)
+            ("requests", "cache_hits", "retries", "failures", "rejected", "stale_cache", "prompt_tokens",
+             "completion_tokens", "json_mode_fallbacks"), 0)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._openai: Any = None
         self._sem: asyncio.Semaphore | None = None
@@ -92,7 +99,9 @@ class LLMClient:
     @property
     def stats(self) -> dict[str, Any]:
         """Counts since this client was made: requests sent (not counting retries), cache hits,
-        retries, failures, token usage and the cost estimate (USD) from ``cfg.prices``."""
+        retries, failures (no answer), rejected (answers ``accept`` refused, not cached),
+        stale_cache (cached answers ``accept`` refused, asked again), token usage and the cost
+        estimate (USD) from ``cfg.prices``."""
         with self._lock:
             s: dict[str, Any] = {k: int(v) for k, v in self._stats.items()}
         s["total_tokens"] = s["prompt_tokens"] + s["completion_tokens"]
@@ -156,21 +165,27 @@ class LLMClient:
     def _params(self, json_mode: bool) -> dict[str, Any]:
         return {"temperature": self.cfg.temperature, "max_tokens": self.cfg.max_tokens, "json_mode": json_mode}
 
-    async def achat(self, messages: Messages, *, json_mode: bool | None = None) -> LLMResult:
+    async def achat(self, messages: Messages, *, json_mode: bool | None = None,
+                    accept: Accept | None = None) -> LLMResult:
         """Send one chat request (or answer it from the cache). Never raises for API errors.
 
         Args:
             messages: OpenAI chat messages (``[{"role": ..., "content": ...}, ...]``).
             json_mode: ask for ``response_format={"type": "json_object"}``; default ``cfg.json_mode``.
+            accept: the caller's validation; an answer it refuses is returned but not cached, and a
+                cached answer it refuses is asked again.
         """
         json_mode = self.cfg.json_mode if json_mode is None else json_mode
         key = cache_key(self.cfg.model, messages, self._params(json_mode))
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                self._add("cache_hits")
-                return LLMResult(hit["text"], None, True, hit.get("usage", {}), hit.get("finish_reason"),
-                                 hit.get("model"))
+                cached = LLMResult(hit["text"], None, True, hit.get("usage", {}), hit.get("finish_reason"),
+                                   hit.get("model"))
+                if _accepts(accept, cached):
+                    self._add("cache_hits")
+                    return cached
+                self._add("stale_cache")  # cached by an older fincprg before answers were validated
         import openai
 
         client, sem = self._client()
@@ -194,9 +209,12 @@ class LLMClient:
         if text is None:
             self._add("failures")
             return LLMResult(None, f"empty answer (finish_reason={finish})", False, usage, finish, resp.model)
-        if self.cache is not None:
+        result = LLMResult(text, None, False, usage, finish, resp.model)
+        if not _accepts(accept, result):
+            self._add("rejected")
+        elif self.cache is not None:
             self.cache.put(key, {"text": text, "usage": usage, "finish_reason": finish, "model": resp.model})
-        return LLMResult(text, None, False, usage, finish, resp.model)
+        return result
 
     async def _create(self, client: Any, messages: Messages, json_mode: bool) -> Any:
         # client.post() is the SDK's documented way to call an endpoint with a raw body; it goes
@@ -226,12 +244,16 @@ class LLMClient:
 
     # -- many calls -------------------------------------------------------------------------------
     async def achat_many(self, batch: list[Messages], *, json_mode: bool | None = None,
-                         desc: str = "llm", progress: bool = True) -> list[LLMResult]:
-        """Run ``achat`` over ``batch`` with at most ``cfg.concurrency`` requests in flight."""
+                         desc: str = "llm", progress: bool = True,
+                         accept: Callable[[int, LLMResult], bool] | None = None) -> list[LLMResult]:
+        """Run ``achat`` over ``batch`` with at most ``cfg.concurrency`` requests in flight.
+
+        ``accept(i, result)`` validates the answer to ``batch[i]`` (see :meth:`achat`)."""
         from tqdm.auto import tqdm
 
         async def one(i: int, m: Messages) -> tuple[int, LLMResult]:
-            return i, await self.achat(m, json_mode=json_mode)
+            check = None if accept is None else functools.partial(accept, i)
+            return i, await self.achat(m, json_mode=json_mode, accept=check)
 
         out: list[LLMResult | None] = [None] * len(batch)
         tasks = [asyncio.ensure_future(one(i, m)) for i, m in enumerate(batch)]
@@ -248,7 +270,8 @@ class LLMClient:
         return [r if r is not None else LLMResult(None, "not run") for r in out]
 
     def chat_many(self, batch: list[Messages], *, json_mode: bool | None = None,
-                  desc: str = "llm", progress: bool = True) -> list[LLMResult]:
+                  desc: str = "llm", progress: bool = True,
+                  accept: Callable[[int, LLMResult], bool] | None = None) -> list[LLMResult]:
         """Sync wrapper of :meth:`achat_many` for pipeline stages; one result per input, in order.
 
         Works from plain code (runs its own event loop) and from inside a running loop (e.g. a
@@ -259,7 +282,8 @@ class LLMClient:
 
         async def run() -> list[LLMResult]:
             try:
-                return await self.achat_many(batch, json_mode=json_mode, desc=desc, progress=progress)
+                return await self.achat_many(batch, json_mode=json_mode, desc=desc, progress=progress,
+                                             accept=accept)
             finally:
                 await self.aclose()
 
@@ -269,6 +293,18 @@ class LLMClient:
             return asyncio.run(run())
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
             return ex.submit(asyncio.run, run()).result()
+
+
+def _accepts(accept: Accept | None, result: LLMResult) -> bool:
+    """The caller's verdict on an answer; by default any answer not cut off at ``max_tokens``.
+    A validator that raises refuses the answer (it must not sink the batch)."""
+    if accept is None:
+        return result.finish_reason != "length"
+    try:
+        return bool(accept(result))
+    except Exception:  # noqa: BLE001
+        log.debug("answer validation raised; treating the answer as invalid", exc_info=True)
+        return False
 
 
 def _usage(resp: Any) -> dict[str, int]:

@@ -66,6 +66,28 @@ def sentence_spaces(queries: Iterable[Query]) -> list[Space]:
     return out
 
 
+def window_space(space: Space, cap: int) -> list[Space]:
+    """Cut a sentence space of more than ``cap`` queries into windows of whole consecutive passages.
+
+    A huge report (a 50 MB PDF dump) would otherwise make one space of n^2 pairs; windows bound the
+    work and memory per space to cap^2, at the price of the pairs across windows (counted by the stage).
+    A single passage larger than ``cap`` stays whole (its queries are never paired with each other).
+    """
+    if len(space.left) <= cap or not space.groups:
+        return [space]
+    windows: list[list[int]] = [[]]
+    start = 0
+    for i in range(1, len(space.left) + 1):
+        if i == len(space.left) or space.groups[i] != space.groups[start]:  # a passage block ends at i
+            if windows[-1] and len(windows[-1]) + (i - start) > cap:
+                windows.append([])
+            windows[-1].extend(range(start, i))
+            start = i
+    return [Space(space.kind, f"{space.key}@w{k}", tuple(space.left[j] for j in w),
+                  groups=tuple(space.groups[j] for j in w))
+            for k, w in enumerate(windows) if len({space.groups[j] for j in w}) >= 2]
+
+
 def passage_spaces(queries: Iterable[Query], subtree_of_report: Mapping[str, str]) -> tuple[list[Space], int]:
     """One space per industry subtree over its passage queries; returns (spaces, unassigned count)."""
     by_tree: dict[str, list[str]] = defaultdict(list)

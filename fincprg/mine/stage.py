@@ -16,7 +16,6 @@ Output records (OUT/mine):
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections import Counter
 from typing import Any
@@ -28,30 +27,43 @@ from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, 
 from fincprg.mine.facts import FactsCache
 from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import BlockScorer, scorers_by_space, threshold_for
-from fincprg.mine.spaces import KINDS, Space, expected_pairs, passage_spaces, sentence_spaces, topic_spaces
+from fincprg.mine.spaces import (
+    KINDS,
+    Space,
+    expected_pairs,
+    passage_spaces,
+    sentence_spaces,
+    topic_spaces,
+    window_space,
+)
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
+from fincprg import layout as L
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
-from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic
+from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic, TopicAssignment
 
 log = logging.getLogger(__name__)
+_SCORED = ".scored.jsonl"  # scratch: scored batches, committed one by one, deleted at the end
 
 
 def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], list[Query]]:
-    tree = json.loads(ctx.input_path("topics", "tree.json").read_text(encoding="utf-8"))
-    nodes = {t.id: t for t in (Topic.model_validate(n) for n in tree.get("nodes", []))}
-    subtree = {row["report_id"]: row["subtree_topic"]
-               for row in read_jsonl(ctx.input_path("topics", "assignments.jsonl"))
-               if row.get("subtree_topic")}
-    return nodes, subtree, list(ctx.read("topics", "queries.jsonl", Query))
+    nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
+    subtree = {a.report_id: a.subtree_topic for a in ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment)
+               if a.subtree_topic}
+    return nodes, subtree, list(ctx.read(L.TOPICS, L.QUERIES, Query))
 
 
-def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic],
-                 subtree: dict[str, str]) -> tuple[dict[str, list[Space]], dict[str, int]]:
-    """Spaces per configured kind, plus side counts (unassigned passage queries)."""
+def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic], subtree: dict[str, str],
+                 max_space_queries: int = 2000, direction: str = "both") -> tuple[dict[str, list[Space]], dict[str, int]]:
+    """Spaces per configured kind, plus side counts (unassigned passage queries, windowed sentence spaces)."""
     spaces: dict[str, list[Space]] = {k: [] for k in KINDS}
     side: dict[str, int] = {}
     if "sentence" in kinds:
-        spaces["sentence"] = sentence_spaces(queries)
+        full = sentence_spaces(queries)
+        spaces["sentence"] = [w for s in full for w in window_space(s, max_space_queries)]
+        cut = [s for s in full if len(s.left) > max_space_queries]
+        side["sentence_spaces_windowed"] = len(cut)
+        side["sentence_pairs_skipped_by_window"] = (expected_pairs(full, direction)["sentence"]
+                                                    - expected_pairs(spaces["sentence"], direction)["sentence"])
     if "passage" in kinds:
         spaces["passage"], side["passage_queries_unassigned"] = passage_spaces(queries, subtree)
     if "topic" in kinds:
@@ -62,11 +74,11 @@ def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic]
 def run(ctx: Any) -> dict[str, Any]:
     """Traverse the configured spaces, veto, propagate; write pairs, histogram and mined qrels."""
     cfg = ctx.config.mine
-    register_companies(ctx.read("ingest", "reports.jsonl", Report))
-    passages = list(ctx.read("chunk", "passages.jsonl", Passage))
-    sentences = list(ctx.read("chunk", "sentences.jsonl", Sentence))
-    gen_queries = list(ctx.read("generate", "queries.jsonl", Query))
-    direct = list(ctx.read("generate", "qrels.jsonl", Qrel))
+    register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
+    passages = list(ctx.read(L.CHUNK, L.PASSAGES, Passage))
+    sentences = list(ctx.read(L.CHUNK, L.SENTENCES, Sentence))
+    gen_queries = list(ctx.read(L.GENERATE, L.QUERIES, Query))
+    direct = list(ctx.read(L.GENERATE, L.QRELS, Qrel))
     nodes, subtree, topic_queries = _load_topics(ctx) if "topic" in cfg.spaces or "passage" in cfg.spaces \
         else ({}, {}, [])
     queries = gen_queries + topic_queries
@@ -79,7 +91,7 @@ def run(ctx: Any) -> dict[str, Any]:
         bp_p = boilerplate_passages(passages, sentences, bp_s, cfg.boilerplate.min_reports)
         bp = boilerplate_queries(gen_queries, bp_s, bp_p)
 
-    spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree)
+    spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree, cfg.max_space_queries, cfg.direction)
     facts = FactsCache()
     scorers = scorers_by_space(cfg.reranker, KINDS, facts=facts, workers=cfg.workers)
     reranker = scorers["sentence"]  # the configured model: its name and threshold describe the run
@@ -109,24 +121,44 @@ def run(ctx: Any) -> dict[str, Any]:
 
     envs = {kind: env if scorers[kind] is reranker else dataclasses.replace(env, reranker=scorers[kind], cache={})
             for kind in KINDS}
-    results: dict[str, list[SpaceResult]] = {k: [] for k in KINDS}
-    for kind in KINDS:
-        todo = spaces[kind]
-        batches = [todo[i:i + cfg.batch_size] for i in range(0, len(todo), cfg.batch_size)]
-        for batch in ctx.progress(batches, total=len(batches), desc=f"mine {kind} spaces"):
-            results[kind].extend(score_spaces(batch, envs[kind]))
+    results = _score_resumably(ctx, spaces, envs, cfg.batch_size)
 
     pairs: list[ScoredPair] = [p for kind in KINDS for r in results[kind] for p in r.pairs]
     mined = propagate(pairs, direct, cfg.direction)
-    atomic_write_jsonl(ctx.dir / "pairs.jsonl", pairs)
-    atomic_write_jsonl(ctx.dir / "qrels.jsonl", mined)
-    atomic_write_json(ctx.dir / "histogram.json", {
+    atomic_write_jsonl(ctx.output(L.PAIRS), pairs)
+    atomic_write_jsonl(ctx.output(L.QRELS), mined)
+    atomic_write_json(ctx.output(L.HISTOGRAM), {
         "threshold": threshold, "keep_min_score": cfg.keep_min_score, "bins": N_BINS, "range": [0.0, 1.0],
         "reranker": reranker.name,
         "counts": {k: _hist(results[k]).tolist() for k in KINDS if k in cfg.spaces},
     })
     return summarise(spaces, results, mined, queries, bp, side, cfg.direction, threshold, reranker.name,
                      prefilter_top_k=cfg.prefilter.top_k if cfg.prefilter.enabled else None)
+
+
+def _score_resumably(ctx: Any, spaces: dict[str, list[Space]], envs: dict[str, MineEnv],
+                     batch_size: int) -> dict[str, list[SpaceResult]]:
+    """Score every space in batches, committing each batch's results to a scratch file, so a killed run
+    resumes after its last committed batch (scores are a pure function of the pair, so a resumed run
+    writes the same bytes)."""
+    def fn(batch: list[Space]) -> dict[str, list[dict[str, Any]]]:
+        rows = []
+        for kind in KINDS:
+            todo = [s for s in batch if s.kind == kind]
+            rows += [{"kind": r.kind, "key": r.key, "pairs": [p.model_dump(mode="json") for p in r.pairs],
+                      "counts": dict(r.counts), "hist": r.hist.tolist()} for r in score_spaces(todo, envs[kind])]
+        return {_SCORED: rows}
+
+    todo = [s for kind in KINDS for s in spaces[kind]]
+    ctx.map_batches(todo, fn, outputs=(_SCORED,), batch_size=batch_size, total=len(todo), desc="mine spaces")
+    results: dict[str, list[SpaceResult]] = {k: [] for k in KINDS}
+    scratch = ctx.output(_SCORED)
+    for row in read_jsonl(scratch):
+        results[row["kind"]].append(SpaceResult(row["kind"], row["key"],
+                                                [ScoredPair.model_validate(p) for p in row["pairs"]],
+                                                Counter(row["counts"]), np.asarray(row["hist"], dtype=np.int64)))
+    scratch.unlink()
+    return results
 
 
 def _hist(rs: list[SpaceResult]) -> np.ndarray:

@@ -24,82 +24,103 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from fincprg.version import __version__
-from fincprg.config import PipelineConfig, section_hash
+from fincprg import layout as L
+from fincprg.config import PipelineConfig
 from fincprg.errors import InputError
 from fincprg.ingest.readers import require_corpus
+from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, ConfigView, StageSpec, declared_config, signature
 from fincprg.pipeline.io import JsonlAppender, atomic_write_json, hash_files, read_jsonl
+from fincprg.pipeline.lock import build_lock
+from fincprg.version import __version__
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
-MANIFEST = "manifest.json"
-PROGRESS = "_progress.json"
 # Test hook for kill/resume guarantees: "stage:N" SIGKILLs the process after batch N's
-# lines are fsynced but before its progress is committed (the worst moment).
+# lines are fsynced but before its progress is committed (the worst moment), or, in a stage
+# that commits named steps, right after step N, in the work that follows it; "stage:0" kills
+# any stage after its body returned, before its manifest is written.
 KILL_ENV = "FINCPRG_KILL_AFTER"
 
-
-@dataclass(frozen=True)
-class StageSpec:
-    name: str
-    entry: str  # "module:function", imported lazily so heavy deps load only when the stage runs
-    inputs: tuple[str, ...]
-    config_keys: tuple[str, ...]
-    dirname: str | None = None
-    description: str = ""
-
-    @property
-    def dir(self) -> str:
-        return self.dirname or self.name
-
-
-STAGES: tuple[StageSpec, ...] = (
-    StageSpec("ingest", "fincprg.ingest.stage:run", (), ("ingest",),
-              description="read JSONL/CSV/txt reports into Report records; rejects go to rejected.jsonl"),
-    StageSpec("chunk", "fincprg.chunking.stage:run", ("ingest",), ("chunk",),
-              description="clean and cut ~500-char passages and ~100-char sentences"),
-    StageSpec("generate", "fincprg.generate.stage:run", ("ingest", "chunk"), ("generate", "llm"),
-              description="one query tree per passage (passage + sentence queries), completion, direct qrels"),
-    StageSpec("topics", "fincprg.topics.stage:run", ("ingest",), ("topics", "llm"),
-              description="industry + title + time clustering, topic intents and subqueries, industry subtrees"),
-    StageSpec("mine", "fincprg.mine.stage:run", ("ingest", "chunk", "generate", "topics"), ("mine",),
-              description="reranker query-pair traversal in local spaces, veto, positive propagation"),
-    StageSpec("export", "fincprg.export.stage:run", ("ingest", "chunk", "generate", "topics", "mine"),
-              ("export",), dirname="dataset",
-              description="BEIR/MTEB qrels per subset and split, FlagEmbedding train file, dataset card"),
-)
-STAGE_BY_NAME = {s.name: s for s in STAGES}
+__all__ = ["STAGES", "STAGE_BY_NAME", "StageContext", "StageOutcome", "StageSpec", "run_pipeline", "stage_status"]
 
 
 @dataclass
 class StageContext:
+    """What a stage gets: its declared config (a :class:`ConfigView`), its folder, its declared inputs.
+
+    ``config`` may be given as the whole PipelineConfig; it is narrowed to the spec's keys here, so
+    tests that build a context by hand get the same guard as the runner.
+    """
+
     spec: StageSpec
     out: Path
-    config: PipelineConfig
+    config: Any
     signature: str
     corpus: Path | None = None
     show_progress: bool = True
     counts: dict[str, Any] = field(default_factory=dict)
+    cache_dir: Path = None  # type: ignore[assignment] - default OUT/.cache (run.cache_dir), set below
+    # --retry-failed: the stage re-runs because its last run left retryable failures; these are
+    # that run's failure records (read before its folder was cleared), for the "recovered" count
+    retry_failed: bool = False
+    previous_failures: tuple[dict[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.config, PipelineConfig):
+            if self.cache_dir is None and self.config.run.cache_dir:
+                self.cache_dir = Path(self.config.run.cache_dir)
+            self.config = ConfigView(self.config, self.spec.config_keys, self.spec.name)
+        if self.cache_dir is None:
+            self.cache_dir = self.build.cache_dir
+
+    @property
+    def build(self) -> L.Build:
+        return L.Build(self.out)
 
     @property
     def dir(self) -> Path:
         return self.out / self.spec.dir
 
-    @property
-    def cache_dir(self) -> Path:
-        c = self.config.run.cache_dir
-        return Path(c) if c else self.out / ".cache"
-
     def input_path(self, stage: str, filename: str) -> Path:
-        p = self.out / STAGE_BY_NAME[stage].dir / filename
-        if not p.exists():
-            raise InputError(f"{p} is missing; run `fincprg build` so that stage '{stage}' runs first")
-        return p
+        if (stage, filename) not in self.spec.reads:
+            raise RuntimeError(f"stage {self.spec.name!r} reads {stage}/{filename}, which its StageSpec does not "
+                               "declare; add it to reads in fincprg/pipeline/contract.py")
+        return self.build.require(stage, filename)
 
     def read(self, stage: str, filename: str, model: type[M]) -> Iterator[M]:
         return read_jsonl(self.input_path(stage, filename), model)
+
+    def output(self, filename: str) -> Path:
+        """Path of one of this stage's declared outputs, or of a scratch file (a name starting with ".":
+        kept across a resume, never hashed; the stage deletes it when done)."""
+        if not (filename.startswith(".") or self.spec.writes_file(filename)):
+            raise RuntimeError(f"stage {self.spec.name!r} writes {filename}, which its StageSpec does not declare")
+        return self.dir / filename
+
+    def _committed(self, batch_size: int) -> tuple[int, dict[str, int]]:
+        state = _load_json(self.dir / L.PROGRESS)
+        if state and state.get("signature") == self.signature and state.get("batch_size") == batch_size:
+            return state["batches_done"], state["offsets"]
+        return 0, {}
+
+    def committed_batches(self, batch_size: int) -> int:
+        """Batches an earlier, killed run of this stage committed (the resume point of ``map_batches``)."""
+        return self._committed(batch_size)[0]
+
+    def step_done(self, step: str) -> bool:
+        """Whether an earlier, killed run of this stage (same signature) committed ``step``."""
+        state = _load_json(self.dir / L.PROGRESS) or {}
+        return state.get("signature") == self.signature and step in state.get("steps", [])
+
+    def commit_step(self, step: str) -> None:
+        """Record that ``step``'s files are complete, so a resumed run skips it (global stages)."""
+        state = _load_json(self.dir / L.PROGRESS) or {}
+        steps = state.get("steps", []) if state.get("signature") == self.signature else []
+        atomic_write_json(self.dir / L.PROGRESS, {"signature": self.signature, "steps": [*steps, step]})
+        if _kill_point(self.spec.name) == len(steps) + 1:
+            os.kill(os.getpid(), signal.SIGKILL)  # test hook: killed in the work that follows step N
 
     def progress(self, it: Iterable[T], total: int | None = None, desc: str = "") -> Iterator[T]:
         from tqdm.auto import tqdm
@@ -116,26 +137,29 @@ class StageContext:
         batch_size: int,
         total: int | None = None,
         desc: str = "",
+        skipped: bool = False,
     ) -> dict[str, int]:
         """Run ``fn`` over batches of ``items``, appending its records to ``outputs`` resumably.
 
         ``items`` must be deterministic; batch boundaries depend only on ``batch_size``
         (a runtime key), and output bytes do not, so resuming gives identical files.
+        ``skipped``: the caller already left out the ``committed_batches(batch_size)`` committed
+        batches (a streaming stage that must not even start work on them).
         """
-        prog_path = self.dir / PROGRESS
-        state = _load_json(prog_path)
-        done, offsets = 0, {}
-        if state and state.get("signature") == self.signature and state.get("batch_size") == batch_size:
-            done, offsets = state["batches_done"], state["offsets"]
+        prog_path = self.dir / L.PROGRESS
+        done, offsets = self._committed(batch_size)
+        if done:
             log.info("%s: resuming after %d committed batches", self.spec.name, done)
-        writers = {o: JsonlAppender(self.dir / o, truncate_to=offsets.get(o, 0)) for o in outputs}
+        writers = {o: JsonlAppender(self.output(o), truncate_to=offsets.get(o, 0)) for o in outputs}
         kill_at = _kill_point(self.spec.name)
         from tqdm.auto import tqdm
 
         bar = tqdm(total=total, desc=desc or self.spec.name, disable=not self.show_progress,
                    leave=False, dynamic_ncols=True)
+        if skipped:
+            bar.update(min(done * batch_size, total or 0))
         try:
-            for idx, batch in enumerate(_batched(items, batch_size)):
+            for idx, batch in enumerate(_batched(items, batch_size), start=done if skipped else 0):
                 if idx < done:
                     bar.update(len(batch))
                     continue
@@ -212,7 +236,7 @@ def output_files(stage_dir: Path) -> list[Path]:
     HTML views are left out: plotly writes random element ids, and a re-drawn chart must not
     invalidate every later stage.
     """
-    return [p for p in stage_dir.rglob("*") if p.is_file() and p.name not in (MANIFEST, PROGRESS)
+    return [p for p in stage_dir.rglob("*") if p.is_file() and p.name not in (L.MANIFEST, L.PROGRESS)
             and not p.name.startswith(".") and p.suffix != ".html"]
 
 
@@ -223,34 +247,55 @@ def corpus_hash(corpus: Path) -> str:
     return hash_files([p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith(".")], corpus)
 
 
-def code_hash(spec: StageSpec) -> str:
-    """Hash of the code a stage's output depends on: its own package plus the shared finance
-    knowledge and records, so editing a stage re-runs it (and, through changed outputs, what follows)."""
-    root = Path(__file__).resolve().parents[1]
-    pkg = root / spec.entry.split(":")[0].split(".")[1]
-    files = [*pkg.rglob("*.py"), *(root / "finance").rglob("*"), root / "records.py"]
-    return hash_files([f for f in files if f.is_file() and "__pycache__" not in f.parts], root)
+def _check_outputs(spec: StageSpec, stage_dir: Path) -> None:
+    """A stage is complete only with every declared file present and no undeclared one."""
+    written = {p.relative_to(stage_dir).as_posix() for p in stage_dir.rglob("*") if p.is_file()
+               and p.name not in (L.MANIFEST, L.PROGRESS) and not p.name.startswith(".")}
+    undeclared = sorted(w for w in written if not spec.writes_file(w))
+    missing = sorted(w for w in spec.writes if not w.endswith("/") and w not in written
+                     and not w.endswith(".html"))  # HTML views are optional (topics.viz=none)
+    if undeclared or missing:
+        raise RuntimeError(f"stage {spec.name!r} broke its contract: undeclared files {undeclared}, "
+                           f"missing files {missing} (see writes in fincprg/pipeline/contract.py)")
+    for rel in sorted(written):
+        if rel.endswith(".jsonl"):
+            _validate_jsonl(stage_dir / rel)
 
 
-def signature(spec: StageSpec, cfg: PipelineConfig, input_hashes: dict[str, str]) -> str:
-    import hashlib
+def _validate_jsonl(path: Path) -> None:
+    """Every line whole JSON: a stage whose file was torn or interleaved is never marked complete."""
     import json
 
-    payload = {"stage": spec.name, "version": __version__, "code": code_hash(spec),
-               "config": section_hash(cfg, spec.config_keys), "inputs": input_hashes}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+    with open(path, "rb") as f:
+        for i, line in enumerate(f, 1):
+            try:
+                if not line.endswith(b"\n"):
+                    raise ValueError("the last line has no newline (a torn write)")
+                json.loads(line)
+            except ValueError as e:
+                raise InputError(f"{path}:{i} is not a whole JSON line ({e}); the stage is not marked complete. "
+                                 "Re-run `fincprg build` (it re-runs the stage)") from None
+
+
+def _input_hashes(spec: StageSpec, corpus: Path, done: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Output hashes of the stages ``spec`` reads; a read manifest adds that stage's signature."""
+    if not spec.inputs:
+        return {"corpus": corpus_hash(corpus)}
+    out = {s: done[s]["output_hash"] for s in spec.inputs}
+    out.update({f"{s}.signature": done[s]["signature"] for s, f in spec.reads if f == L.MANIFEST})
+    return out
 
 
 @dataclass
 class StageOutcome:
     name: str
-    status: str  # "ran" | "resumed" | "skipped"
+    status: str  # "ran" | "resumed" | "retried" | "skipped"
     seconds: float
     counts: dict[str, Any]
 
 
 def read_manifest(out: Path, stage: str) -> dict[str, Any] | None:
-    return _load_json(out / STAGE_BY_NAME[stage].dir / MANIFEST)
+    return L.Build(out).manifest(stage)
 
 
 def run_pipeline(
@@ -261,47 +306,69 @@ def run_pipeline(
     upto: str | None = None,
     force: bool = False,
     show_progress: bool | None = None,
+    retry_failed: bool = False,
 ) -> list[StageOutcome]:
-    """Run every stage in order (up to ``upto``), skipping or resuming by signature."""
+    """Run every stage in order (up to ``upto``), skipping or resuming by signature.
+
+    Holds ``OUT/.lock`` throughout: a second build into the same folder fails at once.
+    ``retry_failed`` re-runs a complete stage whose manifest counts ``retryable_failures`` (LLM
+    answers that failed validation or never came): its valid answers come from the LLM cache and
+    only the failed items are sent again, so its output equals a run where they had succeeded.
+    """
     require_corpus(corpus)  # checked before OUT is created, so a typo leaves nothing behind
     out.mkdir(parents=True, exist_ok=True)
+    with build_lock(out):
+        return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress,
+                           retry_failed=retry_failed)
+
+
+def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | None, force: bool,
+                show_progress: bool | None, retry_failed: bool) -> list[StageOutcome]:
     show = cfg.run.show_progress if show_progress is None else show_progress
     outcomes: list[StageOutcome] = []
-    output_hashes: dict[str, str] = {}
+    done: dict[str, dict[str, Any]] = {}  # stage -> {"signature", "output_hash"} of this build
     for spec in STAGES:
-        inputs = ({"corpus": corpus_hash(corpus)} if not spec.inputs
-                  else {s: output_hashes[s] for s in spec.inputs})
+        inputs = _input_hashes(spec, corpus, done)
         sig = signature(spec, cfg, inputs)
         stage_dir = out / spec.dir
-        manifest = _load_json(stage_dir / MANIFEST)
-        if not force and manifest and manifest.get("signature") == sig:
-            output_hashes[spec.name] = manifest["output_hash"]
+        manifest = _load_json(stage_dir / L.MANIFEST)
+        retry = bool(retry_failed and manifest and manifest.get("signature") == sig
+                     and (manifest.get("counts") or {}).get("retryable_failures"))
+        if not force and not retry and manifest and manifest.get("signature") == sig:
+            done[spec.name] = {"signature": sig, "output_hash": manifest["output_hash"]}
             outcomes.append(StageOutcome(spec.name, "skipped", 0.0, manifest.get("counts", {})))
             log.info("%s: up to date (signature %s), skipped", spec.name, sig)
         else:
-            prog = _load_json(stage_dir / PROGRESS)
+            failures = stage_dir / L.FAILURES
+            previous = tuple(read_jsonl(failures)) if retry and failures.is_file() else ()
+            prog = _load_json(stage_dir / L.PROGRESS)
             resumed = bool(not force and prog and prog.get("signature") == sig)
             if not resumed and stage_dir.exists():
                 shutil.rmtree(stage_dir)
             stage_dir.mkdir(parents=True, exist_ok=True)
-            (stage_dir / MANIFEST).unlink(missing_ok=True)
-            ctx = StageContext(spec, out, cfg, sig, corpus=corpus, show_progress=show)
+            (stage_dir / L.MANIFEST).unlink(missing_ok=True)
+            ctx = StageContext(spec, out, cfg, sig, corpus=corpus, show_progress=show, retry_failed=retry,
+                               previous_failures=previous)
             mod_name, fn_name = spec.entry.split(":")
             fn = getattr(importlib.import_module(mod_name), fn_name)
             t0 = time.perf_counter()
             counts = fn(ctx) or {}
             secs = time.perf_counter() - t0
-            (stage_dir / PROGRESS).unlink(missing_ok=True)
+            if _kill_point(spec.name) == 0:
+                os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
+            _check_outputs(spec, stage_dir)
+            (stage_dir / L.PROGRESS).unlink(missing_ok=True)
             out_hash = hash_files(output_files(stage_dir), stage_dir)
-            atomic_write_json(stage_dir / MANIFEST, {
+            atomic_write_json(stage_dir / L.MANIFEST, {
                 "stage": spec.name, "signature": sig, "inputs": inputs, "output_hash": out_hash,
-                "config": {k: getattr(cfg, k).model_dump(mode="json") for k in spec.config_keys},
+                "config": declared_config(cfg, spec.config_keys),
                 "counts": counts, "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "versions": _versions(),
             })
-            output_hashes[spec.name] = out_hash
-            outcomes.append(StageOutcome(spec.name, "resumed" if resumed else "ran", secs, counts))
-            log.info("%s: %s in %.1fs %s", spec.name, "resumed" if resumed else "ran", secs, counts)
+            done[spec.name] = {"signature": sig, "output_hash": out_hash}
+            status = "retried" if retry else "resumed" if resumed else "ran"
+            outcomes.append(StageOutcome(spec.name, status, secs, counts))
+            log.info("%s: %s in %.1fs %s", spec.name, status, secs, counts)
         if upto and spec.name == upto:
             break
     return outcomes
@@ -312,8 +379,8 @@ def stage_status(out: Path) -> list[dict[str, Any]]:
     rows = []
     for spec in STAGES:
         d = out / spec.dir
-        m = _load_json(d / MANIFEST)
-        p = _load_json(d / PROGRESS)
+        m = _load_json(d / L.MANIFEST)
+        p = _load_json(d / L.PROGRESS)
         status = "complete" if m else ("partial" if p else "missing")
         rows.append({"stage": spec.name, "dir": spec.dir, "status": status,
                      "signature": (m or p or {}).get("signature"),

@@ -9,15 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
+from fincprg.config import ExportConfig
 from fincprg.errors import InputError
 from fincprg.evaluate.data import level_rank, read_qrels
 from fincprg.pipeline.io import read_jsonl
+from fincprg.records import TopicHierarchy
 from fincprg.report import svg
 
 log = logging.getLogger(__name__)
 
-STAGE_DIRS = (("ingest", "ingest"), ("chunk", "chunk"), ("generate", "generate"), ("topics", "topics"),
-              ("mine", "mine"), ("export", "dataset"))
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -38,6 +39,21 @@ def _json(path: Path) -> Any:
         return None
 
 
+def _rel(build: L.Build, stage: str, name: str) -> str:
+    return build.path(stage, name).relative_to(build.out).as_posix()
+
+
+def _tree(out: Path) -> TopicHierarchy | None:
+    path = L.Build(out).path(L.TOPICS, L.TREE)
+    if not path.is_file():
+        return None
+    try:
+        return L.read_topic_tree(path)
+    except InputError as e:
+        log.warning("report: %s; topic sections skipped", e)
+        return None
+
+
 def clip(text: str | None, n: int) -> str:
     text = text or ""
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -46,10 +62,11 @@ def clip(text: str | None, n: int) -> str:
 def stages(out: Path) -> list[dict[str, Any]]:
     """One row per stage manifest: status and its scalar counts (nested counts are left out)."""
     rows = []
-    for name, d in STAGE_DIRS:
-        m = _json(out / d / "manifest.json")
+    build = L.Build(out)
+    for name in L.STAGE_DIRS:
+        m = build.manifest(name)
         if m is None:
-            rows.append({"stage": name, "present": (out / d).is_dir(), "counts": []})
+            rows.append({"stage": name, "present": build.dir(name).is_dir(), "counts": []})
             continue
         counts = [(k, f"{v:.4g}" if isinstance(v, float) else str(v)) for k, v in (m.get("counts") or {}).items()
                   if isinstance(v, (int, float, str)) and not isinstance(v, bool)]
@@ -59,11 +76,12 @@ def stages(out: Path) -> list[dict[str, Any]]:
 
 def subset_stats(dataset: Path) -> list[dict[str, Any]]:
     """Per qrels file: queries, pairs, relevant passages per query, average query/passage length."""
-    files = sorted((dataset / "qrels").glob("*.tsv")) if (dataset / "qrels").is_dir() else []
+    ds = L.Dataset(dataset)
+    files = sorted(ds.qrels_dir.glob("*.tsv")) if ds.qrels_dir.is_dir() else []
     if not files:
         return []
-    qlen = {r["_id"]: len(r.get("text", "")) for r in _jsonl(dataset / "queries.jsonl")}
-    plen = {r["_id"]: len(r.get("text", "")) for r in _jsonl(dataset / "corpus.jsonl")}
+    qlen = {r["_id"]: len(r.get("text", "")) for r in _jsonl(ds.queries)}
+    plen = {r["_id"]: len(r.get("text", "")) for r in _jsonl(ds.corpus)}
     rows = []
     for f in files:
         try:
@@ -86,26 +104,27 @@ def subset_stats(dataset: Path) -> list[dict[str, Any]]:
 
 def histograms(out: Path) -> dict[str, Any]:
     """Score histograms per space from mine/histogram.json (all traversed pairs), else from pairs.jsonl."""
-    h = _json(out / "mine" / "histogram.json")
+    build = L.Build(out)
+    h = build.histogram()
     if h and h.get("counts"):
         lo, hi = (h.get("range") or [0.0, 1.0])[:2]
-        return {"source": "mine/histogram.json (every traversed pair)", "reranker": h.get("reranker"),
+        return {"source": f"{_rel(build, L.MINE, L.HISTOGRAM)} (every traversed pair)", "reranker": h.get("reranker"),
                 "threshold": h.get("threshold"),
                 "charts": [{"space": s, **svg.histogram(c, h.get("threshold"), lo, hi)} for s, c in h["counts"].items()]}
-    pairs = list(_jsonl(out / "mine" / "pairs.jsonl"))
+    pairs = list(_jsonl(build.path(L.MINE, L.PAIRS)))
     if not pairs:
         return {}
     counts: dict[str, list[int]] = defaultdict(lambda: [0] * 100)
     for p in pairs:
         counts[p["space"]][min(99, max(0, int(float(p["score"]) * 100)))] += 1
-    man = _json(out / "mine" / "manifest.json") or {}
+    man = build.manifest(L.MINE) or {}
     thr = (man.get("counts") or {}).get("threshold")
-    return {"source": "mine/pairs.jsonl (only pairs kept on disk)", "reranker": None, "threshold": thr,
+    return {"source": f"{_rel(build, L.MINE, L.PAIRS)} (only pairs kept on disk)", "reranker": None, "threshold": thr,
             "charts": [{"space": s, **svg.histogram(c, thr)} for s, c in counts.items()]}
 
 
 def audit(out: Path) -> dict[str, Any] | None:
-    s = _json(out / "audit" / "summary.json")
+    s = _json(L.Build(out).audit_dir / L.SUMMARY_JSON)
     if not s or "levels" not in s:
         return None
     levels = [{"level": lv, **r, "chart": svg.fp_fn_bars(r["intervals"])}
@@ -115,10 +134,10 @@ def audit(out: Path) -> dict[str, Any] | None:
 
 def topic_tree(out: Path, max_nodes: int = 2000) -> dict[str, Any] | None:
     """The topic tree as nested dicts ``{id, keywords, industry, size, leaf, children}``."""
-    t = _json(out / "topics" / "tree.json")
-    if not t or not t.get("nodes"):
+    t = _tree(out)
+    if t is None or not t.nodes:
         return None
-    nodes = {n["id"]: n for n in t["nodes"]}
+    nodes = t.by_id()
     seen: set[str] = set()
 
     def build(nid: str, depth: int) -> dict[str, Any] | None:
@@ -126,20 +145,21 @@ def topic_tree(out: Path, max_nodes: int = 2000) -> dict[str, Any] | None:
         if n is None or nid in seen or len(seen) >= max_nodes:
             return None
         seen.add(nid)
-        kids = [c for c in (build(k, depth + 1) for k in n.get("children") or ()) if c]
-        return {"id": nid, "keywords": list(n.get("keywords") or ())[:10], "industry": n.get("industry"),
-                "size": n.get("size", 0), "leaf": n.get("is_leaf", False), "children": kids, "depth": depth}
+        kids = [c for c in (build(k, depth + 1) for k in n.children) if c]
+        return {"id": nid, "keywords": list(n.keywords)[:10], "industry": n.industry,
+                "size": n.size, "leaf": n.is_leaf, "children": kids, "depth": depth}
 
-    roots = [t["root"]] if t.get("root") in nodes else [n["id"] for n in t["nodes"] if not n.get("parent_id")]
+    roots = [t.root] if t.root in nodes else [n.id for n in t.nodes if not n.parent_id]
     return {"roots": [r for r in (build(x, 0) for x in roots) if r], "nodes": len(nodes),
-            "leaves": sum(1 for n in t["nodes"] if n.get("is_leaf")), "truncated": len(seen) >= max_nodes}
+            "leaves": sum(1 for n in t.nodes if n.is_leaf), "truncated": len(seen) >= max_nodes}
 
 
 def query_trees(out: Path, n: int = 3) -> dict[str, Any]:
     """Sample trees: passage -> passage query -> sentence queries; topic intent -> subqueries."""
-    queries = list(_jsonl(out / "generate" / "queries.jsonl"))
-    passages = {p["id"]: p["text"] for p in _jsonl(out / "chunk" / "passages.jsonl")}
-    sentences = {s["id"]: s["text"] for s in _jsonl(out / "chunk" / "sentences.jsonl")}
+    build = L.Build(out)
+    queries = list(_jsonl(build.path(L.GENERATE, L.QUERIES)))
+    passages = {p["id"]: p["text"] for p in _jsonl(build.path(L.CHUNK, L.PASSAGES))}
+    sentences = {s["id"]: s["text"] for s in _jsonl(build.path(L.CHUNK, L.SENTENCES))}
     children: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for q in queries:
         if q.get("parent_id"):
@@ -155,13 +175,13 @@ def query_trees(out: Path, n: int = 3) -> dict[str, Any]:
             "sentences": [{"id": c["id"], "text": c["text"],
                            "sentence": clip(sentences.get((c.get("provenance") or {}).get("sentence_id", "")), 200)}
                           for c in children[q["id"]]]})
-    tq = list(_jsonl(out / "topics" / "queries.jsonl"))
+    tq = list(_jsonl(build.path(L.TOPICS, L.QUERIES)))
     sub: dict[str, list[str]] = defaultdict(list)
     for q in tq:
         if q["level"] == "topic" and q.get("parent_id"):
             sub[q["parent_id"]].append(q["text"])
-    tree = _json(out / "topics" / "tree.json") or {}
-    kw = {t["id"]: list(t.get("keywords") or ())[:8] for t in tree.get("nodes", [])}
+    tree = _tree(out)
+    kw = {t.id: list(t.keywords)[:8] for t in (tree.nodes if tree else ())}
     intents = [{"id": q["id"], "text": q["text"], "topic": (q.get("source_ids") or [""])[0],
                 "keywords": kw.get((q.get("source_ids") or [""])[0], []), "subqueries": sub[q["id"]]}
                for q in tq if q["level"] == "intent"][:n]
@@ -170,9 +190,10 @@ def query_trees(out: Path, n: int = 3) -> dict[str, Any]:
 
 def mined_examples(out: Path, n: int = 5) -> list[dict[str, Any]]:
     """The top-scoring accepted pairs per space, with their texts."""
-    texts = {q["id"]: q["text"] for p in ("generate", "topics") for q in _jsonl(out / p / "queries.jsonl")}
+    build = L.Build(out)
+    texts = {q["id"]: q["text"] for st in (L.GENERATE, L.TOPICS) for q in _jsonl(build.path(st, L.QUERIES))}
     best: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for p in _jsonl(out / "mine" / "pairs.jsonl"):
+    for p in _jsonl(build.path(L.MINE, L.PAIRS)):
         if p.get("accepted"):
             best[p["space"]].append(p)
     rows = []
@@ -183,15 +204,42 @@ def mined_examples(out: Path, n: int = 5) -> list[dict[str, Any]]:
     return rows
 
 
-def eval_tables(dirs: list[Path]) -> list[dict[str, Any]]:
-    """Tables from eval --out folders (results.csv): one per (folder, subset), rows retrievers."""
+def backends(out: Path) -> list[dict[str, Any]]:
+    """The model (or offline stand-in) behind each label, from the config the stages recorded."""
+    from fincprg.export.card import model_ids, produced_by
+
+    build = L.Build(out)
+    manifests = {s: build.manifest(s) or {} for s in L.STAGE_DIRS}
+    if not any(manifests.values()):
+        return []
+    export_cfg = (manifests[L.EXPORT].get("config") or {}).get(L.EXPORT)
+    cfg = produced_by({s: m for s, m in manifests.items() if s != L.EXPORT}, ExportConfig.model_validate(export_cfg or {}))
+    return [{"role": k, "model": v, "offline": "offline" in v or v.startswith(("bm25", "lsa"))}
+            for k, v in model_ids(cfg).items()]
+
+
+def eval_freshness(d: Path, build_hash: str | None) -> dict[str, Any]:
+    """Whether an eval folder scored this build's dataset: ``fresh``, ``stale`` or ``unknown``."""
+    meta = _json((d if d.is_dir() else d.parent) / L.EVAL_META) or {}
+    got = meta.get("dataset_hash")
+    if not got or not build_hash:
+        return {"status": "unknown", "note": "no dataset hash recorded (results from an older fincprg?)"}
+    if got != build_hash:
+        return {"status": "stale", "note": f"scored dataset {got}, but this build's dataset is {build_hash}: "
+                                           "re-run fincprg eval"}
+    return {"status": "fresh", "note": ""}
+
+
+def eval_tables(dirs: list[Path], build_hash: str | None = None) -> list[dict[str, Any]]:
+    """Tables from eval --out folders (results.csv): one per (folder, subset), rows retrievers; each says
+    whether it scored this build's dataset (``build_hash``, :meth:`fincprg.layout.Dataset.content_hash`)."""
     from fincprg.evaluate.harness import read_results_table  # loads the retrievers (numpy); only when asked
 
     tables = []
     for d in dirs:
-        f = d / "results.csv" if d.is_dir() else d
+        f = d / L.RESULTS_CSV if d.is_dir() else d
         if not f.is_file():
-            log.warning("report: %s has no results.csv; eval table skipped", d)
+            log.warning("report: %s has no %s; eval table skipped", d, L.RESULTS_CSV)
             continue
         metrics, rows = read_results_table(f)
         by_subset: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -201,7 +249,7 @@ def eval_tables(dirs: list[Path]) -> list[dict[str, Any]]:
             best = [max((r["vals"][i] for r in rows if r["vals"][i] is not None), default=None)
                     for i in range(len(metrics))]
             tables.append({"source": str(d), "subset": subset, "metrics": metrics, "rows": rows, "best": best,
-                           "n": rows[0]["n"] if rows else None})
+                           "n": rows[0]["n"] if rows else None, **eval_freshness(d, build_hash)})
     return tables
 
 
@@ -209,5 +257,5 @@ def eval_dirs(out: Path, given: list[Path] | None) -> list[Path]:
     """--eval folders, else OUT/eval (and OUT/eval/*/) holding a results.csv."""
     if given:
         return list(given)
-    base = out / "eval"
-    return [p.parent for p in sorted([*base.glob("results.csv"), *base.glob("*/results.csv")])]
+    base = L.Build(out).eval_dir
+    return [p.parent for p in sorted([*base.glob(L.RESULTS_CSV), *base.glob(f"*/{L.RESULTS_CSV}")])]

@@ -5,6 +5,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from fincprg import layout as L
+
 
 def build_context(out: Path, eval_dirs: list[Path] | None = None, samples: int = 3) -> dict[str, Any]:
     """Everything the report template shows, read from OUT (each missing part is reported as missing)."""
@@ -12,9 +14,10 @@ def build_context(out: Path, eval_dirs: list[Path] | None = None, samples: int =
 
     return {
         "out": str(out), "title": out.resolve().name, "generated": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "stages": data.stages(out), "subsets": data.subset_stats(out / "dataset"), "hist": data.histograms(out),
+        "stages": data.stages(out), "subsets": data.subset_stats(L.Build(out).dataset.root), "hist": data.histograms(out),
         "mined": data.mined_examples(out), "audit": data.audit(out), "tree": data.topic_tree(out),
-        "trees": data.query_trees(out, samples), "evals": data.eval_tables(data.eval_dirs(out, eval_dirs)),
+        "trees": data.query_trees(out, samples), "backends": data.backends(out),
+        "evals": data.eval_tables(data.eval_dirs(out, eval_dirs), L.Build(out).dataset.content_hash()),
     }
 
 
@@ -28,6 +31,6 @@ def write_report(out: Path, dest: Path | None = None, eval_dirs: list[Path] | No
     out = Path(out)
     if not out.is_dir():
         raise InputError(f"{out} is not a folder; give a build's output folder (the --out of fincprg build)")
-    dest = Path(dest) if dest else out / "report.html"
+    dest = Path(dest) if dest else L.Build(out).report_file
     atomic_write_text(dest, render("report.html.j2", **build_context(out, eval_dirs, samples)))
     return dest

@@ -10,6 +10,8 @@ Two backends:
   ``[{"intent": str, "subqueries": [str, ...]}]``. It goes through ``fincprg.llm.LLMClient``
   (cache, retries, bounded concurrency); an invalid answer is re-asked once with the error, and a
   topic that still fails becomes a ``Failure`` record with the raw answer (never silently lost).
+  Only valid answers are cached, so the next run of the stage (``fincprg build --retry-failed``)
+  asks exactly the failed topics again.
   JSON mode is off for this prompt: OpenAI's json_object mode forbids a top-level array.
 
 Query ids: intent ``qi:<topic_id>:<k>`` (level "intent"), subquery ``qt:<topic_id>:<k>:<j>``
@@ -128,27 +130,41 @@ def validate(answer: Any, *, max_intents: int = 3, max_subqueries: int = 5) -> l
 def llm_intents(topics: Sequence[TopicInput], cfg: Any, llm_cfg: Any, cache_dir: Path
                 ) -> tuple[dict[str, list[dict[str, Any]]], list[Failure], dict[str, Any]]:
     """Ask the LLM for each topic's intents; returns (topic -> intents, failures, client stats)."""
-    from fincprg.llm import LLMClient, load_prompt, parse_json
+    from fincprg.llm import LLMClient, load_prompt, parse_json_detailed
 
     prompt = load_prompt(cfg.prompt, cfg.language)
     client = LLMClient(llm_cfg, cache_dir)
     limits = {"max_intents": cfg.max_intents, "max_subqueries": cfg.max_subqueries}
     msgs = [prompt.render(keywords=[surface_form(k, t.titles) for k in t.keywords[:cfg.max_keywords]], titles=list(t.titles[:cfg.max_titles]),
                           industry=t.industry or "", **limits) for t in topics]
-    results = client.chat_many(msgs, json_mode=False, desc="topic intents")
     done: dict[str, list[dict[str, Any]]] = {}
     errors: dict[int, tuple[str, str | None]] = {}
+
+    def parse(text: str | None) -> list[dict[str, Any]] | str:
+        """The validated intents, or the error message."""
+        try:
+            parsed = parse_json_detailed(text)
+            if parsed.truncated:
+                return "invalid answer: it was cut off before its JSON closed; answer again, shorter"
+            return validate(parsed.value, **limits)
+        except Exception as e:  # noqa: BLE001 - JSONParseError or ValueError: recorded, re-asked
+            return f"invalid answer: {e}"
 
     def check(i: int, text: str | None, err: str | None) -> None:
         if err is not None or text is None:
             errors[i] = (f"llm error: {err}", text)
             return
-        try:
-            done[topics[i].topic_id] = validate(parse_json(text), **limits)
+        got = parse(text)
+        if isinstance(got, str):
+            errors[i] = (got, text)
+        else:
+            done[topics[i].topic_id] = got
             errors.pop(i, None)
-        except Exception as e:  # noqa: BLE001 - JSONParseError or ValueError: recorded, re-asked
-            errors[i] = (f"invalid answer: {e}", text)
 
+    def valid(_: int, res: Any) -> bool:  # only valid answers are cached
+        return not isinstance(parse(res.text), str)
+
+    results = client.chat_many(msgs, json_mode=False, desc="topic intents", accept=valid)
     for i, r in enumerate(results):
         check(i, r.text, r.error)
     retry = [i for i, (msg, raw) in errors.items() if raw is not None and prompt.has("reask")]
@@ -156,8 +172,8 @@ def llm_intents(topics: Sequence[TopicInput], cfg: Any, llm_cfg: Any, cache_dir:
         convs = [msgs[i] + [{"role": "assistant", "content": errors[i][1] or ""},
                             {"role": "user", "content": prompt.render_block("reask", error=errors[i][0])}]
                  for i in retry]
-        for i, r in zip(retry, client.chat_many(convs, json_mode=False, desc="topic intents (re-ask)"),
-                        strict=True):
+        for i, r in zip(retry, client.chat_many(convs, json_mode=False, desc="topic intents (re-ask)",
+                                                accept=valid), strict=True):
             check(i, r.text, r.error)
     failures = [Failure(stage="topics", item_id=topics[i].topic_id, kind="intent", message=msg, raw=raw)
                 for i, (msg, raw) in sorted(errors.items())]

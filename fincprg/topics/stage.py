@@ -16,6 +16,7 @@ Output records (``OUT/topics/``, written atomically: this is a global stage):
 """
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from typing import Any
@@ -24,8 +25,10 @@ import numpy as np
 
 from fincprg.finance import register_companies
 from fincprg.finance.industries import CITIC_INDUSTRIES, to_citic
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
-from fincprg.records import Failure, Query, Report
+from fincprg import layout as L
+from fincprg.llm.retry import retry_counts
+from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
+from fincprg.records import Failure, Query, Report, TopicAssignment, TopicHierarchy
 from fincprg.topics.classify import company_map, make_classifier
 from fincprg.topics.cluster import TopicTree, cluster_titles
 from fincprg.topics.embed import make_embedder
@@ -99,13 +102,14 @@ def industry_block(industries: list[str | None], weight: float) -> np.ndarray:
     return out
 
 
-def topic_inputs(tree: TopicTree, nodes: dict, titles: list[Title], emb: np.ndarray) -> list[TopicInput]:
-    """Leaf topics (not outliers) with titles ranked by cosine to the topic centroid."""
+def topic_inputs(topics: list[int], nodes: dict, titles: list[Title], emb: np.ndarray) -> list[TopicInput]:
+    """Leaf topics (not outliers) with titles ranked by cosine to the topic centroid (``topics``: the
+    leaf topic number of each kept title)."""
     members: dict[int, list[int]] = {}
-    for i, k in enumerate(tree.topics):
+    for i, k in enumerate(topics):
         members.setdefault(k, []).append(i)
     out = []
-    for k in sorted(set(tree.topics) - {-1}):
+    for k in sorted(set(topics) - {-1}):
         idx = members[k]
         sub = emb[idx]
         centroid = sub.mean(axis=0)
@@ -137,20 +141,22 @@ def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[
     return queries, [], {}
 
 
-def run(ctx: Any) -> dict[str, Any]:
-    """Run the topics stage (see the module docstring for inputs and outputs)."""
+_EMB, _CLUSTERED = ".embeddings.npy", ".clustered.json"  # scratch of the clustering checkpoint
+
+
+def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
+    """Titles, industries, embeddings, clustering, tree, assignments and plots: the expensive part.
+
+    Writes titles.jsonl, tree.json, assignments.jsonl and the HTML views, plus scratch files that let a
+    killed run resume at the intents (see :func:`load_clustered`). Returns what the intents step needs.
+    """
     from fincprg.topics.viz import write_html
 
-    cfg = ctx.config.topics
-    seed = ctx.config.run.seed
-    reports = list(ctx.read("ingest", "reports.jsonl", Report))
-    register_companies(reports)
+    reports = list(ctx.read(L.INGEST, L.REPORTS, Report))
     kept, dropped = select_titles(reports, cfg.min_title_chars)
     kept, classifier = label_industries(kept, reports, cfg)
     order = {r.id: i for i, r in enumerate(reports)}
-    all_titles = sorted([*kept, *dropped], key=lambda t: order[t.report_id])
-    atomic_write_jsonl(ctx.dir / "titles.jsonl", all_titles)
-
+    atomic_write_jsonl(ctx.output(L.TITLES), sorted([*kept, *dropped], key=lambda t: order[t.report_id]))
     if kept:
         emb = embed_titles(kept, cfg, seed, classifier, progress=ctx.progress)
         log.info("topics: clustering %d titles (BERTopic + HDBSCAN)...", len(kept))
@@ -158,41 +164,73 @@ def run(ctx: Any) -> dict[str, Any]:
     else:
         emb = np.zeros((0, 1), dtype=np.float32)
         tree = TopicTree([], {"t0": []}, {"t0": None}, {}, "t0", notes=["no titles"])
-    industries = [t.industry for t in kept]
-    nodes = build_nodes(tree, [t.report_id for t in kept], industries, cfg.dominance)
-    atomic_write_json(ctx.dir / "tree.json", {"nodes": [n.model_dump(mode="json") for n in nodes.values()],
-                                              "root": tree.root})
-    assignments = []
-    for t, k in zip(kept, tree.topics, strict=True):
-        leaf = f"t{k}"
-        assignments.append({"report_id": t.report_id, "title": t.title,
-                            "date": t.date.isoformat() if t.date else None, "industry": t.industry,
-                            "leaf_topic": leaf, "subtree_topic": subtree_for(leaf, t.industry, nodes)})
-    atomic_write_jsonl(ctx.dir / "assignments.jsonl", assignments)
-
-    queries, failures, llm_stats = make_queries(topic_inputs(tree, nodes, kept, emb), ctx)
-    atomic_write_jsonl(ctx.dir / "queries.jsonl", queries)
-    atomic_write_jsonl(ctx.dir / "failures.jsonl", failures)
+    nodes = build_nodes(tree, [t.report_id for t in kept], [t.industry for t in kept], cfg.dominance)
+    atomic_write_json(ctx.output(L.TREE), TopicHierarchy(nodes=tuple(nodes.values()), root=tree.root)
+                      .model_dump(mode="json"))
+    atomic_write_jsonl(ctx.output(L.ASSIGNMENTS), [
+        TopicAssignment(report_id=t.report_id, title=t.title, date=t.date, industry=t.industry,
+                        leaf_topic=f"t{k}", subtree_topic=subtree_for(f"t{k}", t.industry, nodes))
+        for t, k in zip(kept, tree.topics, strict=True)])
     viz = write_html(ctx.dir, tree, nodes, cfg.viz)
+    with open(ctx.output(_EMB), "wb") as f:
+        np.save(f, emb)
+    atomic_write_json(ctx.output(_CLUSTERED), {"n_topics": tree.n_topics, "outlier_share": tree.outlier_share,
+                                               "notes": tree.notes, "viz": viz})
+    return load_clustered(ctx)
+
+
+def load_clustered(ctx: Any) -> dict[str, Any]:
+    """The clustering step's results, read back from its files (the same after a resume)."""
+    titles = list(read_jsonl(ctx.output(L.TITLES), Title))
+    assignments = list(read_jsonl(ctx.output(L.ASSIGNMENTS), TopicAssignment))
+    by_id = {t.report_id: t for t in titles if t.kept}
+    return {"kept": [by_id[a.report_id] for a in assignments], "dropped": [t for t in titles if not t.kept],
+            "assignments": assignments, "topics": [int(a.leaf_topic[1:]) for a in assignments],
+            "nodes": L.read_topic_tree(ctx.output(L.TREE)).by_id(), "emb": np.load(ctx.output(_EMB)),
+            **json.loads(ctx.output(_CLUSTERED).read_text(encoding="utf-8"))}
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    """Run the topics stage (see the module docstring for inputs and outputs).
+
+    Resumable in two steps: a run killed after clustering starts again at the intents.
+    """
+    cfg = ctx.config.topics
+    register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
+    if ctx.step_done("clustered"):
+        c = load_clustered(ctx)
+        log.info("topics: resuming after the committed clustering step")
+    else:
+        c = cluster_step(ctx, cfg, ctx.config.run.seed)
+        ctx.commit_step("clustered")
+    kept, dropped, nodes, assignments = c["kept"], c["dropped"], c["nodes"], c["assignments"]
+    queries, failures, llm_stats = make_queries(topic_inputs(c["topics"], nodes, kept, c["emb"]), ctx)
+    atomic_write_jsonl(ctx.output(L.QUERIES), queries)
+    atomic_write_jsonl(ctx.output(L.FAILURES), failures)
+    for scratch in (_EMB, _CLUSTERED):
+        ctx.output(scratch).unlink()
 
     counts: dict[str, Any] = {
         "titles_kept": len(kept),
         "titles_dropped": dict(sorted(Counter(t.reason for t in dropped).items())),
         "industries": dict(Counter(t.industry or "unknown" for t in kept).most_common()),
         "industry_sources": dict(Counter(t.industry_source for t in kept).most_common()),
-        "topics": tree.n_topics,
+        "topics": c["n_topics"],
         "tree_nodes": len(nodes),
-        "outlier_share": round(tree.outlier_share, 4),
-        "subtrees_above_leaf": sum(a["subtree_topic"] != a["leaf_topic"] for a in assignments),
+        "outlier_share": round(c["outlier_share"], 4),
+        "subtrees_above_leaf": sum(a.subtree_topic != a.leaf_topic for a in assignments),
         "intents": sum(q.level == "intent" for q in queries),
         "subqueries": sum(q.level == "topic" for q in queries),
         "intent_failures": len(failures),
-        "viz": viz,
+        # every intent failure is an LLM answer that was not cached: --retry-failed asks it again
+        **retry_counts({f.item_id for f in failures}, ctx.previous_failures,
+                       retrying=ctx.retry_failed),
+        "viz": c["viz"],
     }
-    if tree.notes:
-        counts["notes"] = tree.notes
+    if c["notes"]:
+        counts["notes"] = c["notes"]
     if llm_stats:
         counts["llm"] = llm_stats
     log.info("topics: %d titles -> %d topics (%.1f%% outliers), %d intents, %d subqueries",
-             len(kept), tree.n_topics, 100 * tree.outlier_share, counts["intents"], counts["subqueries"])
+             len(kept), c["n_topics"], 100 * c["outlier_share"], counts["intents"], counts["subqueries"])
     return counts

@@ -13,6 +13,7 @@ import html
 import logging
 from pathlib import Path
 
+from fincprg import layout as L
 from fincprg.pipeline.io import atomic_write_text
 from fincprg.records import Topic
 from fincprg.topics.cluster import TopicTree
@@ -43,8 +44,8 @@ def _tree_list(nodes: dict[str, Topic], root: str) -> str:
 
 
 def write_simple(out_dir: Path, nodes: dict[str, Topic], root: str) -> None:
-    atomic_write_text(out_dir / "topics.html", _PAGE.format(title="Topics", body=_topics_table(nodes)))
-    atomic_write_text(out_dir / "hierarchy.html",
+    atomic_write_text(out_dir / L.TOPICS_HTML, _PAGE.format(title="Topics", body=_topics_table(nodes)))
+    atomic_write_text(out_dir / L.HIERARCHY_HTML,
                       _PAGE.format(title="Topic hierarchy", body=_tree_list(nodes, root)))
 
 
@@ -54,8 +55,8 @@ def write_html(out_dir: Path, tree: TopicTree, nodes: dict[str, Topic], mode: st
         return "none"
     if mode == "bertopic" and tree.model is not None and tree.n_topics >= 3:
         try:
-            figs = {"topics.html": tree.model.visualize_barchart(top_n_topics=min(tree.n_topics, 24), n_words=8),
-                    "hierarchy.html": tree.model.visualize_hierarchy(hierarchical_topics=tree.hierarchy)}
+            figs = {L.TOPICS_HTML: tree.model.visualize_barchart(top_n_topics=min(tree.n_topics, 24), n_words=8),
+                    L.HIERARCHY_HTML: tree.model.visualize_hierarchy(hierarchical_topics=tree.hierarchy)}
             for name, fig in figs.items():
                 atomic_write_text(out_dir / name, fig.to_html(include_plotlyjs=True, full_html=True))
             return "bertopic"

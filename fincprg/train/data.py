@@ -13,13 +13,12 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.evaluate.data import load_beir
 from fincprg.evaluate.retrievers.base import doc_text
 
 log = logging.getLogger(__name__)
-
-FLAG_FILE = Path("train") / "flagembedding.jsonl"
 
 
 @dataclass
@@ -91,7 +90,7 @@ def load_pairs(dataset: str | Path, subsets: list[str], *, split: str = "train",
 
 def read_hard_negatives(dataset: str | Path) -> dict[str, list[str]]:
     """query text -> hard-negative passage texts, from ``train/flagembedding.jsonl``."""
-    path = Path(dataset) / FLAG_FILE
+    path = L.Dataset(Path(dataset)).train_file
     if not path.exists():
         raise InputError(f"{path} is missing; the mnrl loss trains on the exported hard negatives. Rebuild with "
                          "export.flagembedding: true, or use --loss cosent")

@@ -127,3 +127,37 @@ def test_full_build_killed_in_generate_resumes_to_the_same_dataset(tmp_path):
     assert data and any(str(p).startswith("qrels/") for p in data)
     for rel in data:
         assert (out / "dataset" / rel).read_bytes() == (ref / "dataset" / rel).read_bytes(), rel
+
+
+@pytest.fixture(scope="module")
+def reference_build(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("ref")
+    corpus = make_corpus(root / "corpus.jsonl")
+    ref = root / "ref"
+    r = build(corpus, ref, "--set", "mine.batch_size=1", upto=None, batch="topics.viz=none")
+    assert r.returncode == 0, r.stderr
+    return corpus, ref
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill", ["topics:1", "mine:2"])
+def test_global_stages_resume_after_a_kill(reference_build, tmp_path, kill):
+    """topics resumes after its clustering step, mine after its last committed batch of spaces."""
+    corpus, ref = reference_build
+    out = tmp_path / "out"
+    args = ("--set", "mine.batch_size=1")
+    killed = build(corpus, out, *args, env={"FINCPRG_KILL_AFTER": kill}, upto=None, batch="topics.viz=none")
+    assert killed.returncode == -signal.SIGKILL
+    stage = kill.split(":")[0]
+    assert not (out / stage / "manifest.json").exists()
+    progress = json.loads((out / stage / "_progress.json").read_text())
+    assert progress.get("steps") == ["clustered"] if stage == "topics" else progress["batches_done"] == 1
+    resumed = build(corpus, out, *args, upto=None, batch="topics.viz=none")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed" in resumed.stdout
+    files = sorted(p.relative_to(ref) for p in ref.rglob("*") if p.is_file() and p.suffix != ".html"
+                   and p.name not in ("manifest.json", "_progress.json") and not p.name.startswith("."))
+    assert any(str(p).startswith("dataset/qrels/") for p in files)
+    for rel in files:
+        assert (out / rel).read_bytes() == (ref / rel).read_bytes(), rel
+    assert not list((out / stage).glob(".*"))  # scratch files are gone

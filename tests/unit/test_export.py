@@ -17,7 +17,7 @@ from fincprg.export.negatives import bm25_negatives
 from fincprg.export.splits import split_reports, split_topics, split_units
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
 from fincprg.pipeline.runner import STAGE_BY_NAME, StageContext
-from fincprg.records import Passage, Qrel, Query, Report, Topic
+from fincprg.records import Passage, Qrel, Query, Report, Topic, TopicAssignment
 
 BOILER = "本报告仅供参考，投资有风险，入市需谨慎。评级说明：买入指未来六个月跑赢指数百分之十五以上。"
 COMPANIES = ["贵州茅台", "五粮液", "宁德时代", "比亚迪", "中芯国际", "恒瑞医药", "迈瑞医疗", "招商银行", "中国平安", "万科"]
@@ -99,8 +99,19 @@ def write_build(out: Path) -> dict[str, list]:
     atomic_write_jsonl(out / "topics" / "assignments.jsonl", assignments)
     atomic_write_json(out / "topics" / "tree.json", {"nodes": [n.model_dump() for n in nodes], "root": "h0"})
     atomic_write_jsonl(out / "mine" / "qrels.jsonl", mined)
-    atomic_write_json(out / "mine" / "manifest.json", {"signature": "minesig123"})
+    write_manifests(out, {"mine": "minesig123"})
     return {"reports": reports, "passages": passages, "queries": queries + topic_queries, "qrels": qrels + mined}
+
+
+def write_manifests(out: Path, signatures: dict[str, str], cfg: PipelineConfig | None = None) -> None:
+    """Upstream manifests as the runner writes them: each records its stage's declared config."""
+    from fincprg.pipeline.contract import declared_config
+
+    for stage in ("ingest", "chunk", "generate", "topics", "mine"):
+        spec = STAGE_BY_NAME[stage]
+        atomic_write_json(out / spec.dir / "manifest.json",
+                          {"signature": signatures.get(stage, f"{stage}sig"),
+                           "config": declared_config(cfg or PipelineConfig(), spec.config_keys)})
 
 
 def run_export(out: Path, cfg: PipelineConfig | None = None) -> dict:
@@ -159,8 +170,8 @@ def test_report_split_is_deterministic_and_sized():
 
 
 def test_units_move_whole_and_both_splits_get_something():
-    assign = {f"a{i}": {"leaf_topic": "t0"} for i in range(6)} | {f"b{i}": {"leaf_topic": "t1"} for i in range(3)}
-    assign |= {f"o{i}": {"leaf_topic": "t-1"} for i in range(3)}
+    leaves = {f"a{i}": "t0" for i in range(6)} | {f"b{i}": "t1" for i in range(3)} | {f"o{i}": "t-1" for i in range(3)}
+    assign = {r: TopicAssignment(report_id=r, title="", leaf_topic=t) for r, t in leaves.items()}
     for seed in range(20):
         s = split_reports(assign, assign, unit="leaf", seed=seed, test_fraction=0.25)
         assert len({s[f"a{i}"] for i in range(6)}) == 1 and len({s[f"b{i}"] for i in range(3)}) == 1
@@ -174,7 +185,8 @@ def test_units_move_whole_and_both_splits_get_something():
 
 
 def test_topic_split_follows_majority_of_its_reports():
-    nodes = {"t0": {"title_ids": ["a", "b", "c"]}, "h0": {"children": ["t0", "t1"]}, "t1": {"title_ids": ["d"]}}
+    nodes = {"t0": Topic(id="t0", title_ids=("a", "b", "c")), "h0": Topic(id="h0", children=("t0", "t1")),
+             "t1": Topic(id="t1", title_ids=("d",))}
     rs = {"a": "test", "b": "test", "c": "train", "d": "train"}
     got = split_topics(["t0", "t1", "h0", "unknown"], nodes, rs, seed=0, test_fraction=0.5)
     assert got["t0"] == "test" and got["t1"] == "train"
@@ -316,6 +328,21 @@ def test_card_has_table_models_and_signatures(built):
 
     assert config_hash(load_config(None, ["export.test_fraction=0.3", "export.negatives.n=3"])) in card
     assert config_hash(PipelineConfig()) not in card
+
+
+def test_card_describes_the_config_that_produced_the_data(tmp_path):
+    """The card names the models recorded in the upstream manifests, not the config loaded at export time."""
+    out = tmp_path / "b"
+    write_build(out)
+    producer = load_config(None, ["mine.reranker.backend=flag", "mine.reranker.model=/models/bge-rr"])
+    write_manifests(out, {}, producer)
+    run_export(out, load_config(None, ["export.hf=false"]))  # today's config says lexical
+    card = (out / "dataset" / "README.md").read_text("utf-8")
+    assert "flag /models/bge-rr" in card and "offline lexical scorer" not in card
+    from fincprg.export.card import config_hash
+
+    assert config_hash(load_config(None, ["mine.reranker.backend=flag", "mine.reranker.model=/models/bge-rr",
+                                          "export.hf=false"])) in card
 
 
 def test_hf_layout_loads_with_datasets(built, tmp_path):

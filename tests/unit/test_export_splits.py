@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from collections import Counter
 
+from fincprg.records import Topic, TopicAssignment
 from fincprg.export.splits import ensure_topic_test, report_units, split_reports, split_topics
 
 # six leaf clusters of different sizes; a parent joins the first two
 SIZES = {"t0": 6, "t1": 5, "t2": 4, "t3": 3, "t4": 3, "t5": 2}
-ASSIGN = {f"{t}r{i}": {"leaf_topic": t} for t, n in SIZES.items() for i in range(n)}
-NODES = {t: {"title_ids": [f"{t}r{i}" for i in range(n)]} for t, n in SIZES.items()}
-NODES["h0"] = {"children": ["t0", "t1"]}
+ASSIGN = {f"{t}r{i}": TopicAssignment(report_id=f"{t}r{i}", title="", leaf_topic=t)
+          for t, n in SIZES.items() for i in range(n)}
+NODES = {t: Topic(id=t, title_ids=tuple(f"{t}r{i}" for i in range(n))) for t, n in SIZES.items()}
+NODES["h0"] = Topic(id="h0", children=("t0", "t1"))
 
 
 def _labels(*topics: str) -> dict[str, set[str]]:

@@ -73,7 +73,7 @@ def test_jsonl_good_and_every_bad_line(tmp_path):
         "",                                                            # blank: ignored
     ]
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    counts, reports, rejected = run_ingest(f, tmp_path / "out")
+    counts, reports, rejected = run_ingest(f, tmp_path / "out", ["ingest.require_title=true"])
     assert [r.id for r in reports] == ["r1", "r5"]
     by = {r.reason: r for r in rejected}
     assert set(by) == {"malformed_json", "missing_text", "duplicate_id", "missing_title", "bad_row"}

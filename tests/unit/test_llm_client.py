@@ -226,3 +226,39 @@ def test_cache_disabled(llm_server, tmp_path: Path):
     LLMClient(cfg, tmp_path).chat_many([msgs(0)], progress=False)
     LLMClient(cfg, tmp_path).chat_many([msgs(0)], progress=False)
     assert len(llm_server.requests) == 2 and not (tmp_path / "llm").exists()
+
+
+def test_refused_answers_are_not_cached_and_stale_entries_are_asked_again(llm_server, tmp_path):
+    # an answer the caller's validation refuses is returned but never cached ...
+    llm_server.set_responder(lambda req: '{"bad": 1}')
+    refuse_bad = lambda i, res: "bad" not in res.text  # noqa: E731
+    [res] = LLMClient(make_cfg(llm_server), tmp_path).chat_many([msgs(0)], progress=False, accept=refuse_bad)
+    assert res.ok and res.text == '{"bad": 1}'
+    again = LLMClient(make_cfg(llm_server), tmp_path)
+    again.chat_many([msgs(0)], progress=False, accept=refuse_bad)
+    assert len(llm_server.requests) == 2 and again.stats["rejected"] == 1 and again.stats["cache_hits"] == 0
+    # ... and an entry cached without validation (an older fincprg) is not replayed as a success
+    LLMClient(make_cfg(llm_server), tmp_path).chat_many([msgs(1)], progress=False)  # cached: no accept
+    llm_server.set_responder(lambda req: '{"good": 1}')
+    fixed = LLMClient(make_cfg(llm_server), tmp_path)
+    [res] = fixed.chat_many([msgs(1)], progress=False, accept=refuse_bad)
+    assert res.text == '{"good": 1}' and not res.cached and fixed.stats["stale_cache"] == 1
+    [res] = LLMClient(make_cfg(llm_server), tmp_path).chat_many([msgs(1)], progress=False, accept=refuse_bad)
+    assert res.cached and res.text == '{"good": 1}'  # the accepted answer replaced the stale one
+
+
+def test_answers_cut_off_at_max_tokens_are_not_cached(llm_server, tmp_path):
+    llm_server.set_responder(lambda req: completion_body('{"a": "cut', req, finish_reason="length"))
+    for _ in range(2):
+        [res] = LLMClient(make_cfg(llm_server), tmp_path).chat_many([msgs(0)], progress=False)
+        assert res.ok and res.finish_reason == "length" and not res.cached
+    assert len(llm_server.requests) == 2
+
+
+def test_a_raising_validator_refuses_the_answer(llm_server, tmp_path):
+    def boom(i, res):
+        raise KeyError("validator bug")
+
+    client = LLMClient(make_cfg(llm_server), tmp_path)
+    out = client.chat_many([msgs(0), msgs(1)], progress=False, accept=boom)
+    assert all(r.ok for r in out) and client.stats["rejected"] == 2 and len(client.cache) == 0

@@ -96,3 +96,34 @@ def test_hierarchical_prompt_carries_sentences_verbatim():
 def test_missing_prompt_names_the_fix():
     with pytest.raises(ConfigError, match="available: .*hierarchical_query.zh.j2"):
         load_prompt("no_such_prompt", "zh")
+
+
+# -- how far an answer can be trusted (issue 12, case 3) -------------------------------------------
+
+def test_detailed_flags_repair_and_truncation():
+    from fincprg.llm import parse_json_detailed
+
+    assert parse_json_detailed(TREE_S) == parse_json_detailed(f"```json\n{TREE_S}\n```")
+    assert not parse_json_detailed(TREE_S).repaired
+    cut = parse_json_detailed('{"passage_query": "q", "sentence_queries": ["x", "销售费用率为18.6')
+    assert (cut.repaired, cut.truncated, cut.cut_string) == (True, True, True)
+    assert cut.value == {"passage_query": "q", "sentence_queries": ["x", "销售费用率为18.6"]}
+    closed = parse_json_detailed('{"passage_query": "q", "sentence_queries": ["x", "y"], ')
+    assert closed.truncated and not closed.cut_string and closed.value["sentence_queries"] == ["x", "y"]
+    broken = parse_json_detailed('{"passage_query": 茅台", "sentence_queries": ["a"]}')  # broken, not cut
+    assert broken.repaired and not broken.truncated
+
+
+def test_finished_strings_of_a_cut_answer_are_kept_exactly():
+    from fincprg.llm import parse_json_detailed
+
+    # json_repair alone turns the first value into '0000\r["'
+    got = parse_json_detailed('{"passage_query": "0000\\r[", "sentence_queries": ["0", "00')
+    assert got.value == {"passage_query": "0000\r[", "sentence_queries": ["0", "00"]} and got.cut_string
+    assert parse_json_detailed('["a\\u4e2').value == ["a"]  # a cut-off escape is dropped
+
+
+def test_surrogates_are_joined_or_replaced():
+    text = json.dumps({"q": "涨😀", "bad": "\ud800"}, ensure_ascii=True)  # "\ud83d\ude00" and a lone "\ud800"
+    assert parse_json(text) == {"q": "涨😀", "bad": "\ufffd"}
+    assert parse_json(text[:-2])["q"] == "涨😀"  # also through the repair path

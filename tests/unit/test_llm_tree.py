@@ -172,3 +172,67 @@ def test_parse_problems(text, kind):
     res = parse_tree(text, 2)
     assert isinstance(res, TreeProblem) and res.kind == kind
     assert (res.partial is not None) == (kind == "misaligned")
+
+
+# -- answers cut off before their JSON closed (max_tokens, a dropped connection) -------------------
+
+CUT = '{"passage_query": "P", "sentence_queries": ["销售费用率是多少？", "销售费用率为18.6'
+
+
+@pytest.mark.parametrize("finish", ["length", "stop"])
+def test_truncated_answer_never_exports_the_cut_query(llm_server, make_gen, finish):
+    from tests.llm_server import completion_body
+
+    llm_server.set_responder(lambda req: completion_body(CUT, req, finish_reason=finish))
+    [tree] = make_gen().generate(make_items([3]))
+    assert len(llm_server.requests) == 2  # re-asked once ("answer again, shorter")
+    assert "cut off" in llm_server.requests[1]["messages"][-1]["content"]
+    assert isinstance(tree, QueryTree) and tree.sentence_queries == ("销售费用率是多少？", "", "")
+    assert not any("18.6" in q for q in tree.sentence_queries)
+    fail = failure_for(tree)
+    assert fail is not None and fail.kind == "truncated"
+
+
+def test_truncated_with_every_query_cut_inside_the_last(llm_server, make_gen):
+    # all n items present, but the last one is unfinished: drop it, keep the rest, record it
+    llm_server.set_responder(lambda req: '{"passage_query": "P", "sentence_queries": ["a", "b", "c的营收为1')
+    [tree] = make_gen(reask=0).generate(make_items([3]))
+    assert tree.sentence_queries == ("a", "b", "") and failure_for(tree).kind == "truncated"
+
+
+def test_cut_after_a_closed_last_item_is_a_complete_tree():
+    ans = parse_tree('{"passage_query": "P", "sentence_queries": ["a", "b"', 2)
+    assert isinstance(ans, TreeAnswer) and ans.sentence_queries == ("a", "b")
+
+
+def test_cut_inside_passage_query_is_truncated_without_partial():
+    res = parse_tree('{"passage_query": "贵州茅台2023', 2, "length")
+    assert isinstance(res, TreeProblem) and res.kind == "truncated" and res.partial is None
+
+
+def test_invalid_answers_are_not_replayed_from_the_cache(llm_server, make_gen):
+    """Case 2 of issue 12: a re-run re-asks exactly the passages whose answer failed validation."""
+    broken = {"on": True}
+
+    def responder(req):
+        s = sentences_of(req)
+        if s[0].startswith("r1") and broken["on"]:
+            return json.dumps({"queries": s})  # schema failure
+        return tree_json(s)
+
+    llm_server.set_responder(responder)
+    items = make_items([2, 2, 2])
+    first = make_gen().generate(items)
+    assert isinstance(first[1], Failure) and first[1].kind == "schema"
+    assert len(llm_server.requests) == 4  # 3 asked + 1 re-ask
+    llm_server.reset()
+    gen = make_gen()
+    again = gen.generate(items)  # the same failure is asked again, not replayed
+    assert isinstance(again[1], Failure) and len(llm_server.requests) == 2
+    assert gen.client.stats["cache_hits"] == 2
+    broken["on"] = False
+    llm_server.reset()
+    fixed = make_gen().generate(items)
+    assert len(llm_server.requests) == 1 and all(isinstance(t, QueryTree) for t in fixed)
+    assert fixed[0] == first[0] and fixed[2] == first[2]
+    assert fixed[1].provenance["reasked"] is False  # as if it had succeeded the first time

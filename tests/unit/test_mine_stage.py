@@ -113,3 +113,13 @@ def test_prefilter_passes_device_to_sentence_transformers(tmp_path, monkeypatch)
     # no prefilter device: the reranker's device is the default (one knob for a GPU box)
     _run(tmp_path / "b", reranker={"device": "cuda:0"}, prefilter={"enabled": True, "embedder": emb})
     assert seen["device"] == "cuda:0"
+
+
+def test_max_space_queries_bounds_the_sentence_spaces_and_counts_what_it_skips(tmp_path):
+    full, _ = _run(tmp_path / "a")
+    capped, _ = _run(tmp_path / "b", max_space_queries=2)
+    assert full["sentence_spaces_windowed"] == 0 and full["sentence_pairs_skipped_by_window"] == 0
+    assert capped["sentence_spaces_windowed"] > 0
+    got = capped["spaces"]["sentence"]
+    assert got["pairs"] == got["expected_pairs"]  # the cost model follows the windows
+    assert got["pairs"] + capped["sentence_pairs_skipped_by_window"] == full["spaces"]["sentence"]["pairs"]

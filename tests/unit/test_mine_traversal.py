@@ -163,3 +163,18 @@ def test_propagation_direct_positives_and_topic(fx):
     both_ways = propagate(pairs[:1], fx["qrels"], "one")
     assert {(m.query_id, m.passage_id, m.via) for m in both_ways} == {
         ("qs:R1#p0#s0", "R1#p2", "qs:R1#p2#s1"), ("qs:R1#p2#s1", "R1#p0", "qs:R1#p0#s0")}
+
+
+def test_huge_sentence_space_is_cut_into_windows_of_whole_passages():
+    from fincprg.mine.spaces import Space, expected_pairs, window_space
+
+    groups = tuple(f"r#p{p}" for p in range(10) for _ in range(3))  # 10 passages x 3 sentence queries
+    space = Space("sentence", "r", tuple(f"q{i}" for i in range(30)), groups=groups)
+    assert window_space(space, 30) == [space]
+    wins = window_space(space, 7)
+    assert all(len(w.left) <= 7 for w in wins) and [w.key for w in wins][:2] == ["r@w0", "r@w1"]
+    assert sorted(q for w in wins for q in w.left) == sorted(space.left)  # no query lost
+    for w in wins:  # passages are never split across windows
+        assert all(set(w.groups) & set(o.groups) == set() for o in wins if o is not w)
+    full, cut = expected_pairs([space], "both")["sentence"], expected_pairs(wins, "both")["sentence"]
+    assert cut == 5 * (6 * 5 - 2 * 3 * 2) and cut < full  # five windows of two passages each

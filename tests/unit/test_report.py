@@ -1,6 +1,7 @@
 """fincprg report: one self-contained page, every document text escaped, sections from each stage."""
 from __future__ import annotations
 
+import json
 import re
 
 from typer.testing import CliRunner
@@ -121,3 +122,35 @@ def test_subset_stats_skip_zero_relevance_and_damaged_qrels(tmp_path, caplog):
     assert rows == [{"subset": "passage", "split": "test", "queries": 1, "pairs": 2, "rel_per_query": 2.0,
                      "avg_query_chars": 4.0, "avg_passage_chars": 2.0}]
     assert "topic-test.tsv:1" in caplog.text
+
+
+def test_eval_results_of_another_dataset_are_marked_stale(tmp_path):
+    """Results written by ``fincprg eval`` carry the dataset's content hash; a rebuild makes them stale."""
+    from fincprg.evaluate.harness import run_eval, write_outputs
+
+    out = make_build(tmp_path)
+    write_outputs(run_eval(out / "dataset", ["bm25"], show_progress=False), out / "eval")
+    html = write_report(out).read_text(encoding="utf-8")
+    assert 'class="stale"' not in html and "<td>bm25</td>" in html
+    queries = out / "dataset" / "queries.jsonl"  # a rebuild changed the dataset after eval ran
+    queries.write_text(queries.read_text(encoding="utf-8").replace("表现如何", "怎么样"), encoding="utf-8")
+    html = write_report(out).read_text(encoding="utf-8")
+    assert 'class="stale"' in html and "re-run fincprg eval" in html
+
+
+def test_report_names_the_backends_and_flags_offline_stand_ins(tmp_path):
+    from fincprg.config import PipelineConfig, load_config
+    from fincprg.pipeline.contract import STAGE_BY_NAME, declared_config
+
+    out = make_build(tmp_path)
+    producer = load_config(None, ["mine.reranker.backend=flag", "mine.reranker.model=/m/bge-reranker-v2-m3"])
+    for stage in ("generate", "topics", "mine"):
+        spec = STAGE_BY_NAME[stage]
+        (out / spec.dir).mkdir(parents=True, exist_ok=True)
+        cfg = producer if stage == "mine" else PipelineConfig()
+        (out / spec.dir / "manifest.json").write_text(
+            json.dumps({"signature": "s", "config": declared_config(cfg, spec.config_keys)}), encoding="utf-8")
+    html = write_report(out).read_text(encoding="utf-8")
+    backends = html[html.index('id="backends"'):html.index('id="stats"')]
+    assert "flag /m/bge-reranker-v2-m3" in backends
+    assert "offline templates (no LLM)" in backends and "offline stand-in" in backends

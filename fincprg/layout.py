@@ -1,0 +1,188 @@
+"""The one place that names a build's folders and files, and reads stage outputs back as typed records.
+
+A build folder ``OUT`` holds one folder per stage (``OUT/ingest`` ... ``OUT/dataset``), each closed by a
+``manifest.json``, plus ``OUT/audit``, ``OUT/eval``, ``OUT/report.html`` and the ``OUT/.cache``. The
+exported dataset (:class:`Dataset`) is a plain BEIR folder that users load without fincprg.
+
+Every other module takes folder and file names from here, so renaming one is a one-line change and a
+reader can never disagree with the writer about where a file lives.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fincprg.errors import InputError
+from fincprg.pipeline.io import hash_files, read_jsonl
+from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, TopicAssignment, TopicHierarchy
+
+# --- stages, in pipeline order, and their folders -------------------------------------------------------------
+INGEST, CHUNK, GENERATE, TOPICS, MINE, EXPORT = "ingest", "chunk", "generate", "topics", "mine", "export"
+STAGE_DIRS: dict[str, str] = {INGEST: "ingest", CHUNK: "chunk", GENERATE: "generate", TOPICS: "topics",
+                              MINE: "mine", EXPORT: "dataset"}
+AUDIT_DIR, EVAL_DIR, CACHE_DIR, REPORT_FILE = "audit", "eval", ".cache", "report.html"
+MANIFEST, PROGRESS, LOCK = "manifest.json", "_progress.json", ".lock"
+
+# --- stage output files (names inside the stage's folder) -----------------------------------------------------
+REPORTS, REJECTED = "reports.jsonl", "rejected.jsonl"  # ingest
+PASSAGES, SENTENCES, REMOVED, CHUNK_STATS = "passages.jsonl", "sentences.jsonl", "removed.jsonl", "stats.jsonl"
+QUERIES, QRELS, FAILURES, HIERARCHY = "queries.jsonl", "qrels.jsonl", "failures.jsonl", "hierarchy.json"
+TITLES, TREE, ASSIGNMENTS = "titles.jsonl", "tree.json", "assignments.jsonl"  # topics (+ QUERIES, FAILURES)
+TOPICS_HTML, HIERARCHY_HTML = "topics.html", "hierarchy.html"
+PAIRS, HISTOGRAM = "pairs.jsonl", "histogram.json"  # mine (+ QRELS)
+
+# --- the exported dataset (BEIR names, plus the training file, the HF layout and the card) --------------------
+CORPUS, QRELS_DIR, CARD = "corpus.jsonl", "qrels", "README.md"
+TRAIN_FILE = "train/flagembedding.jsonl"
+HF_DIR = "hf"
+
+# --- audit and eval outputs -----------------------------------------------------------------------------------
+SAMPLES, JUDGEMENTS, DECISIONS = "samples.jsonl", "judgements.jsonl", "decisions.jsonl"
+SUMMARY_JSON, SUMMARY_MD, REVIEW_HTML = "summary.json", "summary.md", "review.html"
+RESULTS_MD, RESULTS_CSV, RUNS_DIR, EVAL_META = "results.md", "results.csv", "runs", "eval.json"
+
+
+def qrels_name(subset: str, split: str) -> str:
+    """``qrels/<subset>-<split>.tsv`` inside a dataset (``all`` is a subset like the others)."""
+    return f"{QRELS_DIR}/{subset}-{split}.tsv"
+
+
+def load_json(path: Path) -> Any:
+    """A JSON file's content, or None when it is missing or unreadable (callers report what is missing)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return None
+
+
+def read_topic_tree(path: Path) -> TopicHierarchy:
+    """``topics/tree.json`` as a typed record."""
+    try:
+        return TopicHierarchy.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise InputError(f"{path}: cannot read the topic tree ({e}); re-run `fincprg build --force`") from e
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """An exported dataset folder (``OUT/dataset`` or any BEIR folder)."""
+
+    root: Path
+
+    @property
+    def corpus(self) -> Path:
+        return self.root / CORPUS
+
+    @property
+    def queries(self) -> Path:
+        return self.root / QUERIES
+
+    @property
+    def qrels_dir(self) -> Path:
+        return self.root / QRELS_DIR
+
+    def qrels(self, subset: str, split: str) -> Path:
+        return self.root / qrels_name(subset, split)
+
+    @property
+    def train_file(self) -> Path:
+        return self.root / TRAIN_FILE
+
+    @property
+    def hf_dir(self) -> Path:
+        return self.root / HF_DIR
+
+    @property
+    def card(self) -> Path:
+        return self.root / CARD
+
+    def content_hash(self) -> str | None:
+        """Hash of what a retriever is scored on (corpus, queries, qrels); None when the folder has no corpus.
+
+        Eval results record it, so a report can tell results of this dataset from those of an older build.
+        """
+        if not self.corpus.is_file():
+            return None
+        files = [self.corpus, *([self.queries] if self.queries.is_file() else []),
+                 *sorted(self.qrels_dir.glob("*.tsv"))]
+        return hash_files(files, self.root)
+
+
+@dataclass(frozen=True)
+class Build:
+    """A build folder: where each stage's files are, and typed readers for them."""
+
+    out: Path
+
+    def dir(self, stage: str) -> Path:
+        return self.out / STAGE_DIRS[stage]
+
+    def path(self, stage: str, name: str) -> Path:
+        return self.dir(stage) / name
+
+    def require(self, stage: str, name: str) -> Path:
+        p = self.path(stage, name)
+        if not p.exists():
+            raise InputError(f"{p} is missing; run `fincprg build` so that stage '{stage}' runs first")
+        return p
+
+    def manifest(self, stage: str) -> dict[str, Any] | None:
+        return load_json(self.path(stage, MANIFEST))
+
+    def progress(self, stage: str) -> dict[str, Any] | None:
+        return load_json(self.path(stage, PROGRESS))
+
+    @property
+    def dataset(self) -> Dataset:
+        return Dataset(self.dir(EXPORT))
+
+    @property
+    def audit_dir(self) -> Path:
+        return self.out / AUDIT_DIR
+
+    @property
+    def eval_dir(self) -> Path:
+        return self.out / EVAL_DIR
+
+    @property
+    def report_file(self) -> Path:
+        return self.out / REPORT_FILE
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.out / CACHE_DIR
+
+    # --- typed readers (raise InputError with the fix when a file is missing or damaged) ---------------------
+    def reports(self) -> Iterator[Report]:
+        return read_jsonl(self.require(INGEST, REPORTS), Report)
+
+    def passages(self) -> Iterator[Passage]:
+        return read_jsonl(self.require(CHUNK, PASSAGES), Passage)
+
+    def sentences(self) -> Iterator[Sentence]:
+        return read_jsonl(self.require(CHUNK, SENTENCES), Sentence)
+
+    def queries(self, stage: str = GENERATE) -> Iterator[Query]:
+        """Queries of ``generate`` (sentence, passage) or ``topics`` (intent, topic)."""
+        return read_jsonl(self.require(stage, QUERIES), Query)
+
+    def direct_qrels(self) -> Iterator[Qrel]:
+        return read_jsonl(self.require(GENERATE, QRELS), Qrel)
+
+    def mined_qrels(self) -> Iterator[Qrel]:
+        return read_jsonl(self.require(MINE, QRELS), Qrel)
+
+    def pairs(self) -> Iterator[ScoredPair]:
+        return read_jsonl(self.require(MINE, PAIRS), ScoredPair)
+
+    def topic_tree(self) -> TopicHierarchy:
+        return read_topic_tree(self.require(TOPICS, TREE))
+
+    def assignments(self) -> Iterator[TopicAssignment]:
+        return read_jsonl(self.require(TOPICS, ASSIGNMENTS), TopicAssignment)
+
+    def histogram(self) -> dict[str, Any] | None:
+        return load_json(self.path(MINE, HISTOGRAM))

@@ -1,0 +1,169 @@
+"""The stage contract: a stage sees only the config it declares, reads and writes only its declared files,
+every file name lives in fincprg.layout, and no module imports itself through a cycle."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from fincprg import layout as L
+from fincprg.config import PipelineConfig, load_config
+from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, ConfigView, UndeclaredConfigError, signature
+from fincprg.pipeline.runner import StageContext
+
+PKG = Path(__file__).resolve().parents[2] / "fincprg"
+
+
+def test_a_stage_reading_an_undeclared_section_fails(tmp_path):
+    ctx = StageContext(STAGE_BY_NAME["mine"], tmp_path, PipelineConfig(), "sig")
+    assert ctx.config.mine.reranker.backend == "lexical"  # declared section: the real object
+    assert ctx.config.run.seed == 42  # declared dotted key
+    with pytest.raises(UndeclaredConfigError, match="'mine' read config 'topics'"):
+        _ = ctx.config.topics
+    with pytest.raises(UndeclaredConfigError, match="'run.cache_dir'"):
+        _ = ctx.config.run.cache_dir  # run.seed is declared, not the whole run section
+    with pytest.raises(AttributeError):
+        ctx.config.mine = None  # read-only
+
+
+def test_a_stage_body_reading_an_undeclared_key_fails_when_it_runs(tmp_path, monkeypatch):
+    """A newcomer's extra ``ctx.config.X`` read breaks the stage at once instead of silently breaking caching."""
+    import fincprg.chunking.stage as chunk_stage
+
+    original = chunk_stage.chunk_batch
+
+    def sneaky(reports, cfg, scorer):
+        _ = chunk_stage_ctx.config.generate.language  # not declared by chunk
+        return original(reports, cfg, scorer)
+
+    from fincprg.records import Report
+    from fincprg.pipeline.io import atomic_write_jsonl
+
+    atomic_write_jsonl(tmp_path / "ingest" / L.REPORTS, [Report(id="r", title="t", text="营业收入增长。" * 20)])
+    chunk_stage_ctx = StageContext(STAGE_BY_NAME["chunk"], tmp_path, PipelineConfig(), "sig", show_progress=False)
+    chunk_stage_ctx.dir.mkdir(parents=True)
+    monkeypatch.setattr(chunk_stage, "chunk_batch", sneaky)
+    with pytest.raises(UndeclaredConfigError, match="'chunk' read config 'generate'"):
+        chunk_stage.run(chunk_stage_ctx)
+
+
+def test_undeclared_files_fail(tmp_path):
+    ctx = StageContext(STAGE_BY_NAME["chunk"], tmp_path, PipelineConfig(), "sig")
+    with pytest.raises(RuntimeError, match="does not declare"):
+        ctx.input_path(L.GENERATE, L.QUERIES)  # chunk does not read generate's output
+    with pytest.raises(RuntimeError, match="does not declare"):
+        ctx.output(L.PAIRS)
+
+
+@pytest.mark.parametrize("spec", STAGES, ids=lambda s: s.name)
+def test_signature_covers_exactly_the_declared_keys(spec):
+    base = PipelineConfig()
+    sig = signature(spec, base, {})
+    # every declared key changes the signature ...
+    probes = {"run.seed": ["run.seed=7"], "ingest": ["ingest.skip_empty=false"], "chunk": ["chunk.passage_chars=400"],
+              "generate": ["generate.complete=false"], "llm": ["llm.model=qwen"], "topics": ["topics.dominance=0.8"],
+              "mine": ["mine.keep_min_score=0.5"], "export": ["export.seed=1"]}
+    for key in spec.config_keys:
+        assert signature(spec, load_config(None, probes[key]), {}) != sig, key
+    # ... and no other key does (runtime knobs included)
+    for key, change in probes.items():
+        if key not in spec.config_keys and not any(key.startswith(k + ".") for k in spec.config_keys):
+            assert signature(spec, load_config(None, change), {}) == sig, key
+    assert signature(spec, load_config(None, ["llm.concurrency=64", "mine.batch_size=2"]), {}) == sig
+
+
+def test_view_of_a_whole_config_passes_nested_sections_through():
+    view = ConfigView(PipelineConfig(), ("topics", "run.seed"), "topics")
+    assert view.topics.cluster.min_cluster_size == 5
+    with pytest.raises(UndeclaredConfigError):
+        _ = view.export
+
+
+# --- one layout: file and folder names appear in fincprg/layout.py only -----------------------------------------
+
+def _layout_names() -> tuple[set[str], set[str]]:
+    """(file names, folder names): folders are only flagged when joined onto a path (``out / "mine"``),
+    since words such as "qrels" or "mine" are also count keys and stage names."""
+    files = {v for k, v in vars(L).items() if k.isupper() and isinstance(v, str) and "." in v and k != "CACHE_DIR"}
+    dirs = set(L.STAGE_DIRS.values()) | {L.AUDIT_DIR, L.EVAL_DIR, L.QRELS_DIR, L.HF_DIR, L.RUNS_DIR, L.CACHE_DIR}
+    return files, dirs
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def test_stage_folders_and_file_names_live_in_the_layout_module_only():
+    files, dirs = _layout_names()
+    offenders = []
+    for f in sorted(PKG.rglob("*.py")):
+        if f.name == "layout.py" and f.parent == PKG:
+            continue
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            # a file name as a whole string (or a path of them), outside docstrings
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                parts = node.value.strip("/").split("/")
+                if node.value in files or (len(parts) > 1 and parts[-1] in files):
+                    offenders.append(f"{f.relative_to(PKG)}:{node.lineno} {node.value!r}")
+            # a folder name joined onto a path: out / "mine"
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) \
+                    and node.right.value in dirs | files:
+                offenders.append(f"{f.relative_to(PKG)}:{node.lineno} / {node.right.value!r}")
+    assert not offenders, "use the names in fincprg/layout.py:\n" + "\n".join(offenders)
+
+
+# --- no import cycles ------------------------------------------------------------------------------------------
+
+def _import_graph() -> dict[str, set[str]]:
+    mods = {}
+    for f in PKG.rglob("*.py"):
+        parts = list(f.relative_to(PKG.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = f
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, f in mods.items():
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            targets: list[str | None] = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("fincprg"):
+                targets = [resolve(f"{node.module}.{a.name}") for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [resolve(a.name) for a in node.names if a.name.startswith("fincprg")]
+            graph[m] |= {t for t in targets if t and t != m}
+    return graph
+
+
+def test_no_import_cycle_between_modules():
+    """Lazy imports inside functions count too: a cycle there is a cycle in the design."""
+    graph = _import_graph()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                cycles.append(path[path.index(t):] + [t] if t in path else [m, t])
+            elif t not in state:
+                visit(t, path + [t])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
