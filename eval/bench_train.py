@@ -35,7 +35,6 @@ import logging
 import os
 import platform
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,14 +43,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eval._readme import commit, write_section  # noqa: E402
 from fincprg.ingest.public import _ALPHAFIN_SUMMARY, annual_report_to_jsonl  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 ALPHAFIN = DATA / "reports" / "alphafin_reports.json"
 ANNUAL = DATA / "annual_report" / "annual_report_300617_2019.json"
 DISC = DATA / "beir" / "disc_finllm"
-README = ROOT / "eval" / "README.md"
-START, END = "<!-- train:start -->", "<!-- train:end -->"
+SECTION = "train"  # eval/README.md <!-- train:start --> ... <!-- train:end -->
 HELD_OUT_BUCKETS = 4  # sha1(title) % 4 == 0 -> held out (about a quarter of the reports)
 # the body header repeats the title (and rating); documents must not contain the query verbatim
 _HEADER = re.compile(r"^研报题目是:.*?研报摘要:", re.S)
@@ -126,14 +125,6 @@ def build_summary_benchmark(held_rows: list[dict], work: Path) -> tuple[Path, di
                  "labelled": len(labelled)}
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def score(spec: str, bench: Path, subsets: list[str] | None = None) -> tuple[dict[str, float], float]:
     """({nDCG@10, R@10, n}, CPU seconds) of one retriever SPEC on one BEIR folder (``fincprg eval``)."""
     from fincprg.evaluate.harness import run_eval
@@ -159,16 +150,6 @@ def extended_untrained(base: str, dataset: Path, out: Path) -> dict[str, Any]:
     return info
 
 
-def write_readme(section: str) -> None:
-    text = README.read_text(encoding="utf-8") if README.exists() else "# fincprg benchmarks and experiments\n"
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    if START in text and END in text:
-        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    README.write_text(text, encoding="utf-8")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "bench_train")
@@ -191,7 +172,7 @@ def main() -> int:
                          [json.loads(p.read_text("utf-8")) for p in args.also])
         print(section)
         if not args.no_readme:
-            write_readme(section)
+            write_section(SECTION, section)
         return 0
     if not (ALPHAFIN.exists() and ANNUAL.exists() and DISC.exists()):
         print(f"skipped: real data not found under {DATA} (only present in the team workspace)")
@@ -243,7 +224,7 @@ def main() -> int:
             cpu[label] = cpu.get(label, 0.0) + secs
         print(label, {b: round(results[b][label]["nDCG@10"], 4) for b in benches}, flush=True)
 
-    result = {"date": time.strftime("%Y-%m-%d"), "commit": _commit(), "machine": platform.machine(),
+    result = {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "machine": platform.machine(),
               "cpus": os.cpu_count(), "wall": time.time() - t_all, "train_reports": len(train_rows),
               "manifest": manifest, "summary_bench": summary_info, "vocab": vocab, "train": summ,
               "train_cpu": train_cpu, "models": models, "results": results, "score_cpu": cpu,
@@ -252,8 +233,8 @@ def main() -> int:
     section = render(result, [json.loads(p.read_text("utf-8")) for p in args.also])
     print(section)
     if not args.no_readme:
-        write_readme(section)
-        print(f"updated {README}")
+        write_section(SECTION, section)
+        print("updated eval/README.md")
     return 0
 
 
