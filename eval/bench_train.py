@@ -300,11 +300,11 @@ def render(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
     if also:
         sb_label = "alphafin_summary (held-out)"
         lines += ["", "Configurations tried (each one run of this script; nDCG@10 of the fine-tuned model):", "",
-                  "| configuration | steps | training CPU s | dataset test | disc_finllm | alphafin_summary |",
-                  "|---|---:|---:|---:|---:|---:|"]
+                  "| configuration | commit | steps | training CPU s | dataset test | disc_finllm | alphafin_summary |",
+                  "|---|---|---:|---:|---:|---:|---:|"]
         for x in [r, *also]:
             lab = list(x["results"][sb_label])[-1]
-            lines.append(f"| {_config(x)} | {x['train']['steps']} | {x['train_cpu']:.0f} | " + " | ".join(
+            lines.append(f"| {_config(x)} | {x.get('commit', 'not recorded')} | {x['train']['steps']} | {x['train_cpu']:.0f} | " + " | ".join(
                 f"{x['results'][b][lab]['nDCG@10']:.4f}" for b in x["results"]) + " |")
     return "\n".join(lines)
 
