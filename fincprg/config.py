@@ -130,6 +130,9 @@ class GenerateConfig(Section):
 class ClassifierConfig(Section):
     backend: Literal["lexicon", "transformers"] = "lexicon"
     model: str | None = None  # FinBERT2-IC-style sequence classifier (local path or hub id)
+    # CSV mapping stock codes (and short names) to industries (CITIC, Shenwan, East Money or Tushare names,
+    # e.g. Tushare's stock_basic.csv); used before the classifier for titles that carry a code or company
+    stock_table: str | None = None
     batch_size: int = 32
 
 
