@@ -216,7 +216,8 @@ class VetoConfig(Section):
     enabled: bool = True
     company: bool = True
     period: bool = True
-    numbers: bool = True
+    metric: bool = True  # both name metrics and none is shared (营业收入 vs 毛利率)
+    numbers: bool = True  # includes the figures of the queries' source sentences/passages
 
 
 class BoilerplateConfig(Section):

@@ -26,7 +26,7 @@ import numpy as np
 from fincprg.finance import register_companies
 from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, boilerplate_sentences
 from fincprg.mine.coverage import CoverageScorer
-from fincprg.mine.facts import FactsCache
+from fincprg.mine.facts import FactsCache, query_sources
 from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import BlockScorer, make_reranker, threshold_for
 from fincprg.mine.spaces import KINDS, Space, expected_pairs, passage_spaces, sentence_spaces, topic_spaces
@@ -102,9 +102,10 @@ def run(ctx: Any) -> dict[str, Any]:
             right = emb.embed([texts[q] for q in space.right]) if space.right else None
             return neighbour_mask(space, left, right, cfg.prefilter.top_k)
 
-    veto = cfg.veto.model_dump(include={"company", "period", "numbers"}) if cfg.veto.enabled else None
+    veto = cfg.veto.model_dump(include={"company", "period", "metric", "numbers"}) if cfg.veto.enabled else None
     env = MineEnv(texts=texts, reranker=reranker, threshold=threshold, direction=cfg.direction,
                   keep_min_score=cfg.keep_min_score, boilerplate=frozenset(bp), facts=facts, veto=veto,
+                  sources=query_sources(gen_queries, sentences, passages),
                   neighbours=neighbours)
 
     envs = {kind: env for kind in KINDS}
