@@ -49,10 +49,14 @@ def _boundaries(source: str) -> frozenset[int]:
 
 
 # The question's own words: not copies of the source, whatever the source writes around them.
-_FRAME = ("同比", "环比", "原因", "是什么", "是多少", "多少", "如何", "情况", "变化", "风险", "面临", "哪些", "预计",
-          "目标价", "评级", "投资评级", "前景", "表现", "主要", "影响", "趋势", "幅度", "为什么", "达到", "分别",
-          "进展", "有什么", "怎么样", "怎样", "能否", "是否", "哪些方面", "预测", "展望", "驱动", "因素", "相比",
-          "较上年", "上年", "增速", "水平", "规模", "占比", "行业", "公司", "最新", "研究观点", "了解", "关注")
+_FRAME = tuple("""
+同比 环比 原因 是什么 是多少 多少 如何 情况 变化 风险 面临 哪些 预计 目标价 评级 投资评级 前景 表现 主要 影响 趋势 幅度
+为什么 达到 分别 进展 有什么 怎么样 怎样 能否 是否 哪些方面 预测 盈利预测 展望 驱动 因素 相比 较上年 上年 同期 增速 水平
+规模 占比 行业 公司 最新 研究观点 了解 关注 需要 投资 投资价值 机构 给予 授予 对象 价格 方案 内容 计划 项目 资产 客户 市场
+拓展 渠道 建设 门店 扩张 新品 推出 研发 投入 需求 下游 政策 受到 竞争 格局 海外 出口 业务 收购 并购 回购 分红 定增 募集
+资金 用于 投产 扩产 中标 提价 涨价 降价 成本 原材料 压力 盈利 经营 疫情 估值 合理 当前 何时 新项目 股份 股权激励 发展 布局
+有何 对业绩 业绩 表现 导致 什么 哪家 扣非 税后
+""".split())
 
 
 @lru_cache(maxsize=1)
@@ -76,9 +80,7 @@ def _blocked(query: str, names: Iterable[str]) -> str:
     return out
 
 
-def copied_spans(query: str, source: str, min_cjk: int = 2, names: Iterable[str] = ()) -> list[str]:
-    """Stretches of ``query`` copied from ``source``: read left to right, each the longest substring
-    found in the source (vocabulary and ``names`` excluded), kept when it has ``min_cjk`` CJK characters."""
+def _copies(query: str, source: str, min_cjk: int = 2, names: Iterable[str] = ()) -> list[tuple[int, int]]:
     q = _blocked(query, names)
     out, i = [], 0
     while i < len(q):
@@ -86,9 +88,15 @@ def copied_spans(query: str, source: str, min_cjk: int = 2, names: Iterable[str]
         while j < len(q) and q[j] != "\x00" and q[i:j + 1] in source:
             j += 1
         if j > i and len(_CJK.findall(q[i:j])) >= min_cjk:
-            out.append(q[i:j])
+            out.append((i, j))
         i = max(j, i + 1)
     return out
+
+
+def copied_spans(query: str, source: str, min_cjk: int = 2, names: Iterable[str] = ()) -> list[str]:
+    """Stretches of ``query`` copied from ``source``: read left to right, each the longest substring
+    found in the source (vocabulary and ``names`` excluded), kept when it has ``min_cjk`` CJK characters."""
+    return [query[i:j] for i, j in _copies(query, source, min_cjk, names)]
 
 
 def _aligned(span: str, source: str, cuts: frozenset[int]) -> bool:
@@ -101,22 +109,32 @@ def _aligned(span: str, source: str, cuts: frozenset[int]) -> bool:
 
 
 def cut_spans(query: str, source: str, names: Iterable[str] = ()) -> list[str]:
-    """Copied stretches of ``query`` that cut a jieba token of ``source`` (see ``no_cut_token``)."""
+    """Copied stretches of ``query`` that cut a jieba token of ``source`` (see ``no_cut_token``).
+
+    A stretch next to a vocabulary word the source also writes there (利息 + 收入 from 「利息收入」) is
+    checked together with that word."""
     cuts = _boundaries(source)
+    q = _blocked(query, names)
     bad = []
-    for span in copied_spans(query, source, names=names):
-        options = [span]
+    for i, j in _copies(query, source, names=names):
+        lo, hi = i, j
+        while lo > 0 and q[lo - 1] == "\x00":
+            lo -= 1
+        while hi < len(q) and q[hi] == "\x00":
+            hi += 1
+        options = [query[a:b] for a in (i, lo) for b in (j, hi)]
+        span = query[i:j]
         if span[0] in _FRAME_EDGE:
             options.append(span[1:])
         if span[-1] in _FRAME_EDGE:
             options += [o[:-1] for o in list(options)]
-        if not any(len(_CJK.findall(o)) < 2 or _aligned(o, source, cuts) for o in options):
+        if not any(len(_CJK.findall(o)) < 2 or (o in source and _aligned(o, source, cuts)) for o in options):
             bad.append(span)
     return bad
 
 
 _LATIN_NUM = re.compile(r"^[A-Za-z0-9.%+\\-]+$")
-_NOUN_TAGS = ("n", "vn", "an", "j", "eng")
+_NOUN_TAGS = ("n", "vn", "an", "j", "eng", "s")  # s: places (海外, 国内)
 
 
 @lru_cache(maxsize=1)
@@ -176,8 +194,11 @@ def check_query(query: str, source: str, *, subjects: Iterable[str] = (), year_s
     from fincprg.finance.industries import lexicon
     from fincprg.generate.complete import without_reference_years
 
+    from fincprg.finance.compare import periods
+
     qf = extract(without_reference_years(query))
     sf = extract(without_reference_years(source))
+    qperiods = periods(qf, query)  # 「预计…2024年」 asks for a forecast
     src = sf.periods | {Period(y, None, False) for y in date_years}
     forecast_years = {p.year for p in src if p.forecast and p.year}
     if re.search(r"预计|预测|预期|展望|[EF](?![A-Za-z])", source):  # 预计2022-2024年…: every named year may be forecast
@@ -192,7 +213,7 @@ def check_query(query: str, source: str, *, subjects: Iterable[str] = (), year_s
         "no_phrase_list": "、" not in query,
         "no_cut_token": not cut_spans(query, source, names),
         "content_words": not odd_words(copied_spans(query, source, names=names), names),
-        "period_in_source": all(_period_ok(p, src, forecast_years, year_span) for p in qf.periods),
+        "period_in_source": all(_period_ok(p, src, forecast_years, year_span) for p in qperiods),
         "period_placed": placed,
         "subject_named": bool(qf.companies or qf.codes or any(n in query for n in names)
                               or any(w in query for w in _industry_terms(lexicon))),
