@@ -118,7 +118,8 @@ def label(periods: frozenset[Period], forecast_flag: bool = False) -> tuple[str,
     years -> a range (2022-2024年); two years -> the later one."""
     dated = sorted(p for p in periods if p.year)
     if not dated:
-        return "", False
+        bare = sorted(p for p in periods if p.part)
+        return (bare[0].label(), False) if bare else ("", False)
     if any(p.forecast for p in dated):  # 2021A 2022E-2024E: the forecast is what is asked
         dated = [p for p in dated if p.forecast]
     years = sorted({p.year for p in dated if p.year})

@@ -58,6 +58,16 @@ def report_company(report: Report) -> str | None:
     return name
 
 
+def title_subject(title: str | None) -> str | None:
+    """What an industry or market report's title is about: 「半导体行业周报：…」 -> 半导体行业,
+    「利率债周报：…」 -> 利率债 (None for other titles)."""
+    m = re.match(r"\s*(?:[【\[][^】\]]{1,20}[】\]])?\s*([\u4e00-\u9fff]{2,8}?行业)", title or "")
+    if m:
+        return m.group(1)
+    m = re.match(r"\s*([\u4e00-\u9fff]{2,8}?)(?:周报|月报|日报|周评|月评|专题|点评|深度报告)[:：]", title or "")
+    return m.group(1) if m else None
+
+
 def period_label(periods: frozenset[Period]) -> tuple[str, bool]:
     """A short Chinese label for the periods of a text and whether it is a forecast."""
     return ph.label(periods)
@@ -106,7 +116,8 @@ class TemplateGenerator:
         return [self._one(it) for it in items]
 
     def _one(self, item: PassageInput) -> QueryTree | Failure:
-        company = report_company(item.report)
+        # a company report asks about its company; an industry report (no company) about its industry
+        company = report_company(item.report) or title_subject(item.report.title)
         date = item.report.date
         text = _clean(item.passage.text)
         pyear = dominant_year(text, date) if text else None
