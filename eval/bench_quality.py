@@ -217,18 +217,21 @@ def _pct(x: float | None) -> str:
 
 
 RULE_TEXT = [
-    "Rules (`fincprg/generate/quality.py`; a query passes when it passes all five):",
+    "Rules (`fincprg/generate/quality.py`; a query passes when it passes all six):",
     "1. `no_phrase_list`: no 、 (no key phrases glued into a list);",
     "2. `no_cut_token`: every stretch of 2+ CJK characters copied from the source starts and ends on a token "
     "boundary of the source as fincprg's jieba tokenizer cuts it (one function character such as 的 at either "
     "end is allowed; the question's own words, i.e. periods, metric names, directions and frame words such as "
     "原因/多少, and company names are not counted as copies);",
-    "3. `period_in_source`: every period the query names is named by the source: same year and part; a "
+    "3. `content_words`: the copied content is made of words of the tokenizer's dictionary (no word jieba had "
+    "to guess, like 以收 or 比仅) and ends in a noun (jieba's part-of-speech tags; fincprg's finance terms count "
+    "as nouns);",
+    "4. `period_in_source`: every period the query names is named by the source: same year and part; a "
     "forecast only where the source forecasts, an actual only where the source gives more than a forecast; "
     "topic level: a year inside the span of the topic's report dates also counts;",
-    "4. `period_placed`: the first period stands at the start, right after the named company/subject (or an "
+    "5. `period_placed`: the first period stands at the start, right after the named company/subject (or an "
     "industry), or after 预计/在/截至;",
-    "5. `subject_named`: the query names a company, a stock code, or a term of the CITIC industry lexicon.",
+    "6. `subject_named`: the query names a company, a stock code, or a term of the CITIC industry lexicon.",
     "Sources: sentence query = its sentence + passage + report title; passage query = passage + title; "
     "topic subquery and intent = the titles and dates of the topic's reports.",
 ]
@@ -278,7 +281,14 @@ def write_readme(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
         b = results[n]["bias"]
         lines.append(f"| {n} | {b['bm25_jieba']} | {b['bm25_bigram']} | {b['gap']} | {b['token_overlap']} "
                      f"| {b['bigram_overlap']} |")
-    lines += ["", "Failing examples (after):", ""]
+    lines += ["", "Reading the tables: the rules are proxies a script can apply; they check form (lists, cut words, "
+              "periods, subject), not whether a finance reader would ask the question. The FP columns: 'FP / judged "
+              "above' counts every sampled pair scored above the threshold, vetoed ones included; 'accepted judged "
+              "< 3' counts only the labels actually written. The rules judge shares the veto's fact comparison "
+              "(including the source sentences' figures), so 'vetoes overturned' can only come from its character "
+              "overlap; a person or the LLM judge is the real test. Identical texts: templates ask the same question "
+              "of several passages of a report; those pairs are kept only when the sources' figures agree.",
+              "", "Failing examples (after):", ""]
     for lv in LEVELS:
         for e in last["rules"][lv]["examples"]:
             lines.append(f"- {lv}: {e}")

@@ -138,7 +138,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict
     kws = [k for k in dict.fromkeys(kws) if k.lower() in terms and k not in companies and not k.isdigit()]
     key = topic.topic_id
     subs = [q for q in (_title_question(f"{key}|{c}", c, t) for c, t in companies.items()) if q][:max_subqueries]
-    for k in kws:
+    for k in kws if scope else ():  # without an industry a keyword question has no subject
         if len(subs) >= max_subqueries:
             break
         subs.append(_pick(f"{key}|{k}", [f"{period}{scope}{k}的发展趋势如何？", f"{period}{scope}{k}有哪些新变化？",
