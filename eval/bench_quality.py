@@ -265,13 +265,13 @@ def write_readme(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
                          f"{a['judged_above']} | {_pct(a['fp_rate'])} | {a['accepted_fp']} / {a['accepted_judged']} "
                          f"| {a['vetoed_synonymous']} / {a['vetoed_judged']} |")
     lines += ["", "| build | titles | industry unknown | industry sources | leaf topics | topic industry purity "
-              "| queries | empty sentence share | build s |", "|---|---:|---:|---|---:|---:|---|---:|---:|"]
+              "| queries | empty sentence share |", "|---|---:|---:|---|---:|---:|---|---:|"]
     for n in names:
         i, g = results[n]["industry"], results[n]["generate"]
         src = ", ".join(f"{k} {v}" for k, v in i["sources"].items())
         qs = ", ".join(f"{k} {v}" for k, v in g["queries"].items())
         lines.append(f"| {n} | {i['titles']} | {i['unknown']} ({_pct(i['unknown_share'])}) | {src} | {i['topics']} "
-                     f"| {i['topic_purity']} | {qs} | {g['empty_share']} | {results[n]['build_s']} |")
+                     f"| {i['topic_purity']} | {qs} | {g['empty_share']} |")
     lines += ["", "Lexical bias on the passage subset (direct qrels; BM25 over all passages of the build): "
               "nDCG@10 with fincprg's jieba tokens vs character bigrams, and the share of a query's tokens "
               "found in its own passage:", "",

@@ -30,7 +30,7 @@ DELIMITERS = tuple(sorted(set("""
 提升 下滑 上升 增加 减少 降低 期内 实现了 其他 作为 成为 因为 认为 以为 行为 相对 针对 对应 涉及 普及 理由 自由 尤其 极其 截至
 甚至 比较 较为 较高 较低 较快 以上 以下 以来 为主 均为 分别为 约为 达到了 继续 持续 进一步 同时 此外 另外 未来 有望 将会 已经
 开始 逐步 全面 大幅 小幅 显著 明显 快速 稳步 稳定 保持 维持 核心 重点 部分 全部 各类 其余 及其 所有 通过 根据 按照 随着
-不断 加快 加大 积极 努力 期待 不含 含 获取 获得 取得 更多 当前 目前 现在 此前 之前 之后 以后 近期 近年 长期 短期 中长期 今后 推升 推高 拉动 驱动 追求
+不断 加快 加大 积极 努力 一些 估计 分享 归属 新开 期待 不含 含 获取 获得 取得 更多 当前 目前 现在 此前 之前 之后 以后 近期 近年 长期 短期 中长期 今后 推升 推高 拉动 驱动 追求
 关于 对于 基于 属于 处于 位于 于是 但是 还是 就是 只是 而是 也是 不是 其中 其次 首次 以及 参与
 的 在 和 与 及 为 了 对 将 从 由 把 是 等 且 但 或 于 较 至 达 约 共 均 各 该 此 这
 """.split()), key=len, reverse=True))
@@ -40,6 +40,10 @@ _NON_PHRASE = re.compile(r"[^\u4e00-\u9fffA-Za-z]")  # digits, spaces, punctuati
 _METRIC_RE = re.compile("|".join(
     re.escape(s) + ("(?!力)" if s == "产能" else "")  # 生产能力 is no 产能
     for s in sorted({s for syns in METRIC_SYNONYMS.values() for s in syns}, key=len, reverse=True)), re.IGNORECASE)
+# A measure the metric list lacks, written with its figure or its change: 收益率为2.4%, 发行额同比下降.
+_MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|融资额|产量|指数|涨幅|跌幅|金额|总额|"
+                      r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
+                      r"(?=[为达约至]|同比|环比|\s*[-+]?\d|上涨|下跌|下降|增长|上升|回落|下行|上行)")
 _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|全年|[1-4]Q|Q[1-4]|[12]H|H[12]")
 REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
 FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
@@ -100,6 +104,8 @@ def aspect_before(clause: str, start: int, names: frozenset[str] = frozenset()) 
     parts = _DELIM_RE.split(stretch)
     cand = parts[-1]
     cand = _PART_WORD.sub("", cand)
+    if re.search(r"[亿万]元|[中上外年净]$", cand):  # a unit, or a word cut before the metric (利息净收入)
+        return ""
     if len(cand) < 2 or len(cand) > 6 or cand in _WEAK or _DIRECTION.search(cand) or _METRIC_RE.search(cand):
         return ""
     if not re.search(r"[\u4e00-\u9fff]", cand):
@@ -164,7 +170,7 @@ def period_of(clause: str, sentence: str, passage_year: int | None, year: int | 
 def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | None,
           year: int | None) -> Frame:
     """The :class:`Frame` of one clause (the next clause may carry its direction: 「毛利率为43.6%，同比下降」)."""
-    m = _first_metric(clause)
+    m = _first_metric(clause) or _MEASURE.search(clause)
     period, fc = period_of(clause, sentence, passage_year, year)
     if FORECAST.search(clause) and period:
         fc = True
@@ -176,7 +182,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                                     else None)
     direction = None if d is None else ("down" if d.group("down") else "up")
     number = bool(re.search(r"\d", tail)) or bool(next_clause and re.search(r"\d", next_clause) and direction)
-    return Frame(period=period, forecast=fc, metric=canonical(surface), surface=surface,
+    return Frame(period=period, forecast=fc, metric=canonical(surface) or surface, surface=surface,
                  aspect=aspect_before(clause, m.start(), names), direction=direction, number=number,
                  yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", clause + next_clause)),
                  reason=bool(REASON.search(sentence)))

@@ -64,8 +64,13 @@ def title_subject(title: str | None) -> str | None:
     m = re.match(r"\s*(?:[【\[][^】\]]{1,20}[】\]])?\s*([\u4e00-\u9fff]{2,8}?行业)", title or "")
     if m:
         return m.group(1)
-    m = re.match(r"\s*([\u4e00-\u9fff]{2,8}?)(?:周报|月报|日报|周评|月评|专题|点评|深度报告)[:：]", title or "")
-    return m.group(1) if m else None
+    head = re.sub(r"^\s*(?:20\d{2}年度?)?(?:[一二三四]季度|中期|上半年|下半年)?", "", title or "")
+    m = re.match(r"([\u4e00-\u9fffA-Za-z]{2,8}?)(?:投资策略|策略展望|策略|周报|月报|日报|周评|月评|专题|点评|深度报告)[:：]",
+                 head)
+    return m.group(1) if m and m.group(1) not in _GENERIC_SUBJECT else None
+
+
+_GENERIC_SUBJECT = frozenset("策略 宏观 市场 晨会 早报 晚报 行业 公司 个股 投资 研究 固收 债市".split())
 
 
 def period_label(periods: frozenset[Period]) -> tuple[str, bool]:
