@@ -133,6 +133,9 @@ class GenerateConfig(Section):
 class ClassifierConfig(Section):
     backend: Literal["lexicon", "transformers"] = "lexicon"
     model: str | None = None  # FinBERT2-IC-style sequence classifier (local path or hub id)
+    # CSV mapping stock codes (and short names) to industries (CITIC, Shenwan, East Money or Tushare names,
+    # e.g. Tushare's stock_basic.csv); used before the classifier for titles that carry a code or company
+    stock_table: str | None = None
     batch_size: int = 32
 
 
@@ -216,7 +219,8 @@ class VetoConfig(Section):
     enabled: bool = True
     company: bool = True
     period: bool = True
-    numbers: bool = True
+    metric: bool = True  # both name metrics and none is shared (营业收入 vs 毛利率)
+    numbers: bool = True  # includes the figures of the queries' source sentences/passages
 
 
 class BoilerplateConfig(Section):

@@ -5,7 +5,8 @@ order, never raising per pair: an LLM answer that cannot be parsed (even after o
 kept as a judgement with ``score=None`` and the ``error``/``raw`` answer, so nothing is lost.
 
 The ``rules`` judge is NOT an LLM and not a human: it scores finance-fact agreement (companies,
-stock codes, periods, metrics via :func:`fincprg.finance.extract`) plus character-bigram overlap.
+stock codes, periods, metrics, numbers, and the figures of the queries' source texts, compared with
+:mod:`fincprg.finance.compare`, the mining veto's own comparison) plus character-bigram overlap.
 It shares ideas with the offline lexical reranker, so its agreement with that reranker overstates
 label quality; every output it writes says ``judge: rules``.
 """
@@ -21,7 +22,8 @@ from fincprg.config import LLMConfig
 log = logging.getLogger(__name__)
 
 RULES_NOTE = ("rule-based stand-in (finance-fact agreement + character overlap), not an LLM or a human; "
-              "it resembles the offline lexical reranker, so its agreement overstates label quality")
+              "it resembles the offline lexical reranker and shares the mining veto's fact comparison, so its agreement "
+              "overstates label quality")
 
 
 @dataclass(frozen=True)
@@ -58,22 +60,18 @@ class RulesJudge:
 
     name = "rules"
 
-    def _one(self, a: str, b: str) -> Judgement:
+    def _one(self, a: str, b: str, sa: str | None = None, sb: str | None = None) -> Judgement:
         from fincprg.finance import extract
+        from fincprg.finance.compare import fact_conflicts, source_conflict
 
         fa, fb = extract(a), extract(b)
-        ents_a, ents_b = fa.companies | fa.codes, fb.companies | fb.codes
-        conflicts = []
-        if ents_a and ents_b and not ents_a & ents_b:
-            conflicts.append("different companies")
-        pa = {(p.year, p.part) for p in fa.periods}
-        pb = {(p.year, p.part) for p in fb.periods}
-        if pa and pb and not pa & pb:
-            conflicts.append("different periods")
+        # the mining veto's own comparison (fincprg.finance.compare): both read facts the same way
+        found = fact_conflicts(fa, fb, text_a=a, text_b=b)
+        conflicts = [c for c in found if c != "metric"] + [s for s in [source_conflict(fa, fb, sa, sb)] if s]
         overlap = char_overlap(a, b)
         if conflicts:
             return Judgement(1, "; ".join(conflicts), self.name, meta={"overlap": round(overlap, 4)})
-        if fa.metrics and fb.metrics and not fa.metrics & fb.metrics:
+        if "metric" in found:
             return Judgement(2, "different metrics", self.name, meta={"overlap": round(overlap, 4)})
         # Shared facts raise the floor: same metric (and entity/period when named) is at least "partly related".
         score = 1 + sum(overlap >= t for t in (0.2, 0.4, 0.6, 0.8))
@@ -83,8 +81,12 @@ class RulesJudge:
         reason = f"character-bigram overlap {overlap:.2f}" + ("; same metric" if shared else "")
         return Judgement(score, reason, self.name, meta={"overlap": round(overlap, 4)})
 
-    def judge(self, pairs: list[tuple[str, str]]) -> list[Judgement]:
-        return [self._one(a, b) for a, b in pairs]
+    def judge(self, pairs: list[tuple[str, str]], sources: list[tuple[str | None, str | None]] | None = None
+              ) -> list[Judgement]:
+        """Judge ``pairs``; ``sources`` (the texts each query was generated from, aligned) adds the check
+        that two questions' sources give the same figures (``source_numbers``/``source_metrics``)."""
+        srcs = sources or [(None, None)] * len(pairs)
+        return [self._one(a, b, sa, sb) for (a, b), (sa, sb) in zip(pairs, srcs, strict=True)]
 
 
 def parse_verdict(text: str | None) -> tuple[int | None, str, str | None]:

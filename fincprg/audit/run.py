@@ -203,7 +203,14 @@ def run_audit(target: Path, *, judge: Any, intervals: list[Interval] | None = No
     if missing:
         log.warning("audit: %d sampled pairs have a query id with no text in generate/topics/dataset queries", missing)
     todo = [i for i, s in enumerate(samples) if s["text_a"] is not None and s["text_b"] is not None]
-    verdicts = judge.judge([(samples[i]["text_a"], samples[i]["text_b"]) for i in todo])
+    pairs = [(samples[i]["text_a"], samples[i]["text_b"]) for i in todo]
+    if judge.name == "rules":  # the rules judge also compares the facts of the queries' sources
+        from fincprg.mine.facts import build_sources
+
+        src = build_sources(paths.out)
+        verdicts = judge.judge(pairs, [(src.get(samples[i]["query_a"]), src.get(samples[i]["query_b"])) for i in todo])
+    else:
+        verdicts = judge.judge(pairs)
     by_index = dict(zip(todo, verdicts))
     judged = []
     for i, s in enumerate(samples):

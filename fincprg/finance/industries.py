@@ -10,6 +10,9 @@ as the FinCPRG paper does with FinBERT2-IC. Other schemes are mapped onto it:
   old "…行业" names and the newer "…Ⅱ" level-2 names). A few are judgement calls (互联网服务 →
   计算机, 专业服务 → 消费者服务); 采掘行业 (coal *and* oil) maps to nothing.
 
+* ``TUSHARE_TO_CITIC``: Tushare's ``stock_basic`` industry names (its own scheme), for user-supplied
+  stock-code tables (``topics.classifier.stock_table``).
+
 ``to_citic(name)`` resolves any of these names (or a CITIC name itself) and returns None otherwise.
 The keyword lexicon used by the offline classifier (``fincprg.topics.classify``) lives here too.
 """
@@ -89,15 +92,55 @@ EASTMONEY_TO_CITIC = MappingProxyType(
     {em: citic for citic, names in _EM_GROUPS.items() for em in names}
 )
 
+# Tushare's industry names (the ``industry`` column of its ``stock_basic`` table, 110 names) onto CITIC
+# level 1. Judgement calls: 电器仪表 → 机械 (CITIC files 仪器仪表 there), 运输设备 → 机械 (rail equipment),
+# 航空 and 船舶 → 国防军工 (aircraft and ship builders), 广告包装 → 轻工制造 (its constituents are mostly
+# packaging makers; the advertisers among them belong to 传媒), 互联网 → 计算机 (as East Money's 互联网服务).
+_TS_GROUPS: dict[str, tuple[str, ...]] = {
+    "石油石化": ("石油开采", "石油加工", "石油贸易"),
+    "煤炭": ("煤炭开采", "焦炭加工"),
+    "有色金属": ("小金属", "铝", "铜", "铅锌", "黄金"),
+    "电力及公用事业": ("环境保护", "供气供热", "火力发电", "新型电力", "水力发电", "水务"),
+    "钢铁": ("普钢", "钢加工", "特种钢"),
+    "基础化工": ("化工原料", "塑料", "农药化肥", "染料涂料", "化纤", "日用化工", "橡胶"),
+    "建筑": ("建筑工程", "装修装饰"),
+    "建材": ("矿物制品", "其他建材", "水泥", "玻璃", "陶瓷"),
+    "轻工制造": ("家居用品", "广告包装", "文教休闲", "造纸"),
+    "机械": ("专用机械", "机械基件", "电器仪表", "运输设备", "工程机械", "机床制造", "化工机械", "农用机械",
+           "纺织机械", "轻工机械"),
+    "电力设备及新能源": ("电气设备",),
+    "国防军工": ("航空", "船舶"),
+    "汽车": ("汽车配件", "汽车整车", "摩托车", "汽车服务"),
+    "商贸零售": ("百货", "商贸代理", "其他商业", "超市连锁", "批发业", "商品城", "电器连锁"),
+    "消费者服务": ("旅游景点", "酒店餐饮", "旅游服务"),
+    "家电": ("家用电器",),
+    "纺织服装": ("服饰", "纺织"),
+    "医药": ("医疗保健", "化学制药", "生物制药", "中成药", "医药商业"),
+    "食品饮料": ("食品", "乳制品", "白酒", "软饮料", "红黄酒", "啤酒"),
+    "农林牧渔": ("农业综合", "饲料", "种植业", "渔业", "林业"),
+    "银行": ("银行",),
+    "非银行金融": ("证券", "保险"),
+    "房地产": ("区域地产", "全国地产", "园区开发", "房产服务"),
+    "交通运输": ("仓储物流", "路桥", "水运", "港口", "空运", "铁路", "公共交通", "机场", "公路"),
+    "电子": ("元器件", "半导体"),
+    "通信": ("通信设备", "电信运营"),
+    "计算机": ("软件服务", "互联网", "IT设备"),
+    "传媒": ("影视音像", "出版业"),
+    "综合": ("综合类",),
+    "综合金融": ("多元金融",),
+}
+TUSHARE_TO_CITIC = MappingProxyType({ts: citic for citic, names in _TS_GROUPS.items() for ts in names})
+
 
 def to_citic(name: str | None) -> str | None:
-    """Map a CITIC, Shenwan 2021 or East Money industry name to its CITIC level-1 name (else None)."""
+    """Map a CITIC, Shenwan 2021/2014, East Money or Tushare industry name to its CITIC level-1 name (else None)."""
     if not name:
         return None
     n = name.strip()
     if n in CITIC_CODES:
         return n
-    return SW2021_TO_CITIC.get(n) or SW2014_TO_CITIC.get(n) or EASTMONEY_TO_CITIC.get(n)
+    return (SW2021_TO_CITIC.get(n) or SW2014_TO_CITIC.get(n) or EASTMONEY_TO_CITIC.get(n)
+            or TUSHARE_TO_CITIC.get(n))
 
 
 # Keyword lexicon of the offline classifier. Each industry's own name (and its Shenwan/East Money
@@ -183,5 +226,6 @@ def lexicon() -> dict[str, tuple[str, ...]]:
 
 __all__ = [
     "CITIC_CODES", "CITIC_INDUSTRIES", "CITIC_L1", "EASTMONEY_TO_CITIC", "SW2014_TO_CITIC", "SW2021_TO_CITIC",
+    "TUSHARE_TO_CITIC",
     "lexicon", "to_citic",
 ]

@@ -80,3 +80,37 @@ def period_key(p: Any) -> str:
 def entity_keys(f: Any) -> set[str]:
     """Companies and stock codes as one key set (a code and a name name the same firm)."""
     return {f"c:{c}" for c in f.companies} | {f"s:{s}" for s in f.codes}
+
+
+def query_sources(queries: Iterable[Any], sentences: Iterable[Any], passages: Iterable[Any]) -> dict[str, str]:
+    """Query id -> the text it was generated from: a sentence query's sentence
+    (``provenance["sentence_id"]``, else its passage), a passage query's passage. Topic-level queries
+    have no single source and are left out."""
+    sent = {s.id: s.text for s in sentences}
+    pas = {p.id: p.text for p in passages}
+    out: dict[str, str] = {}
+    for q in queries:
+        pid = q.source_ids[0] if q.source_ids else None
+        if q.level == "sentence":
+            text = sent.get(q.provenance.get("sentence_id", "")) or pas.get(pid or "")
+        elif q.level == "passage":
+            text = pas.get(pid or "")
+        else:
+            continue
+        if text:
+            out[q.id] = text
+    return out
+
+
+def build_sources(out: Any) -> dict[str, str]:
+    """:func:`query_sources` for a build folder (generate/ and chunk/ outputs; empty when absent)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from fincprg.pipeline.io import read_jsonl  # noqa: PLC0415
+    from fincprg.records import Passage, Query, Sentence  # noqa: PLC0415
+
+    out = Path(out)
+    files = [out / "generate" / "queries.jsonl", out / "chunk" / "sentences.jsonl", out / "chunk" / "passages.jsonl"]
+    if not all(f.is_file() for f in files):
+        return {}
+    return query_sources(read_jsonl(files[0], Query), read_jsonl(files[1], Sentence), read_jsonl(files[2], Passage))

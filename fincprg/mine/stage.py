@@ -24,7 +24,7 @@ import numpy as np
 
 from fincprg.finance import register_companies
 from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, boilerplate_sentences
-from fincprg.mine.facts import FactsCache
+from fincprg.mine.facts import FactsCache, query_sources
 from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import BlockScorer, scorers_by_space, threshold_for
 from fincprg.mine.spaces import (
@@ -114,9 +114,10 @@ def run(ctx: Any) -> dict[str, Any]:
             right = emb.embed([texts[q] for q in space.right]) if space.right else None
             return neighbour_mask(space, left, right, cfg.prefilter.top_k)
 
-    veto = cfg.veto.model_dump(include={"company", "period", "numbers"}) if cfg.veto.enabled else None
+    veto = cfg.veto.model_dump(include={"company", "period", "metric", "numbers"}) if cfg.veto.enabled else None
     env = MineEnv(texts=texts, reranker=reranker, threshold=threshold, direction=cfg.direction,
                   keep_min_score=cfg.keep_min_score, boilerplate=frozenset(bp), facts=facts, veto=veto,
+                  sources=query_sources(gen_queries, sentences, passages),
                   neighbours=neighbours)
 
     envs = {kind: env if scorers[kind] is reranker else dataclasses.replace(env, reranker=scorers[kind], cache={})

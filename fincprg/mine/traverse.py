@@ -45,6 +45,7 @@ class MineEnv:
     facts: FactsCache | None = None
     veto: dict[str, bool] | None = None  # {"company", "period", "numbers"}; None = veto off
     neighbours: Callable[[Space], sp.csr_matrix | None] | None = None  # prefilter
+    sources: dict[str, str] | None = None  # query id -> the sentence/passage it was generated from (veto)
     cache: dict[tuple[str, str], float] = field(default_factory=dict)  # pairwise backends
 
 
@@ -162,7 +163,9 @@ def _veto(env: MineEnv, a: str, b: str) -> str | None:
     if env.veto is None or env.facts is None:
         return None
     ta, tb = env.texts[a], env.texts[b]
-    return veto_reason(env.facts.get(ta), env.facts.get(tb), **env.veto)
+    src = env.sources or {}
+    return veto_reason(env.facts.get(ta), env.facts.get(tb), text_a=ta, text_b=tb,
+                       source_a=src.get(a), source_b=src.get(b), **env.veto)
 
 
 def score_spaces(spaces: list[Space], env: MineEnv) -> list[SpaceResult]:

@@ -3,8 +3,10 @@
 Two backends:
 
 * ``templates`` (offline default, provenance ``generator="templates"``): the intent and its
-  subqueries are filled from the topic's c-TF-IDF keywords, its dominant industry and the period its
-  titles cover. Deterministic, and honest about being templates.
+  subqueries are written from the topic's titles (the companies they name, each title's metric, event
+  or expectation) and from those c-TF-IDF keywords that name an industry term, a metric or an event,
+  in the topic's industry and period. Several forms, chosen deterministically; honest about being
+  templates.
 * ``llm``: the ``topic_intent`` prompt (``prompts/topic_intent.<lang>.j2``) gets the keywords, the
   most representative titles and the industry; the answer must be
   ``[{"intent": str, "subqueries": [str, ...]}]``. It goes through ``fincprg.llm.LLMClient``
@@ -20,9 +22,12 @@ Query ids: intent ``qi:<topic_id>:<k>`` (level "intent"), subquery ``qt:<topic_i
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -71,17 +76,92 @@ def surface_form(keyword: str, titles: Sequence[str]) -> str:
     return keyword
 
 
+_EXPECTATION = re.compile(r"符合预期|超预期|低于预期|不及预期|略低于预期|好于预期")
+
+
+def _pick(key: str, forms: list[str]) -> str:
+    return forms[int(hashlib.md5(key.encode("utf-8")).hexdigest()[:8], 16) % len(forms)]
+
+
+@lru_cache(maxsize=1)
+def _subject_terms() -> frozenset[str]:
+    """Keywords that can carry a question: industry lexicon terms, metric words and event words."""
+    from fincprg.finance import METRIC_SYNONYMS
+    from fincprg.finance.industries import lexicon
+    from fincprg.generate.phrases import EVENTS
+
+    words = {w for ws in lexicon().values() for w in ws} | {w for ws in METRIC_SYNONYMS.values() for w in ws}
+    return frozenset(w.lower() for w in words | set(EVENTS) if len(w) >= 2)
+
+
+def _title_question(key: str, company: str, title: str) -> str:
+    """A question about one company's report title: its metric, its event, or whether results met
+    expectations. The year is the title's own (a report dated 2022 may be about 2021)."""
+    from fincprg.finance import METRIC_SYNONYMS, extract
+    from fincprg.generate.phrases import EVENTS, event_of
+    from fincprg.generate.templates import _surface
+
+    f = extract(title)
+    years = sorted({p.year for p in f.periods if p.year})
+    y = f"{years[-1]}年" if years else ""
+    metrics = sorted(f.metrics, key=lambda m: min((title.find(s) for s in METRIC_SYNONYMS[m] if s in title),
+                                                  default=len(title)))
+    if metrics and metrics[0] != "目标价":
+        m = _surface(metrics[0], title)
+        return _pick(key, [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？",
+                           f"{company}{y}{m}增长的驱动因素是什么？"])
+    event = event_of(title)
+    if event:
+        return _pick(key, [s.replace("{E}", company).replace("{P}", y) for s in EVENTS[event]])
+    if _EXPECTATION.search(title):
+        return _pick(key, [f"{company}{y}业绩是否符合预期？", f"{company}{y}业绩与市场预期相比如何？"])
+    return ""  # a bare 「X的业绩表现如何？」 asks nothing a passage could answer specifically
+
+
 def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict[str, Any]]:
-    """One intent with up to ``max_subqueries`` subqueries, built from keywords/industry/period."""
-    kws = [surface_form(k, topic.titles) for k in topic.keywords if k][: max(1, max_subqueries)]
-    kws = list(dict.fromkeys(kws))
-    if not kws:
-        return []
+    """One intent with up to ``max_subqueries`` subqueries, written from the topic's titles.
+
+    Companies named by the titles (「景津装备（603279）：…」) each get a question about their own title
+    (its metric, event or expectation); keywords that name an industry term, a metric or an event get
+    questions in the topic's industry and period; the intent names the companies or those terms. Forms
+    vary by topic id and are deterministic.
+    """
+    from fincprg.finance import parse_title_company
+
     period = period_label(topic.dates)
     scope = f"{topic.industry}行业" if topic.industry else ""
-    intent = f"了解{period}{scope}关于{'、'.join(kws[:3])}的研究观点"
-    subs = [f"{period}{scope}{k}的最新情况和影响是什么？" for k in kws]
-    return [{"intent": intent, "subqueries": list(dict.fromkeys(subs))}]
+    companies: dict[str, str] = {}
+    for t in topic.titles:
+        name, _ = parse_title_company(t)
+        if name and name not in companies:
+            companies[name] = t
+    terms = _subject_terms()
+    kws = [surface_form(k, topic.titles) for k in topic.keywords if k]
+    kws = [k for k in dict.fromkeys(kws) if k.lower() in terms and k not in companies and not k.isdigit()]
+    key = topic.topic_id
+    subs = [q for q in (_title_question(f"{key}|{c}", c, t) for c, t in companies.items()) if q][:max_subqueries]
+    for k in kws if scope else ():  # without an industry a keyword question has no subject
+        if len(subs) >= max_subqueries:
+            break
+        subs.append(_pick(f"{key}|{k}", [f"{period}{scope}{k}的发展趋势如何？", f"{period}{scope}{k}有哪些新变化？",
+                                         f"{period}{scope}{k}的前景如何？"]))
+    subs = list(dict.fromkeys(subs))[:max_subqueries]
+    if not subs:
+        return []
+    names = list(companies)
+    theme = f"关于{kws[0]}" if kws else ""
+    if len(names) >= 2:
+        intent = _pick(key, [f"了解{names[0]}和{names[1]}{period}的业绩表现与前景",
+                             f"{period}{scope}{names[0]}和{names[1]}等公司{theme}的研究观点",
+                             f"比较{names[0]}和{names[1]}{period}的经营表现"])
+    elif names:
+        intent = _pick(key, [f"了解{names[0]}{period}的业绩表现与前景", f"{names[0]}{period}{theme}的研究观点"])
+    elif kws:
+        pair = "和".join(kws[:2])
+        intent = _pick(key, [f"{period}{scope}{pair}的研究观点", f"{scope}{period}{pair}的发展趋势"])
+    else:
+        return []
+    return [{"intent": intent, "subqueries": subs}]
 
 
 def to_queries(topic_id: str, intents: list[dict[str, Any]], provenance: dict[str, Any]) -> list[Query]:

@@ -29,7 +29,7 @@ from fincprg import layout as L
 from fincprg.llm.retry import retry_counts
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg.records import Failure, Query, Report, TopicAssignment, TopicHierarchy
-from fincprg.topics.classify import company_map, make_classifier
+from fincprg.topics.classify import StockTable, company_map, make_classifier
 from fincprg.topics.cluster import TopicTree, cluster_titles
 from fincprg.topics.embed import make_embedder
 from fincprg.topics.intents import (
@@ -49,15 +49,19 @@ log = logging.getLogger(__name__)
 
 
 def label_industries(titles: list[Title], reports: list[Report], cfg: Any) -> tuple[list[Title], Any]:
-    """Fill ``industry``/``industry_source``: metadata, then company metadata, then the classifier."""
+    """Fill ``industry``/``industry_source``: metadata, the stock table, company metadata, the classifier."""
     companies = company_map([(r.company, r.industry) for r in reports])
     classifier = make_classifier(cfg.classifier, companies)
+    stocks = StockTable(cfg.classifier.stock_table) if cfg.classifier.stock_table else None
     out: list[Title | None] = []
     todo: list[int] = []
     for i, t in enumerate(titles):
         meta = to_citic(t.source_industry)
+        listed = stocks.lookup(t.stock_code, t.company) if stocks else None
         if meta:
             out.append(t.model_copy(update={"industry": meta, "industry_source": "metadata"}))
+        elif listed:
+            out.append(t.model_copy(update={"industry": listed, "industry_source": "stock_table"}))
         elif t.company and t.company in companies:
             out.append(t.model_copy(update={"industry": companies[t.company], "industry_source": "company"}))
         else:
@@ -215,6 +219,7 @@ def run(ctx: Any) -> dict[str, Any]:
         "titles_dropped": dict(sorted(Counter(t.reason for t in dropped).items())),
         "industries": dict(Counter(t.industry or "unknown" for t in kept).most_common()),
         "industry_sources": dict(Counter(t.industry_source for t in kept).most_common()),
+        "industry_unknown_share": round(sum(t.industry is None for t in kept) / len(kept), 4) if kept else 0.0,
         "topics": c["n_topics"],
         "tree_nodes": len(nodes),
         "outlier_share": round(c["outlier_share"], 4),

@@ -31,7 +31,7 @@ class Title(BaseModel):
     stock_code: str | None = None
     source_industry: str | None = None  # Report.industry as given
     industry: str | None = None  # CITIC level 1 after classification (kept titles)
-    industry_source: str | None = None  # "metadata" | "company" | classifier name
+    industry_source: str | None = None  # "metadata" | "stock_table" | "company" | classifier name
     kept: bool = True
     reason: str | None = None  # "empty" | "too_short" | "duplicate"
     duplicate_of: str | None = None

@@ -14,7 +14,7 @@ from fincprg.generate.complete import (
     recent_year,
     without_reference_years,
 )
-from fincprg.generate.templates import TemplateGenerator
+from fincprg.generate.templates import TemplateGenerator, title_subject
 
 SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "reports.jsonl"
 
@@ -48,10 +48,12 @@ def test_s31_passage_gets_no_2002():
     for q in ("关于降准、国债、下行、基点有哪些看点？", "存款准备金率下降的原因是什么？", "DR001DR007有哪些变化？"):
         assert complete_query(q, company=None, passage_text=passage, title=report["title"], date=date) == q
     gen = TemplateGenerator()
-    pq = gen.passage_query(passage, None, key="s31#p0", date=date)
+    subject = title_subject(report["title"])  # 利率债周报 -> 利率债: what the generator asks about
+    assert subject == "利率债"
+    pq = gen.passage_query(passage, subject, key="s31#p0", date=date)
     assert pq and "2002" not in pq
     for i, sent in enumerate(passage.split("。")):
-        assert "2002" not in gen.sentence_query(sent, None, key=f"s31#p0#s{i}", date=date)
+        assert "2002" not in gen.sentence_query(sent, subject, key=f"s31#p0#s{i}", date=date)
 
 
 def test_years_far_before_the_report_date_are_ignored():

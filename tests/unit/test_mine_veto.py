@@ -38,11 +38,40 @@ def test_each_veto_case(a, b, reason):
      F(metrics=frozenset({"营业收入"}), numbers=(N(0.4651, "亿元"),))),  # same amount, other unit
     (F(metrics=frozenset({"营业收入"}), numbers=(N(39.7, "%"),)),
      F(metrics=frozenset({"营业收入"}), numbers=(N(46.51, "亿元"),))),  # growth vs amount: no conflict
-    (F(metrics=frozenset({"营业收入"}), numbers=(N(1.0, "亿元"),)),
-     F(metrics=frozenset({"净利润"}), numbers=(N(2.0, "亿元"),))),  # different metrics: not comparable
 ])
 def test_compatible_pairs_pass(a, b):
     assert veto_reason(a, b) is None
+
+
+def test_different_metrics_are_a_metric_conflict_not_a_numbers_one():
+    a = F(metrics=frozenset({"营业收入"}), numbers=(N(1.0, "亿元"),))
+    b = F(metrics=frozenset({"归母净利润"}), numbers=(N(2.0, "亿元"),))
+    assert veto_reason(a, b) == "metric"
+    assert veto_reason(a, b, metric=False) is None  # the amounts of different metrics are not compared
+
+
+def test_forecast_years_read_from_the_wording():
+    from fincprg.finance import extract
+
+    def reason(x, y):
+        return veto_reason(extract(x), extract(y), text_a=x, text_b=y)
+
+    # 「预计2024年」 is the forecast 2024E, not the actual 2024
+    assert reason("预计星河科技2024年营业收入是多少？", "星河科技2024E营业收入预测是多少？") is None
+    assert reason("星河科技2024年营业收入是多少？", "星河科技2024E营业收入预测是多少？") == "period_forecast"
+    assert reason("预计星河科技2024年营业收入是多少？", "星河科技2024年营业收入是多少？") == "period_forecast"
+
+
+def test_identical_questions_with_different_source_figures_are_vetoed():
+    from fincprg.finance import extract
+
+    q = "星河科技2021年上半年电子产品的营业收入为多少？"
+    a = "2021年上半年，公司消费电子产品实现营业收入23.13亿元，同比增长20%。"
+    b = "2021年上半年，公司汽车电子产品实现营业收入9,579万元，同比增长20%。"
+    f = extract(q)
+    assert veto_reason(f, f, text_a=q, text_b=q, source_a=a, source_b=b) == "source_numbers"
+    assert veto_reason(f, f, text_a=q, text_b=q, source_a=a, source_b=a + "其中线上占比三成。") is None
+    assert veto_reason(f, f, source_a=a, source_b=b, numbers=False) is None
 
 
 def test_checks_can_be_switched_off():

@@ -1,11 +1,11 @@
-"""A question that writes its period label does not repeat the period as a key phrase."""
+"""A question writes its period once (no 「2023年四季度2023Q4」)."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from fincprg.generate.templates import TemplateGenerator, key_phrases
+from fincprg.generate.templates import TemplateGenerator
 
 _DOUBLE = re.compile(r"(?i)\d{2,4}年[^，？]{0,6}?(?:\d{2,4}(?:q\d|h\d|e)|[1-4]q\d\d)")
 
@@ -28,9 +28,3 @@ def test_passage_query_writes_the_period_once():
     for key in ("a", "b", "c"):
         q = TemplateGenerator().passage_query(text, "星河科技", key=key)
         assert q and not _DOUBLE.search(q) and "2023年四季度" in q, q
-
-
-def test_key_phrases_drop_period_tokens_only_when_asked():
-    text = "2023Q2 2023Q2 2023Q2 储能 储能 2025E 2025E"
-    assert any("2023" in p for p in key_phrases(text, 3, set()))
-    assert key_phrases(text, 3, set(), drop_periods=True) == ["储能"]

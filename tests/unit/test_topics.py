@@ -170,8 +170,16 @@ def test_template_intents_and_validation():
     t = TopicInput("t3", ("组件", "价格", "排产"), ("光伏组件价格企稳",), "电力设备及新能源",
                    (dt.date(2024, 7, 2), dt.date(2024, 8, 30)))
     out = template_intents(t, max_subqueries=2)
-    assert out[0]["intent"].startswith("了解2024年第三季度电力设备及新能源行业")
-    assert len(out[0]["subqueries"]) == 2 and "组件" in out[0]["subqueries"][0]
+    assert all(w in out[0]["intent"] for w in ("2024年第三季度", "电力设备及新能源行业", "组件")), out
+    # 价格 and 排产 name no industry term, metric or event: no question is built on them
+    [sq] = out[0]["subqueries"]
+    assert sq.startswith("2024年第三季度电力设备及新能源行业组件") and sq.endswith("？"), sq
+    assert all("、" not in q for q in [out[0]["intent"], *out[0]["subqueries"]])
+    titles = ("景津装备（603279）：2021年营业收入高增，配件业务放量", "华鲁恒升（600426）：业绩符合预期")
+    [it] = template_intents(TopicInput("t4", ("配件",), titles, "机械"), max_subqueries=3)
+    assert it["subqueries"][0].startswith("景津装备2021年营业收入"), it
+    assert it["subqueries"][1].startswith("华鲁恒升业绩"), it
+    assert "景津装备和华鲁恒升" in it["intent"], it
     assert validate({"intents": [{"intent": "x", "subqueries": ["a", "a", " "]}]}) == \
         [{"intent": "x", "subqueries": ["a"]}]
     with pytest.raises(ValueError):

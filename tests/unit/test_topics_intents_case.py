@@ -18,6 +18,6 @@ def test_template_intents_use_title_casing():
     topic = TopicInput("t0", ("ai", "a股", "算力"), ("A股AI行情回顾：算力领涨", "AI算力周报"), "电子")
     [it] = template_intents(topic)
     texts = [it["intent"], *it["subqueries"]]
-    assert "AI" in it["intent"] and "A股" in it["intent"]
+    assert "AI" in it["intent"] and "算力" in it["intent"]
     assert not any("ai" in t or "a股" in t for t in texts), texts
     assert any(t.startswith("电子行业AI") for t in it["subqueries"])

@@ -1,0 +1,235 @@
+"""Character-level reading of a sentence for the offline templates: the fact frame a question is built on.
+
+No word segmenter is used: the benchmark's BM25 baseline tokenises with fincprg's jieba dictionary, and
+phrases cut by that same tokenizer would make the queries reward it (issue 11). Phrases are instead
+bounded by what the sentence itself marks: punctuation, digits, periods, names, metric words and a
+closed list of function words and verbs (:data:`DELIMITERS`, matched longest first, so 作为 or 以及 are
+taken whole rather than cut at 为 or 及).
+
+A frame is (entity, period, aspect, metric, direction, cues): the aspect is the noun phrase written
+right before the metric (「消费电子营业收入」 -> 消费电子), the period is the clause's own, else the
+sentence's, else the passage's; a period the text frames as a forecast (预计2024年, 2024E) stays one.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from fincprg.finance import METRIC_SYNONYMS, Period, extract
+from fincprg.finance.compare import forecast_years
+from fincprg.generate.complete import recent_year, without_reference_years
+
+CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
+# Function words, verbs and fillers that bound a phrase. Longest first; words that merely contain a
+# delimiter character (作为, 以及, 其中) are listed themselves so they are taken whole.
+DELIMITERS = tuple(sorted(set("""
+公司 本公司 该公司 我们 实现 其中 分别 同比 环比 主要 主要系 由于 得益于 受益于 受益 带动 推动 导致 使得 以及 合计 整体 全年
+单季 单季度 累计 预计 预期 期间 报告期 报告期内 较上年 相比 同期 上年 去年 今年 本期 当期 完成 达到 录得 贡献 占比 增长 下降
+提升 下滑 上升 增加 减少 降低 期内 实现了 其他 作为 成为 因为 认为 以为 行为 相对 针对 对应 涉及 普及 理由 自由 尤其 极其 截至
+甚至 比较 较为 较高 较低 较快 以上 以下 以来 为主 均为 分别为 约为 达到了 继续 持续 进一步 同时 此外 另外 未来 有望 将会 已经
+开始 逐步 全面 大幅 小幅 显著 明显 快速 稳步 稳定 保持 维持 核心 重点 部分 全部 各类 其余 及其 所有 通过 根据 按照 随着
+不断 加快 加大 积极 努力 一些 估计 分享 归属 新开 期待 不含 含 获取 获得 取得 更多 当前 目前 现在 此前 之前 之后 以后 近期 近年 长期 短期 中长期 今后 推升 推高 拉动 驱动 追求
+关于 对于 基于 属于 处于 位于 于是 但是 还是 就是 只是 而是 也是 不是 其中 其次 首次 以及 参与
+的 在 和 与 及 为 了 对 将 从 由 把 是 等 且 但 或 于 较 至 达 约 共 均 各 该 此 这
+""".split()), key=len, reverse=True))
+_DELIM_RE = re.compile("|".join(re.escape(d) for d in DELIMITERS))
+_BRIDGE = re.compile(r"(?:实现了|实现|分别|的|全年|合计|累计|整体|单季度|单季|报告期内|期内|当期|本期)+$")
+_NON_PHRASE = re.compile(r"[^\u4e00-\u9fffA-Za-z]")  # digits, spaces, punctuation end a phrase
+_METRIC_RE = re.compile("|".join(
+    re.escape(s) + ("(?!力)" if s == "产能" else "")  # 生产能力 is no 产能
+    for s in sorted({s for syns in METRIC_SYNONYMS.values() for s in syns}, key=len, reverse=True)), re.IGNORECASE)
+# A measure the metric list lacks, written with its figure or its change: 收益率为2.4%, 发行额同比下降.
+_MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|融资额|产量|指数|涨幅|跌幅|金额|总额|"
+                      r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
+                      r"(?=[为达约至]|同比|环比|\s*[-+]?\d|上涨|下跌|下降|增长|上升|回落|下行|上行)")
+_PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|全年|[1-4]Q|Q[1-4]|[12]H|H[12]")
+REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
+FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
+_DIRECTION = re.compile(r"(?P<down>负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至)"
+                        r"|(?P<up>增长|提升|上升|增加|提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍|新高|扭亏)")
+# Words that cannot be a question's aspect on their own.
+_WEAK = frozenset("""
+业务 产品 行业 市场 整体 总体 收入 利润 业绩 经营 情况 水平 规模 数据 指标 方面 能力 项目 板块 部分 领域 单位 金额 比例
+结构 营收 成本 费用 价格 综合 合计 总额 净额 毛利 期末 期初 年度 季度 半年 本年 上年 同期 单季 口径 主营 全年 当期 报告
+""".split())
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What one clause (or sentence) asserts, as far as templates need it."""
+
+    period: str = ""
+    forecast: bool = False
+    metric: str | None = None  # canonical
+    surface: str | None = None  # as written
+    aspect: str = ""
+    direction: str | None = None  # "up" | "down"
+    number: bool = False
+    yoy: bool = False
+    reason: bool = False
+
+
+def clauses(text: str) -> list[str]:
+    return [c for c in CLAUSE.split(text) if c.strip()]
+
+
+def _first_metric(clause: str) -> re.Match[str] | None:
+    return _METRIC_RE.search(clause)
+
+
+def canonical(surface: str) -> str | None:
+    low = surface.lower()
+    for c, syns in METRIC_SYNONYMS.items():
+        if any(s.lower() == low for s in syns):
+            return c
+    return None
+
+
+def aspect_before(clause: str, start: int, names: frozenset[str] = frozenset()) -> str:
+    """The noun phrase written right before position ``start`` (a metric), bounded by the sentence's own
+    marks; "" when there is none, when it is a list (、) or too long to be one phrase."""
+    head = clause[:start]
+    for n in sorted(names, key=len, reverse=True):
+        head = head.replace(n, "|")
+    head = without_reference_years(head)
+    # blank periods, then take the last stretch of letters
+    head = _period_spans_blanked(head)
+    stretch = _NON_PHRASE.split(head)[-1]
+    if not stretch:
+        return ""
+    # words that may stand between the aspect and its metric (消费电子产品实现营业收入, 汽车业务的收入)
+    stretch = _BRIDGE.sub("", stretch)
+    parts = _DELIM_RE.split(stretch)
+    cand = parts[-1]
+    cand = _PART_WORD.sub("", cand)
+    if re.search(r"[亿万]元|[中上外年净]$", cand):  # a unit, or a word cut before the metric (利息净收入)
+        return ""
+    if len(cand) < 2 or len(cand) > 6 or cand in _WEAK or _DIRECTION.search(cand) or _METRIC_RE.search(cand):
+        return ""
+    if not re.search(r"[\u4e00-\u9fff]", cand):
+        return cand if 2 <= len(cand) <= 8 else ""
+    return cand
+
+
+def _period_spans_blanked(text: str) -> str:
+    from fincprg.finance.extract import _PERIOD_RE
+
+    return _PERIOD_RE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def label(periods: frozenset[Period], forecast_flag: bool = False) -> tuple[str, bool]:
+    """A Chinese period label and whether it is a forecast: one period -> its label; three or more
+    years -> a range (2022-2024年); two years -> the later one."""
+    dated = sorted(p for p in periods if p.year)
+    if not dated:
+        bare = sorted(p for p in periods if p.part)
+        return (bare[0].label(), False) if bare else ("", False)
+    if any(p.forecast for p in dated):  # 2021A 2022E-2024E: the forecast is what is asked
+        dated = [p for p in dated if p.forecast]
+    years = sorted({p.year for p in dated if p.year})
+    fc = forecast_flag or any(p.forecast for p in dated)
+    if len(years) >= 3 or (fc and len(years) == 2):
+        return f"{years[0]}-{years[-1]}年", fc
+    latest = [p for p in dated if p.year == years[-1]]
+    best = max(latest, key=lambda p: (p.part not in (None, "FY"), p.part or ""))
+    text = f"{best.year}年" if best.part in (None, "FY") else best.label()
+    return text, fc or best.forecast
+
+
+@lru_cache(maxsize=65_536)
+def text_periods(text: str, year: int | None) -> frozenset[Period]:
+    """Periods of ``text`` minus reference years (2002年以来) and years long before the report year."""
+    date = dt.date(year, 12, 31) if year else None
+    return frozenset(p for p in extract(without_reference_years(text)).periods if recent_year(p.year, date))
+
+
+def period_of(clause: str, sentence: str, passage_year: int | None, year: int | None) -> tuple[str, bool]:
+    """The clause's own period, else the sentence's when it names one year, else the passage's year.
+
+    A bare part (前三季度) takes the year of the sentence or passage; a forecast stays a forecast
+    (2024E, or 预计 before the year in the clause)."""
+    for text in (clause, sentence):
+        ps = text_periods(text, year)
+        fc_years = forecast_years(text)
+        dated = frozenset(Period(p.year, p.part, p.forecast or p.year in fc_years) for p in ps if p.year)
+        if dated:
+            if text is sentence and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
+                return "", False  # several actual years and the clause names none: unclear
+            return label(dated)
+        bare = sorted(p for p in ps if p.part and not p.year)
+        if bare:
+            y = passage_year
+            return (f"{y}年{Period(None, bare[0].part).label()}" if y else ""), False
+    if passage_year and not FORECAST.search(sentence):
+        return f"{passage_year}年", False
+    return "", False
+
+
+def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | None,
+          year: int | None) -> Frame:
+    """The :class:`Frame` of one clause (the next clause may carry its direction: 「毛利率为43.6%，同比下降」)."""
+    m = _first_metric(clause) or _MEASURE.search(clause)
+    period, fc = period_of(clause, sentence, passage_year, year)
+    if FORECAST.search(clause) and period:
+        fc = True
+    if m is None:
+        return Frame(period=period, forecast=fc)
+    surface = m.group(0)
+    tail = clause[m.end():]
+    d = _DIRECTION.search(tail) or (_DIRECTION.search(next_clause) if next_clause and not _first_metric(next_clause)
+                                    else None)
+    direction = None if d is None else ("down" if d.group("down") else "up")
+    number = bool(re.search(r"\d", tail)) or bool(next_clause and re.search(r"\d", next_clause) and direction)
+    return Frame(period=period, forecast=fc, metric=canonical(surface) or surface, surface=surface,
+                 aspect=aspect_before(clause, m.start(), names), direction=direction, number=number,
+                 yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", clause + next_clause)),
+                 reason=bool(REASON.search(sentence)))
+
+
+# Events a finance reader asks about even when a sentence gives no metric: keyword -> question stems.
+EVENTS: dict[str, tuple[str, ...]] = {
+    "股权激励": ("{E}{P}股权激励计划的主要内容是什么？", "{E}{P}股权激励的授予对象和价格是多少？"),
+    "回购": ("{E}{P}股份回购的进展如何？", "{E}{P}回购了多少股份？"),
+    "分红": ("{E}{P}的分红方案是什么？", "{E}{P}分红情况如何？"),
+    "定增": ("{E}{P}定增募集资金用于哪些项目？", "{E}{P}定增方案的主要内容是什么？"),
+    "募投": ("{E}{P}募投项目的进展如何？",),
+    "收购": ("{E}{P}收购事项对业绩有何影响？", "{E}{P}收购了哪些资产？"),
+    "并购": ("{E}{P}并购事项对业绩有何影响？",),
+    "投产": ("{E}{P}新项目何时投产？", "{E}{P}项目投产进展如何？"),
+    "扩产": ("{E}{P}扩产计划的进展如何？",),
+    "中标": ("{E}{P}中标了哪些项目？",),
+    "提价": ("{E}{P}产品提价的幅度是多少？", "{E}{P}提价对业绩有何影响？"),
+    "涨价": ("{E}{P}产品涨价对业绩有何影响？",),
+    "降价": ("{E}{P}产品降价对业绩有何影响？",),
+    "新品": ("{E}{P}推出了哪些新品？",),
+    "出口": ("{E}{P}出口业务表现如何？",),
+    "海外": ("{E}{P}海外业务进展如何？", "{E}{P}海外市场拓展情况如何？"),
+    "渠道": ("{E}{P}渠道拓展情况如何？", "{E}{P}的渠道建设有哪些进展？"),
+    "门店": ("{E}{P}门店扩张情况如何？", "{E}{P}新开了多少家门店？"),
+    "研发": ("{E}{P}研发进展如何？", "{E}{P}在研发上有哪些投入？"),
+    "客户": ("{E}{P}主要客户有哪些？", "{E}{P}客户拓展情况如何？"),
+    "原材料": ("{E}{P}原材料价格变化对盈利有何影响？", "{E}{P}原材料成本压力如何？"),
+    "疫情": ("疫情对{E}{P}经营有何影响？",),
+    "政策": ("{E}{P}受到哪些政策影响？",),
+    "竞争": ("{E}{P}面临的行业竞争格局如何？",),
+    "需求": ("{E}{P}下游需求情况如何？",),
+    "估值": ("{E}当前估值水平如何？", "{E}{P}估值是否合理？"),
+}
+_EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)))
+
+
+def event_of(text: str) -> str | None:
+    """The first event keyword of :data:`EVENTS` written in ``text``."""
+    m = _EVENT_RE.search(text)
+    return m.group(0) if m else None
+
+
+def risk_topic(text: str, start: int) -> str:
+    """The first risk listed after 风险提示 (「行业竞争加剧的风险、…」 -> 行业竞争加剧), "" when unclear."""
+    first = re.split(r"[、，,；;。\n]", text[start:].lstrip("：: "))[0].strip()
+    first = re.sub(r"(?:的)?风险$", "", first).strip()
+    if not (2 <= len(first) <= 12) or re.search(r"[^\u4e00-\u9fffA-Za-z]", first) or "风险" in first:
+        return ""
+    return first

@@ -1,0 +1,40 @@
+"""The quality rules of eval/bench_quality.py, and the stock-code industry table."""
+from __future__ import annotations
+
+import pytest
+
+from fincprg.errors import ConfigError
+from fincprg.generate.quality import check_query
+from fincprg.topics.classify import StockTable
+
+SRC = "2021年公司毛利率较科信下降2.1个百分点，消费电子营业收入23.13亿元。预计公司2022-2024年净利润分别为8.5、10.9、13.4亿元。"
+
+
+def test_rules_flag_what_a_reader_rejects():
+    ok = check_query("星河科技2021年消费电子营业收入是多少？", SRC, subjects=["星河科技"])
+    assert all(ok.values()), ok
+    assert not check_query("星河科技在毛利率、科信、消费电子方面的情况如何？", SRC, subjects=["星河科技"])["no_phrase_list"]
+    assert not check_query("星河科技2021年率较科信有哪些变化？", SRC, subjects=["星河科技"])["no_cut_token"]
+    assert not check_query("星河科技2019年营业收入是多少？", SRC, subjects=["星河科技"])["period_in_source"]
+    # the report's actual year asked where the text only forecasts it
+    assert not check_query("星河科技2023年净利润是多少？", "预计公司2023E净利润8.5亿元", subjects=["星河科技"])[
+        "period_in_source"]
+    assert check_query("预计星河科技2022-2024年净利润是多少？", SRC, subjects=["星河科技"])["period_in_source"]
+    assert not check_query("星河科技营业收入受2022年电价提升影响的原因是什么？", "2022年电价提升，营业收入增长",
+                           subjects=["星河科技"])["period_placed"]
+    assert not check_query("产后产能达到了多少？", "投产后产能达到10万吨", subjects=["星河科技"])["subject_named"]
+
+
+def test_stock_table_maps_codes_and_names_to_citic(tmp_path):
+    csv = tmp_path / "stocks.csv"
+    csv.write_text("ts_code,symbol,name,industry\n603279.SH,603279,景津装备,专用机械\n000001.SZ,000001,平安银行,银行\n"
+                   "000002.SZ,000002,万科Ａ,\n", encoding="utf-8")
+    t = StockTable(csv)
+    assert t.lookup("603279", None) == "机械" and t.lookup("000001.SZ", None) == "银行"
+    assert t.lookup(None, "景津装备") == "机械" and t.lookup("000002", "万科Ａ") is None
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="stock_table"):
+        StockTable(bad)
+    with pytest.raises(ConfigError, match="does not exist"):
+        StockTable(tmp_path / "missing.csv")
