@@ -9,11 +9,14 @@ import typer
 from fincprg import layout as L
 from fincprg.cli._common import (
     ConfigOpt,
+    LimitOpt,
+    MaxCostOpt,
+    MaxRequestsOpt,
     QuietOpt,
     SetOpt,
+    app,
     fail,
     run_build,
-    app,
 )
 from fincprg.errors import FincprgError
 
@@ -26,10 +29,19 @@ def build(
     set_: SetOpt = None,
     upto: Annotated[Optional[str], typer.Option(help="Stop after this stage (see `fincprg stages`).")] = None,
     force: Annotated[bool, typer.Option(help="Re-run every stage even when its signature is unchanged.")] = False,
+    limit: LimitOpt = None,
+    max_requests: MaxRequestsOpt = None,
+    max_cost: MaxCostOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Run every stage on CORPUS, writing OUT/<stage>/ (skips finished stages, resumes half-done ones)."""
-    run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force)
+    """Run every stage on CORPUS, writing OUT/<stage>/ (skips finished stages, resumes half-done ones).
+
+    Exit codes: 0 done, 2 error, 3 stopped at --max-requests/--max-cost (run again to resume).
+    `fincprg estimate CORPUS -c CONFIG -o OUT` first says what the LLM stages will cost; the summary
+    then compares it with what the build sent.
+    """
+    run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force, limit=limit,
+              max_requests=max_requests, max_cost=max_cost)
 
 
 @app.command()

@@ -23,13 +23,16 @@ from typing import Any
 
 from fincprg.config import GenerateConfig
 from fincprg.generate.base import PassageInput, QueryTree
-from fincprg.llm import JSONParseError, LLMClient, Prompt, load_prompt, parse_json
+from fincprg.llm import JSONParseError, LLMClient, Prompt, parse_json
+from fincprg.llm.prompts import stage_prompt
 from fincprg.records import Failure
 
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, Any]]
 WARNING_PREFIX = "misaligned:"
+# what render() and _reask() pass to the template: a user's prompt_file may use only these
+PROMPT_VARIABLES = ("sentences", "title", "error", "n")
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,8 @@ class LLMTreeGenerator:
         self.client = client
         self.cfg = cfg
         self.progress = progress
-        self.prompt: Prompt = load_prompt(cfg.prompt, cfg.language)
+        self.prompt: Prompt = stage_prompt(cfg, allowed=PROMPT_VARIABLES, required=("sentences",),
+                                           key="generate.prompt_file")
 
     def render(self, item: PassageInput) -> Messages:
         """The chat messages for one passage (system + user)."""

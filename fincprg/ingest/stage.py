@@ -3,6 +3,8 @@
 Input: the corpus path (a .jsonl/.csv/.json file, or a directory of them or of .txt/.md files).
 Output records: ``OUT/ingest/reports.jsonl`` (Report) and ``OUT/ingest/rejected.jsonl``
 (Rejection: source "file:line", reason code, a detail message that says how to fix it).
+With ``run.sample_reports`` (``--limit N``) only a stratified sample of the valid reports is written
+(see :mod:`fincprg.ingest.sample`; the summary counts what was left out, by stratum).
 Both files are written atomically (temp file + rename): ingest is a global stage because
 duplicate ids can only be judged over the whole corpus.
 """
@@ -16,6 +18,7 @@ from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.ingest.mapping import FieldMapper, to_report
 from fincprg.ingest.readers import ReadStats, iter_corpus
+from fincprg.ingest.sample import sample_reports
 from fincprg.pipeline.io import atomic_write_jsonl
 from fincprg.pipeline.runner import StageContext
 from fincprg.records import Rejection, Report
@@ -56,13 +59,18 @@ def run(ctx: StageContext) -> dict[str, Any]:
             f"no report survived ingest of {ctx.corpus} ({len(rejected)} rejected: "
             f"{dict(reasons) or 'none'}). First problems:\n  {examples}"
         )
+    sampled = None
+    if ctx.config.run.sample_reports is not None:
+        reports, sampled = sample_reports(reports, ctx.config.run.sample_reports, ctx.config.run.seed)
+        log.info("ingest: sampled %d of %d reports over %d industry/year strata (run.sample_reports)",
+                 sampled["kept"], sampled["from"], sampled["strata"])
     atomic_write_jsonl(ctx.output(L.REPORTS), reports)
     atomic_write_jsonl(ctx.output(L.REJECTED), rejected)
     if rejected:
         log.warning("ingest: %d input records rejected (%s); see %s", len(rejected), dict(reasons),
                     ctx.output(L.REJECTED))
     bad_dates = sum(1 for r in reports if "_bad_date" in r.meta)
-    return {
+    counts: dict[str, Any] = {
         "reports": len(reports),
         "rejected": len(rejected),
         "rejected_by_reason": dict(sorted(reasons.items())),
@@ -70,3 +78,6 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "files": stats.files,
         "encodings": dict(sorted(stats.encodings.items())),
     }
+    if sampled is not None:
+        counts["sample"] = sampled
+    return counts
