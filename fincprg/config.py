@@ -304,8 +304,10 @@ class DedupConfig(Section):
     """Near-duplicate queries within each level: exact Jaccard of character n-grams (see export/dedup.py)."""
 
     enabled: bool = True
-    threshold: float = Field(0.85, gt=0, le=1)  # Jaccard similarity at or above which two queries are one
-    ngram: int = Field(3, ge=1, le=8)
+    # Jaccard similarity at or above which two queries are one; lower values merge template-framed queries
+    # that differ in one key word (「原奶」 vs 「业绩」 in the same long frame)
+    threshold: float = Field(0.9, gt=0, le=1)
+    ngram: int = Field(2, ge=1, le=8)  # character n-grams (punctuation and spacing ignored)
 
 
 class EasinessConfig(Section):

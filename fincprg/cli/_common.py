@@ -62,11 +62,19 @@ def fail(e: Exception) -> None:
     raise typer.Exit(2)
 
 
+def _fmt(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
 def _print_counts(counts: dict[str, Any], indent: str = "    ") -> None:
     for k, v in counts.items():
         if isinstance(v, dict):
             if not v:
                 typer.echo(f"{indent}{k}: none")
+                continue
+            if len(indent) >= 8 and not any(isinstance(x, (dict, list)) for x in v.values()):
+                # deep, flat dicts (per split, per measure) on one line keep the summary readable
+                typer.echo(f"{indent}{k}: " + ", ".join(f"{a}={_fmt(b)}" for a, b in v.items()))
                 continue
             typer.echo(f"{indent}{k}:")
             _print_counts(v, indent + "  ")

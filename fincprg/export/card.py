@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fincprg import layout as L
@@ -105,6 +105,7 @@ def render_card(
     signatures: Mapping[str, str | None],
     dropped: Mapping[str, int],
     train_examples: int | None,
+    extra: Sequence[str] = (),
 ) -> str:
     """Render the card as Markdown (no front matter; the hf/ copy gets its own)."""
     out = ["# fincprg passage-retrieval dataset", "",
@@ -154,6 +155,7 @@ def render_card(
         out += [f"`train/flagembedding.jsonl`: {train_examples} training queries (`all` subset, train split) "
                 "with hard negatives from training-report passages only; no negative is a known positive "
                 "(direct or mined, any subset) or has the same text as one.", ""]
+    out += list(extra)  # sections of other modules, e.g. export.quality's diversity and difficulty
     out += ["## Loading", "", "```python",
             "from beir.datasets.data_loader import GenericDataLoader",
             'corpus, queries, qrels = GenericDataLoader("OUT/dataset").load(split="sentence-mined-test")',
