@@ -117,3 +117,24 @@ def test_export_removes_duplicates_and_reports_easiness(tmp_path):
     assert labelled and not easy & labelled  # a too-easy query has no label left; the others keep theirs
     card = (tmp_path / "dataset" / "README.md").read_text("utf-8")
     assert "## Query diversity and difficulty" in card and "max_overlap=0.7" in card
+
+
+def test_report_shows_dedup_and_easiness_from_the_export_manifest(tmp_path):
+    import json
+
+    from fincprg.report.page import write_report
+    from tests.unit._report_fixture import make_build
+
+    out = make_build(tmp_path)
+    dist = {"n": 12, "mean": 0.61, "median": 0.6, "p90": 0.93, "share_ge_0.8": 0.25}
+    counts = {"dedup": {"threshold": 0.9, "ngram": 2, "removed": {"sentence": 3}, "labels_moved": 2},
+              "easiness": {"measure": "bigram", "max_overlap": 0.95, "filtered": {"sentence": 4},
+                           "by_subset": {"all": {"bigram": dist, "token": dist}, "sentence": {"bigram": dist,
+                                                                                            "token": dist}},
+                           "by_level": {"sentence": {"bigram": dist, "token": dist}}}}
+    (out / "dataset" / "manifest.json").write_text(json.dumps({"counts": counts}), encoding="utf-8")
+    html = write_report(out).read_text("utf-8")
+    section = html[html.index('id="easiness"'):html.index('id="scores"')]
+    assert "sentence 3" in section and "labels dropped for 4 queries" in section
+    assert section.index("<td>sentence</td>") < section.index("<td>all</td>") < section.index("level sentence")
+    assert section.count('<td class="num">0.93</td>') == 6  # bigram and token p90, three rows
