@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from fincprg.config import ExportConfig
 
 from fincprg import layout as L
-from fincprg.export import quality
+from fincprg.export import negatives, quality
 from fincprg.export.beir import SUBSETS, build_subset_qrels, write_qrels
 from fincprg.export.dedup import dedup_queries
 from fincprg.export.card import produced_by, render_card, subset_stats
@@ -158,7 +158,7 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
     card = render_card(cfg=produced, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
                        templates=templates, signatures={**signatures, "export": signature},
                        dropped=dropped, train_examples=train_examples,
-                       extra=quality.card_lines(dedup, easiness))
+                       extra=[*quality.card_lines(dedup, easiness), *negatives.card_lines(ecfg.negatives)])
     atomic_write_text(ds.card, card)
     if ecfg.hf:
         from fincprg.export.hf import write_hf
