@@ -20,6 +20,7 @@ from fincprg.finance import register_companies
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query, hierarchy
 from fincprg.generate.llm_tree import failure_for
+from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.generate.templates import TemplateGenerator, report_company
 from fincprg.pipeline.io import atomic_write_json, read_jsonl
 from fincprg.pipeline.runner import StageContext
@@ -119,14 +120,18 @@ def run(ctx: StageContext) -> dict[str, Any]:
     register_companies(reports.values())
     generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
     complete = cfg.generate.complete
+    rewriter = make_rewriter(cfg, generator, progress=ctx.show_progress)
 
     def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
-        return process_batch(generator, batch, complete=complete)
+        out = process_batch(generator, batch, complete=complete)
+        return rewriter.apply(batch, out, report_company) if rewriter is not None else out
 
     lines = ctx.map_batches(iter(items), fn, outputs=OUTPUTS, batch_size=cfg.generate.batch_size,
                             total=len(items), desc=f"generate ({generator.name})")
     counts = summarise(ctx, items, lines)
     counts["hierarchy_reports"] = write_hierarchy(ctx)
+    if rewriter is not None:
+        counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
     stats = getattr(getattr(generator, "client", None), "stats", None)
     if stats is not None:
         counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures",
