@@ -35,7 +35,9 @@ def comparison(out: Path) -> list[dict[str, Any]]:
 
 
 def _err(expected: float, actual: float) -> float | None:
-    return None if not actual else round((expected - actual) / actual, 4)
+    if not actual:
+        return 0.0 if not expected else None  # nothing expected and nothing sent: exact
+    return round((expected - actual) / actual, 4)
 
 
 def print_comparison(out: Path, echo: Callable[[str], Any]) -> None:
