@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from collections import Counter
 from typing import Any
 
@@ -133,7 +134,7 @@ def intent_prompt_config(cfg: Any) -> Any:
     from fincprg.llm.prompts import stage_prompt
 
     stage_prompt(cfg, allowed=INTENT_VARIABLES, required=("keywords", "titles"), key="topics.intents.prompt_file")
-    return cfg.model_copy(update={"prompt": str(cfg.prompt_file)})
+    return cfg.model_copy(update={"prompt": str(Path(cfg.prompt_file).resolve())})  # a path: loaded as a file
 
 
 def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[Failure], dict[str, Any]]:

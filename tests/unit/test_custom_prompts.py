@@ -92,3 +92,16 @@ def test_topic_intent_template_is_checked_before_clustering(tmp_path, sample_cor
     with pytest.raises(ConfigError, match="topics.intents.prompt_file.*sentences"):
         run_pipeline(sample_corpus, tmp_path / "out", cfg, upto="topics", show_progress=False)
     assert not (tmp_path / "out" / "topics" / "tree.json").exists()
+
+
+def test_topic_intents_use_the_custom_template(tmp_path, llm_server, sample_corpus):
+    body = ("{% block system %}只输出 JSON。{% endblock %}{% block user %}自定义意图 \"intent\"："
+            "{{ titles | to_json }} 最多 {{ max_intents }} 个{% endblock %}")
+    p = _write(tmp_path, body, "intents.txt")  # any name: a prompt_file is a file whatever its suffix
+    cfg = load_config(None, ["topics.intents.backend=llm", f"topics.intents.prompt_file={p}", "topics.viz=none",
+                             f"llm.base_url={llm_server.base_url}", "llm.max_retries=0", "run.sample_reports=16"])
+    out = tmp_path / "out"
+    run_pipeline(sample_corpus, out, cfg, upto="topics", show_progress=False)
+    assert llm_server.requests and all("自定义意图" in r["messages"][1]["content"] for r in llm_server.requests)
+    queries = [json.loads(x) for x in (out / "topics" / "queries.jsonl").read_text("utf-8").splitlines()]
+    assert queries and {q["provenance"]["template"] for q in queries} == {load_prompt_file(p).id}
