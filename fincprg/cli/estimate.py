@@ -61,14 +61,15 @@ def render(res: dict[str, Any], out: Path | None) -> str:
         lines.append(f"LLM {res['model']}, concurrency {res['concurrency']}, latency {res['latency_s']} s "
                      f"({res['latency_source']})" + ("" if res["priced"] else "; no price in llm.prices: cost unknown"))
         head = f"  {'stage':<9} {'requests':>9} {'cached':>7} {'to send':>8} {'prompt tok':>11} {'compl. tok':>11}"
-        lines.append(head + (f" {'cost USD':>9}" if res["priced"] else "") + f" {'wall':>9}")
+        lines.append(head + (f" {'cost USD':>9}" if res["priced"] else "") + f" {'LLM time':>9}")
         for name, r in [*res["stages"].items(), ("total", res["total"])]:
             row = (f"  {name:<9} {r['requests']:>9,} {r['cached']:>7,} {r['to_send']:>8,} "
                    f"{r['to_send_prompt_tokens']:>11,} {r['to_send_completion_tokens']:>11,}")
             if res["priced"]:
                 row += f" {r.get('to_send_cost_usd', 0.0):>9.4f}"
             lines.append(row + f" {_wall(r['wall_s']):>9}")
-        lines.append("  (tokens, cost and wall time: the requests still to send; cached answers are free)")
+        lines.append("  (tokens, cost and LLM time: the requests still to send; cached answers are free. LLM time is the "
+                     "waiting for answers at llm.concurrency, not the stages' own work)")
         gen = res["stages"].get("generate", {})
         if "rewrite_share" in gen:
             lines.append(f"  generate.rewrite: {gen['rewrite_share']:.0%} of queries expected to copy their passage"
