@@ -35,6 +35,9 @@ class RunConfig(Section):
     seed: int = 42
     cache_dir: str | None = None  # default: OUT/.cache
     show_progress: bool = True
+    # build from this many reports only (`--limit N`): a reproducible sample, stratified by industry and
+    # year, drawn by ingest before chunking (None = every report)
+    sample_reports: int | None = Field(None, ge=1)
 
 
 class IngestConfig(Section):
@@ -121,13 +124,37 @@ class LLMConfig(Section):
     )
 
 
+class RewriteConfig(Section):
+    """LLM rewrite of queries that copy their passage (generate.backend: llm only)."""
+
+    enabled: bool = False
+    # a query whose overlap with its passage (share of its char bigrams / jieba tokens found in the
+    # passage) is at least this is rewritten; the rewrite is kept only if it keeps every entity and period
+    max_overlap: float = Field(0.8, ge=0, le=1)
+    measure: Literal["bigram", "token"] = "bigram"
+    prompt: str = "query_rewrite"
+    prompt_file: str | None = None  # your own Jinja template; variables: query, passage, title
+
+
 class GenerateConfig(Section):
     backend: Literal["templates", "llm"] = "templates"
     prompt: str = "hierarchical_query"
+    # your own Jinja template instead of the bundled one (variables: sentences, title; reask: error, n);
+    # its content is hashed into the stage signature and query provenance
+    prompt_file: str | None = None
     language: Literal["zh", "en"] = "zh"
     reask: int = Field(1, ge=0)  # re-ask once with the validation error
     complete: bool = True  # query completion (§3.1.3)
+    rewrite: RewriteConfig = Field(default_factory=RewriteConfig)
     batch_size: int = 64
+
+
+    @model_validator(mode="after")
+    def _rewrite_needs_llm(self) -> GenerateConfig:
+        if self.rewrite.enabled and self.backend != "llm":
+            raise ValueError("generate.rewrite.enabled needs generate.backend: llm (the offline templates have no "
+                             "rewriter; use export.easiness.max_overlap to filter easy queries instead)")
+        return self
 
 
 class ClassifierConfig(Section):
@@ -178,6 +205,8 @@ class ClusterConfig(Section):
 class IntentConfig(Section):
     backend: Literal["templates", "llm"] = "templates"
     prompt: str = "topic_intent"
+    # your own Jinja template (variables: keywords, titles, industry, max_intents, max_subqueries; reask: error)
+    prompt_file: str | None = None
     language: Literal["zh", "en"] = "zh"
     max_titles: int = 10
     max_keywords: int = 10
@@ -246,6 +275,22 @@ class MineConfig(Section):
     workers: int = Field(2, ge=1)  # processes for finance-fact extraction of the query texts (runtime only)
 
 
+class NegativesRerankerConfig(Section):
+    """A cross-encoder that rescores the retrieved candidates; margins and max_score then use its scores."""
+
+    backend: Literal["none", "flag", "cross-encoder"] = "none"
+    model: str | None = None  # local path or hub id (bge-reranker-v2-m3 style, scores in [0, 1])
+    batch_size: int = 64
+    fp16: bool = True
+    device: str | None = None
+
+    @model_validator(mode="after")
+    def _model_needed(self) -> NegativesRerankerConfig:
+        if self.backend != "none" and not self.model:
+            raise ValueError(f"backend {self.backend!r} needs export.negatives.reranker.model (a local path or hub id)")
+        return self
+
+
 class NegativesConfig(Section):
     # none: no mining; rows get n random training passages (FlagEmbedding cannot read an empty neg list)
     method: Literal["bm25", "dense", "none"] = "bm25"
@@ -253,6 +298,33 @@ class NegativesConfig(Section):
     model: str | None = None  # for method=dense: sentence-transformers local path or hub id
     batch_size: int = 64  # dense encoding batch size (runtime only)
     device: str | None = None
+    # Guards against false negatives (unlabelled positives), as in sentence-transformers' mine_hard_negatives.
+    # Scores are the reranker's when one is set, else the retriever's (BM25 or cosine).
+    range_min: int = Field(0, ge=0)  # skip this many top-ranked candidates (the likeliest hidden positives)
+    range_max: int | None = Field(None, ge=1)  # take negatives only from the top range_max candidates
+    margin: float | None = Field(None, ge=0)  # keep a candidate only if score <= best positive's score - margin
+    relative_margin: float | None = Field(None, ge=0, lt=1)  # ... and score <= best positive's score * (1 - m)
+    max_score: float | None = None  # drop candidates scoring above this
+    reranker: NegativesRerankerConfig = Field(default_factory=NegativesRerankerConfig)
+
+
+class DedupConfig(Section):
+    """Near-duplicate queries within each level: exact Jaccard of character n-grams (see export/dedup.py)."""
+
+    enabled: bool = True
+    # Jaccard similarity at or above which two queries are one; lower values merge template-framed queries
+    # that differ in one key word (「原奶」 vs 「业绩」 in the same long frame)
+    threshold: float = Field(0.9, gt=0, le=1)
+    ngram: int = Field(2, ge=1, le=8)  # character n-grams (punctuation and spacing ignored)
+
+
+class EasinessConfig(Section):
+    """Lexical overlap of each query with its positive passage (a query that copies its passage is too easy)."""
+
+    # drop labelled queries whose overlap (share of the query's char bigrams or jieba tokens found in its most
+    # overlapping positive passage) is at least this; None keeps every query and only reports the distribution
+    max_overlap: float | None = Field(None, ge=0, le=1)
+    measure: Literal["bigram", "token"] = "bigram"
 
 
 class ExportConfig(Section):
@@ -263,8 +335,22 @@ class ExportConfig(Section):
     # Coarser units keep more cross-report mined labels inside one split (fewer dropped).
     split_unit: Literal["report", "leaf", "subtree"] = "leaf"
     negatives: NegativesConfig = Field(default_factory=NegativesConfig)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+    easiness: EasinessConfig = Field(default_factory=EasinessConfig)
     flagembedding: bool = True
     hf: bool = True
+
+
+class EstimateConfig(Section):
+    """How `fincprg estimate` counts tokens and time (read by no stage: changing it re-runs nothing)."""
+
+    # the model's tokenizer: a HuggingFace tokenizer.json (or a folder holding one), or "tiktoken:<encoding>";
+    # None = chars_per_token. `fincprg estimate --probe N` measures the ratio from the server's answers instead
+    tokenizer: str | None = None
+    chars_per_token: float = Field(1.2, gt=0)  # rough for Chinese with GPT-4o-class tokenizers; state your own
+    query_chars: int = Field(20, ge=1)  # expected length of one generated query (completion tokens, no probe)
+    latency_s: float = Field(5.0, gt=0)  # seconds per request when not measured by --probe
+    reask_share: float = Field(0.0, ge=0, le=1)  # share of answers expected to be re-asked (measured by --probe)
 
 
 class PipelineConfig(Section):
@@ -276,6 +362,7 @@ class PipelineConfig(Section):
     topics: TopicsConfig = Field(default_factory=TopicsConfig)
     mine: MineConfig = Field(default_factory=MineConfig)
     export: ExportConfig = Field(default_factory=ExportConfig)
+    estimate: EstimateConfig = Field(default_factory=EstimateConfig)
 
 
 def _format_validation(err: ValidationError, origin: str) -> str:

@@ -24,6 +24,7 @@ INGEST, CHUNK, GENERATE, TOPICS, MINE, EXPORT = "ingest", "chunk", "generate", "
 STAGE_DIRS: dict[str, str] = {INGEST: "ingest", CHUNK: "chunk", GENERATE: "generate", TOPICS: "topics",
                               MINE: "mine", EXPORT: "dataset"}
 AUDIT_DIR, EVAL_DIR, CACHE_DIR, REPORT_FILE = "audit", "eval", ".cache", "report.html"
+ESTIMATE = "estimate.json"  # OUT/estimate.json: `fincprg estimate -o OUT`, compared in the build summary
 MANIFEST, PROGRESS, LOCK = "manifest.json", "_progress.json", ".lock"
 
 # --- stage output files (names inside the stage's folder) -----------------------------------------------------

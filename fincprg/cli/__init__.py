@@ -12,6 +12,7 @@ def _register_commands() -> None:
     # These modules are light at import (their heavy deps load inside the command bodies).
     from fincprg.cli import build  # noqa: F401 - registers build, stages, demo, doctor
     from fincprg.cli.audit import audit_cmd
+    from fincprg.cli.estimate import estimate_cmd
     from fincprg.cli.eval import eval_cmd
     from fincprg.cli.report import report_cmd
     from fincprg.cli.train import train_cmd
@@ -20,6 +21,7 @@ def _register_commands() -> None:
     app.command("audit")(audit_cmd)
     app.command("report")(report_cmd)
     app.command("train")(train_cmd)
+    app.command("estimate")(estimate_cmd)
 
 
 _register_commands()

@@ -33,6 +33,16 @@ SetOpt = Annotated[
     typer.Option("--set", help="Dotted override, repeatable: --set chunk.passage_chars=400 --set llm.model=qwen2.5"),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars; summary only.")]
+LimitOpt = Annotated[Optional[int], typer.Option(
+    "--limit", min=1, help="Build from N reports only: a reproducible sample stratified by industry and year, "
+                           "drawn with run.seed before chunking (same as --set run.sample_reports=N).")]
+MaxRequestsOpt = Annotated[Optional[int], typer.Option(
+    "--max-requests", min=0, help="Send at most N LLM requests (cache hits are free), then stop cleanly with "
+                                  "exit code 3; re-running resumes where it stopped.")]
+MaxCostOpt = Annotated[Optional[float], typer.Option(
+    "--max-cost", min=0.0, help="Stop cleanly (exit code 3) before the LLM request that would take this build's "
+                                "cost past USD (by llm.prices and the tokens the server reports); resumable.")]
+STOPPED_EXIT = 3  # a clean stop at --max-requests / --max-cost: resumable, not an error
 
 
 def setup_logging(quiet: bool) -> None:
@@ -88,11 +98,19 @@ def fail(e: Exception) -> None:
     raise typer.Exit(2)
 
 
+def _fmt(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
 def _print_counts(counts: dict[str, Any], indent: str = "    ") -> None:
     for k, v in counts.items():
         if isinstance(v, dict):
             if not v:
                 typer.echo(f"{indent}{k}: none")
+                continue
+            if len(indent) >= 8 and not any(isinstance(x, (dict, list)) for x in v.values()):
+                # deep, flat dicts (per split, per measure) on one line keep the summary readable
+                typer.echo(f"{indent}{k}: " + ", ".join(f"{a}={_fmt(b)}" for a, b in v.items()))
                 continue
             typer.echo(f"{indent}{k}:")
             _print_counts(v, indent + "  ")
@@ -116,23 +134,48 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
 
 
 def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set_: Optional[list[str]], quiet: bool,
-         *, upto: Optional[str] = None, force: bool = False, retry_failed: bool = False) -> None:
+         *, upto: Optional[str] = None, force: bool = False, retry_failed: bool = False,
+         limit: Optional[int] = None, max_requests: Optional[int] = None, max_cost: Optional[float] = None) -> None:
     """Shared body of ``build`` and ``demo``: logging, config (default: the shipped offline
-    pipeline), run, errors as exit code 2, and the summary."""
+    pipeline), run, errors as exit code 2, a stop at a budget limit as exit code 3, and the summary."""
     from fincprg.config import bundled_pipeline, load_config
+    from fincprg.llm.budget import Budget, BuildStopped
     from fincprg.pipeline.runner import STAGE_BY_NAME, run_pipeline
 
     setup_logging(quiet)
+    budget = None
     try:
         if upto and upto not in STAGE_BY_NAME:
             raise FincprgError(f"--upto {upto!r} is not a stage; choose one of {', '.join(STAGE_BY_NAME)}")
         path = corpus()
-        cfg = load_config(config or bundled_pipeline("offline"), set_)
+        overrides = [*(set_ or []), *([f"run.sample_reports={limit}"] if limit is not None else [])]
+        cfg = load_config(config or bundled_pipeline("offline"), overrides)
+        budget = Budget(max_requests=max_requests, max_cost_usd=max_cost)
         outcomes = run_pipeline(path, out, cfg, upto=upto, force=force, show_progress=not quiet and None,
-                                retry_failed=retry_failed)
+                                budget=budget, retry_failed=retry_failed)
+    except BuildStopped as e:
+        _print_outcomes(e.outcomes, out, path)
+        _print_spent(e.spent)
+        typer.secho(str(e), fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(STOPPED_EXIT) from None
     except HANDLED as e:
         fail(e)
     _print_outcomes(outcomes, out, path)
+    if budget is not None and budget.limited:
+        _print_spent(budget.summary())
+    from fincprg.estimate.compare import print_comparison
+
+    print_comparison(out, typer.echo)
+
+
+def _print_spent(spent: dict[str, Any]) -> None:
+    if not spent:
+        return
+    req = f"{spent['requests']}" + (f" of {spent['max_requests']}" if spent.get("max_requests") is not None else "")
+    cost = f"{spent['cost_usd']:.4f}" + (f" of {spent['max_cost_usd']:g}" if spent.get("max_cost_usd") is not None
+                                         else "")
+    typer.echo(f"  LLM budget: {req} requests sent, {cost} USD spent "
+               f"({spent['prompt_tokens']} prompt + {spent['completion_tokens']} completion tokens)")
 
 
 

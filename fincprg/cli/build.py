@@ -9,11 +9,14 @@ import typer
 from fincprg import layout as L
 from fincprg.cli._common import (
     ConfigOpt,
+    LimitOpt,
+    MaxCostOpt,
+    MaxRequestsOpt,
     QuietOpt,
     SetOpt,
+    app,
     fail,
     run_build,
-    app,
 )
 from fincprg.errors import FincprgError
 
@@ -31,10 +34,19 @@ def build(
         help="Ask the LLM again for exactly the passages (generate) and topics (topic intents) whose "
              "answers failed last time; valid answers come from the cache, so nothing else is re-sent.",
     )] = False,
+    limit: LimitOpt = None,
+    max_requests: MaxRequestsOpt = None,
+    max_cost: MaxCostOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Run every stage on CORPUS, writing OUT/<stage>/ (skips finished stages, resumes half-done ones)."""
-    run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force, retry_failed=retry_failed)
+    """Run every stage on CORPUS, writing OUT/<stage>/ (skips finished stages, resumes half-done ones).
+
+    Exit codes: 0 done, 2 error, 3 stopped at --max-requests/--max-cost (run again to resume).
+    `fincprg estimate CORPUS -c CONFIG -o OUT` first says what the LLM stages will cost; the summary
+    then compares it with what the build sent.
+    """
+    run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force, limit=limit,
+              max_requests=max_requests, max_cost=max_cost, retry_failed=retry_failed)
 
 
 @app.command()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fincprg import layout as L
@@ -106,6 +106,7 @@ def render_card(
     dropped: Mapping[str, int],
     train_examples: int | None,
     negatives: Mapping[str, Any] | None = None,
+    extra: Sequence[str] = (),
 ) -> str:
     """Render the card as Markdown (no front matter; the hf/ copy gets its own)."""
     out = ["# fincprg passage-retrieval dataset", "",
@@ -156,6 +157,7 @@ def render_card(
                 "with hard negatives from training-report passages only; no negative is a known positive "
                 "(direct or mined, any subset) or has the same text as one.", ""]
         out += negatives_lines(negatives)
+    out += list(extra)  # sections of other modules, e.g. export.quality's diversity and difficulty
     out += loading_lines()
     out += ["## Provenance", "",
             "Pipeline config hash of the stages that produced this dataset (each stage's declared keys as recorded "

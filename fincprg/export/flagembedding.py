@@ -52,7 +52,7 @@ def build_examples(
     excl_txt = [{passage_texts[p] for p in known_positives.get(q, set()) if p in passage_texts} for q in qids]
     negs = mine_negatives([query_texts[q] for q in qids], excl_idx, pool_texts, method=cfg.method, n=cfg.n,
                           positive_texts=excl_txt, model=cfg.model, batch_size=cfg.batch_size, device=cfg.device,
-                          show_progress=show_progress)
+                          show_progress=show_progress, cfg=cfg)
     out = []
     for q, neg, excl, ptx in zip(qids, negs, excl_idx, excl_txt, strict=True):
         mined = len(neg)

@@ -7,9 +7,12 @@ mine/qrels.jsonl (Qrel mined).
 
 Output: corpus.jsonl, queries.jsonl, qrels/<subset>-<split>.tsv (see ``beir``; splits see
 ``splits``), train/flagembedding.jsonl (see ``flagembedding``), hf/ (see ``hf``) and README.md.
+Before the split, near-duplicate queries are removed within each level and every labelled query gets
+its overlap with its positives (see ``quality``).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,7 +23,10 @@ if TYPE_CHECKING:
     from fincprg.config import ExportConfig
 
 from fincprg import layout as L
+from fincprg.export import negatives as negatives_mod
+from fincprg.export import quality
 from fincprg.export.beir import SUBSETS, build_subset_qrels, write_qrels
+from fincprg.export.dedup import dedup_queries
 from fincprg.export.card import produced_by, render_card, subset_stats
 from fincprg.export.flagembedding import build_examples, negatives_summary, write_flagembedding
 from fincprg.export.splits import SPLITS, split_reports, split_topics
@@ -72,6 +78,7 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
     ds = L.Dataset(dest)
     reports = {r.id: r for r in inp.reports}
     passages = {p.id: p for p in inp.passages}
+    inp, dedup, easiness, overlaps = _diversity(inp, ecfg)
     queries = {q.id: q for q in inp.queries}
 
     # labelled topic node -> reports of its labelled passages (so the split can keep topic labels in test)
@@ -132,6 +139,7 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
 
     stats = {s: {sp: subset_stats(subset_qrels[s][sp], query_texts, passage_texts) for sp in SPLITS}
              for s in SUBSETS}
+    easiness.update(quality.summarise(subset_qrels, queries, overlaps))
     levels = Counter(q.level for q in inp.queries)
     generators: dict[str, Counter[str]] = {}
     templates: Counter[str] = Counter()
@@ -151,7 +159,8 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
     signatures = {s: inp.manifests[s].get("signature") for s in UPSTREAM}
     card = render_card(cfg=produced, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
                        templates=templates, signatures={**signatures, "export": signature},
-                       dropped=dropped, train_examples=train_examples, negatives=negatives)
+                       dropped=dropped, train_examples=train_examples, negatives=negatives,
+                       extra=[*quality.card_lines(dedup, easiness), *negatives_mod.card_lines(ecfg.negatives)])
     atomic_write_text(ds.card, card)
     if ecfg.hf:
         from fincprg.export.hf import write_hf
@@ -165,12 +174,29 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
         "qrels": {s: {sp: {"queries": stats[s][sp]["queries"], "pairs": stats[s][sp]["pairs"]} for sp in SPLITS}
                   for s in SUBSETS},
         "dropped": dropped,
+        "dedup": {k: v for k, v in dedup.items() if k != "examples"} if dedup else False,
+        "easiness": easiness,
     }
     if train_examples is not None:
         counts["train_examples"] = train_examples
     log.info("export: %d passages, %d queries, all-train %d / all-test %d labelled queries", len(corpus_rows),
              len(query_rows), stats["all"]["train"]["queries"], stats["all"]["test"]["queries"])
     return counts
+
+
+def _diversity(inp: ExportInputs, ecfg: ExportConfig
+               ) -> tuple[ExportInputs, dict[str, Any] | None, dict[str, Any], quality.Overlaps]:
+    """Near-duplicate removal, then each labelled query's overlap with its positives and the easiness filter."""
+    queries, qrels, dedup = list(inp.queries), list(inp.qrels), None
+    if ecfg.dedup.enabled:
+        queries, qrels, dedup = dedup_queries(queries, qrels, threshold=ecfg.dedup.threshold, ngram=ecfg.dedup.ngram)
+        if any(dedup["removed"].values()):
+            log.info("export: near-duplicate queries removed %s", dedup["removed"])
+    overlaps = quality.Overlaps({p.id: p.text for p in inp.passages})
+    queries, qrels, easiness = quality.annotate(queries, qrels, overlaps, max_overlap=ecfg.easiness.max_overlap,
+                                                measure=ecfg.easiness.measure)
+    easiness = {"measure": ecfg.easiness.measure, "max_overlap": ecfg.easiness.max_overlap, **easiness}
+    return dataclasses.replace(inp, queries=queries, qrels=qrels), dedup, easiness, overlaps
 
 
 def run(ctx: Any) -> dict[str, Any]:

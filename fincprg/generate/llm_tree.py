@@ -33,7 +33,8 @@ from typing import Any
 
 from fincprg.config import GenerateConfig
 from fincprg.generate.base import PassageInput, QueryTree
-from fincprg.llm import JSONParseError, LLMClient, LLMResult, Prompt, load_prompt, parse_json_detailed
+from fincprg.llm import JSONParseError, LLMClient, LLMResult, Prompt, parse_json_detailed
+from fincprg.llm.prompts import stage_prompt
 from fincprg.llm.stream import ordered_stream
 from fincprg.records import Failure
 
@@ -44,6 +45,8 @@ WARNING_PREFIX = "misaligned:"
 TRUNCATED_PREFIX = "truncated:"
 # Failure kinds of passages whose answer was not cached: a re-run of the stage asks them again.
 RETRYABLE_KINDS = frozenset({"request_failed", "bad_json", "schema", "misaligned", "truncated"})
+# what render() and _reask() pass to the template: a user's prompt_file may use only these
+PROMPT_VARIABLES = ("sentences", "title", "error", "n")
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,8 @@ class LLMTreeGenerator:
         self.client = client
         self.cfg = cfg
         self.progress = progress
-        self.prompt: Prompt = load_prompt(cfg.prompt, cfg.language)
+        self.prompt: Prompt = stage_prompt(cfg, allowed=PROMPT_VARIABLES, required=("sentences",),
+                                           key="generate.prompt_file")
 
     def render(self, item: PassageInput) -> Messages:
         """The chat messages for one passage (system + user)."""

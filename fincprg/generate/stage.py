@@ -20,6 +20,7 @@ from fincprg.finance import register_companies
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query, hierarchy
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
+from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
 from fincprg.generate.templates import TemplateGenerator, report_company
 from fincprg.pipeline.io import atomic_write_json, read_jsonl
@@ -120,6 +121,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     register_companies(reports.values())
     generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
     complete = cfg.generate.complete
+    rewriter = make_rewriter(cfg, generator, progress=ctx.show_progress)
 
     bs = cfg.generate.batch_size
     if hasattr(generator, "stream"):
@@ -131,15 +133,22 @@ def run(ctx: StageContext) -> dict[str, Any]:
             for item, tree in batch:
                 for name, recs in tree_records(item, tree, complete=complete).items():
                     out[name].extend(recs)
-            return out
+            items_ = [item for item, _ in batch]
+            return rewriter.apply(items_, out, report_company) if rewriter is not None else out
 
         lines = ctx.map_batches(zip(todo, generator.stream(todo)), records, outputs=OUTPUTS, batch_size=bs,
                                 total=len(items), desc=f"generate ({generator.name})", skipped=True)
     else:
-        lines = ctx.map_batches(iter(items), lambda batch: process_batch(generator, batch, complete=complete),
-                                outputs=OUTPUTS, batch_size=bs, total=len(items), desc=f"generate ({generator.name})")
+        def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
+            out = process_batch(generator, batch, complete=complete)
+            return rewriter.apply(batch, out, report_company) if rewriter is not None else out
+
+        lines = ctx.map_batches(iter(items), fn, outputs=OUTPUTS, batch_size=bs, total=len(items),
+                                desc=f"generate ({generator.name})")
     counts = summarise(ctx, items, lines)
     counts["hierarchy_reports"] = write_hierarchy(ctx)
+    if rewriter is not None:
+        counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
     stats = getattr(getattr(generator, "client", None), "stats", None)
     if stats is not None:
         counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",

@@ -3,6 +3,8 @@
 Input: the corpus path (a .jsonl/.csv/.json file, or a directory of them or of .txt/.md files).
 Output records: ``OUT/ingest/reports.jsonl`` (Report) and ``OUT/ingest/rejected.jsonl``
 (Rejection: source "file:line", reason code, a detail message that says how to fix it).
+With ``run.sample_reports`` (``--limit N``) only a stratified sample of the valid reports is written
+(see :mod:`fincprg.ingest.sample`; the summary counts what was left out, by stratum).
 Both files are written atomically (temp file + rename): ingest is a global stage because
 duplicate ids can only be judged over the whole corpus.
 
@@ -21,6 +23,7 @@ from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.ingest.mapping import FieldMapper, to_report
 from fincprg.ingest.readers import Raw, ReadStats, iter_corpus
+from fincprg.ingest.sample import sample_reports
 from fincprg.pipeline.io import atomic_write_text
 from fincprg.pipeline.runner import StageContext
 from fincprg.records import Rejection, Report
@@ -65,6 +68,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     stats = ReadStats()
     mapper = FieldMapper(cfg.fields)
     lines: list[str] = []
+    kept: list[Report] = []
     untitled = undated = bad_dates = 0
     rejected: list[Rejection] = []
     seen: dict[str, str] = {}  # id -> source of its first occurrence
@@ -83,6 +87,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
             continue
         seen[rec.id] = rec.source or ""
         lines.append(line if line is not None else rec.to_json())
+        kept.append(rec)
         untitled += not rec.title
         undated += rec.date is None
         bad_dates += "_bad_date" in rec.meta
@@ -94,6 +99,13 @@ def run(ctx: StageContext) -> dict[str, Any]:
             f"no report survived ingest of {ctx.corpus} ({len(rejected)} rejected: "
             f"{dict(reasons) or 'none'}). First problems:\n  {examples}"
         )
+    sampled = None
+    if ctx.config.run.sample_reports is not None:
+        chosen, sampled = sample_reports(kept, ctx.config.run.sample_reports, ctx.config.run.seed)
+        ids = {r.id for r in chosen}
+        lines = [x for x, r in zip(lines, kept, strict=True) if r.id in ids]
+        log.info("ingest: sampled %d of %d reports over %d industry/year strata (run.sample_reports)",
+                 sampled["kept"], sampled["from"], sampled["strata"])
     atomic_write_text(ctx.output(L.REPORTS), "".join(x + "\n" for x in lines))
     atomic_write_text(ctx.output(L.REJECTED), "".join(_rejection_line(r) + "\n" for r in rejected))
     if rejected:
@@ -102,7 +114,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     if untitled:
         log.warning("ingest: %d of %d reports have no title: their passages get bottom-up queries, but topics "
                     "(top-down queries) and company completion from the title skip them", untitled, len(lines))
-    return {
+    counts: dict[str, Any] = {
         "reports": len(lines),
         "rejected": len(rejected),
         "rejected_by_reason": dict(sorted(reasons.items())),
@@ -112,3 +124,6 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "files": stats.files,
         "encodings": dict(sorted(stats.encodings.items())),
     }
+    if sampled is not None:
+        counts["sample"] = sampled
+    return counts

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fincprg.config import LLMConfig
+from fincprg.llm.budget import Budget, BudgetExceeded, active_budget
 from fincprg.llm.cache import ResponseCache, cache_key
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,8 @@ class LLMClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._openai: Any = None
         self._sem: asyncio.Semaphore | None = None
+        # the build's --max-requests / --max-cost, if any (fincprg.llm.budget); asked before each request
+        self.budget: Budget | None = active_budget()
 
     # -- accounting -------------------------------------------------------------------------------
     def _add(self, key: str, n: float = 1) -> None:
@@ -190,9 +193,10 @@ class LLMClient:
 
         client, sem = self._client()
         async with sem:
-            self._add("requests")
             try:
-                resp = await self._create(client, messages, json_mode)
+                resp = await self._send(client, messages, json_mode)
+            except BudgetExceeded:
+                raise  # not sent: chat_many stops the batch once the requests in flight are back
             except openai.APIError as e:
                 self._add("failures")
                 return LLMResult(None, _describe(e))
@@ -215,6 +219,24 @@ class LLMClient:
         elif self.cache is not None:
             self.cache.put(key, {"text": text, "usage": usage, "finish_reason": finish, "model": resp.model})
         return result
+
+    def cache_key_for(self, messages: Messages, *, json_mode: bool | None = None) -> str:
+        """The cache key ``achat`` would use for ``messages`` (``fincprg estimate`` counts cached answers)."""
+        return cache_key(self.cfg.model, messages, self._params(self.cfg.json_mode if json_mode is None else json_mode))
+
+    async def _send(self, client: Any, messages: Messages, json_mode: bool) -> Any:
+        """Count and send one request, within the build's budget (raises BudgetExceeded before sending)."""
+        price = price_for(self.cfg.model, self.cfg.prices)
+        ticket = self.budget.admit(messages, price) if self.budget is not None else None
+        self._add("requests")
+        usage: dict[str, int] = {}
+        try:
+            resp = await self._create(client, messages, json_mode)
+            usage = _usage(resp)
+            return resp
+        finally:
+            if ticket is not None:
+                self.budget.settle(ticket, usage, price)  # type: ignore[union-attr]
 
     async def _create(self, client: Any, messages: Messages, json_mode: bool) -> Any:
         # client.post() is the SDK's documented way to call an endpoint with a raw body; it goes
@@ -248,12 +270,23 @@ class LLMClient:
                          accept: Callable[[int, LLMResult], bool] | None = None) -> list[LLMResult]:
         """Run ``achat`` over ``batch`` with at most ``cfg.concurrency`` requests in flight.
 
-        ``accept(i, result)`` validates the answer to ``batch[i]`` (see :meth:`achat`)."""
+        ``accept(i, result)`` validates the answer to ``batch[i]`` (see :meth:`achat`).
+
+        Raises:
+            BudgetExceeded: the build's budget refused a request; raised once every request in flight
+                has its answer (cached), so a resumed build pays for none of them twice.
+        """
         from tqdm.auto import tqdm
+
+        stopped: list[BudgetExceeded] = []
 
         async def one(i: int, m: Messages) -> tuple[int, LLMResult]:
             check = None if accept is None else functools.partial(accept, i)
-            return i, await self.achat(m, json_mode=json_mode, accept=check)
+            try:
+                return i, await self.achat(m, json_mode=json_mode, accept=check)
+            except BudgetExceeded as e:  # the others still finish, so no answer paid for is lost
+                stopped.append(e)
+                return i, LLMResult(None, str(e))
 
         out: list[LLMResult | None] = [None] * len(batch)
         tasks = [asyncio.ensure_future(one(i, m)) for i, m in enumerate(batch)]
@@ -267,6 +300,8 @@ class LLMClient:
             bar.close()
             for t in tasks:
                 t.cancel()
+        if stopped:
+            raise stopped[0]
         return [r if r is not None else LLMResult(None, "not run") for r in out]
 
     def chat_many(self, batch: list[Messages], *, json_mode: bool | None = None,

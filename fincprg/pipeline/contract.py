@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig, strip_runtime
+from fincprg.errors import ConfigError
 from fincprg.pipeline.io import hash_files
 from fincprg.version import __version__
 
@@ -57,8 +58,9 @@ class StageSpec:
 
 
 STAGES: tuple[StageSpec, ...] = (
-    StageSpec(L.INGEST, "fincprg.ingest.stage:run", ("ingest",), (), (L.REPORTS, L.REJECTED),
-              "read JSONL/CSV/txt reports into Report records; rejects go to rejected.jsonl"),
+    StageSpec(L.INGEST, "fincprg.ingest.stage:run", ("ingest", "run.sample_reports", "run.seed"), (),
+              (L.REPORTS, L.REJECTED),
+              "read JSONL/CSV/txt reports into Report records; rejects go to rejected.jsonl; optional sample"),
     StageSpec(L.CHUNK, "fincprg.chunking.stage:run", ("chunk",), ((L.INGEST, L.REPORTS),),
               (L.PASSAGES, L.SENTENCES, L.REMOVED, L.CHUNK_STATS),
               "clean and cut ~500-char passages and ~100-char sentences"),
@@ -140,8 +142,46 @@ def code_hash(spec: StageSpec) -> str:
     return hash_files([f for f in files if f.is_file() and "__pycache__" not in f.parts], root)
 
 
+# Config keys whose value is a file the stage reads (a user's prompt template): the signature hashes the
+# file's content instead of its path, so editing the template re-runs the stage and moving it does not.
+FILE_KEYS = ("generate.prompt_file", "generate.rewrite.prompt_file", "topics.intents.prompt_file")
+
+
+def file_hashes(spec: StageSpec, cfg: PipelineConfig) -> dict[str, str]:
+    """``{dotted key: sha256 of the file}`` for the set FILE_KEYS the stage declares."""
+    out = {}
+    for key in FILE_KEYS:
+        if not any(key == k or key.startswith(k + ".") for k in spec.config_keys):
+            continue
+        path = _resolve(cfg, key)
+        if path is None:
+            continue
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"{key}: the file {path!r} does not exist (give a path relative to the working "
+                              "folder, or an absolute one)")
+        out[key] = "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+    return out
+
+
+def _hashed_config(spec: StageSpec, cfg: PipelineConfig) -> dict[str, Any]:
+    """The declared config with every set FILE_KEYS path replaced by its file's content hash."""
+    data = declared_config(cfg, spec.config_keys)
+    for key, digest in file_hashes(spec, cfg).items():
+        top = next(k for k in spec.config_keys if key == k or key.startswith(k + "."))
+        if key == top:
+            data[top] = digest
+            continue
+        *parents, last = key[len(top) + 1:].split(".")
+        node = data[top]
+        for part in parents:
+            node = node[part]
+        node[last] = digest
+    return data
+
+
 def signature(spec: StageSpec, cfg: PipelineConfig, input_hashes: dict[str, str]) -> str:
-    """hash(stage, version, code, the declared config minus runtime-only knobs, input hashes)."""
+    """hash(stage, version, code, the declared config minus runtime-only knobs (files by content), input hashes)."""
     payload = {"stage": spec.name, "version": __version__, "code": code_hash(spec),
-               "config": strip_runtime(declared_config(cfg, spec.config_keys)), "inputs": input_hashes}
+               "config": strip_runtime(_hashed_config(spec, cfg)), "inputs": input_hashes}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]

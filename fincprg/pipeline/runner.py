@@ -26,9 +26,19 @@ from pydantic import BaseModel
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
-from fincprg.errors import InputError
+from fincprg.errors import ConfigError, InputError
 from fincprg.ingest.readers import require_corpus
-from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, ConfigView, StageSpec, declared_config, signature
+from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
+from fincprg.llm.client import price_for
+from fincprg.pipeline.contract import (
+    STAGE_BY_NAME,
+    STAGES,
+    ConfigView,
+    StageSpec,
+    declared_config,
+    file_hashes,
+    signature,
+)
 from fincprg.pipeline.io import JsonlAppender, atomic_write_json, hash_files, read_jsonl
 from fincprg.pipeline.lock import build_lock
 from fincprg.version import __version__
@@ -307,6 +317,7 @@ def run_pipeline(
     force: bool = False,
     show_progress: bool | None = None,
     retry_failed: bool = False,
+    budget: Budget | None = None,
 ) -> list[StageOutcome]:
     """Run every stage in order (up to ``upto``), skipping or resuming by signature.
 
@@ -314,16 +325,24 @@ def run_pipeline(
     ``retry_failed`` re-runs a complete stage whose manifest counts ``retryable_failures`` (LLM
     answers that failed validation or never came): its valid answers come from the LLM cache and
     only the failed items are sent again, so its output equals a run where they had succeeded.
+
+    Args:
+        budget: limits on LLM requests and cost (``--max-requests``, ``--max-cost``). At a limit the build
+            raises :class:`BuildStopped`: finished stages keep their manifests, the running stage its
+            committed batches, and the same call without the limit resumes there.
     """
     require_corpus(corpus)  # checked before OUT is created, so a typo leaves nothing behind
+    if budget is not None and budget.max_cost_usd is not None and price_for(cfg.llm.model, cfg.llm.prices) is None:
+        raise ConfigError(f"--max-cost needs a price for llm.model={cfg.llm.model!r}: add it to llm.prices, e.g. "
+                          f"--set 'llm.prices={{{cfg.llm.model}: {{input: 2.5, output: 10.0}}}}' (USD per 1M tokens)")
     out.mkdir(parents=True, exist_ok=True)
-    with build_lock(out):
-        return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress,
+    with build_lock(out), use_budget(budget):
+        return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress, budget=budget,
                            retry_failed=retry_failed)
 
 
 def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | None, force: bool,
-                show_progress: bool | None, retry_failed: bool) -> list[StageOutcome]:
+                show_progress: bool | None, budget: Budget | None = None, retry_failed: bool = False) -> list[StageOutcome]:
     show = cfg.run.show_progress if show_progress is None else show_progress
     outcomes: list[StageOutcome] = []
     done: dict[str, dict[str, Any]] = {}  # stage -> {"signature", "output_hash"} of this build
@@ -352,7 +371,10 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
             mod_name, fn_name = spec.entry.split(":")
             fn = getattr(importlib.import_module(mod_name), fn_name)
             t0 = time.perf_counter()
-            counts = fn(ctx) or {}
+            try:
+                counts = fn(ctx) or {}
+            except BudgetExceeded as e:
+                raise _stopped(e, spec, ctx, outcomes, budget) from None
             secs = time.perf_counter() - t0
             if _kill_point(spec.name) == 0:
                 os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
@@ -362,6 +384,7 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
             atomic_write_json(stage_dir / L.MANIFEST, {
                 "stage": spec.name, "signature": sig, "inputs": inputs, "output_hash": out_hash,
                 "config": declared_config(cfg, spec.config_keys),
+                **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
                 "counts": counts, "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "versions": _versions(),
             })
@@ -372,6 +395,18 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
         if upto and spec.name == upto:
             break
     return outcomes
+
+
+def _stopped(e: BudgetExceeded, spec: StageSpec, ctx: StageContext, outcomes: list[StageOutcome],
+             budget: Budget | None) -> BuildStopped:
+    """The clean stop at a limit: what is kept, and how to go on."""
+    prog = _load_json(ctx.dir / L.PROGRESS) or {}
+    kept = (f"{prog['batches_done']} batches committed" if prog.get("batches_done")
+            else f"steps committed: {', '.join(prog['steps'])}" if prog.get("steps") else "nothing committed yet")
+    msg = (f"build stopped in stage {spec.name!r}: {e}. Finished stages and the answers already received are kept "
+           f"({spec.name}: {kept}; every answer is in the LLM cache). Run the same command again with a higher "
+           "limit, or without it, to resume where it stopped.")
+    return BuildStopped(msg, stage=spec.name, outcomes=outcomes, spent=budget.summary() if budget else {})
 
 
 def stage_status(out: Path) -> list[dict[str, Any]]:

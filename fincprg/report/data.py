@@ -102,6 +102,23 @@ def subset_stats(dataset: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def quality(out: Path) -> dict[str, Any] | None:
+    """Near-duplicate removal and easiness distributions (per subset, then per level) from the export manifest."""
+    counts = (L.Build(out).manifest(L.EXPORT) or {}).get("counts") or {}
+    e = counts.get("easiness")
+    if not e or "by_subset" not in e:
+        return None
+    from fincprg.export.beir import SUBSETS
+
+    order = {s: i for i, s in enumerate(SUBSETS)}
+    rows = [{"name": name, **d} for name, d in sorted(e["by_subset"].items(), key=lambda kv: order.get(kv[0], 99))
+            if (d.get("bigram") or {}).get("n")]
+    rows += [{"name": f"level {name}", **d} for name, d in (e.get("by_level") or {}).items()]
+    return {"dedup": counts.get("dedup") or None, "rows": rows, "key": "subset / level",
+            "measure": e.get("measure"), "max_overlap": e.get("max_overlap"),
+            "filtered_total": sum((e.get("filtered") or {}).values())}
+
+
 def histograms(out: Path) -> dict[str, Any]:
     """Score histograms per space from mine/histogram.json (all traversed pairs), else from pairs.jsonl."""
     build = L.Build(out)

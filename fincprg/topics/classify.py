@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fincprg.errors import BackendError, ConfigError, MissingDependencyError
+from fincprg.errors import BackendError, ConfigError
 from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon, to_citic
 
 log = logging.getLogger(__name__)

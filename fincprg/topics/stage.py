@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from collections import Counter
 from typing import Any
 
@@ -126,11 +127,26 @@ def topic_inputs(topics: list[int], nodes: dict, titles: list[Title], emb: np.nd
     return out
 
 
+# what llm_intents passes to the topic_intent template: a user's prompt_file may use only these
+INTENT_VARIABLES = ("keywords", "titles", "industry", "max_intents", "max_subqueries", "error")
+
+
+def intent_prompt_config(cfg: Any) -> Any:
+    """``topics.intents`` with a user's ``prompt_file`` checked and put in place of the bundled prompt name
+    (``load_prompt`` loads a path as a file)."""
+    if not cfg.prompt_file:
+        return cfg
+    from fincprg.llm.prompts import stage_prompt
+
+    stage_prompt(cfg, allowed=INTENT_VARIABLES, required=("keywords", "titles"), key="topics.intents.prompt_file")
+    return cfg.model_copy(update={"prompt": str(Path(cfg.prompt_file).resolve())})  # a path: loaded as a file
+
+
 def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[Failure], dict[str, Any]]:
     cfg = ctx.config.topics.intents
     queries: list[Query] = []
     if cfg.backend == "llm":
-        done, failures, stats = llm_intents(inputs, cfg, ctx.config.llm, ctx.cache_dir)
+        done, failures, stats = llm_intents(inputs, intent_prompt_config(cfg), ctx.config.llm, ctx.cache_dir)
         for t in inputs:
             if t.topic_id in done:
                 prov = {"generator": "llm", "template": stats["template"], "version": stats["version"],
@@ -200,6 +216,8 @@ def run(ctx: Any) -> dict[str, Any]:
     Resumable in two steps: a run killed after clustering starts again at the intents.
     """
     cfg = ctx.config.topics
+    if cfg.intents.backend == "llm":
+        intent_prompt_config(cfg.intents)  # a bad prompt_file fails now, not after the clustering
     register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
     if ctx.step_done("clustered"):
         c = load_clustered(ctx)

@@ -146,7 +146,9 @@ def load_beir(folder: Path, qrels_name: str) -> tuple[dict, dict, dict]:
 def built(tmp_path_factory) -> tuple[Path, dict, dict]:
     out = tmp_path_factory.mktemp("build")
     recs = write_build(out)
-    cfg = load_config(None, ["export.test_fraction=0.3", "export.negatives.n=3"])
+    # the boilerplate passages of r0 and r6 have identical queries on purpose (the negatives tests need
+    # them); near-duplicate removal would merge them, and has its own tests (test_dedup_easiness.py)
+    cfg = load_config(None, ["export.test_fraction=0.3", "export.negatives.n=3", "export.dedup.enabled=false"])
     counts = run_export(out, cfg)
     return out, recs, counts
 
@@ -326,7 +328,8 @@ def test_card_has_table_models_and_signatures(built):
     assert "Licence" in card
     from fincprg.export.card import config_hash
 
-    assert config_hash(load_config(None, ["export.test_fraction=0.3", "export.negatives.n=3"])) in card
+    assert config_hash(load_config(None, ["export.test_fraction=0.3", "export.negatives.n=3",
+                                         "export.dedup.enabled=false"])) in card
     assert config_hash(PipelineConfig()) not in card
 
 

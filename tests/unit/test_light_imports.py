@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import fincprg
 from fincprg.cli import app
 for args in (["--help"], ["build", "--help"], ["eval", "--help"], ["audit", "--help"], ["report", "--help"],
-             ["train", "--help"]):
+             ["train", "--help"], ["estimate", "--help"]):
     assert CliRunner().invoke(app, args).exit_code == 0, args
 print(",".join(m for m in {HEAVY!r} if m in sys.modules))
 """

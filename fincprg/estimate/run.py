@@ -1,0 +1,225 @@
+"""``fincprg estimate``: LLM calls, tokens, dollars and wall time per stage, and mining pairs per space.
+
+It runs what is free and deterministic for real: ingest and chunk (into OUT with ``-o``, so the
+build then skips them; else into a temporary folder) and the title clustering of the topics stage
+(into a temporary folder). It renders the real prompts of the generate stage (query trees, rewrites)
+and of the topics stage (intents) over the result, and counts the mining traversal without scoring
+(:mod:`fincprg.estimate.pairs`). It sends nothing, except the ``--probe`` requests
+(:mod:`fincprg.estimate.llm`), which land in the build's LLM cache.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import statistics
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from fincprg import layout as L
+from fincprg.config import PipelineConfig
+from fincprg.estimate.llm import Measured, Request, account, counter_for, mark_cached, measure, probe
+from fincprg.estimate.tokens import TokenCounter
+from fincprg.records import Passage, Report, Sentence
+
+log = logging.getLogger(__name__)
+
+
+def _tree_requests(cfg: PipelineConfig, client: Any, build: L.Build, counter: TokenCounter) -> list[Request]:
+    from fincprg.generate.base import PassageInput
+    from fincprg.generate.llm_tree import LLMTreeGenerator
+
+    gen = LLMTreeGenerator(client, cfg.generate, progress=False)
+    reports = {r.id: r for r in build.reports()}
+    sents: dict[str, list[Sentence]] = defaultdict(list)
+    for s in build.sentences():
+        sents[s.passage_id].append(s)
+    qc = cfg.estimate.query_chars
+    out = []
+    for k, p in enumerate(build.passages()):
+        item = PassageInput(reports[p.report_id], p, tuple(sorted(sents.get(p.id, ()), key=lambda s: s.order)))
+        msgs = gen.render(item)
+        answer = json.dumps({"passage_query": "字" * qc, "sentence_queries": ["字" * qc] * len(item.sentences)},
+                            ensure_ascii=False)
+        out.append(Request("generate", "tree", msgs, None, counter.messages(msgs), counter.text(answer),
+                           n=len(item.sentences), batch=k // cfg.generate.batch_size, item=item))
+    return out
+
+
+def _rewrite_requests(cfg: PipelineConfig, client: Any, trees: list[Request], counter: TokenCounter,
+                      share: float, empty: float) -> list[Request]:
+    """One rewrite per query expected to copy its passage (``share`` of the non-empty queries)."""
+    from fincprg.generate.rewrite import Rewriter
+
+    prompt = Rewriter(client, cfg.generate.rewrite, cfg.generate.language, progress=False).prompt
+    qc = cfg.estimate.query_chars
+    completion = counter.text(json.dumps({"query": "字" * qc}, ensure_ascii=False))
+    out = []
+    for t in trees:
+        msgs = prompt.render(query="字" * qc, passage=t.item.passage.text, title=t.item.report.title)
+        out.append(Request("generate", "rewrite", msgs, None, counter.messages(msgs), completion,
+                           batch=t.batch, weight=share * (1 + t.n * (1 - empty))))
+    return out
+
+
+def _cluster(cfg: PipelineConfig, reports_file: Path, scratch: Path, show_progress: bool) -> dict[str, Any]:
+    """The topics stage's clustering step, run in ``scratch``: topic inputs, nodes, report -> subtree."""
+    from fincprg.finance import register_companies
+    from fincprg.pipeline.contract import STAGE_BY_NAME
+    from fincprg.pipeline.runner import StageContext
+    from fincprg.topics.stage import cluster_step, topic_inputs
+
+    (scratch / L.STAGE_DIRS[L.INGEST]).mkdir(parents=True)
+    shutil.copy(reports_file, L.Build(scratch).path(L.INGEST, L.REPORTS))
+    quiet = cfg.model_copy(deep=True)
+    quiet.topics.viz = "none"  # the plots are not needed to count anything
+    ctx = StageContext(STAGE_BY_NAME[L.TOPICS], scratch, quiet, "estimate", show_progress=show_progress)
+    ctx.dir.mkdir(parents=True)
+    register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
+    c = cluster_step(ctx, ctx.config.topics, cfg.run.seed)
+    return {"inputs": topic_inputs(c["topics"], c["nodes"], c["kept"], c["emb"]), "nodes": c["nodes"],
+            "subtree": {a.report_id: a.subtree_topic for a in c["assignments"] if a.subtree_topic}}
+
+
+def _intent_requests(cfg: PipelineConfig, inputs: list[Any], counter: TokenCounter) -> list[Request]:
+    from fincprg.llm import load_prompt
+    from fincprg.topics.intents import surface_form
+    from fincprg.topics.stage import intent_prompt_config
+
+    ic = intent_prompt_config(cfg.topics.intents)
+    prompt = load_prompt(ic.prompt, ic.language)
+    limits = {"max_intents": ic.max_intents, "max_subqueries": ic.max_subqueries}
+    qc = cfg.estimate.query_chars
+    answer = json.dumps([{"intent": "字" * qc, "subqueries": ["字" * qc] * ic.max_subqueries}] * ic.max_intents,
+                        ensure_ascii=False)
+    out = []
+    for t in inputs:  # exactly as fincprg.topics.intents.llm_intents renders them
+        msgs = prompt.render(keywords=[surface_form(k, t.titles) for k in t.keywords[:ic.max_keywords]],
+                             titles=list(t.titles[:ic.max_titles]), industry=t.industry or "", **limits)
+        out.append(Request("topics", "intents", msgs, False, counter.messages(msgs), counter.text(answer)))
+    return out
+
+
+def _tree_findings(probes: list[Any], cfg: PipelineConfig) -> dict[str, float]:
+    """Re-ask share, empty sentence queries and the share of queries copying their passage, from tree probes."""
+    from fincprg.finance.easiness import overlap
+    from fincprg.generate.llm_tree import TreeAnswer, parse_tree
+
+    bad = empty = total = easy = 0
+    for p in probes:
+        item = p.request.item
+        parsed = parse_tree(p.text, p.request.n)
+        if not isinstance(parsed, TreeAnswer):
+            bad += 1
+            continue
+        qs = [parsed.passage_query, *parsed.sentence_queries]
+        total += len(qs)
+        empty += sum(not q.strip() for q in parsed.sentence_queries)
+        rw = cfg.generate.rewrite
+        easy += sum(bool(q.strip()) and overlap(q, item.passage.text, rw.measure) >= rw.max_overlap for q in qs)
+    return {"reask_share": bad / len(probes), "empty_share": round(empty / total, 4) if total else 0.0,
+            "rewrite_share": round(easy / total, 4) if total else 0.0}
+
+
+def _intent_findings(probes: list[Any], cfg: PipelineConfig) -> dict[str, float]:
+    from fincprg.llm import JSONParseError, parse_json
+    from fincprg.topics.intents import validate
+
+    ic = cfg.topics.intents
+    bad, subs = 0, []
+    for p in probes:
+        try:
+            got = validate(parse_json(p.text), max_intents=ic.max_intents, max_subqueries=ic.max_subqueries)
+            subs.append(sum(len(i["subqueries"]) for i in got))
+        except (JSONParseError, ValueError):
+            bad += 1
+    return {"reask_share": bad / len(probes), **({"subqueries_per_topic": statistics.mean(subs)} if subs else {})}
+
+
+def estimate(corpus: Path, cfg: PipelineConfig, *, out: Path | None = None, probes: int = 0,
+             show_progress: bool = False) -> dict[str, Any]:
+    """Estimate a build of ``corpus`` with ``cfg`` (see the module docstring); with ``out``, also write
+    ``OUT/estimate.json``, which ``fincprg build`` compares with what it sent."""
+    from fincprg.llm import LLMClient, price_for
+    from fincprg.pipeline.runner import run_pipeline
+
+    with tempfile.TemporaryDirectory(prefix="fincprg-estimate-") as tmp:
+        work = out or Path(tmp) / "build"
+        run_pipeline(corpus, work, cfg, upto=L.CHUNK, show_progress=show_progress)
+        build = L.Build(work)
+        passages: list[Passage] = list(build.passages())
+        sentences: list[Sentence] = list(build.sentences())
+        clustered = _cluster(cfg, build.path(L.INGEST, L.REPORTS), Path(tmp) / "clustering", show_progress)
+        counter = counter_for(cfg)
+        client = LLMClient(cfg.llm, Path(cfg.run.cache_dir) if cfg.run.cache_dir else build.cache_dir)
+        price = price_for(cfg.llm.model, cfg.llm.prices)
+        result: dict[str, Any] = {
+            "corpus": str(corpus), "reports": sum(1 for _ in build.reports()), "passages": len(passages),
+            "sentences": len(sentences), "topics": len(clustered["inputs"]), "model": cfg.llm.model,
+            "priced": price is not None, "tokens": counter.name, "concurrency": cfg.llm.concurrency,
+            "probes": probes, "stages": {}}
+        timed: list[float] = []
+        subqueries: dict[str, int] = {}
+        try:
+            plans: dict[str, tuple[list[Request], Measured, float]] = {}
+            if cfg.generate.backend == "llm":
+                trees = _tree_requests(cfg, client, build, counter)
+                sent = probe(client, trees, probes)
+                m = measure(sent)
+                if sent:
+                    m.extra = _tree_findings(sent, cfg)
+                    m.reask_share = m.extra.pop("reask_share")
+                timed += [p.seconds for p in sent if p.seconds is not None]
+                reqs = list(trees)
+                if not cfg.generate.rewrite.enabled:
+                    m.extra.pop("rewrite_share", None)
+                else:
+                    share = m.extra.get("rewrite_share", 1.0)
+                    m.extra["rewrite_share"] = share
+                    reqs += _rewrite_requests(cfg, client, trees, counter, share, m.extra.get("empty_share", 0.0))
+                plans[L.GENERATE] = (reqs, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share)
+            ic = cfg.topics.intents
+            if ic.backend == "llm":
+                intents = _intent_requests(cfg, clustered["inputs"], counter)
+                sent = probe(client, intents, probes)
+                m = measure(sent)
+                if sent:
+                    m.extra = _intent_findings(sent, cfg)
+                    m.reask_share = m.extra.pop("reask_share")
+                timed += [p.seconds for p in sent if p.seconds is not None]
+                plans[L.TOPICS] = (intents, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share)
+                k = round(m.extra.get("subqueries_per_topic", ic.max_intents * ic.max_subqueries))
+                subqueries = {t.topic_id: k for t in clustered["inputs"]}
+            else:
+                from fincprg.topics.intents import template_intents
+
+                subqueries = {t.topic_id: sum(len(i["subqueries"]) for i in template_intents(
+                    t, max_subqueries=ic.max_subqueries)) for t in clustered["inputs"]}
+            latency = statistics.median(timed) if timed else cfg.estimate.latency_s
+            result["latency_s"] = round(latency, 3)
+            result["latency_source"] = f"median of {len(timed)} probes" if timed else "estimate.latency_s"
+            for stage, (reqs, m, share) in plans.items():
+                mark_cached(client, reqs)
+                row = account(reqs, m, reask_share=share, price=price, concurrency=cfg.llm.concurrency,
+                              latency=latency)
+                row["prompt_correction"] = round(m.factor, 4) if m.factor else None
+                row["reask_share"] = round(share, 4)
+                row.update(m.extra)
+                result["stages"][stage] = row
+        finally:
+            client.close()
+        result["total"] = {k: sum(s.get(k, 0) for s in result["stages"].values())
+                           for k in ("requests", "cached", "to_send", "prompt_tokens", "completion_tokens",
+                                     "to_send_prompt_tokens", "to_send_completion_tokens", "wall_s",
+                                     *(("cost_usd", "to_send_cost_usd") if price else ()))}
+        from fincprg.estimate.pairs import mine_pairs
+
+        result["mine"] = mine_pairs(cfg.mine, passages, sentences, clustered["nodes"], clustered["subtree"],
+                                    subqueries)
+        if out is not None:
+            from fincprg.pipeline.io import atomic_write_json
+
+            atomic_write_json(out / L.ESTIMATE, result)
+    return result
