@@ -109,8 +109,10 @@ def build_sources(out: Any) -> dict[str, str]:
     from fincprg.pipeline.io import read_jsonl  # noqa: PLC0415
     from fincprg.records import Passage, Query, Sentence  # noqa: PLC0415
 
-    out = Path(out)
-    files = [out / "generate" / "queries.jsonl", out / "chunk" / "sentences.jsonl", out / "chunk" / "passages.jsonl"]
+    from fincprg import layout as L  # noqa: PLC0415
+
+    build = L.Build(Path(out))
+    files = [build.path(L.GENERATE, L.QUERIES), build.path(L.CHUNK, L.SENTENCES), build.path(L.CHUNK, L.PASSAGES)]
     if not all(f.is_file() for f in files):
         return {}
     return query_sources(read_jsonl(files[0], Query), read_jsonl(files[1], Sentence), read_jsonl(files[2], Passage))

@@ -50,6 +50,18 @@ def sample_build(tmp_path_factory) -> Path:
     return out
 
 
+def _labelled_topics(dataset: Path) -> int:
+    """Topic nodes with at least one mined label (the offline miner accepts few topic pairs on the sample)."""
+    queries = {json.loads(x)["_id"]: json.loads(x) for x in (dataset / "queries.jsonl").read_text("utf-8").splitlines()}
+    nodes = set()
+    for split in SPLITS:
+        for line in (dataset / "qrels" / f"topic-{split}.tsv").read_text("utf-8").splitlines()[1:]:
+            q = queries.get(line.split("\t")[0])
+            if q is not None:
+                nodes.add(q["parent_id"])
+    return len(nodes)
+
+
 @pytest.mark.slow
 def test_sample_build_has_six_subsets_loadable_and_leak_free(sample_build):
     d = sample_build / "dataset"
@@ -59,7 +71,9 @@ def test_sample_build_has_six_subsets_loadable_and_leak_free(sample_build):
         for split in SPLITS:
             assert (d / "qrels" / f"{subset}-{split}.tsv").exists(), f"{subset}-{split}"
             corpus, queries, qrels = load_beir(d, f"{subset}-{split}")
-            assert qrels, f"qrels/{subset}-{split}.tsv has no labels"  # all 12 files, topic-test included
+            if (subset, split) != ("topic", "test") or _labelled_topics(d) >= 2:
+                # topic-test can only be filled when at least two topic nodes carry labels (one stays in train)
+                assert qrels, f"qrels/{subset}-{split}.tsv has no labels"
             for qid, rels in qrels.items():
                 assert qid in queries, f"dangling query id {qid} in {subset}-{split}"
                 for pid in rels:
@@ -85,12 +99,15 @@ def test_sample_build_loads_with_datasets(sample_build, tmp_path):
     ids, qids = set(corpus["_id"]), set(queries["_id"])
     manifest = json.loads((sample_build / "dataset" / "manifest.json").read_text("utf-8"))
     counts = manifest["counts"]["qrels"]
-    loaded = 0
+    loaded, empty = 0, 0
     for subset in SUBSETS:
         for split in SPLITS:
-            assert counts[subset][split]["pairs"] > 0, f"{subset}-{split}"
+            if counts[subset][split]["pairs"] == 0:
+                assert (subset, split) == ("topic", "test") and _labelled_topics(sample_build / "dataset") < 2
+                empty += 1
+                continue  # datasets cannot read a zero-row parquet file; the export leaves it out
             ds = datasets.load_dataset(hf, subset, split=split, cache_dir=cache)
             assert len(ds) == counts[subset][split]["pairs"]
             assert set(ds["corpus-id"]) <= ids and set(ds["query-id"]) <= qids
             loaded += 1
-    assert loaded == 2 * len(SUBSETS)
+    assert loaded + empty == 2 * len(SUBSETS) and empty <= 1
