@@ -51,6 +51,21 @@ def llm_args(server: LocalLLMServer) -> list[str]:
             "llm.model=local-test-model", "llm.concurrency=4"]
 
 
+def _body(request: dict[str, Any]) -> str:
+    return json.dumps(request.get("messages"), ensure_ascii=False, sort_keys=True)
+
+
+def _cached_answers(out: Path) -> int:
+    """Answers in the build's LLM cache (``OUT/.cache/llm/responses.sqlite3``)."""
+    import sqlite3
+
+    db = out / L.CACHE_DIR / "llm" / "responses.sqlite3"
+    if not db.is_file():
+        return 0
+    with sqlite3.connect(db) as con:
+        return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+
 def cli_build(out: Path, sets: list[str], *, corpus: Path = SAMPLE, env: dict[str, str] | None = None,
               extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "-q", *extra]
@@ -95,11 +110,15 @@ def kills(work: Path) -> dict[str, Any]:
             out = work / f"kill-{point.replace(':', '-')}"
             t0 = time.perf_counter()
             killed = cli_build(out, sets, env={"FINCPRG_KILL_AFTER": point})
+            # answers the killed run received and cached; a request it sent without an answer in the
+            # cache was in flight when the process died (its answer is lost with the process)
+            in_flight = len({_body(q) for q in server.requests}) - _cached_answers(out)
             resumed = cli_build(out, sets)
-            sent = [json.dumps(q.get("messages"), ensure_ascii=False, sort_keys=True) for q in server.requests]
+            sent = [_body(q) for q in server.requests]
+            repeated = sum(n - 1 for n in Counter(sent).values())
             rows.append({"point": point, "killed": killed.returncode == -9, "resumed_rc": resumed.returncode,
                          "identical": dataset_hash(out) == want, "requests": len(sent),
-                         "repeated": sum(n - 1 for n in Counter(sent).values()),
+                         "repeated": repeated, "in_flight": in_flight, "answered_repeated": repeated - in_flight,
                          "traceback": "Traceback" in killed.stderr + resumed.stderr,
                          "seconds": round(time.perf_counter() - t0, 1)})
             print(rows[-1], flush=True)
@@ -222,12 +241,19 @@ def render(results: dict[str, Any], secs: float) -> str:
         out += ["### kill -9 and resume", "",
                 f"LLM backend (generate and topic intents) against the local test server; the uninterrupted "
                 f"reference build sent {k['reference_requests']} requests. {ok} of {len(rows)} kill points resumed "
-                f"to the reference dataset hash; repeated requests in all: {sum(r['repeated'] for r in rows)}; "
-                f"tracebacks: {sum(r['traceback'] for r in rows)}.", "",
-                "| kill point | killed | resumed exit | same dataset hash | requests (killed + resumed) | repeated |",
-                "|---|---|---:|---|---:|---:|"]
+                f"to the reference dataset hash; answered requests asked again: "
+                f"{sum(r['answered_repeated'] for r in rows)}; requests in flight at the kill, asked again after "
+                f"it: {sum(r['in_flight'] for r in rows)}; tracebacks: {sum(r['traceback'] for r in rows)}.", "",
+                "A request counts as answered when its answer is in the build's LLM cache after the kill. Requests "
+                "stream across batch boundaries (issue 13), so a kill in generate finds up to `llm.concurrency` "
+                "requests in flight; their answers die with the process and are asked again. Nothing answered "
+                "is asked twice.", "",
+                "| kill point | killed | resumed exit | same dataset hash | requests (killed + resumed) | "
+                "in flight at the kill | answered, asked again |",
+                "|---|---|---:|---|---:|---:|---:|"]
         out += [f"| `{r['point']}` | {'yes' if r['killed'] else 'no'} | {r['resumed_rc']} | "
-                f"{'yes' if r['identical'] else '**no**'} | {r['requests']} | {r['repeated']} |" for r in rows]
+                f"{'yes' if r['identical'] else '**no**'} | {r['requests']} | {r['in_flight']} | "
+                f"{r['answered_repeated']} |" for r in rows]
         out.append("")
     if "concurrent" in results:
         rows = results["concurrent"]["rows"]

@@ -23,7 +23,8 @@ REPORT_FIELDS: tuple[str, ...] = tuple(k for k in Report.model_fields if k not i
 # Keys that change speed, not output: they are left out of stage signatures,
 # so tuning them never invalidates a checkpoint.
 RUNTIME_KEYS = frozenset(
-    {"batch_size", "concurrency", "timeout", "max_retries", "show_progress", "workers", "device"}
+    {"batch_size", "concurrency", "timeout", "max_retries", "show_progress", "workers", "device",
+     "requests_per_minute", "tokens_per_minute", "engine", "ray"}
 )
 
 
@@ -118,6 +119,10 @@ class LLMConfig(Section):
     max_tokens: int | None = 2048
     json_mode: bool = True  # send response_format={"type": "json_object"}
     cache: bool = True
+    # client-side rate limit (None = none): requests are paced so a provider's limits are never hit; with
+    # engine: ray one limit is shared by every LLM actor of the cluster
+    requests_per_minute: float | None = Field(None, gt=0)
+    tokens_per_minute: float | None = Field(None, gt=0)  # prompt tokens estimated from the text, + max_tokens
     # USD per 1M tokens: {"gpt-4o": {"input": 2.5, "output": 10.0}}
     prices: dict[str, dict[str, float]] = Field(
         default_factory=lambda: {"gpt-4o": {"input": 2.5, "output": 10.0}}
@@ -353,7 +358,23 @@ class EstimateConfig(Section):
     reask_share: float = Field(0.0, ge=0, le=1)  # share of answers expected to be re-asked (measured by --probe)
 
 
+class RayConfig(Section):
+    """engine: ray - where the map stages (chunk, generate, mine) run. Output bytes never depend on it."""
+
+    # None: start a local Ray instance; "auto" or "ray://host:10001": connect to an existing cluster
+    address: str | None = None
+    num_cpus: int | None = Field(None, ge=1)  # CPUs of a local instance (None: all)
+    # actors per CPU stage (None: the cluster's CPUs); each holds its stage's models once
+    actors: int | None = Field(None, ge=1)
+    # GPUs per mining actor; > 0 puts the reranker on GPU actors (needs mine.reranker.device: cuda)
+    mine_gpus_per_actor: float = Field(0.0, ge=0)
+    llm_actors: int = Field(4, ge=1)  # async LLM actors; llm.concurrency is split across them
+
+
 class PipelineConfig(Section):
+    # local: one process; ray: chunk, generate and mine as Ray Data / Ray actor pipelines (same bytes)
+    engine: Literal["local", "ray"] = "local"
+    ray: RayConfig = Field(default_factory=RayConfig)
     run: RunConfig = Field(default_factory=RunConfig)
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     chunk: ChunkConfig = Field(default_factory=ChunkConfig)
@@ -445,5 +466,5 @@ def strip_runtime(obj: Any) -> Any:
 
 def section_hash(cfg: PipelineConfig, keys: tuple[str, ...]) -> str:
     """Hash the named config sections, ignoring runtime-only knobs."""
-    payload = {k: strip_runtime(getattr(cfg, k).model_dump(mode="json")) for k in keys}
+    payload = {k: strip_runtime(getattr(cfg, k).model_dump(mode="json")) for k in keys if k not in RUNTIME_KEYS}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]

@@ -102,7 +102,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
         n_reports = sum(1 for ln in f if ln.strip())
     fn: Callable[[list[Report]], dict[str, list[Any]]] = lambda batch: chunk_batch(batch, cfg, scorer)  # noqa: E731
     lines = ctx.map_batches(ctx.read(L.INGEST, L.REPORTS, Report), fn, outputs=OUTPUTS,
-                            batch_size=cfg.batch_size, total=n_reports, desc="chunk")
+                            batch_size=cfg.batch_size, total=n_reports, desc="chunk",
+                            source=(L.INGEST, L.REPORTS, Report))
     counts = _summarise(ctx, n_reports, lines)
     log.info("chunk: %d reports -> %d passages, %d sentences; removed %.1f%% of characters %s",
              n_reports, counts["passages"], counts["sentences"], 100 * counts["removed_share"],

@@ -15,7 +15,7 @@ from fincprg.finance.extract import (
     extract,
     parse_title_company,
 )
-from fincprg.finance.lexicon import add_words, stopwords, tokenize, use_words, user_words
+from fincprg.finance.lexicon import add_words, extra_words, stopwords, tokenize, use_words, user_words
 
 
 def register_companies(reports) -> int:
@@ -41,6 +41,7 @@ __all__ = [
     "Number",
     "Period",
     "add_words",
+    "extra_words",
     "extract",
     "parse_title_company",
     "register_companies",

@@ -83,6 +83,12 @@ def use_words(words: Iterable[str]) -> bool:
     return True
 
 
+def extra_words() -> frozenset[str]:
+    """The current extra-word set (what :func:`use_words` last made it), e.g. to hand to another process."""
+    with _LOCK:
+        return frozenset(_ADDED)
+
+
 def add_words(words: Iterable[str]) -> int:
     """Add words to the current extra-word set (see :func:`use_words`); returns how many were new."""
     before = len(_ADDED)

@@ -9,6 +9,7 @@ hierarchical set, report -> passages -> sentences; see :func:`fincprg.generate.c
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections import Counter, defaultdict
@@ -16,7 +17,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
-from fincprg.finance import register_companies
+from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query, hierarchy
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
@@ -24,6 +25,7 @@ from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
 from fincprg.generate.templates import TemplateGenerator, report_company
 from fincprg.pipeline.io import atomic_write_json, read_jsonl
+from fincprg.pipeline.ray_engine import Prepared
 from fincprg.pipeline.runner import StageContext
 from fincprg.records import Failure, Passage, Qrel, Query, Report, Sentence
 
@@ -101,7 +103,9 @@ def process_batch(generator: TreeGenerator, batch: list[PassageInput], *, comple
 
 def load_inputs(ctx: StageContext) -> tuple[list[PassageInput], dict[str, Report]]:
     """Passages with their sentences and reports, in the chunk stage's (deterministic) order."""
-    reports = {r.id: r for r in ctx.read(L.INGEST, L.REPORTS, Report)}
+    # a passage needs its report's metadata (title, date, company), not its text: dropping the text keeps
+    # the corpus out of memory and out of every batch shipped to a Ray actor
+    reports = {r.id: r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)}
     sentences: dict[str, list[Sentence]] = defaultdict(list)
     for s in ctx.read(L.CHUNK, L.SENTENCES, Sentence):
         sentences[s.passage_id].append(s)
@@ -119,11 +123,13 @@ def run(ctx: StageContext) -> dict[str, Any]:
     # every company name is known to the tokenizer before the first batch, so tokenisation
     # (and the template queries) do not depend on batch boundaries or on resuming
     register_companies(reports.values())
+    tokenizer_words = extra_words()  # the same tokenizer in every Ray actor (Prepared.setup)
     generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
     complete = cfg.generate.complete
     rewriter = make_rewriter(cfg, generator, progress=ctx.show_progress)
 
     bs = cfg.generate.batch_size
+    ray_stats: dict[str, Any] = {}  # engine: ray - the LLM actors' summed client stats
     if hasattr(generator, "stream"):
         # LLM: requests stream across batch boundaries (the window stays full); checkpoints stay per batch
         todo = items[ctx.committed_batches(bs) * bs:]
@@ -136,20 +142,32 @@ def run(ctx: StageContext) -> dict[str, Any]:
             items_ = [item for item, _ in batch]
             return rewriter.apply(items_, out, report_company) if rewriter is not None else out
 
-        lines = ctx.map_batches(zip(todo, generator.stream(todo)), records, outputs=OUTPUTS, batch_size=bs,
-                                total=len(items), desc=f"generate ({generator.name})", skipped=True)
+        if ctx.engine == "ray":
+            from fincprg.pipeline.ray_engine import llm_stream
+
+            trees = llm_stream(todo, cfg.llm, cfg.generate, ctx.cache_dir, ctx.ray, ray_stats)
+        else:
+            trees = generator.stream(todo)
+        try:
+            lines = ctx.map_batches(zip(todo, trees), records, outputs=OUTPUTS, batch_size=bs,
+                                    total=len(items), desc=f"generate ({generator.name})", skipped=True)
+        finally:
+            trees.close()  # zip stops at the last item without exhausting the stream: close it now
     else:
         def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
             out = process_batch(generator, batch, complete=complete)
             return rewriter.apply(batch, out, report_company) if rewriter is not None else out
 
-        lines = ctx.map_batches(iter(items), fn, outputs=OUTPUTS, batch_size=bs, total=len(items),
-                                desc=f"generate ({generator.name})")
+        lines = ctx.map_batches(iter(items), Prepared(fn, functools.partial(use_words, tokenizer_words)),
+                                outputs=OUTPUTS, batch_size=bs, total=len(items), desc=f"generate ({generator.name})")
     counts = summarise(ctx, items, lines)
     counts["hierarchy_reports"] = write_hierarchy(ctx)
     if rewriter is not None:
         counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
     stats = getattr(getattr(generator, "client", None), "stats", None)
+    if stats is not None and ray_stats:
+        stats = {k: ray_stats.get(k, 0) + v if isinstance(v, int | float) and not isinstance(v, bool) else v
+                 for k, v in stats.items()}
     if stats is not None:
         counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
                                                    "stale_cache", "prompt_tokens", "completion_tokens",

@@ -48,7 +48,7 @@ class BuildStopped(FincprgError):
         self.stage, self.outcomes, self.spent = stage, outcomes, spent
 
 
-def _chars(messages: list[dict[str, Any]]) -> int:
+def message_chars(messages: list[dict[str, Any]]) -> int:
     return sum(len(m.get("content") or "") if isinstance(m.get("content"), str) else len(str(m.get("content")))
                for m in messages)
 
@@ -96,7 +96,7 @@ class Budget:
 
     def admit(self, messages: list[dict[str, Any]], price: dict[str, float] | None) -> Ticket:
         """Reserve one request, or raise :class:`BudgetExceeded` (the request must then not be sent)."""
-        chars = _chars(messages)
+        chars = message_chars(messages)
         with self._lock:
             if self.max_requests is not None and self.requests >= self.max_requests:
                 raise BudgetExceeded(f"--max-requests {self.max_requests} reached ({self.requests} requests sent)")

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fincprg.config import LLMConfig
-from fincprg.llm.budget import Budget, BudgetExceeded, active_budget
+from fincprg.llm.budget import Budget, BudgetExceeded, active_budget, message_chars
+from fincprg.llm.ratelimit import Limiter, make_limiter
 from fincprg.llm.cache import ResponseCache, cache_key
 
 log = logging.getLogger(__name__)
@@ -80,8 +81,10 @@ class LLMClient:
         cache_dir: root cache folder; answers go to ``<cache_dir>/llm/responses.sqlite3``.
     """
 
-    def __init__(self, cfg: LLMConfig, cache_dir: Path | str) -> None:
+    def __init__(self, cfg: LLMConfig, cache_dir: Path | str, *, limiter: Limiter | None = None) -> None:
         self.cfg = cfg
+        # llm.requests_per_minute / tokens_per_minute; on Ray one limiter actor shared by every client
+        self.limiter = limiter if limiter is not None else make_limiter(cfg.requests_per_minute, cfg.tokens_per_minute)
         self.cache = ResponseCache(Path(cache_dir)) if cfg.cache else None
         self._json_mode_supported = True  # flipped once if the server rejects response_format
         self._lock = threading.Lock()
@@ -228,6 +231,10 @@ class LLMClient:
         """Count and send one request, within the build's budget (raises BudgetExceeded before sending)."""
         price = price_for(self.cfg.model, self.cfg.prices)
         ticket = self.budget.admit(messages, price) if self.budget is not None else None
+        if self.limiter is not None:
+            # tokens as a provider counts them against the limit: the prompt (a CJK character is
+            # about one token) plus the completion it may use
+            await self.limiter.wait(message_chars(messages) + (self.cfg.max_tokens or 0))
         self._add("requests")
         usage: dict[str, int] = {}
         try:

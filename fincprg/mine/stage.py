@@ -16,13 +16,14 @@ Output records (OUT/mine):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections import Counter
 from typing import Any
 
 import numpy as np
 
-from fincprg.finance import register_companies
+from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, boilerplate_sentences
 from fincprg.mine.facts import FactsCache, query_sources
 from fincprg.mine.propagate import propagate
@@ -39,6 +40,7 @@ from fincprg.mine.spaces import (
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
 from fincprg import layout as L
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
+from fincprg.pipeline.ray_engine import Prepared
 from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic, TopicAssignment
 
 log = logging.getLogger(__name__)
@@ -98,8 +100,11 @@ def run(ctx: Any) -> dict[str, Any]:
     threshold = threshold_for(cfg.reranker, reranker)
     in_spaces = [q for kind in KINDS for s in spaces[kind] for q in (*s.left, *s.right)]
     inventory = list(dict.fromkeys(texts[q] for q in in_spaces))
-    if isinstance(reranker, BlockScorer):
-        reranker.prepare(inventory)  # one IDF over every query text of the build
+    for scorer in {id(s): s for s in scorers.values()}.values():
+        if isinstance(scorer, BlockScorer) or hasattr(scorer, "prepare"):
+            # one IDF over every query text of the build, fixed before the first space: scores must not
+            # depend on which spaces a process scored before (a resumed run, a Ray actor)
+            scorer.prepare(inventory)
 
     neighbours = None
     if cfg.prefilter.enabled:
@@ -151,15 +156,16 @@ def _score_resumably(ctx: Any, spaces: dict[str, list[Space]], envs: dict[str, M
         return {_SCORED: rows}
 
     todo = [s for kind in KINDS for s in spaces[kind]]
-    ctx.map_batches(todo, fn, outputs=(_SCORED,), batch_size=batch_size, total=len(todo), desc="mine spaces")
+    # Ray actors get this process's tokenizer words (company names) before their first batch
+    ctx.map_batches(todo, Prepared(fn, functools.partial(use_words, extra_words())), outputs=(_SCORED,),
+                    batch_size=batch_size, total=len(todo), desc="mine spaces")
     results: dict[str, list[SpaceResult]] = {k: [] for k in KINDS}
     scratch = ctx.output(_SCORED)
     for row in read_jsonl(scratch):
         results[row["kind"]].append(SpaceResult(row["kind"], row["key"],
                                                 [ScoredPair.model_validate(p) for p in row["pairs"]],
                                                 Counter(row["counts"]), np.asarray(row["hist"], dtype=np.int64)))
-    scratch.unlink()
-    return results
+    return results  # the scratch file goes once the manifest is written (the runner removes it)
 
 
 def _hist(rs: list[SpaceResult]) -> np.ndarray:

@@ -9,7 +9,7 @@ All scores are "how likely text b is the same information need as (or answers) t
 """
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,45 +31,71 @@ class Reranker(Protocol):
         ...
 
 
-class FlagRerankerBackend:
+class _ModelReranker:
+    """A neural cross-encoder loaded through :mod:`fincprg.models.load` (eagerly, so a bad model id fails at
+    stage start, naming its config key).
+
+    Pickling drops the model and keeps the configured device: a Ray actor that unpickles the scorer
+    loads the model again, on its own device (a GPU actor gets the GPU the driver may not have).
+    """
+
+    name = "model"
+    default_threshold = BGE_THRESHOLD
+
+    def __init__(self, model: str, *, batch_size: int = 64, fp16: bool = True, device: str | None = None,
+                 where: str = "mine.reranker.model", alternative: str | None = "mine.reranker.backend=lexical"):
+        self.configured_device, self.fp16, self.where, self.alternative = device, fp16, where, alternative
+        self.batch_size = batch_size
+        self.model_id = model
+        self.device = resolve_device(device)
+        self._model = self._load()
+
+    def _load(self) -> Any:
+        raise NotImplementedError
+
+    def _predict(self, pairs: list[list[str]]) -> Any:
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_model"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.device = resolve_device(self.configured_device)
+        self._model = None
+
+    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
+        if not pairs:
+            return []
+        if self._model is None:
+            self._model = self._load()
+        out = self._predict([list(p) for p in pairs])
+        if isinstance(out, (float, int)):  # FlagReranker returns a single pair's score as a bare float
+            out = [out]
+        return [float(x) for x in np.asarray(out, dtype=np.float64).reshape(-1)]
+
+
+class FlagRerankerBackend(_ModelReranker):
     """FlagEmbedding ``FlagReranker`` (cross-encoder, e.g. BAAI/bge-reranker-v2-m3)."""
 
     name = "flag"
-    default_threshold = BGE_THRESHOLD
 
-    def __init__(self, model: str, *, batch_size: int = 64, fp16: bool = True, device: str | None = None,
-                 where: str = "mine.reranker.model", alternative: str | None = "mine.reranker.backend=lexical"):
-        self.device = resolve_device(device)
-        self.batch_size = batch_size
-        self.model_id = model
-        self._model = load_flag_reranker(model, where=where, device=self.device, fp16=fp16,
-                                         batch_size=batch_size, alternative=alternative)
+    def _load(self) -> Any:
+        return load_flag_reranker(self.model_id, where=self.where, device=self.device, fp16=self.fp16,
+                                  batch_size=self.batch_size, alternative=self.alternative)
 
-    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
-        if not pairs:
-            return []
-        out = self._model.compute_score([list(p) for p in pairs], normalize=True, batch_size=self.batch_size)
-        if isinstance(out, (float, int)):  # a single pair comes back as a bare float
-            out = [out]
-        return [float(x) for x in out]
+    def _predict(self, pairs: list[list[str]]) -> Any:
+        return self._model.compute_score(pairs, normalize=True, batch_size=self.batch_size)
 
 
-class CrossEncoderBackend:
+class CrossEncoderBackend(_ModelReranker):
     """sentence-transformers ``CrossEncoder`` with one logit and a sigmoid on top."""
 
     name = "cross-encoder"
-    default_threshold = BGE_THRESHOLD
 
-    def __init__(self, model: str, *, batch_size: int = 64, fp16: bool = True, device: str | None = None,
-                 where: str = "mine.reranker.model", alternative: str | None = "mine.reranker.backend=lexical"):
-        self.device = resolve_device(device)
-        self.batch_size = batch_size
-        self.model_id = model
-        self._model = load_cross_encoder(model, where=where, device=self.device, fp16=fp16, alternative=alternative)
+    def _load(self) -> Any:
+        return load_cross_encoder(self.model_id, where=self.where, device=self.device, fp16=self.fp16,
+                                  alternative=self.alternative)
 
-    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
-        if not pairs:
-            return []
-        out = self._model.predict([list(p) for p in pairs], batch_size=self.batch_size,
-                                  show_progress_bar=False, convert_to_numpy=True)
-        return [float(x) for x in np.asarray(out, dtype=np.float64).reshape(-1)]
+    def _predict(self, pairs: list[list[str]]) -> Any:
+        return self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)

@@ -15,7 +15,7 @@ from fincprg.errors import InputError
 M = TypeVar("M", bound=BaseModel)
 
 
-def _line(obj: BaseModel | dict[str, Any]) -> str:
+def record_line(obj: BaseModel | dict[str, Any]) -> str:
     if isinstance(obj, BaseModel):
         return obj.model_dump_json()
     return json.dumps(obj, ensure_ascii=False, sort_keys=True)
@@ -43,7 +43,7 @@ def atomic_write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]
     n = 0
     parts = []
     for r in records:
-        parts.append(_line(r))
+        parts.append(record_line(r))
         n += 1
     atomic_write_text(path, "".join(p + "\n" for p in parts))
     return n
@@ -74,7 +74,11 @@ class JsonlAppender:
         self.path = path
 
     def write(self, obj: BaseModel | dict[str, Any]) -> None:
-        self._f.write((_line(obj) + "\n").encode("utf-8"))
+        self.write_line(record_line(obj))
+
+    def write_line(self, line: str) -> None:
+        """Append one already serialised record (see :func:`record_line`)."""
+        self._f.write((line + "\n").encode("utf-8"))
 
     def commit(self) -> int:
         self._f.flush()

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from fincprg import layout as L
-from fincprg.config import PipelineConfig
+from fincprg.config import PipelineConfig, RayConfig
 from fincprg.errors import ConfigError, InputError
 from fincprg.ingest.readers import require_corpus
 from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
@@ -39,7 +39,7 @@ from fincprg.pipeline.contract import (
     file_hashes,
     signature,
 )
-from fincprg.pipeline.io import JsonlAppender, atomic_write_json, hash_files, read_jsonl
+from fincprg.pipeline.io import JsonlAppender, atomic_write_json, hash_files, read_jsonl, record_line
 from fincprg.pipeline.lock import build_lock
 from fincprg.version import __version__
 
@@ -76,9 +76,13 @@ class StageContext:
     # that run's failure records (read before its folder was cleared), for the "recovered" count
     retry_failed: bool = False
     previous_failures: tuple[dict[str, Any], ...] = ()
+    # where map stages run (config ``engine`` / ``ray``; never part of a signature: same bytes either way)
+    engine: str = "local"
+    ray: RayConfig = field(default_factory=RayConfig)
 
     def __post_init__(self) -> None:
         if isinstance(self.config, PipelineConfig):
+            self.engine, self.ray = self.config.engine, self.config.ray
             if self.cache_dir is None and self.config.run.cache_dir:
                 self.cache_dir = Path(self.config.run.cache_dir)
             self.config = ConfigView(self.config, self.spec.config_keys, self.spec.name)
@@ -104,7 +108,7 @@ class StageContext:
 
     def output(self, filename: str) -> Path:
         """Path of one of this stage's declared outputs, or of a scratch file (a name starting with ".":
-        kept across a resume, never hashed; the stage deletes it when done)."""
+        kept across a resume, never hashed; the runner deletes it once the stage's manifest is written)."""
         if not (filename.startswith(".") or self.spec.writes_file(filename)):
             raise RuntimeError(f"stage {self.spec.name!r} writes {filename}, which its StageSpec does not declare")
         return self.dir / filename
@@ -148,13 +152,17 @@ class StageContext:
         total: int | None = None,
         desc: str = "",
         skipped: bool = False,
+        source: tuple[str, str, type[BaseModel]] | None = None,
     ) -> dict[str, int]:
         """Run ``fn`` over batches of ``items``, appending its records to ``outputs`` resumably.
 
         ``items`` must be deterministic; batch boundaries depend only on ``batch_size``
         (a runtime key), and output bytes do not, so resuming gives identical files.
         ``skipped``: the caller already left out the ``committed_batches(batch_size)`` committed
-        batches (a streaming stage that must not even start work on them).
+        batches (a streaming stage that must not even start work on them); such a stream is run here,
+        in this process, whatever the engine.
+        ``source``: ``(stage, file, Model)`` when ``items`` are that declared JSONL input, record by
+        record; with engine: ray each batch is then read by the actor from its byte range of the file.
         """
         prog_path = self.dir / L.PROGRESS
         done, offsets = self._committed(batch_size)
@@ -166,31 +174,53 @@ class StageContext:
 
         bar = tqdm(total=total, desc=desc or self.spec.name, disable=not self.show_progress,
                    leave=False, dynamic_ncols=True)
-        if skipped:
-            bar.update(min(done * batch_size, total or 0))
+        bar.update(min(done * batch_size, total or 0))
+        if self.engine == "ray" and not skipped:
+            results = self._ray_batches(items, fn, batch_size, done, source)
+        else:
+            results = self._local_batches(items, fn, batch_size, done, skipped)
         try:
-            for idx, batch in enumerate(_batched(items, batch_size), start=done if skipped else 0):
-                if idx < done:
-                    bar.update(len(batch))
-                    continue
-                result = fn(batch)
-                unknown = set(result) - set(outputs)
+            for idx, (lines, n_items) in enumerate(results, start=done):
+                unknown = set(lines) - set(outputs)
                 if unknown:
                     raise RuntimeError(f"stage {self.spec.name} returned undeclared outputs {sorted(unknown)}")
-                for name, recs in result.items():
-                    for r in recs:
-                        writers[name].write(r)
+                for name, recs in lines.items():
+                    for line in recs:
+                        writers[name].write_line(line)
                 offsets = {name: w.commit() for name, w in writers.items()}
                 if kill_at is not None and idx + 1 == kill_at:
                     os.kill(os.getpid(), signal.SIGKILL)
                 atomic_write_json(prog_path, {"signature": self.signature, "batch_size": batch_size,
                                               "batches_done": idx + 1, "offsets": offsets})
-                bar.update(len(batch))
+                bar.update(n_items)
         finally:
             bar.close()
             for w in writers.values():
                 w.close()
         return {o: _count_lines(self.dir / o) for o in outputs}
+
+    def _local_batches(self, items: Iterable[T], fn: Callable[[list[T]], dict[str, Iterable[BaseModel]]],
+                       batch_size: int, done: int, skipped: bool) -> Iterator[tuple[dict[str, list[str]], int]]:
+        for idx, batch in enumerate(_batched(items, batch_size), start=done if skipped else 0):
+            if idx >= done:
+                yield {name: [record_line(r) for r in recs] for name, recs in fn(batch).items()}, len(batch)
+
+    def _ray_batches(self, items: Iterable[T], fn: Callable[[list[T]], dict[str, Iterable[BaseModel]]],
+                     batch_size: int, done: int, source: tuple[str, str, type[BaseModel]] | None,
+                     ) -> Iterator[tuple[dict[str, list[str]], int]]:
+        from fincprg.pipeline import ray_engine
+
+        gpus = self.ray.mine_gpus_per_actor if self.spec.name == "mine" else 0.0
+        if source is not None:
+            stage, filename, model = source
+            path = self.input_path(stage, filename)
+            payloads = ray_engine.line_ranges(path, batch_size, skip=done)
+            src: tuple[str, str] | None = (str(path), f"{model.__module__}:{model.__name__}")
+        else:
+            payloads = ray_engine.payloads(b for i, b in enumerate(_batched(items, batch_size)) if i >= done)
+            src = None
+        for lines in ray_engine.map_batches(fn, payloads, self.ray, source=src, gpus=gpus):
+            yield lines, batch_size
 
 
 def _batched(items: Iterable[T], n: int) -> Iterator[list[T]]:
@@ -335,6 +365,9 @@ def run_pipeline(
     if budget is not None and budget.max_cost_usd is not None and price_for(cfg.llm.model, cfg.llm.prices) is None:
         raise ConfigError(f"--max-cost needs a price for llm.model={cfg.llm.model!r}: add it to llm.prices, e.g. "
                           f"--set 'llm.prices={{{cfg.llm.model}: {{input: 2.5, output: 10.0}}}}' (USD per 1M tokens)")
+    if budget is not None and budget.limited and cfg.engine == "ray" and cfg.generate.backend == "llm":
+        raise ConfigError("--max-requests/--max-cost are enforced by engine: local only (Ray's LLM actors do not "
+                          "share the build's budget); drop the limit or use --set engine=local")
     out.mkdir(parents=True, exist_ok=True)
     with build_lock(out), use_budget(budget):
         return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress, budget=budget,
@@ -385,9 +418,12 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
                 "stage": spec.name, "signature": sig, "inputs": inputs, "output_hash": out_hash,
                 "config": declared_config(cfg, spec.config_keys),
                 **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
-                "counts": counts, "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "counts": counts, "engine": cfg.engine, "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "versions": _versions(),
             })
+            for scratch in stage_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists
+                if scratch.is_file():
+                    scratch.unlink()
             done[spec.name] = {"signature": sig, "output_hash": out_hash}
             status = "retried" if retry else "resumed" if resumed else "ran"
             outcomes.append(StageOutcome(spec.name, status, secs, counts))

@@ -229,8 +229,8 @@ def run(ctx: Any) -> dict[str, Any]:
     queries, failures, llm_stats = make_queries(topic_inputs(c["topics"], nodes, kept, c["emb"]), ctx)
     atomic_write_jsonl(ctx.output(L.QUERIES), queries)
     atomic_write_jsonl(ctx.output(L.FAILURES), failures)
-    for scratch in (_EMB, _CLUSTERED):
-        ctx.output(scratch).unlink()
+    # the scratch files (_EMB, _CLUSTERED) stay until the runner has written the manifest: a kill before
+    # it resumes from them
 
     counts: dict[str, Any] = {
         "titles_kept": len(kept),
