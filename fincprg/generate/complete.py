@@ -9,6 +9,7 @@ period but its passage clearly refers to one. The caller keeps the original text
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -89,6 +90,7 @@ def recent_year(year: int | None, date: dt.date | None) -> bool:
     return year is None or date is None or year >= date.year - MAX_YEARS_BACK
 
 
+@functools.lru_cache(maxsize=8192)  # a passage's periods are asked for each of its sentence queries
 def text_periods(text: str, date: dt.date | None = None) -> frozenset[Period]:
     """The periods a text is about: extract()'s periods without reference years and years long
     before the report date."""
@@ -96,6 +98,7 @@ def text_periods(text: str, date: dt.date | None = None) -> frozenset[Period]:
     return frozenset(p for p in periods if recent_year(p.year, date))
 
 
+@functools.lru_cache(maxsize=8192)
 def dominant_year(text: str, date: dt.date | None = None) -> int | None:
     """The one reporting year a passage is about: the only actual (non-forecast) year it names,
     or a year named at least twice as often as any other. None when unclear.
