@@ -55,15 +55,20 @@ def _body(request: dict[str, Any]) -> str:
     return json.dumps(request.get("messages"), ensure_ascii=False, sort_keys=True)
 
 
-def _cached_answers(out: Path) -> int:
-    """Answers in the build's LLM cache (``OUT/.cache/llm/responses.sqlite3``)."""
+def _cached_keys(out: Path) -> set[str]:
+    """Keys of the answers in the build's LLM cache (``OUT/.cache/llm/responses.sqlite3``)."""
     import sqlite3
 
     db = out / L.CACHE_DIR / "llm" / "responses.sqlite3"
     if not db.is_file():
-        return 0
+        return set()
     with sqlite3.connect(db) as con:
-        return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        return {k for (k,) in con.execute("SELECT key FROM responses")}
+
+
+def _keys(keyer: Any, request: dict[str, Any]) -> set[str]:
+    """The cache keys the client would give this request (with and without JSON mode)."""
+    return {keyer.cache_key_for(request["messages"], json_mode=j) for j in (True, False)}
 
 
 def cli_build(out: Path, sets: list[str], *, corpus: Path = SAMPLE, env: dict[str, str] | None = None,
@@ -100,6 +105,10 @@ def kills(work: Path) -> dict[str, Any]:
     server = LocalLLMServer()
     try:
         sets = BASE + llm_args(server)
+        from fincprg.config import load_config
+        from fincprg.llm import LLMClient
+
+        keyer = LLMClient(load_config(overrides=sets).llm, work / "keyer-cache")  # computes cache keys only
         ref = work / "ref"
         r = cli_build(ref, sets)
         assert r.returncode == 0, r.stderr
@@ -110,15 +119,19 @@ def kills(work: Path) -> dict[str, Any]:
             out = work / f"kill-{point.replace(':', '-')}"
             t0 = time.perf_counter()
             killed = cli_build(out, sets, env={"FINCPRG_KILL_AFTER": point})
-            # answers the killed run received and cached; a request it sent without an answer in the
-            # cache was in flight when the process died (its answer is lost with the process)
-            in_flight = len({_body(q) for q in server.requests}) - _cached_answers(out)
+            # a request the killed run sent whose answer is not in the cache was in flight when the process
+            # died: its answer died with it, and the resumed run must ask again
+            answered = _cached_keys(out)
+            n_killed = len(server.requests)
+            in_flight = len({_body(q) for q in server.requests}) - len(answered)
             resumed = cli_build(out, sets)
             sent = [_body(q) for q in server.requests]
-            repeated = sum(n - 1 for n in Counter(sent).values())
+            again = server.requests[n_killed:]
             rows.append({"point": point, "killed": killed.returncode == -9, "resumed_rc": resumed.returncode,
                          "identical": dataset_hash(out) == want, "requests": len(sent),
-                         "repeated": repeated, "in_flight": in_flight, "answered_repeated": repeated - in_flight,
+                         "repeated": sum(n - 1 for n in Counter(sent).values()), "in_flight": in_flight,
+                         # asked again although the killed run had its answer: the number that must be 0
+                         "answered_repeated": sum(bool(_keys(keyer, q) & answered) for q in again),
                          "traceback": "Traceback" in killed.stderr + resumed.stderr,
                          "seconds": round(time.perf_counter() - t0, 1)})
             print(rows[-1], flush=True)
@@ -242,12 +255,14 @@ def render(results: dict[str, Any], secs: float) -> str:
                 f"LLM backend (generate and topic intents) against the local test server; the uninterrupted "
                 f"reference build sent {k['reference_requests']} requests. {ok} of {len(rows)} kill points resumed "
                 f"to the reference dataset hash; answered requests asked again: "
-                f"{sum(r['answered_repeated'] for r in rows)}; requests in flight at the kill, asked again after "
-                f"it: {sum(r['in_flight'] for r in rows)}; tracebacks: {sum(r['traceback'] for r in rows)}.", "",
-                "A request counts as answered when its answer is in the build's LLM cache after the kill. Requests "
+                f"{sum(r['answered_repeated'] for r in rows)}; requests in flight at the kill: "
+                f"{sum(r['in_flight'] for r in rows)}; tracebacks: {sum(r['traceback'] for r in rows)}.", "",
+                "A request counts as answered when its answer is in the build's LLM cache after the kill (checked "
+                "by cache key for every request the resumed run sent). Requests "
                 "stream across batch boundaries (issue 13), so a kill in generate finds up to `llm.concurrency` "
-                "requests in flight; their answers die with the process and are asked again. Nothing answered "
-                "is asked twice.", "",
+                "requests in flight; their answers die with the process and are asked again"
+                + (". No answered request was asked twice." if not any(r["answered_repeated"] for r in rows)
+                   else "; **some answered requests were asked again** (last column)."), "",
                 "| kill point | killed | resumed exit | same dataset hash | requests (killed + resumed) | "
                 "in flight at the kill | answered, asked again |",
                 "|---|---|---:|---|---:|---:|---:|"]

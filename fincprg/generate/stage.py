@@ -10,9 +10,11 @@ hierarchical set, report -> passages -> sentences; see :func:`fincprg.generate.c
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
-from collections import Counter, defaultdict
+from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from fincprg import layout as L
@@ -101,25 +103,41 @@ def process_batch(generator: TreeGenerator, batch: list[PassageInput], *, comple
     return out
 
 
-def load_inputs(ctx: StageContext) -> tuple[list[PassageInput], dict[str, Report]]:
-    """Passages with their sentences and reports, in the chunk stage's (deterministic) order."""
-    # a passage needs its report's metadata (title, date, company), not its text: dropping the text keeps
-    # the corpus out of memory and out of every batch shipped to a Ray actor
-    reports = {r.id: r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)}
-    sentences: dict[str, list[Sentence]] = defaultdict(list)
-    for s in ctx.read(L.CHUNK, L.SENTENCES, Sentence):
-        sentences[s.passage_id].append(s)
-    items = []
+def load_reports(ctx: StageContext) -> dict[str, Report]:
+    """Every report's metadata, by id: a passage needs its report's title, date and company, not its text.
+    Dropping the text keeps the corpus out of memory and out of every batch shipped to a Ray actor."""
+    return {r.id: r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)}
+
+
+def iter_inputs(ctx: StageContext, reports: dict[str, Report]) -> Iterator[PassageInput]:
+    """Passages with their sentences and reports, in the chunk stage's (deterministic) order, streamed.
+
+    chunk writes a passage's sentences in passage order, so the two files are merged in one pass and
+    only one passage's sentences are held at a time.
+    """
+    sentences = ctx.read(L.CHUNK, L.SENTENCES, Sentence)
+    pending = next(sentences, None)
     for p in ctx.read(L.CHUNK, L.PASSAGES, Passage):
-        sents = tuple(sorted(sentences.get(p.id, ()), key=lambda s: s.order))
-        items.append(PassageInput(reports[p.report_id], p, sents))
-    return items, reports
+        sents = []
+        while pending is not None and pending.passage_id == p.id:
+            sents.append(pending)
+            pending = next(sentences, None)
+        yield PassageInput(reports[p.report_id], p, tuple(sorted(sents, key=lambda s: s.order)))
+    if pending is not None:
+        raise RuntimeError(f"chunk/sentences.jsonl is not in passage order: sentence {pending.id} comes after "
+                           "its passage; re-run the chunk stage (fincprg build --force)")
+
+
+def count_lines(path: Any) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip())
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
     """Generate query trees for every passage; write queries, direct qrels and failures."""
     cfg = ctx.config
-    items, reports = load_inputs(ctx)
+    reports = load_reports(ctx)
+    n_items = count_lines(ctx.input_path(L.CHUNK, L.PASSAGES))
     # every company name is known to the tokenizer before the first batch, so tokenisation
     # (and the template queries) do not depend on batch boundaries or on resuming
     register_companies(reports.values())
@@ -132,7 +150,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
     ray_stats: dict[str, Any] = {}  # engine: ray - the LLM actors' summed client stats
     if hasattr(generator, "stream"):
         # LLM: requests stream across batch boundaries (the window stays full); checkpoints stay per batch
-        todo = items[ctx.committed_batches(bs) * bs:]
+        # two readers of one stream: the LLM runs at most its window ahead of the writer, so tee holds
+        # at most that many passages
+        todo, ask = itertools.tee(itertools.islice(iter_inputs(ctx, reports), ctx.committed_batches(bs) * bs, None))
 
         def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
             out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
@@ -145,12 +165,12 @@ def run(ctx: StageContext) -> dict[str, Any]:
         if ctx.engine == "ray":
             from fincprg.pipeline.ray_engine import llm_stream
 
-            trees = llm_stream(todo, cfg.llm, cfg.generate, ctx.cache_dir, ctx.ray, ray_stats)
+            trees = llm_stream(ask, cfg.llm, cfg.generate, ctx.cache_dir, ctx.ray, ray_stats)
         else:
-            trees = generator.stream(todo)
+            trees = generator.stream(ask)
         try:
             lines = ctx.map_batches(zip(todo, trees), records, outputs=OUTPUTS, batch_size=bs,
-                                    total=len(items), desc=f"generate ({generator.name})", skipped=True)
+                                    total=n_items, desc=f"generate ({generator.name})", skipped=True)
         finally:
             trees.close()  # zip stops at the last item without exhausting the stream: close it now
     else:
@@ -158,9 +178,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
             out = process_batch(generator, batch, complete=complete)
             return rewriter.apply(batch, out, report_company) if rewriter is not None else out
 
-        lines = ctx.map_batches(iter(items), Prepared(fn, functools.partial(use_words, tokenizer_words)),
-                                outputs=OUTPUTS, batch_size=bs, total=len(items), desc=f"generate ({generator.name})")
-    counts = summarise(ctx, items, lines)
+        lines = ctx.map_batches(iter_inputs(ctx, reports), Prepared(fn, functools.partial(use_words, tokenizer_words)),
+                                outputs=OUTPUTS, batch_size=bs, total=n_items, desc=f"generate ({generator.name})")
+    counts = summarise(ctx, n_items, lines)
     counts["hierarchy_reports"] = write_hierarchy(ctx)
     if rewriter is not None:
         counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
@@ -189,7 +209,7 @@ def write_hierarchy(ctx: StageContext) -> int:
     return len(tree)
 
 
-def summarise(ctx: StageContext, items: list[PassageInput], lines: dict[str, int]) -> dict[str, Any]:
+def summarise(ctx: StageContext, n_items: int, lines: dict[str, int]) -> dict[str, Any]:
     """Counts from the written files (so a resumed run reports the whole stage)."""
     levels: Counter[str] = Counter()
     generators: Counter[str] = Counter()
@@ -213,10 +233,12 @@ def summarise(ctx: StageContext, items: list[PassageInput], lines: dict[str, int
                 failed.add(rec["item_id"])
             if rec["kind"] in RETRYABLE_KINDS:
                 retryable.add(rec["item_id"])
-    n_sent = sum(len(it.sentences) for it in items if it.passage.id not in failed)
+    n_sent = 0
+    for s in ctx.read(L.CHUNK, L.SENTENCES, Sentence):  # streamed: sentences of passages that got a tree
+        n_sent += s.passage_id not in failed
     empty = n_sent - levels["sentence"]
     return {
-        "passages": len(items),
+        "passages": n_items,
         "queries": dict(sorted(levels.items())),
         "qrels": lines[L.QRELS],
         "sentences": n_sent,

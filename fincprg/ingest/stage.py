@@ -24,11 +24,12 @@ from fincprg.errors import InputError
 from fincprg.ingest.mapping import FieldMapper, to_report
 from fincprg.ingest.readers import Raw, ReadStats, iter_corpus
 from fincprg.ingest.sample import sample_reports
-from fincprg.pipeline.io import atomic_write_text
+from fincprg.pipeline.io import atomic_write_text, atomic_writer
 from fincprg.pipeline.runner import StageContext
 from fincprg.records import Rejection, Report
 
 log = logging.getLogger(__name__)
+_ALL = ".all_reports.jsonl"
 
 
 def _safe(text: str | None) -> str | None:
@@ -67,33 +68,35 @@ def run(ctx: StageContext) -> dict[str, Any]:
         raise InputError("the ingest stage needs a corpus path: fincprg build CORPUS -o OUT")
     stats = ReadStats()
     mapper = FieldMapper(cfg.fields)
-    lines: list[str] = []
-    kept: list[Report] = []
-    untitled = undated = bad_dates = 0
+    n_kept = untitled = undated = bad_dates = 0
+    metas: list[Report] = []  # text-less copies, for run.sample_reports' strata: the text goes to disk at once
     rejected: list[Rejection] = []
     seen: dict[str, str] = {}  # id -> source of its first occurrence
-    for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats), desc="ingest"):
-        rec, line = _as_record(item, cfg, mapper)
-        if isinstance(rec, Report) and rec.id in seen:
-            detail = (f"{rec.source}: id {rec.id!r} was already used at {seen[rec.id]}; give every report a "
-                      "unique id (reports without an id get one from their title and text, so this can "
-                      "also be an exact duplicate)")
-            if cfg.on_duplicate_id == "error":
-                raise InputError(detail + " (or set ingest.on_duplicate_id: reject to skip it and go on)")
-            rec = Rejection(source=rec.source or "", report_id=rec.id, reason="duplicate_id", detail=detail)
-        if isinstance(rec, Rejection):
-            rejected.append(rec)
-            log.debug("rejected %s", rec.detail)
-            continue
-        seen[rec.id] = rec.source or ""
-        lines.append(line if line is not None else rec.to_json())
-        kept.append(rec)
-        untitled += not rec.title
-        undated += rec.date is None
-        bad_dates += "_bad_date" in rec.meta
+    every = ctx.output(_ALL)  # scratch: every valid report, streamed; reports.jsonl is it or a sample of it
+    with atomic_writer(every) as write:
+        for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats), desc="ingest"):
+            rec, line = _as_record(item, cfg, mapper)
+            if isinstance(rec, Report) and rec.id in seen:
+                detail = (f"{rec.source}: id {rec.id!r} was already used at {seen[rec.id]}; give every report a "
+                          "unique id (reports without an id get one from their title and text, so this can "
+                          "also be an exact duplicate)")
+                if cfg.on_duplicate_id == "error":
+                    raise InputError(detail + " (or set ingest.on_duplicate_id: reject to skip it and go on)")
+                rec = Rejection(source=rec.source or "", report_id=rec.id, reason="duplicate_id", detail=detail)
+            if isinstance(rec, Rejection):
+                rejected.append(rec)
+                log.debug("rejected %s", rec.detail)
+                continue
+            seen[rec.id] = rec.source or ""
+            write((line if line is not None else rec.to_json()) + "\n")
+            metas.append(rec.model_copy(update={"text": ""}))
+            n_kept += 1
+            untitled += not rec.title
+            undated += rec.date is None
+            bad_dates += "_bad_date" in rec.meta
 
     reasons = Counter(r.reason for r in rejected)
-    if not lines:
+    if not n_kept:
         examples = "\n  ".join(_safe(r.detail) or "" for r in rejected[:5]) or "(the input holds no records)"
         raise InputError(
             f"no report survived ingest of {ctx.corpus} ({len(rejected)} rejected: "
@@ -101,21 +104,26 @@ def run(ctx: StageContext) -> dict[str, Any]:
         )
     sampled = None
     if ctx.config.run.sample_reports is not None:
-        chosen, sampled = sample_reports(kept, ctx.config.run.sample_reports, ctx.config.run.seed)
+        chosen, sampled = sample_reports(metas, ctx.config.run.sample_reports, ctx.config.run.seed)
         ids = {r.id for r in chosen}
-        lines = [x for x, r in zip(lines, kept, strict=True) if r.id in ids]
+        with open(every, encoding="utf-8") as src, atomic_writer(ctx.output(L.REPORTS)) as write:
+            for line, r in zip(src, metas, strict=True):
+                if r.id in ids:
+                    write(line)
+        n_kept = len(ids)
         log.info("ingest: sampled %d of %d reports over %d industry/year strata (run.sample_reports)",
                  sampled["kept"], sampled["from"], sampled["strata"])
-    atomic_write_text(ctx.output(L.REPORTS), "".join(x + "\n" for x in lines))
+    else:
+        every.replace(ctx.output(L.REPORTS))
     atomic_write_text(ctx.output(L.REJECTED), "".join(_rejection_line(r) + "\n" for r in rejected))
     if rejected:
         log.warning("ingest: %d input records rejected (%s); see %s", len(rejected), dict(reasons),
                     ctx.output(L.REJECTED))
     if untitled:
         log.warning("ingest: %d of %d reports have no title: their passages get bottom-up queries, but topics "
-                    "(top-down queries) and company completion from the title skip them", untitled, len(lines))
+                    "(top-down queries) and company completion from the title skip them", untitled, n_kept)
     counts: dict[str, Any] = {
-        "reports": len(lines),
+        "reports": n_kept,
         "rejected": len(rejected),
         "rejected_by_reason": dict(sorted(reasons.items())),
         "untitled": untitled,

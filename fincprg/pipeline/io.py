@@ -1,10 +1,11 @@
 """Crash-safe file I/O: whole fsynced JSONL lines, and temp-file + rename for everything else."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,12 +22,15 @@ def record_line(obj: BaseModel | dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[Callable[[str], Any]]:
+    """Write text to ``path`` piece by piece through a temp file, renamed over it only when the block
+    succeeds: a failure, a full disk or a kill leaves the old file (or none), never a half-written one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+            yield f.write
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -35,17 +39,22 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def atomic_write_text(path: Path, text: str) -> None:
+    with atomic_writer(path) as write:
+        write(text)
+
+
 def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def atomic_write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> int:
+    """Write records as JSONL atomically, streaming (records may be a generator); returns how many."""
     n = 0
-    parts = []
-    for r in records:
-        parts.append(record_line(r))
-        n += 1
-    atomic_write_text(path, "".join(p + "\n" for p in parts))
+    with atomic_writer(path) as write:
+        for r in records:
+            write(record_line(r) + "\n")
+            n += 1
     return n
 
 
