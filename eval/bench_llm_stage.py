@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -80,13 +81,17 @@ def main() -> int:
                 cmd = [sys.executable, "-m", "fincprg", "build", str(src), "-o", str(out), "--upto", "generate", "-q"]
                 for s in sets:
                     cmd += ["--set", s]
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the build's CPU (the server is not reaped yet)
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
                 assert r.returncode == 0, r.stderr
                 m = build.manifest(L.GENERATE)
                 llm = m["counts"]["llm"]
                 runs.append({"requests": llm["requests"], "seconds": m["seconds"],
                              "rate": llm["requests"] / m["seconds"], "retries": llm.get("retries", 0),
-                             "failures": llm.get("failures", 0), "load": os.getloadavg()[0]})
+                             "failures": llm.get("failures", 0), "load": os.getloadavg()[0],
+                             "cpu_ms_per_request": 1000 * cpu / max(1, llm["requests"])})
                 print(runs[-1], flush=True)
     finally:
         server.terminate()
@@ -100,10 +105,10 @@ def main() -> int:
         f"reports, `llm.concurrency={args.concurrency}`: ideal {ideal:.0f} req/s. Rate = the stage's requests / its "
         "wall seconds from the generate manifest (inputs loaded and outputs written included).", "",
         f"**Median {med:.1f} req/s = {med / ideal:.1%} of concurrency ÷ latency** over {len(runs)} runs.", "",
-        "| run | requests | stage seconds | req/s | % of ideal | retries | failures | load avg |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| run | requests | stage seconds | req/s | % of ideal | retries | failures | load avg | build CPU ms / request |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(f"| {i} | {r['requests']} | {r['seconds']:.1f} | {r['rate']:.1f} | {r['rate'] / ideal:.1%} | {r['retries']} "
-          f"| {r['failures']} | {r['load']:.1f} |" for i, r in enumerate(runs, 1)),
+          f"| {r['failures']} | {r['load']:.1f} | {r['cpu_ms_per_request']:.2f} |" for i, r in enumerate(runs, 1)),
     ])
     print("\n" + text)
     if not args.no_readme:
