@@ -14,6 +14,7 @@ queries without one fall back to their passage); a passage query when its passag
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections import defaultdict
@@ -40,32 +41,35 @@ def _has_keyword(norm: str) -> bool:
     return any(k in norm for k in KEYWORDS)
 
 
+def _digest(norm: str) -> bytes:
+    """A 16-byte stand-in for a normalised text: counting repeats must not hold the corpus text."""
+    return hashlib.blake2b(norm.encode("utf-8"), digest_size=16).digest()
+
+
 def boilerplate_sentences(sentences: Iterable[Sentence], report_of_passage: dict[str, str],
                           min_reports: int) -> set[str]:
-    """Ids of boilerplate sentences."""
-    sents = list(sentences)
-    reports_by_text: dict[str, set[str]] = defaultdict(set)
-    norms = {}
-    for s in sents:
+    """Ids of boilerplate sentences (one pass; texts are reduced to digests as they stream by)."""
+    reports_by_text: dict[bytes, set[str]] = defaultdict(set)
+    seen: list[tuple[str, bytes | None, bool]] = []  # (id, digest of a long-enough text, has a keyword)
+    for s in sentences:
         n = normalise(s.text)
-        norms[s.id] = n
-        if len(n) >= MIN_CHARS:
-            reports_by_text[n].add(report_of_passage.get(s.passage_id, s.passage_id))
-    out = set()
-    for s in sents:
-        n = norms[s.id]
-        if (len(n) >= MIN_CHARS and len(reports_by_text[n]) >= min_reports) or _has_keyword(n):
-            out.add(s.id)
-    return out
+        d = _digest(n) if len(n) >= MIN_CHARS else None
+        if d is not None:
+            reports_by_text[d].add(report_of_passage.get(s.passage_id, s.passage_id))
+        seen.append((s.id, d, _has_keyword(n)))
+    return {sid for sid, d, kw in seen if (d is not None and len(reports_by_text[d]) >= min_reports) or kw}
 
 
 def boilerplate_passages(passages: Iterable[Passage], sentences: Iterable[Sentence], bp_sentences: set[str],
                          min_reports: int) -> set[str]:
     """Ids of boilerplate passages (repeated text, or >= half of the characters in boilerplate sentences)."""
-    ps = list(passages)
-    reports_by_text: dict[str, set[str]] = defaultdict(set)
-    for p in ps:
-        reports_by_text[normalise(p.text)].add(p.report_id)
+    reports_by_text: dict[bytes, set[str]] = defaultdict(set)
+    seen: list[tuple[str, bytes | None]] = []
+    for p in passages:
+        n = normalise(p.text)
+        d = _digest(n)
+        reports_by_text[d].add(p.report_id)
+        seen.append((p.id, d if len(n) >= MIN_CHARS else None))
     chars = defaultdict(lambda: [0, 0])  # passage -> [boilerplate chars, all chars]
     for s in sentences:
         c = chars[s.passage_id]
@@ -73,11 +77,10 @@ def boilerplate_passages(passages: Iterable[Passage], sentences: Iterable[Senten
         if s.id in bp_sentences:
             c[0] += len(s.text)
     out = set()
-    for p in ps:
-        n = normalise(p.text)
-        bp, total = chars.get(p.id, (0, 0))
-        if (len(n) >= MIN_CHARS and len(reports_by_text[n]) >= min_reports) or (total and 2 * bp >= total):
-            out.add(p.id)
+    for pid, d in seen:
+        bp, total = chars.get(pid, (0, 0))
+        if (d is not None and len(reports_by_text[d]) >= min_reports) or (total and 2 * bp >= total):
+            out.add(pid)
     return out
 
 

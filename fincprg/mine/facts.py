@@ -6,8 +6,11 @@ benchmarks can swap it; every consumer reads only the documented fields
 """
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -82,32 +85,100 @@ def entity_keys(f: Any) -> set[str]:
     return {f"c:{c}" for c in f.companies} | {f"s:{s}" for s in f.codes}
 
 
-def query_sources(queries: Iterable[Any], sentences: Iterable[Any], passages: Iterable[Any]) -> dict[str, str]:
+class TextIndex:
+    """``id -> text`` of a stage's JSONL records (sentences, passages), read from disk when asked.
+
+    Holds one byte offset per record instead of its text, so mining a large corpus does not keep the
+    corpus in memory; the veto asks for the sources of the few pairs that pass the threshold. It pickles
+    without its open file (a Ray actor reopens the path).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.offsets: dict[str, int] = {}
+        pos = 0
+        with open(self.path, "rb") as f:
+            for line in f:
+                rid = _ID.search(line)
+                if rid:
+                    self.offsets[json.loads(b'"' + rid.group(1) + b'"')] = pos  # JSON escapes decoded
+                pos += len(line)
+        self._f: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path, "offsets": self.offsets}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _f=None)
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self.offsets
+
+    def get(self, rid: str | None) -> str | None:
+        pos = self.offsets.get(rid or "")
+        if pos is None:
+            return None
+        if self._f is None:
+            self._f = open(self.path, "rb")  # noqa: SIM115 - kept open for the index's life
+        self._f.seek(pos)
+        return json.loads(self._f.readline())["text"]
+
+
+_ID = re.compile(rb'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+class QuerySources:
+    """Query id -> the text it was generated from (see :func:`query_sources`), read lazily through
+    :class:`TextIndex` es; a ``Mapping``-like ``get``/``[]``/``in``."""
+
+    def __init__(self, source_of: dict[str, tuple[str, str]], indexes: dict[str, Any]) -> None:
+        self.source_of, self.indexes = source_of, indexes  # query id -> (kind, record id)
+
+    def get(self, qid: str, default: str | None = None) -> str | None:
+        ref = self.source_of.get(qid)
+        if ref is None:
+            return default
+        text = self.indexes[ref[0]].get(ref[1])
+        return text if text else default
+
+    def __getitem__(self, qid: str) -> str:
+        text = self.get(qid)
+        if text is None:
+            raise KeyError(qid)
+        return text
+
+    def __contains__(self, qid: object) -> bool:
+        return isinstance(qid, str) and self.get(qid) is not None
+
+    def __len__(self) -> int:
+        return len(self.source_of)
+
+
+def query_sources(queries: Iterable[Any], sentences: Any, passages: Any) -> QuerySources:
     """Query id -> the text it was generated from: a sentence query's sentence
     (``provenance["sentence_id"]``, else its passage), a passage query's passage. Topic-level queries
-    have no single source and are left out."""
-    sent = {s.id: s.text for s in sentences}
-    pas = {p.id: p.text for p in passages}
-    out: dict[str, str] = {}
+    have no single source and are left out.
+
+    ``sentences`` and ``passages``: :class:`TextIndex` es (or any ``id -> text`` mapping with ``get``).
+    """
+    out: dict[str, tuple[str, str]] = {}
     for q in queries:
         pid = q.source_ids[0] if q.source_ids else None
         if q.level == "sentence":
-            text = sent.get(q.provenance.get("sentence_id", "")) or pas.get(pid or "")
+            sid = q.provenance.get("sentence_id", "")
+            ref = ("sentence", sid) if sid and sid in sentences else ("passage", pid or "")
         elif q.level == "passage":
-            text = pas.get(pid or "")
+            ref = ("passage", pid or "")
         else:
             continue
-        if text:
-            out[q.id] = text
-    return out
+        out[q.id] = ref
+    return QuerySources(out, {"sentence": sentences, "passage": passages})
 
 
-def build_sources(out: Any) -> dict[str, str]:
+def build_sources(out: Any) -> QuerySources | dict[str, str]:
     """:func:`query_sources` for a build folder (generate/ and chunk/ outputs; empty when absent)."""
-    from pathlib import Path  # noqa: PLC0415
-
     from fincprg.pipeline.io import read_jsonl  # noqa: PLC0415
-    from fincprg.records import Passage, Query, Sentence  # noqa: PLC0415
+    from fincprg.records import Query  # noqa: PLC0415
 
     from fincprg import layout as L  # noqa: PLC0415
 
@@ -115,4 +186,4 @@ def build_sources(out: Any) -> dict[str, str]:
     files = [build.path(L.GENERATE, L.QUERIES), build.path(L.CHUNK, L.SENTENCES), build.path(L.CHUNK, L.PASSAGES)]
     if not all(f.is_file() for f in files):
         return {}
-    return query_sources(read_jsonl(files[0], Query), read_jsonl(files[1], Sentence), read_jsonl(files[2], Passage))
+    return query_sources(read_jsonl(files[0], Query), TextIndex(files[1]), TextIndex(files[2]))

@@ -19,13 +19,14 @@ import dataclasses
 import functools
 import logging
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, boilerplate_sentences
-from fincprg.mine.facts import FactsCache, query_sources
+from fincprg.mine.facts import FactsCache, TextIndex, query_sources
 from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import BlockScorer, scorers_by_space, threshold_for
 from fincprg.mine.spaces import (
@@ -77,8 +78,13 @@ def run(ctx: Any) -> dict[str, Any]:
     """Traverse the configured spaces, veto, propagate; write pairs, histogram and mined qrels."""
     cfg = ctx.config.mine
     register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
-    passages = list(ctx.read(L.CHUNK, L.PASSAGES, Passage))
-    sentences = list(ctx.read(L.CHUNK, L.SENTENCES, Sentence))
+    # passages and sentences are streamed, never held: their texts are read back by offset when the veto asks
+    def passages() -> Iterator[Passage]:
+        return ctx.read(L.CHUNK, L.PASSAGES, Passage)
+
+    def sentences() -> Iterator[Sentence]:
+        return ctx.read(L.CHUNK, L.SENTENCES, Sentence)
+
     gen_queries = list(ctx.read(L.GENERATE, L.QUERIES, Query))
     direct = list(ctx.read(L.GENERATE, L.QRELS, Qrel))
     nodes, subtree, topic_queries = _load_topics(ctx) if "topic" in cfg.spaces or "passage" in cfg.spaces \
@@ -88,9 +94,9 @@ def run(ctx: Any) -> dict[str, Any]:
 
     bp: set[str] = set()
     if cfg.boilerplate.enabled:
-        report_of = {p.id: p.report_id for p in passages}
-        bp_s = boilerplate_sentences(sentences, report_of, cfg.boilerplate.min_reports)
-        bp_p = boilerplate_passages(passages, sentences, bp_s, cfg.boilerplate.min_reports)
+        report_of = {p.id: p.report_id for p in passages()}
+        bp_s = boilerplate_sentences(sentences(), report_of, cfg.boilerplate.min_reports)
+        bp_p = boilerplate_passages(passages(), sentences(), bp_s, cfg.boilerplate.min_reports)
         bp = boilerplate_queries(gen_queries, bp_s, bp_p)
 
     spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree, cfg.max_space_queries, cfg.direction)
@@ -122,7 +128,8 @@ def run(ctx: Any) -> dict[str, Any]:
     veto = cfg.veto.model_dump(include={"company", "period", "metric", "numbers"}) if cfg.veto.enabled else None
     env = MineEnv(texts=texts, reranker=reranker, threshold=threshold, direction=cfg.direction,
                   keep_min_score=cfg.keep_min_score, boilerplate=frozenset(bp), facts=facts, veto=veto,
-                  sources=query_sources(gen_queries, sentences, passages),
+                  sources=query_sources(gen_queries, TextIndex(ctx.input_path(L.CHUNK, L.SENTENCES)),
+                                        TextIndex(ctx.input_path(L.CHUNK, L.PASSAGES))),
                   neighbours=neighbours)
 
     envs = {kind: env if scorers[kind] is reranker else dataclasses.replace(env, reranker=scorers[kind], cache={})
