@@ -20,6 +20,7 @@ from functools import lru_cache
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
 from fincprg.generate.complete import recent_year, without_reference_years
+from fincprg.generate.words import VERDICT, noun_phrase, sound
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
 # Function words, verbs and fillers that bound a phrase. Longest first; words that merely contain a
@@ -110,7 +111,9 @@ def aspect_before(clause: str, start: int, names: frozenset[str] = frozenset()) 
         return ""
     if not re.search(r"[\u4e00-\u9fff]", cand):
         return cand if 2 <= len(cand) <= 8 else ""
-    return cand
+    # found by the sentence's marks; kept only when it is whole words of the clause ending in a noun
+    # (「G智能手机」 from 「5G智能手机」, 「光提取层」, 「医美」 are dropped: the metric is asked without them)
+    return cand if sound(cand, clause) else ""
 
 
 def _period_spans_blanked(text: str) -> str:
@@ -207,7 +210,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "出口": ("{E}{P}出口业务表现如何？",),
     "海外": ("{E}{P}海外业务进展如何？", "{E}{P}海外市场拓展情况如何？"),
     "渠道": ("{E}{P}渠道拓展情况如何？", "{E}{P}的渠道建设有哪些进展？"),
-    "门店": ("{E}{P}门店扩张情况如何？", "{E}{P}新开了多少家门店？"),
+    "门店": ("{E}{P}门店扩张情况如何？", "{E}{P}开了多少家新门店？"),
     "研发": ("{E}{P}研发进展如何？", "{E}{P}在研发上有哪些投入？"),
     "客户": ("{E}{P}主要客户有哪些？", "{E}{P}客户拓展情况如何？"),
     "原材料": ("{E}{P}原材料价格变化对盈利有何影响？", "{E}{P}原材料成本压力如何？"),
@@ -232,4 +235,10 @@ def risk_topic(text: str, start: int) -> str:
     first = re.sub(r"(?:的)?风险$", "", first).strip()
     if not (2 <= len(first) <= 12) or re.search(r"[^\u4e00-\u9fffA-Za-z]", first) or "风险" in first:
         return ""
-    return first
+    # 「需求不及预期」 is asked as written when 需求 is a sound noun phrase; 「行业竞争加剧」 as 行业竞争;
+    # a phrase that is no noun phrase without its verb (「国产替代推进」) leaves the generic question
+    verdict = VERDICT.search(first)
+    if verdict:
+        core = first[:verdict.start()]
+        return first if len(core) >= 2 and sound(core, text) else ""
+    return noun_phrase(first, text)

@@ -127,6 +127,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict
     vary by topic id and are deterministic.
     """
     from fincprg.finance import parse_title_company
+    from fincprg.generate.words import sound
 
     period = period_label(topic.dates)
     scope = f"{topic.industry}行业" if topic.industry else ""
@@ -138,6 +139,8 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict
     terms = _subject_terms()
     kws = [surface_form(k, topic.titles) for k in topic.keywords if k]
     kws = [k for k in dict.fromkeys(kws) if k.lower() in terms and k not in companies and not k.isdigit()]
+    # a keyword the tokenizer cannot read as one dictionary noun (个护, 资管) makes no clear question
+    kws = [k for k in kws if sound(k)]
     key = topic.topic_id
     subs = [q for q in (_title_question(f"{key}|{c}", c, t) for c, t in companies.items()) if q][:max_subqueries]
     for k in kws if scope else ():  # without an industry a keyword question has no subject
