@@ -112,7 +112,8 @@ def sources(out: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]
         years = sorted({int(reports[r]["date"][:4]) for r in rids if reports.get(r, {}).get("date")})
         rows.append({"id": q["id"], "level": q["level"], "text": q["text"],
                      "source": "\n".join(reports[r]["title"] for r in rids if r in reports),
-                     "subjects": [company(r) for r in rids], "years": years})
+                     # the topic's industry is its subject as the classifier assigned it, not a copy of a title
+                     "subjects": [company(r) for r in rids] + [node.get("industry")], "years": years})
     return rows, reports
 
 
@@ -141,8 +142,8 @@ def rule_rates(rows: list[dict[str, Any]], n: int, seed: int) -> dict[str, Any]:
 
 
 def audit(out: Path) -> dict[str, Any]:
-    from fincprg.evaluate.audit import run_audit
-    from fincprg.evaluate.audit_judge import RulesJudge
+    from fincprg.audit.run import run_audit
+    from fincprg.audit.judge import RulesJudge
 
     s = run_audit(out, judge=RulesJudge(), per_interval=50, seed=42)
     mine = json.loads((out / "mine" / "manifest.json").read_text(encoding="utf-8"))["counts"]
