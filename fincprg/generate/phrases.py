@@ -20,7 +20,7 @@ from functools import lru_cache
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
 from fincprg.generate.complete import recent_year, without_reference_years
-from fincprg.generate.words import VERDICT, noun_phrase, sound
+from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
 # Function words, verbs and fillers that bound a phrase. Longest first; words that merely contain a
@@ -70,6 +70,7 @@ class Frame:
     number: bool = False
     yoy: bool = False
     reason: bool = False
+    vague: bool = False  # an aspect is written that cannot be said: do not ask this metric
 
 
 def clauses(text: str) -> list[str]:
@@ -90,7 +91,37 @@ def canonical(surface: str) -> str | None:
 
 def aspect_before(clause: str, start: int, names: frozenset[str] = frozenset()) -> str:
     """The noun phrase written right before position ``start`` (a metric), bounded by the sentence's own
-    marks; "" when there is none, when it is a list (、) or too long to be one phrase."""
+    marks; "" when there is none, when it is a list (、) or too long to be one phrase, or when it cannot be
+    said as whole words (see :func:`aspect_of`)."""
+    return aspect_of(clause, start, names) or ""
+
+
+def aspect_of(clause: str, start: int, names: frozenset[str] = frozenset()) -> str | None:
+    """:func:`aspect_before`, but None where an aspect is written that no sound phrase can say
+    (「医美收入」, 「化区检业务营收」): the metric asked without it would misstate the fact (the company's
+    revenue for a segment's), so the caller does not ask it."""
+    # 「占收入3.6%」 is a share of the metric, 「(大客户)贡献收入2.1亿元」 someone else's part of it
+    if re.search(r"(?:占|贡献)(?:比|到|了)?$", clause[:start]):
+        return None
+    cand = _candidate(clause, start, names)
+    if not cand or not re.search(r"[\u4e00-\u9fff]", cand):
+        return cand
+    # found by the sentence's marks; kept only when it is whole words of the clause ending in a noun
+    if sound(cand, clause):
+        return cand
+    ws = words(cand)
+    if len(ws) >= 2 and re.fullmatch(r"[A-Za-z0-9]+", ws[0]):  # 「G智能手机」 cut from 「5G智能手机」
+        rest = "".join(ws[1:])
+        if len(rest) >= 2 and sound(rest, clause):
+            return rest
+    if len(ws) >= 2 and pos_tags().get(ws[-1], "").startswith("q"):  # 「奶粉类」: a measure word closes it
+        head = "".join(ws[:-1])
+        if len(head) >= 2 and sound(head, clause):
+            return head
+    return None
+
+
+def _candidate(clause: str, start: int, names: frozenset[str]) -> str:
     head = clause[:start]
     for n in sorted(names, key=len, reverse=True):
         head = head.replace(n, "|")
@@ -111,9 +142,7 @@ def aspect_before(clause: str, start: int, names: frozenset[str] = frozenset()) 
         return ""
     if not re.search(r"[\u4e00-\u9fff]", cand):
         return cand if 2 <= len(cand) <= 8 else ""
-    # found by the sentence's marks; kept only when it is whole words of the clause ending in a noun
-    # (「G智能手机」 from 「5G智能手机」, 「光提取层」, 「医美」 are dropped: the metric is asked without them)
-    return cand if sound(cand, clause) else ""
+    return cand
 
 
 def _period_spans_blanked(text: str) -> str:
@@ -175,7 +204,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     """The :class:`Frame` of one clause (the next clause may carry its direction: 「毛利率为43.6%，同比下降」)."""
     m = _first_metric(clause) or _MEASURE.search(clause)
     period, fc = period_of(clause, sentence, passage_year, year)
-    if FORECAST.search(clause) and period:
+    if FORECAST.search(clause):  # 「预计23 24公司年营业收入…」: a forecast even where its years are unreadable
         fc = True
     if m is None:
         return Frame(period=period, forecast=fc)
@@ -185,8 +214,9 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                                     else None)
     direction = None if d is None else ("down" if d.group("down") else "up")
     number = bool(re.search(r"\d", tail)) or bool(next_clause and re.search(r"\d", next_clause) and direction)
+    aspect = aspect_of(clause, m.start(), names)
     return Frame(period=period, forecast=fc, metric=canonical(surface) or surface, surface=surface,
-                 aspect=aspect_before(clause, m.start(), names), direction=direction, number=number,
+                 aspect=aspect or "", vague=aspect is None, direction=direction, number=number,
                  yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", clause + next_clause)),
                  reason=bool(REASON.search(sentence)))
 

@@ -173,7 +173,7 @@ class TemplateGenerator:
         for i, c in enumerate(cls):
             f = ph.frame(c, cls[i + 1] if i + 1 < len(cls) else "", text, names=names,
                          passage_year=passage_year, year=year)
-            if f.metric and (best is None or (f.number and not best.number)):
+            if f.metric and not f.vague and (best is None or (f.number and not best.number)):
                 best = f
                 if f.number:
                     break
@@ -219,7 +219,7 @@ class TemplateGenerator:
                 if any(s.lower() in c.lower() for s in METRIC_SYNONYMS[main]):
                     f = ph.frame(c, cls[i + 1] if i + 1 < len(cls) else "", c, names=names,
                                  passage_year=pyear, year=year)
-                    if f.metric == main:
+                    if f.metric == main and not f.vague:
                         frames.append(f)
             if frames:
                 f = frames[0]
