@@ -45,6 +45,8 @@ _METRIC_RE = re.compile("|".join(
 _MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|融资额|产量|指数|涨幅|跌幅|金额|总额|"
                       r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
                       r"(?=[为达约至]|同比|环比|\s*[-+]?\d|上涨|下跌|下降|增长|上升|回落|下行|上行)")
+# Measures that say nothing without what they measure: 「安靠智电2019年金额是多少？」
+_NEEDS_OBJECT = frozenset("金额 总额 规模 指数 涨幅 跌幅 增速".split())
 _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|全年|[1-4]Q|Q[1-4]|[12]H|H[12]")
 REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
 FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
@@ -204,7 +206,8 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     """The :class:`Frame` of one clause (the next clause may carry its direction: 「毛利率为43.6%，同比下降」)."""
     m = _first_metric(clause) or _MEASURE.search(clause)
     period, fc = period_of(clause, sentence, passage_year, year)
-    if FORECAST.search(clause):  # 「预计23 24公司年营业收入…」: a forecast even where its years are unreadable
+    # 「预计23 24公司年营业收入…」 stays a forecast even where its years are unreadable
+    if (FORECAST.search(clause) and period) or re.search(r"预计|预测", clause):
         fc = True
     if m is None:
         return Frame(period=period, forecast=fc)
@@ -216,7 +219,8 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     number = bool(re.search(r"\d", tail)) or bool(next_clause and re.search(r"\d", next_clause) and direction)
     aspect = aspect_of(clause, m.start(), names)
     return Frame(period=period, forecast=fc, metric=canonical(surface) or surface, surface=surface,
-                 aspect=aspect or "", vague=aspect is None, direction=direction, number=number,
+                 aspect=aspect or "", vague=aspect is None or (not aspect and surface in _NEEDS_OBJECT),
+                 direction=direction, number=number,
                  yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", clause + next_clause)),
                  reason=bool(REASON.search(sentence)))
 

@@ -91,6 +91,8 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
     if f.metric == "目标价":
         return _pick(key, [f"{e}的目标价是多少？", f"{e}的目标价被设定为多少？"])
     if f.forecast:
+        if re.search(r"预测|预计|预期", subj):  # 「预测净利润」: no second 预测
+            return _pick(key, [f"{subj}是多少？", f"{subj}为多少？"])
         return _pick(key, [f"预计{subj}是多少？", f"{subj}的预测值是多少？", f"{subj}预计能达到多少？",
                            f"{subj}的预测是多少？"])
     d = _dir_word(f.metric, f.direction)

@@ -70,3 +70,25 @@ def test_a_segment_that_cannot_be_said_is_not_asked_as_the_company_total():
 def test_a_forecast_with_unreadable_years_stays_a_forecast():
     q = _sentence_query("我们预计23 24公司年营业收入分别为30.54、37.91亿元。")
     assert q == "" or "预" in q, q
+
+
+def test_topic_keyword_questions_fit_the_keyword():
+    from fincprg.topics.intents import _keyword_question
+
+    assert _keyword_question("t", "疫情", "2020年交通运输行业", "交通运输") == "2020年交通运输行业受疫情的影响如何？"
+    assert _keyword_question("t", "回购", "2020年银行行业", "银行") == ""  # a company event
+    assert "前景" not in _keyword_question("t", "净息差", "2021年银行行业", "银行")  # a measure has no 前景
+    # another industry's term in one stray title; a theme two titles share stays
+    assert _keyword_question("t", "生猪", "2021年房地产行业", "房地产", ("新希望：生猪出栏高增", "万科A：销售回暖")) == ""
+    assert "AI" in _keyword_question("t", "AI", "2021年电子行业", "电子", ("AI芯片需求旺盛", "AI算力周报"))
+    assert "生猪" in _keyword_question("t", "生猪", "2021年农林牧渔行业", "农林牧渔")
+
+
+def test_no_second_forecast_word():
+    from fincprg.generate.phrases import Frame
+    from fincprg.generate.templates import metric_question
+
+    f = Frame(period="2023年", forecast=True, metric="净利润", surface="净利润", aspect="预测")
+    for k in "abcdef":
+        q = metric_question(k, "星河科技", f)
+        assert q.count("预测") + q.count("预计") == 1, q
