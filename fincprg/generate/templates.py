@@ -6,7 +6,9 @@ much, change, why, forecast, trend, risk, rating, event), chosen deterministical
 A passage is asked about its main fact: the metric it discusses most, with the aspect, direction and
 period written next to it, or its forecast, risk, rating or event. No word segmenter picks the wording:
 phrases are bounded by the sentence's own marks, so the queries do not reward the jieba dictionary
-that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias).
+that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias). The tokenizer only
+filters afterwards (:mod:`fincprg.generate.words`): a phrase that is no whole noun phrase is dropped,
+and a metric whose written segment cannot be said is not asked at all.
 
 A sentence with no askable fact gets "". Outputs are labelled ``generator="templates"`` so nobody
 mistakes them for LLM queries.
