@@ -7,8 +7,8 @@ converted with ``fincprg.ingest.public`` (skipped with a message when ../shared/
 corpus is built offline up to ``mine`` (``topics.viz=none``; the current code also gets
 ``topics.classifier.stock_table=../shared/data/taxonomy/stock_basic.csv``) twice: with the code of
 ``--before REV`` (default: the commit issue 11 started from, extracted with ``git archive``) and with
-the working tree. Both builds are measured by the *current* rules, judge and audit, so the two rows
-differ only in the code that built them.
+the working tree (``--also REV`` adds a build of REV between them). Every build is measured by the
+*current* rules, judge and audit, so the rows differ only in the code that built them.
 
 Measured per build:
 - Query rules (:mod:`fincprg.generate.quality`, stated in the README section): a fixed random sample
@@ -65,8 +65,8 @@ def corpus(work: Path) -> Path:
     return out
 
 
-def build(code: Path, src: Path, out: Path, current: bool) -> float:
-    sets = ["topics.viz=none"] + ([f"topics.classifier.stock_table={STOCKS}"] if current else [])
+def build(code: Path, src: Path, out: Path, stock_table: bool) -> float:
+    sets = ["topics.viz=none"] + ([f"topics.classifier.stock_table={STOCKS}"] if stock_table else [])
     cmd = [sys.executable, "-m", "fincprg", "build", str(src), "-o", str(out), "--upto", "mine", "-q"]
     for s in sets:
         cmd += ["--set", s]
@@ -112,7 +112,8 @@ def sources(out: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]
         years = sorted({int(reports[r]["date"][:4]) for r in rids if reports.get(r, {}).get("date")})
         rows.append({"id": q["id"], "level": q["level"], "text": q["text"],
                      "source": "\n".join(reports[r]["title"] for r in rids if r in reports),
-                     "subjects": [company(r) for r in rids], "years": years})
+                     # the topic's industry is its subject as the classifier assigned it, not a copy of a title
+                     "subjects": [company(r) for r in rids] + [node.get("industry")], "years": years})
     return rows, reports
 
 
@@ -141,8 +142,8 @@ def rule_rates(rows: list[dict[str, Any]], n: int, seed: int) -> dict[str, Any]:
 
 
 def audit(out: Path) -> dict[str, Any]:
-    from fincprg.evaluate.audit import run_audit
-    from fincprg.evaluate.audit_judge import RulesJudge
+    from fincprg.audit.run import run_audit
+    from fincprg.audit.judge import RulesJudge
 
     s = run_audit(out, judge=RulesJudge(), per_interval=50, seed=42)
     mine = json.loads((out / "mine" / "manifest.json").read_text(encoding="utf-8"))["counts"]
@@ -189,13 +190,14 @@ def generate_counts(out: Path) -> dict[str, Any]:
     return {"queries": c["queries"], "empty_share": c["empty_share"]}
 
 
-def measure(name: str, code: Path, src: Path, work: Path, args: argparse.Namespace, current: bool) -> dict[str, Any]:
+def measure(name: str, code: Path, src: Path, work: Path, args: argparse.Namespace, current: bool,
+            stock_table: bool = True) -> dict[str, Any]:
     out = work / name
     stamp = out / "build_s.txt"
-    if not current and stamp.is_file():  # --work kept the 'before' build: its code cannot have changed
+    if not current and stamp.is_file():  # --work kept a build of a fixed revision: its code cannot have changed
         secs = float(stamp.read_text())
     else:
-        secs = build(code, src, out, current)
+        secs = build(code, src, out, stock_table)
         stamp.write_text(f"{secs:.1f}")
     rows, _ = sources(out)
     res = {"build_s": round(secs, 1), "rules": rule_rates(rows, args.n, args.seed), "audit": audit(out),
@@ -222,18 +224,30 @@ RULE_TEXT = [
     "2. `no_cut_token`: every stretch of 2+ CJK characters copied from the source starts and ends on a token "
     "boundary of the source as fincprg's jieba tokenizer cuts it (one function character such as 的 at either "
     "end is allowed; the question's own words, i.e. periods, metric names, directions and frame words such as "
-    "原因/多少, and company names are not counted as copies);",
+    "原因/多少, verdicts against expectations such as 符合预期/不及预期, and company names are not counted as "
+    "copies);",
     "3. `content_words`: the copied content is made of words of the tokenizer's dictionary (no word jieba had "
     "to guess, like 以收 or 比仅) and ends in a noun (jieba's part-of-speech tags; fincprg's finance terms count "
-    "as nouns);",
+    "as nouns; one function character such as 的/为 at either end of a copy is not content, as in rule 2);",
     "4. `period_in_source`: every period the query names is named by the source: same year and part; a "
     "forecast only where the source forecasts, an actual only where the source gives more than a forecast; "
+    "a part the source writes without a year (公布2020年三季度报告，前三季度…) is read in the source's latest "
+    "actual year; a query that says 预测/预计 asks forecasts (2021-2023年的盈利预测); "
     "topic level: a year inside the span of the topic's report dates also counts;",
     "5. `period_placed`: the first period stands at the start, right after the named company/subject (or an "
     "industry), or after 预计/在/截至;",
     "6. `subject_named`: the query names a company, a stock code, or a term of the CITIC industry lexicon.",
     "Sources: sentence query = its sentence + passage + report title; passage query = passage + title; "
-    "topic subquery and intent = the titles and dates of the topic's reports.",
+    "topic subquery and intent = the titles and dates of the topic's reports; the subjects a query may name "
+    "are the reports' companies (and, at topic level, the topic's industry, which the classifier assigns).",
+    "",
+    "Rule changes at this record (each where the old rule failed a query a finance reader accepts): 符合预期/"
+    "不及预期 read as question vocabulary (「晨鸣纸业业绩是否符合预期？」 failed on the verb 符合); the edge 的/为 "
+    "of a copy (「…总额为多少」); a bare part dated by the source's year (「南玻A2020年前三季度的营业收入」 from "
+    "「公布2020年三季度报告，前三季度实现营业收入…」); 「…2021-2023年的盈利预测」 read as a forecast; the topic's "
+    "industry as its subject (「银行行业」 failed no_cut_token against the title word 常熟银行). The middle row, "
+    "when present, is the generator before this change under these rules: it separates what the rule "
+    "changes gave from what the generator gave.",
 ]
 
 
@@ -243,7 +257,9 @@ def write_readme(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
              f"Measured {time.strftime('%Y-%m-%d')} at commit {_commit()} on {platform.machine()} "
              f"({platform.python_version()}): AlphaFin's 200 reports + the 2019 annual report of 安靠智电, built "
              f"offline up to `mine`; {args.n} random queries per level (seed {args.seed}). `before` = the code at "
-             f"{args.before}, `after` = this commit; both judged by the same current rules and audit.", "",
+             f"{args.before}, `after` = this commit"
+             + "".join(f", `{r}` = the code at {r}" for r in args.also)
+             + "; all judged by the same current rules and audit.", "",
              *RULE_TEXT, "", "| level | " + " | ".join(f"{n}: pass rate" for n in names) + " | after: failures by rule |",
              "|---|" + "---:|" * len(names) + "---|"]
     last = results[names[-1]]
@@ -252,18 +268,25 @@ def write_readme(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
                  f"{results[n]['rules'][lv]['n']})" for n in names]
         fails = ", ".join(f"{k} {v}" for k, v in sorted(last["rules"][lv]["fails"].items())) or "none"
         lines.append(f"| {lv} | " + " | ".join(cells) + f" | {fails} |")
-    lines += ["", "Label audit (`fincprg audit` with the rules judge, 50 pairs per 0.02 interval and level; FP = "
-              "scored >= threshold and judged < 3; overturned = vetoed and judged > 3). The rules judge compares "
-              "finance facts with the same function as the mining veto (`fincprg/finance/compare.py`), so it "
-              "cannot overturn a veto on facts it reads the same way; it is a stand-in, not a person:", "",
-              "| space | build | mined pairs accepted (identical texts among scored) | vetoed | FP / judged above "
-              "| FP rate | accepted judged < 3 | vetoes overturned |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines += ["", "Label audit (`fincprg audit` with the rules judge, 50 pairs per 0.02 interval and level). "
+              "**FP rate of the labels** = accepted pairs (scored >= threshold, not vetoed: the qrels actually "
+              "written) judged < 3, over the accepted pairs judged. **Before the veto** = every sampled pair "
+              "scored >= threshold, vetoed ones included, judged < 3: what the reranker alone would have "
+              "labelled; the difference is what the finance veto removed. Overturned = vetoed and judged > 3. "
+              "The rules judge compares finance facts with the same function as the mining veto "
+              "(`fincprg/finance/compare.py`), so it cannot overturn a veto on facts it reads the same way, and an "
+              "accepted pair it judges false must differ in a way the veto does not read; it is a stand-in, not a "
+              "person:", "",
+              "| space | build | mined pairs accepted (identical texts among scored) | vetoed | FP rate of the labels "
+              "(accepted judged < 3) | before the veto (all judged above the threshold < 3) | vetoes overturned |",
+              "|---|---|---:|---:|---:|---:|---:|"]
     for sp in ("sentence", "passage", "topic"):
         for n in names:
             a = results[n]["audit"][sp]
-            lines.append(f"| {sp} | {n} | {a['accepted']} ({a['identical']}) | {a['vetoed']} | {a['fp']} / "
-                         f"{a['judged_above']} | {_pct(a['fp_rate'])} | {a['accepted_fp']} / {a['accepted_judged']} "
-                         f"| {a['vetoed_synonymous']} / {a['vetoed_judged']} |")
+            acc = a["accepted_fp"] / a["accepted_judged"] if a["accepted_judged"] else None
+            lines.append(f"| {sp} | {n} | {a['accepted']} ({a['identical']}) | {a['vetoed']} | {_pct(acc)} "
+                         f"({a['accepted_fp']} / {a['accepted_judged']}) | {_pct(a['fp_rate'])} ({a['fp']} / "
+                         f"{a['judged_above']}) | {a['vetoed_synonymous']} / {a['vetoed_judged']} |")
     lines += ["", "| build | titles | industry unknown | industry sources | leaf topics | topic industry purity "
               "| queries | empty sentence share |", "|---|---:|---:|---|---:|---:|---|---:|"]
     for n in names:
@@ -282,9 +305,8 @@ def write_readme(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
         lines.append(f"| {n} | {b['bm25_jieba']} | {b['bm25_bigram']} | {b['gap']} | {b['token_overlap']} "
                      f"| {b['bigram_overlap']} |")
     lines += ["", "Reading the tables: the rules are proxies a script can apply; they check form (lists, cut words, "
-              "periods, subject), not whether a finance reader would ask the question. The FP columns: 'FP / judged "
-              "above' counts every sampled pair scored above the threshold, vetoed ones included; 'accepted judged "
-              "< 3' counts only the labels actually written. The rules judge shares the veto's fact comparison "
+              "periods, subject), not whether a finance reader would ask the question. The rules judge shares the "
+              "veto's fact comparison "
               "(including the source sentences' figures), so 'vetoes overturned' can only come from its character "
               "overlap; a person or the LLM judge is the real test. Identical texts: templates ask the same question "
               "of several passages of a report; those pairs are kept only when the sources' figures agree.",
@@ -302,9 +324,20 @@ def write_readme(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
     README.write_text(text, encoding="utf-8")
 
 
+def _checkout(work: Path, rev: str) -> Path:
+    code = work / f"code-{rev}"
+    if not code.exists():
+        code.mkdir()
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(code)], input=archive.stdout, check=True)
+    return code
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--before", default=BEFORE, help="git revision for the 'before' build ('' to skip)")
+    ap.add_argument("--also", action="append", default=[], metavar="REV",
+                    help="also build this git revision (with the stock table), a row between before and after")
     ap.add_argument("--n", type=int, default=100, help="queries sampled per level")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", help="keep the builds in this folder (default: a temporary one)")
@@ -320,12 +353,10 @@ def main() -> None:
         src = corpus(work)
         results: dict[str, dict[str, Any]] = {}
         if args.before:
-            code = work / f"code-{args.before}"
-            if not code.exists():
-                code.mkdir()
-                archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, capture_output=True, check=True)
-                subprocess.run(["tar", "-x", "-C", str(code)], input=archive.stdout, check=True)
-            results["before"] = measure("before", code, src, work, args, current=False)
+            results["before"] = measure("before", _checkout(work, args.before), src, work, args, current=False,
+                                        stock_table=False)
+        for rev in args.also:  # e.g. the generator before this change, judged by the current rules
+            results[rev] = measure(rev, _checkout(work, rev), src, work, args, current=False)
         if not args.skip_after:
             results["after"] = measure("after", ROOT, src, work, args, current=True)
     if not args.no_readme:

@@ -20,6 +20,7 @@ from functools import lru_cache
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
 from fincprg.generate.complete import recent_year, without_reference_years
+from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
 # Function words, verbs and fillers that bound a phrase. Longest first; words that merely contain a
@@ -44,6 +45,8 @@ _METRIC_RE = re.compile("|".join(
 _MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|融资额|产量|指数|涨幅|跌幅|金额|总额|"
                       r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
                       r"(?=[为达约至]|同比|环比|\s*[-+]?\d|上涨|下跌|下降|增长|上升|回落|下行|上行)")
+# Measures that say nothing without what they measure: 「安靠智电2019年金额是多少？」
+_NEEDS_OBJECT = frozenset("金额 总额 规模 指数 涨幅 跌幅 增速".split())
 _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|全年|[1-4]Q|Q[1-4]|[12]H|H[12]")
 REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
 FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
@@ -69,6 +72,7 @@ class Frame:
     number: bool = False
     yoy: bool = False
     reason: bool = False
+    vague: bool = False  # an aspect is written that cannot be said: do not ask this metric
 
 
 def clauses(text: str) -> list[str]:
@@ -89,7 +93,37 @@ def canonical(surface: str) -> str | None:
 
 def aspect_before(clause: str, start: int, names: frozenset[str] = frozenset()) -> str:
     """The noun phrase written right before position ``start`` (a metric), bounded by the sentence's own
-    marks; "" when there is none, when it is a list (、) or too long to be one phrase."""
+    marks; "" when there is none, when it is a list (、) or too long to be one phrase, or when it cannot be
+    said as whole words (see :func:`aspect_of`)."""
+    return aspect_of(clause, start, names) or ""
+
+
+def aspect_of(clause: str, start: int, names: frozenset[str] = frozenset()) -> str | None:
+    """:func:`aspect_before`, but None where an aspect is written that no sound phrase can say
+    (「医美收入」, 「化区检业务营收」): the metric asked without it would misstate the fact (the company's
+    revenue for a segment's), so the caller does not ask it."""
+    # 「占收入3.6%」 is a share of the metric, 「(大客户)贡献收入2.1亿元」 someone else's part of it
+    if re.search(r"(?:占|贡献)(?:比|到|了)?$", clause[:start]):
+        return None
+    cand = _candidate(clause, start, names)
+    if not cand or not re.search(r"[\u4e00-\u9fff]", cand):
+        return cand
+    # found by the sentence's marks; kept only when it is whole words of the clause ending in a noun
+    if sound(cand, clause):
+        return cand
+    ws = words(cand)
+    if len(ws) >= 2 and re.fullmatch(r"[A-Za-z0-9]+", ws[0]):  # 「G智能手机」 cut from 「5G智能手机」
+        rest = "".join(ws[1:])
+        if len(rest) >= 2 and sound(rest, clause):
+            return rest
+    if len(ws) >= 2 and pos_tags().get(ws[-1], "").startswith("q"):  # 「奶粉类」: a measure word closes it
+        head = "".join(ws[:-1])
+        if len(head) >= 2 and sound(head, clause):
+            return head
+    return None
+
+
+def _candidate(clause: str, start: int, names: frozenset[str]) -> str:
     head = clause[:start]
     for n in sorted(names, key=len, reverse=True):
         head = head.replace(n, "|")
@@ -172,7 +206,8 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     """The :class:`Frame` of one clause (the next clause may carry its direction: 「毛利率为43.6%，同比下降」)."""
     m = _first_metric(clause) or _MEASURE.search(clause)
     period, fc = period_of(clause, sentence, passage_year, year)
-    if FORECAST.search(clause) and period:
+    # 「预计23 24公司年营业收入…」 stays a forecast even where its years are unreadable
+    if (FORECAST.search(clause) and period) or re.search(r"预计|预测", clause):
         fc = True
     if m is None:
         return Frame(period=period, forecast=fc)
@@ -182,8 +217,10 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                                     else None)
     direction = None if d is None else ("down" if d.group("down") else "up")
     number = bool(re.search(r"\d", tail)) or bool(next_clause and re.search(r"\d", next_clause) and direction)
+    aspect = aspect_of(clause, m.start(), names)
     return Frame(period=period, forecast=fc, metric=canonical(surface) or surface, surface=surface,
-                 aspect=aspect_before(clause, m.start(), names), direction=direction, number=number,
+                 aspect=aspect or "", vague=aspect is None or (not aspect and surface in _NEEDS_OBJECT),
+                 direction=direction, number=number,
                  yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", clause + next_clause)),
                  reason=bool(REASON.search(sentence)))
 
@@ -207,7 +244,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "出口": ("{E}{P}出口业务表现如何？",),
     "海外": ("{E}{P}海外业务进展如何？", "{E}{P}海外市场拓展情况如何？"),
     "渠道": ("{E}{P}渠道拓展情况如何？", "{E}{P}的渠道建设有哪些进展？"),
-    "门店": ("{E}{P}门店扩张情况如何？", "{E}{P}新开了多少家门店？"),
+    "门店": ("{E}{P}门店扩张情况如何？", "{E}{P}开了多少家新门店？"),
     "研发": ("{E}{P}研发进展如何？", "{E}{P}在研发上有哪些投入？"),
     "客户": ("{E}{P}主要客户有哪些？", "{E}{P}客户拓展情况如何？"),
     "原材料": ("{E}{P}原材料价格变化对盈利有何影响？", "{E}{P}原材料成本压力如何？"),
@@ -232,4 +269,10 @@ def risk_topic(text: str, start: int) -> str:
     first = re.sub(r"(?:的)?风险$", "", first).strip()
     if not (2 <= len(first) <= 12) or re.search(r"[^\u4e00-\u9fffA-Za-z]", first) or "风险" in first:
         return ""
-    return first
+    # 「需求不及预期」 is asked as written when 需求 is a sound noun phrase; 「行业竞争加剧」 as 行业竞争;
+    # a phrase that is no noun phrase without its verb (「国产替代推进」) leaves the generic question
+    verdict = VERDICT.search(first)
+    if verdict:
+        core = first[:verdict.start()]
+        return first if len(core) >= 2 and sound(core, text) else ""
+    return noun_phrase(first, text)

@@ -37,15 +37,10 @@ _FRAME_EDGE = set("的在和与及了是为对将有于把被")
 _LEAD = re.compile(r"^(?:预计|市场预计|在|截至|截止)")
 
 
-@lru_cache(maxsize=4096)
 def _boundaries(source: str) -> frozenset[int]:
-    from fincprg.finance.lexicon import _tokenizer
+    from fincprg.generate.words import boundaries
 
-    cuts, pos = {0}, 0
-    for tok in _tokenizer().cut(source):
-        pos += len(tok)
-        cuts.add(pos)
-    return frozenset(cuts)
+    return boundaries(source)
 
 
 # The question's own words: not copies of the source, whatever the source writes around them.
@@ -56,7 +51,10 @@ _FRAME = tuple("""
 拓展 渠道 建设 门店 扩张 新品 推出 研发 投入 需求 下游 政策 受到 竞争 格局 海外 出口 业务 收购 并购 回购 分红 定增 募集
 资金 用于 投产 扩产 中标 提价 涨价 降价 成本 原材料 压力 盈利 经营 疫情 估值 合理 当前 何时 新项目 股份 股权激励 发展 布局
 有何 对业绩 业绩 表现 导致 什么 哪家 扣非 税后 预期 市场预期
+符合预期 不及预期 不达预期 低于预期 超预期 超出预期 好于预期 高于预期 略低于预期
 """.split())
+# 符合预期/不及预期 ... are verdicts against expectations, the finance vocabulary of direction like 增长/下降:
+# 「业绩是否符合预期」 or 「需求不及预期的风险」 copy no content with them (jieba tags 符合/不及 as verbs).
 
 
 @lru_cache(maxsize=1)
@@ -134,25 +132,24 @@ def cut_spans(query: str, source: str, names: Iterable[str] = ()) -> list[str]:
 
 
 _LATIN_NUM = re.compile(r"^[A-Za-z0-9.%+\\-]+$")
-_NOUN_TAGS = ("n", "vn", "an", "j", "eng", "s")  # s: places (海外, 国内)
-
-
-@lru_cache(maxsize=1)
-def _tags() -> dict[str, str]:
-    import jieba.posseg  # reads jieba's dictionary with its part-of-speech tags (about a second)
-
-    return jieba.posseg.dt.word_tag_tab
 
 
 def odd_words(spans: Sequence[str], names: Iterable[str] = ()) -> list[str]:
     """Words of the copied ``spans`` that break ``content_words``: guessed words, and a last word that is
     not a noun."""
     from fincprg.finance.lexicon import _tokenizer
+    from fincprg.generate.words import is_noun
 
     tok = _tokenizer()
     names = {n for n in names if n}
     bad, last = [], None
     for span in spans:
+        # one function character of the question frame at either end (「特斯拉的」, 「总额为」) is no content,
+        # as in no_cut_token
+        if len(span) > 2 and span[-1] in _FRAME_EDGE:
+            span = span[:-1]
+        if len(span) > 2 and span[0] in _FRAME_EDGE:
+            span = span[1:]
         for w in tok.cut(span):
             if not w.strip() or _LATIN_NUM.match(w) or w in names:
                 last = None if w.strip() else last
@@ -160,10 +157,8 @@ def odd_words(spans: Sequence[str], names: Iterable[str] = ()) -> list[str]:
             if not tok.FREQ.get(w) and not any(w in n for n in names):
                 bad.append(w)
             last = w
-    if last is not None and last not in bad:
-        tag = _tags().get(last)
-        if tag is not None and not tag.startswith(_NOUN_TAGS):
-            bad.append(last)
+    if last is not None and last not in bad and not is_noun(last):
+        bad.append(last)
     return bad
 
 
@@ -174,7 +169,11 @@ def _period_ok(q, src: frozenset, forecast_years: set[int], span: tuple[int, int
     if q.year not in years:
         return bool(span and span[0] <= q.year <= span[1])
     same = [p for p in src if p.year == q.year]
-    if q.part and not any(p.part == q.part for p in same):
+    actual = [p.year for p in src if p.year and not p.forecast]
+    # a part the source names without a year (「公布2020年三季度报告，前三季度实现营收…」) is read, as a
+    # reader reads it, in the latest actual year the source names
+    bare = any(p.part == q.part and p.year is None for p in src) and actual and q.year == max(actual)
+    if q.part and not bare and not any(p.part == q.part for p in same):
         return False
     if q.forecast:
         return q.year in forecast_years
@@ -199,6 +198,8 @@ def check_query(query: str, source: str, *, subjects: Iterable[str] = (), year_s
     qf = extract(without_reference_years(query))
     sf = extract(without_reference_years(source))
     qperiods = periods(qf, query)  # 「预计…2024年」 asks for a forecast
+    if re.search(r"预测|预计", query):  # 「2021-2023年的盈利预测是多少？」: a one-clause question asks a forecast
+        qperiods = frozenset(Period(p.year, p.part, True) if p.year else p for p in qperiods)
     src = sf.periods | {Period(y, None, False) for y in date_years}
     forecast_years = {p.year for p in src if p.forecast and p.year}
     if re.search(r"预计|预测|预期|展望|[EF](?![A-Za-z])", source):  # 预计2022-2024年…: every named year may be forecast

@@ -6,7 +6,9 @@ much, change, why, forecast, trend, risk, rating, event), chosen deterministical
 A passage is asked about its main fact: the metric it discusses most, with the aspect, direction and
 period written next to it, or its forecast, risk, rating or event. No word segmenter picks the wording:
 phrases are bounded by the sentence's own marks, so the queries do not reward the jieba dictionary
-that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias).
+that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias). The tokenizer only
+filters afterwards (:mod:`fincprg.generate.words`): a phrase that is no whole noun phrase is dropped,
+and a metric whose written segment cannot be said is not asked at all.
 
 A sentence with no askable fact gets "". Outputs are labelled ``generator="templates"`` so nobody
 mistakes them for LLM queries.
@@ -91,6 +93,8 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
     if f.metric == "目标价":
         return _pick(key, [f"{e}的目标价是多少？", f"{e}的目标价被设定为多少？"])
     if f.forecast:
+        if re.search(r"预测|预计|预期", subj):  # 「预测净利润」: no second 预测
+            return _pick(key, [f"{subj}是多少？", f"{subj}为多少？"])
         return _pick(key, [f"预计{subj}是多少？", f"{subj}的预测值是多少？", f"{subj}预计能达到多少？",
                            f"{subj}的预测是多少？"])
     d = _dir_word(f.metric, f.direction)
@@ -173,7 +177,7 @@ class TemplateGenerator:
         for i, c in enumerate(cls):
             f = ph.frame(c, cls[i + 1] if i + 1 < len(cls) else "", text, names=names,
                          passage_year=passage_year, year=year)
-            if f.metric and (best is None or (f.number and not best.number)):
+            if f.metric and not f.vague and (best is None or (f.number and not best.number)):
                 best = f
                 if f.number:
                     break
@@ -219,7 +223,7 @@ class TemplateGenerator:
                 if any(s.lower() in c.lower() for s in METRIC_SYNONYMS[main]):
                     f = ph.frame(c, cls[i + 1] if i + 1 < len(cls) else "", c, names=names,
                                  passage_year=pyear, year=year)
-                    if f.metric == main:
+                    if f.metric == main and not f.vague:
                         frames.append(f)
             if frames:
                 f = frames[0]

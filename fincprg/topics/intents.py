@@ -118,6 +118,31 @@ def _title_question(key: str, company: str, title: str) -> str:
     return ""  # a bare 「X的业绩表现如何？」 asks nothing a passage could answer specifically
 
 
+# Events an industry question can be about, and how to ask it (「…行业疫情的前景如何？」 asks nothing).
+_INDUSTRY_EVENTS = {"疫情": "{S}受疫情的影响如何？", "政策": "{S}受到哪些政策影响？", "竞争": "{S}的竞争格局如何？",
+                    "需求": "{S}的需求情况如何？", "估值": "{S}的估值水平如何？", "出口": "{S}出口表现如何？",
+                    "海外": "{S}海外市场表现如何？", "原材料": "{S}原材料价格变化有何影响？",
+                    "涨价": "{S}产品涨价有何影响？", "提价": "{S}产品提价有何影响？", "降价": "{S}产品降价有何影响？"}
+
+
+def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles: Sequence[str] = ()) -> str:
+    """A question about keyword ``k`` (an event, a metric or an industry term) in ``scope`` (period +
+    industry); "" for a term of another industry that only one title writes (a clustered topic may hold a
+    stray title: 房地产行业 … 生猪), while a theme several titles share stays (电子行业 … AI)."""
+    from fincprg.finance import METRIC_SYNONYMS
+    from fincprg.finance.industries import lexicon
+    from fincprg.generate.phrases import EVENTS
+
+    if k in EVENTS:  # company events (回购, 股权激励) are no industry question
+        return _INDUSTRY_EVENTS.get(k, "").replace("{S}", scope)
+    if any(k.lower() == w.lower() for ws in METRIC_SYNONYMS.values() for w in ws):  # a measure has no 前景
+        return _pick(key, [f"{scope}{k}的变化情况如何？", f"{scope}{k}表现如何？"])
+    owners = {ind for ind, ws in lexicon().items() if k in ws}
+    if owners and industry not in owners and sum(k.lower() in t.lower() for t in titles) < 2:
+        return ""
+    return _pick(key, [f"{scope}{k}的发展趋势如何？", f"{scope}{k}有哪些新变化？", f"{scope}{k}的前景如何？"])
+
+
 def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict[str, Any]]:
     """One intent with up to ``max_subqueries`` subqueries, written from the topic's titles.
 
@@ -127,6 +152,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict
     vary by topic id and are deterministic.
     """
     from fincprg.finance import parse_title_company
+    from fincprg.generate.words import sound
 
     period = period_label(topic.dates)
     scope = f"{topic.industry}行业" if topic.industry else ""
@@ -138,18 +164,24 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict
     terms = _subject_terms()
     kws = [surface_form(k, topic.titles) for k in topic.keywords if k]
     kws = [k for k in dict.fromkeys(kws) if k.lower() in terms and k not in companies and not k.isdigit()]
+    # a keyword the tokenizer cannot read as one dictionary noun (个护, 资管) makes no clear question
+    kws = [k for k in kws if sound(k)]
     key = topic.topic_id
     subs = [q for q in (_title_question(f"{key}|{c}", c, t) for c, t in companies.items()) if q][:max_subqueries]
     for k in kws if scope else ():  # without an industry a keyword question has no subject
         if len(subs) >= max_subqueries:
             break
-        subs.append(_pick(f"{key}|{k}", [f"{period}{scope}{k}的发展趋势如何？", f"{period}{scope}{k}有哪些新变化？",
-                                         f"{period}{scope}{k}的前景如何？"]))
+        q = _keyword_question(f"{key}|{k}", k, f"{period}{scope}", topic.industry, topic.titles)
+        if q:
+            subs.append(q)
     subs = list(dict.fromkeys(subs))[:max_subqueries]
     if not subs:
         return []
     names = list(companies)
-    theme = f"关于{kws[0]}" if kws else ""
+    # the theme of a 「A和B等公司…」 intent is a keyword their own titles write (a clustered topic may hold
+    # a keyword from another company's title: 万科A和保利发展 … 关于生猪)
+    own = [k for k in kws if any(k in companies[n] for n in names[:2])]
+    theme = f"关于{own[0]}" if own else ""
     if len(names) >= 2:
         intent = _pick(key, [f"了解{names[0]}和{names[1]}{period}的业绩表现与前景",
                              f"{period}{scope}{names[0]}和{names[1]}等公司{theme}的研究观点",

@@ -38,3 +38,21 @@ def test_stock_table_maps_codes_and_names_to_citic(tmp_path):
         StockTable(bad)
     with pytest.raises(ConfigError, match="does not exist"):
         StockTable(tmp_path / "missing.csv")
+
+
+def test_rules_read_what_a_finance_reader_reads():
+    # a verdict against expectations is the question's vocabulary, like a direction
+    assert check_query("晨鸣纸业业绩是否符合预期？", "晨鸣纸业（000488）：业绩符合预期", subjects=["晨鸣纸业"])[
+        "content_words"]
+    assert check_query("终端需求不及预期的风险对星河科技有何影响？", "风险提示：终端需求不及预期。",
+                       subjects=["星河科技"])["content_words"]
+    # one function character of the frame at the end of a copy (…总额为多少) is no content
+    assert check_query("星河科技的应付票据总额为多少？", "应付票据总额为3亿元", subjects=["星河科技"])["content_words"]
+    # a bare part in the source is read in the source's latest actual year
+    src = "公司公布2020年三季度报告，前三季度实现营业收入74.68亿元"
+    assert check_query("星河科技2020年前三季度的营业收入为多少？", src, subjects=["星河科技"])["period_in_source"]
+    assert not check_query("星河科技2019年前三季度的营业收入为多少？", src, subjects=["星河科技"])["period_in_source"]
+    # 「…的盈利预测」 asks a forecast even though the cue follows the years
+    src = "预计2021 2023年EPS分别为0.33、0.37、0.43元"
+    assert check_query("星河科技2021-2023年的盈利预测是多少？", src, subjects=["星河科技"])["period_in_source"]
+    assert not check_query("星河科技2021年EPS是多少？", src, subjects=["星河科技"])["period_in_source"]

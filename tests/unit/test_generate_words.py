@@ -1,0 +1,94 @@
+"""Phrases the offline templates keep: whole dictionary words ending in a noun, not cut from the source."""
+from __future__ import annotations
+
+from fincprg.generate.base import PassageInput
+from fincprg.generate.phrases import aspect_before, risk_topic
+from fincprg.generate.templates import TemplateGenerator
+from fincprg.generate.words import noun_phrase, sound
+from fincprg.records import Passage, Report, Sentence
+from fincprg.topics.intents import TopicInput, template_intents
+
+
+def test_sound_phrases():
+    assert sound("消费电子", "公司消费电子营业收入23亿元")
+    assert not sound("G智能手机", "5G智能手机出货量增长30%")  # cut out of the token 5G
+    assert not sound("光提取层")  # ends in a measure word, not a noun
+    assert not sound("国产替代推进")  # ends in a verb
+    assert noun_phrase("行业竞争加剧") == "行业竞争"
+    assert noun_phrase("流动性大幅收紧") == ""  # 流动性大幅 ends in an adverb
+
+
+def test_aspect_is_dropped_when_it_is_no_whole_noun_phrase():
+    clause = "5G智能手机出货量同比增长30%"
+    assert aspect_before(clause, clause.index("出货量")) == "智能手机"  # not 「G智能手机」
+    clause = "公司医美收入3.2亿元"
+    assert aspect_before(clause, clause.index("收入")) == ""
+    clause = "消费电子营业收入23.13亿元"
+    assert aspect_before(clause, clause.index("营业收入")) == "消费电子"
+
+
+def test_risk_topic_is_a_noun_phrase_or_a_verdict_on_one():
+    text = "风险提示：产品销量不及预期、行业竞争加剧。"
+    assert risk_topic(text, text.index("：")) == "产品销量不及预期"
+    text = "风险提示：行业竞争加剧、原材料涨价。"
+    assert risk_topic(text, text.index("：")) == "行业竞争"
+    text = "风险提示：流动性大幅收紧。"
+    assert risk_topic(text, text.index("：")) == ""
+
+
+def test_generated_sentence_query_drops_a_cut_aspect():
+    text = "2023年公司5G智能手机出货量为1200万台，同比增长30%。"
+    rep = Report(id="r1", title="星河科技（688321）：点评", text=text, company="星河科技")
+    p = Passage(id="r1#p0", report_id="r1", order=0, text=text)
+    s = Sentence(id="r1#p0#s0", passage_id="r1#p0", order=0, text=text)
+    q = TemplateGenerator().generate([PassageInput(rep, p, (s,))])[0].sentence_queries[0]
+    assert "智能手机出货量" in q and "G智能手机" not in q, q
+
+
+def test_topic_keywords_the_tokenizer_cannot_read_are_not_asked():
+    topic = TopicInput("t1", ("个护", "净息差"), ("行业周报：个护龙头稳健", "行业周报：净息差企稳"), "银行", ())
+    subs = [s for it in template_intents(topic) for s in it["subqueries"]]
+    assert subs and all("个护" not in s for s in subs) and any("净息差" in s for s in subs)
+
+
+def _sentence_query(text: str) -> str:
+    rep = Report(id="r1", title="星河科技（688321）：点评", text=text, company="星河科技")
+    p = Passage(id="r1#p0", report_id="r1", order=0, text=text)
+    s = Sentence(id="r1#p0#s0", passage_id="r1#p0", order=0, text=text)
+    tree = TemplateGenerator().generate([PassageInput(rep, p, (s,))])[0]
+    return getattr(tree, "sentence_queries", ("",))[0]  # a Failure: nothing askable in the passage
+
+
+def test_a_segment_that_cannot_be_said_is_not_asked_as_the_company_total():
+    # 医美 is no dictionary word: 「星河科技2022年收入是多少？」 would ask the company's revenue
+    assert "收入" not in _sentence_query("2022年公司医美收入3.2亿元，同比增长40%。")
+    # a customer's contribution, and a share, are not the company's revenue
+    assert "收入" not in _sentence_query("2022年大客户甲贡献收入2.11亿元，较上年有所提升。")
+    assert "收入" not in _sentence_query("2022年宣传推广费2359万元，占收入3.6%。")
+
+
+def test_a_forecast_with_unreadable_years_stays_a_forecast():
+    q = _sentence_query("我们预计23 24公司年营业收入分别为30.54、37.91亿元。")
+    assert q == "" or "预" in q, q
+
+
+def test_topic_keyword_questions_fit_the_keyword():
+    from fincprg.topics.intents import _keyword_question
+
+    assert _keyword_question("t", "疫情", "2020年交通运输行业", "交通运输") == "2020年交通运输行业受疫情的影响如何？"
+    assert _keyword_question("t", "回购", "2020年银行行业", "银行") == ""  # a company event
+    assert "前景" not in _keyword_question("t", "净息差", "2021年银行行业", "银行")  # a measure has no 前景
+    # another industry's term in one stray title; a theme two titles share stays
+    assert _keyword_question("t", "生猪", "2021年房地产行业", "房地产", ("新希望：生猪出栏高增", "万科A：销售回暖")) == ""
+    assert "AI" in _keyword_question("t", "AI", "2021年电子行业", "电子", ("AI芯片需求旺盛", "AI算力周报"))
+    assert "生猪" in _keyword_question("t", "生猪", "2021年农林牧渔行业", "农林牧渔")
+
+
+def test_no_second_forecast_word():
+    from fincprg.generate.phrases import Frame
+    from fincprg.generate.templates import metric_question
+
+    f = Frame(period="2023年", forecast=True, metric="净利润", surface="净利润", aspect="预测")
+    for k in "abcdef":
+        q = metric_question(k, "星河科技", f)
+        assert q.count("预测") + q.count("预计") == 1, q
