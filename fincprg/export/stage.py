@@ -53,7 +53,8 @@ class ExportInputs:
 def load_inputs(ctx: Any) -> ExportInputs:
     """Read the upstream stage outputs the export spec declares."""
     return ExportInputs(
-        reports=list(ctx.read(L.INGEST, L.REPORTS, Report)),
+        # metadata only: the corpus file carries passage texts, never whole reports
+        reports=[r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)],
         passages=list(ctx.read(L.CHUNK, L.PASSAGES, Passage)),
         queries=list(ctx.read(L.GENERATE, L.QUERIES, Query)) + list(ctx.read(L.TOPICS, L.QUERIES, Query)),
         qrels=list(ctx.read(L.GENERATE, L.QRELS, Qrel)) + list(ctx.read(L.MINE, L.QRELS, Qrel)),
