@@ -366,8 +366,9 @@ class RayConfig(Section):
     num_cpus: int | None = Field(None, ge=1)  # CPUs of a local instance (None: all)
     # actors per CPU stage (None: the cluster's CPUs); each holds its stage's models once
     actors: int | None = Field(None, ge=1)
-    # GPUs per mining actor; > 0 puts the reranker on GPU actors (needs mine.reranker.device: cuda)
-    mine_gpus_per_actor: float = Field(0.0, ge=0)
+    # GPUs per mining actor (None: 1 when the cluster has GPUs and mine.reranker is a neural model, else 0);
+    # > 0 puts the reranker on GPU actors, each loading the model on its own GPU
+    mine_gpus_per_actor: float | None = Field(None, ge=0)
     llm_actors: int = Field(4, ge=1)  # async LLM actors; llm.concurrency is split across them
 
 

@@ -66,6 +66,15 @@ def connect(cfg: RayConfig) -> Any:
     return ray
 
 
+def mine_gpus(cfg: RayConfig, reranker_backend: str) -> float:
+    """GPUs per mining actor: ``ray.mine_gpus_per_actor``, else 1 for a neural reranker on a cluster with GPUs."""
+    if cfg.mine_gpus_per_actor is not None:
+        return cfg.mine_gpus_per_actor
+    if reranker_backend == "lexical":
+        return 0.0
+    return 1.0 if connect(cfg).cluster_resources().get("GPU", 0) >= 1 else 0.0
+
+
 def _n_actors(ray: Any, cfg: RayConfig, gpus: float) -> int:
     if cfg.actors:
         return cfg.actors

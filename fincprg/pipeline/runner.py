@@ -210,7 +210,7 @@ class StageContext:
                      ) -> Iterator[tuple[dict[str, list[str]], int]]:
         from fincprg.pipeline import ray_engine
 
-        gpus = self.ray.mine_gpus_per_actor if self.spec.name == "mine" else 0.0
+        gpus = ray_engine.mine_gpus(self.ray, self.config.mine.reranker.backend) if self.spec.name == "mine" else 0.0
         if source is not None:
             stage, filename, model = source
             path = self.input_path(stage, filename)

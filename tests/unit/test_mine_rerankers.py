@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -65,6 +66,11 @@ def test_model_backends_load_and_score(tiny_cross_encoder, backend):
     want = [1 / (1 + math.exp(-x)) for x in _raw_logits(tiny_cross_encoder, PAIRS)]
     assert scores == pytest.approx(want, abs=1e-4)
     assert rr.score(PAIRS[:1]) == pytest.approx(scores[:1], abs=1e-5)  # a single pair still gives a list
+    # what a Ray actor receives: the scorer without its weights, which it loads again on its own device
+    blob = pickle.dumps(rr)
+    assert len(blob) < 10_000
+    clone = pickle.loads(blob)
+    assert clone._model is None and clone.score(PAIRS) == pytest.approx(scores, abs=1e-6)
 
 
 def test_model_backend_needs_a_model():
