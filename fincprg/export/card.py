@@ -133,6 +133,11 @@ def render_card(
             f"Corpus: {corpus['passages']} passages from {corpus['reports']} reports "
             f"({corpus['reports_train']} train, {corpus['reports_test']} test), "
             f"average passage length {corpus['avg_passage_chars']} characters.", ""]
+    if corpus.get("untitled") or corpus.get("undated") or corpus.get("rejected"):
+        out += [f"Ingest: {corpus.get('rejected', 0)} input records rejected (reasons in `ingest/rejected.jsonl` of "
+                f"the build); {corpus.get('untitled', 0)} reports without a title, which get bottom-up queries only "
+                "(no topic, no company completion from the title); "
+                f"{corpus.get('undated', 0)} without a date (no date features in topic clustering).", ""]
     out += _table(stats)
     out += ["", "Average passage length is over the distinct passages each file labels relevant."]
     out += _mined_notes(stats)

@@ -155,6 +155,7 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
         "reports_train": split_counts["train"], "reports_test": split_counts["test"],
         "avg_passage_chars": round(sum(len(p.text) for p in inp.passages) / len(inp.passages), 1)
         if inp.passages else 0.0,
+        **{k: (inp.manifests.get(L.INGEST) or {}).get("counts", {}).get(k, 0) for k in ("untitled", "undated", "rejected")},
     }
     produced = produced_by(inp.manifests, ecfg)
     signatures = {s: inp.manifests[s].get("signature") for s in UPSTREAM}

@@ -138,11 +138,13 @@ def test_untitled_reports_get_bottom_up_queries_and_topics_skips_them(tmp_path):
     f = tmp_path / "bodies.jsonl"
     f.write_text(jl(*({"id": r["id"], "text": r["text"]} for r in rows)), encoding="utf-8")
     cfg = load_config(overrides=["topics.viz=simple"])
-    outcomes = {o.name: o for o in run_pipeline(f, tmp_path / "out", cfg, upto="topics", show_progress=False)}
+    outcomes = {o.name: o for o in run_pipeline(f, tmp_path / "out", cfg, show_progress=False)}
     assert outcomes["ingest"].counts["untitled"] == 4
     assert sum(outcomes["generate"].counts["queries"].values()) > 0
     assert outcomes["topics"].counts["titles_kept"] == 0 and outcomes["topics"].counts["titles_dropped"] == {"empty": 4}
     assert (tmp_path / "out" / "topics" / "queries.jsonl").read_text() == ""
+    card = (tmp_path / "out" / "dataset" / "README.md").read_text(encoding="utf-8")
+    assert "4 reports without a title, which get bottom-up queries only" in card  # the card says how many and why
 
 
 def test_folder_ids_come_from_relative_paths(tmp_path):
