@@ -271,8 +271,9 @@ class MineConfig(Section):
     prefilter: PrefilterConfig = Field(default_factory=PrefilterConfig)
     veto: VetoConfig = Field(default_factory=VetoConfig)
     boilerplate: BoilerplateConfig = Field(default_factory=BoilerplateConfig)
-    # a report's sentence space with more queries than this is cut into windows of whole consecutive
-    # passages (pairs across windows are not scored, and counted): bounds time and memory on huge reports
+    # a report's sentence space (or a subtree's passage space) with more queries than this is cut into
+    # windows of whole consecutive passages (reports); pairs across windows are not scored, and counted.
+    # Bounds time and memory on huge reports and keeps passage mining linear in the corpus beyond the cap
     max_space_queries: int = Field(2000, ge=2)
     # pairs below this score (and below the threshold) are only counted in the histogram, not written
     keep_min_score: float = Field(0.85, ge=0, le=1)

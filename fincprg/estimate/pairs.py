@@ -30,15 +30,15 @@ def stand_in_queries(passages: Sequence[Passage], sentences: Sequence[Sentence],
 
 
 def mine_pairs(mine_cfg: Any, passages: Sequence[Passage], sentences: Sequence[Sentence],
-               nodes: Mapping[str, Topic], subtree: Mapping[str, str], subqueries: Mapping[str, int]
-               ) -> dict[str, Any]:
+               nodes: Mapping[str, Topic], subtree: Mapping[str, str], subqueries: Mapping[str, int],
+               industry: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     """``{"pairs": {space: n}, "spaces": {space: n}, ...side counts}`` of the configured traversal."""
     from fincprg.mine.spaces import expected_pairs
     from fincprg.mine.stage import build_spaces
 
     queries = stand_in_queries(passages, sentences, subqueries)
     spaces, side = build_spaces(list(mine_cfg.spaces), queries, dict(nodes), dict(subtree),
-                                mine_cfg.max_space_queries, mine_cfg.direction)
+                                mine_cfg.max_space_queries, mine_cfg.direction, dict(industry or {}))
     pairs = expected_pairs([s for v in spaces.values() for s in v], mine_cfg.direction)
     return {"pairs": {k: pairs[k] for k in spaces if k in mine_cfg.spaces},
             "spaces": {k: len(v) for k, v in spaces.items() if k in mine_cfg.spaces},

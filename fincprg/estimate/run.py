@@ -80,7 +80,8 @@ def _cluster(cfg: PipelineConfig, reports_file: Path, scratch: Path, show_progre
     register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
     c = cluster_step(ctx, ctx.config.topics, cfg.run.seed)
     return {"inputs": topic_inputs(c["topics"], c["nodes"], c["kept"], c["emb"]), "nodes": c["nodes"],
-            "subtree": {a.report_id: a.subtree_topic for a in c["assignments"] if a.subtree_topic}}
+            "subtree": {a.report_id: a.subtree_topic for a in c["assignments"] if a.subtree_topic},
+            "industry": {a.report_id: a.industry for a in c["assignments"]}}
 
 
 def _intent_requests(cfg: PipelineConfig, inputs: list[Any], counter: TokenCounter) -> list[Request]:
@@ -217,7 +218,7 @@ def estimate(corpus: Path, cfg: PipelineConfig, *, out: Path | None = None, prob
         from fincprg.estimate.pairs import mine_pairs
 
         result["mine"] = mine_pairs(cfg.mine, passages, sentences, clustered["nodes"], clustered["subtree"],
-                                    subqueries)
+                                    subqueries, clustered["industry"])
         if out is not None:
             from fincprg.pipeline.io import atomic_write_json
 

@@ -8,7 +8,9 @@ Three kinds of space:
   query's report); its passage queries are scored against each other. Reports without an
   assignment (titles the topics stage dropped) are in no passage space: there is no subtree
   to localise them in, and pooling them would create one arbitrary cross-industry space.
-  They are counted as ``passage_queries_unassigned``.
+  They are counted as ``passage_queries_unassigned``. Outlier titles (HDBSCAN leaf ``t-1``) form
+  one space per industry (``t-1/<industry>``), and a space above ``mine.max_space_queries`` is cut
+  into windows of whole reports, so passage pairs grow linearly beyond that size.
 - **topic**: one space per topic node that has subqueries; bipartite: its topic subqueries
   (left) against the passage queries of the reports whose titles lie in that node's subtree
   (``Topic.title_ids``, right).
@@ -88,8 +90,20 @@ def window_space(space: Space, cap: int) -> list[Space]:
             for k, w in enumerate(windows) if len({space.groups[j] for j in w}) >= 2]
 
 
-def passage_spaces(queries: Iterable[Query], subtree_of_report: Mapping[str, str]) -> tuple[list[Space], int]:
-    """One space per industry subtree over its passage queries; returns (spaces, unassigned count)."""
+OUTLIERS = "t-1"  # HDBSCAN's outlier leaf: titles that joined no topic
+
+
+def passage_spaces(queries: Iterable[Query], subtree_of_report: Mapping[str, str],
+                   industry_of_report: Mapping[str, str | None] | None = None,
+                   cap: int | None = None) -> tuple[list[Space], int, int]:
+    """One space per industry subtree over its passage queries; returns (spaces, unassigned, windowed).
+
+    Outlier titles (leaf ``t-1``) share no topic, so they are not one space (that space would hold
+    about half of a corpus and grow quadratically); they are localised by their own industry instead,
+    key ``t-1/<industry>``. A space of more than ``cap`` queries is cut into windows of whole
+    consecutive reports, like a huge report's sentence space.
+    """
+    industry_of_report = industry_of_report or {}
     by_tree: dict[str, list[str]] = defaultdict(list)
     unassigned = 0
     for q in queries:
@@ -99,9 +113,33 @@ def passage_spaces(queries: Iterable[Query], subtree_of_report: Mapping[str, str
         if tree is None:
             unassigned += 1
             continue
+        if tree == OUTLIERS:
+            tree = f"{OUTLIERS}/{industry_of_report.get(q.report_id or '') or 'unknown'}"
         by_tree[tree].append(q.id)
-    spaces = [Space("passage", t, tuple(sorted(ids))) for t, ids in sorted(by_tree.items()) if len(ids) >= 2]
-    return spaces, unassigned
+    spaces, windowed = [], 0
+    for t, ids in sorted(by_tree.items()):
+        ids.sort()
+        if cap is not None and len(ids) > cap:
+            windowed += 1
+            spaces += [Space("passage", f"{t}@w{k}", w) for k, w in enumerate(_report_windows(ids, cap)) if len(w) >= 2]
+        elif len(ids) >= 2:
+            spaces.append(Space("passage", t, tuple(ids)))
+    return spaces, unassigned, windowed
+
+
+def _report_windows(ids: list[str], cap: int) -> list[tuple[str, ...]]:
+    """Consecutive windows of at most ``cap`` passage queries that never split a report (``qp:<report>#p<k>``);
+    a report larger than ``cap`` stays whole."""
+    windows: list[list[str]] = [[]]
+    start = 0
+    report = [i.rsplit("#", 1)[0] for i in ids]
+    for i in range(1, len(ids) + 1):
+        if i == len(ids) or report[i] != report[start]:
+            if windows[-1] and len(windows[-1]) + (i - start) > cap:
+                windows.append([])
+            windows[-1].extend(ids[start:i])
+            start = i
+    return [tuple(w) for w in windows]
 
 
 def topic_spaces(queries: Iterable[Query], nodes: Mapping[str, Topic]) -> list[Space]:

@@ -48,15 +48,17 @@ log = logging.getLogger(__name__)
 _SCORED = ".scored.jsonl"  # scratch: scored batches, committed one by one, deleted at the end
 
 
-def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], list[Query]]:
+def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], dict[str, str | None], list[Query]]:
     nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
-    subtree = {a.report_id: a.subtree_topic for a in ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment)
-               if a.subtree_topic}
-    return nodes, subtree, list(ctx.read(L.TOPICS, L.QUERIES, Query))
+    assignments = list(ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment))
+    subtree = {a.report_id: a.subtree_topic for a in assignments if a.subtree_topic}
+    industry = {a.report_id: a.industry for a in assignments}
+    return nodes, subtree, industry, list(ctx.read(L.TOPICS, L.QUERIES, Query))
 
 
 def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic], subtree: dict[str, str],
-                 max_space_queries: int = 2000, direction: str = "both") -> tuple[dict[str, list[Space]], dict[str, int]]:
+                 max_space_queries: int = 2000, direction: str = "both",
+                 industry: dict[str, str | None] | None = None) -> tuple[dict[str, list[Space]], dict[str, int]]:
     """Spaces per configured kind, plus side counts (unassigned passage queries, windowed sentence spaces)."""
     spaces: dict[str, list[Space]] = {k: [] for k in KINDS}
     side: dict[str, int] = {}
@@ -68,7 +70,8 @@ def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic]
         side["sentence_pairs_skipped_by_window"] = (expected_pairs(full, direction)["sentence"]
                                                     - expected_pairs(spaces["sentence"], direction)["sentence"])
     if "passage" in kinds:
-        spaces["passage"], side["passage_queries_unassigned"] = passage_spaces(queries, subtree)
+        spaces["passage"], side["passage_queries_unassigned"], side["passage_spaces_windowed"] = passage_spaces(
+            queries, subtree, industry, max_space_queries)
     if "topic" in kinds:
         spaces["topic"] = topic_spaces(queries, nodes)
     return spaces, side
@@ -87,8 +90,8 @@ def run(ctx: Any) -> dict[str, Any]:
 
     gen_queries = list(ctx.read(L.GENERATE, L.QUERIES, Query))
     direct = list(ctx.read(L.GENERATE, L.QRELS, Qrel))
-    nodes, subtree, topic_queries = _load_topics(ctx) if "topic" in cfg.spaces or "passage" in cfg.spaces \
-        else ({}, {}, [])
+    nodes, subtree, industry, topic_queries = _load_topics(ctx) if "topic" in cfg.spaces or "passage" in cfg.spaces \
+        else ({}, {}, {}, [])
     queries = gen_queries + topic_queries
     texts = {q.id: q.text for q in queries}
 
@@ -99,7 +102,8 @@ def run(ctx: Any) -> dict[str, Any]:
         bp_p = boilerplate_passages(passages(), sentences(), bp_s, cfg.boilerplate.min_reports)
         bp = boilerplate_queries(gen_queries, bp_s, bp_p)
 
-    spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree, cfg.max_space_queries, cfg.direction)
+    spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree, cfg.max_space_queries, cfg.direction,
+                                industry)
     facts = FactsCache()
     scorers = scorers_by_space(cfg.reranker, KINDS, facts=facts, workers=cfg.workers)
     reranker = scorers["sentence"]  # the configured model: its name and threshold describe the run

@@ -8,7 +8,7 @@ import pytest
 from fincprg.mine.propagate import propagate
 from fincprg.mine.spaces import expected_pairs, passage_spaces, sentence_spaces, topic_spaces
 from fincprg.mine.traverse import MineEnv, score_spaces
-from fincprg.records import Qrel, ScoredPair
+from fincprg.records import Qrel, Query, ScoredPair
 from tests.unit._mine_fixture import SUBTREE, build
 
 
@@ -61,13 +61,27 @@ def test_sentence_space_pairs_exactly(fx):
 
 
 def test_passage_space_limited_to_subtree(fx):
-    spaces, unassigned = passage_spaces(fx["queries"], SUBTREE)
+    spaces, unassigned, _ = passage_spaces(fx["queries"], SUBTREE)
     assert unassigned == 1  # R4 has no subtree assignment
     _, pairs, _ = _all_pairs(spaces, fx)
     pq = [q for q in fx["queries"] if q.level == "passage"]
     want = {(a.id, b.id) for a, b in itertools.permutations(pq, 2)
             if SUBTREE.get(a.report_id) is not None and SUBTREE.get(a.report_id) == SUBTREE.get(b.report_id)}
     assert set(pairs) == want and len(pairs) == 4 * 3 + 2 * 1
+
+
+def test_outlier_titles_are_localised_by_industry_and_large_spaces_windowed():
+    qs = [Query(id=f"qp:{r}#p{k}", level="passage", text="q", source_ids=(f"{r}#p{k}",), report_id=r)
+          for r in ("a", "b", "c", "d", "e") for k in range(2)]
+    subtree = dict.fromkeys("abcde", "t-1")
+    industry = {"a": "银行", "b": "银行", "c": "银行", "d": "医药", "e": None}
+    spaces, unassigned, windowed = passage_spaces(qs, subtree, industry)
+    assert unassigned == 0 and windowed == 0
+    assert {s.key: len(s.left) for s in spaces} == {"t-1/银行": 6, "t-1/医药": 2, "t-1/unknown": 2}
+    spaces, _, windowed = passage_spaces(qs, subtree, industry, cap=4)
+    assert windowed == 1  # the bank space: windows of whole reports, at most 4 queries each
+    banks = [s for s in spaces if s.key.startswith("t-1/银行")]
+    assert [s.left for s in banks] == [("qp:a#p0", "qp:a#p1", "qp:b#p0", "qp:b#p1"), ("qp:c#p0", "qp:c#p1")]
 
 
 def test_topic_space_limited_to_topic_titles(fx):
