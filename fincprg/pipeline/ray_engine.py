@@ -52,6 +52,7 @@ def connect(cfg: RayConfig) -> Any:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "ignore_reinit_error": True,
                                   "configure_logging": False}
         if cfg.address:
+            _check_reachable(cfg.address)
             kwargs["address"] = cfg.address
         elif cfg.num_cpus:
             kwargs["num_cpus"] = cfg.num_cpus
@@ -64,6 +65,23 @@ def connect(cfg: RayConfig) -> Any:
             raise ConfigError(f"could not connect to the Ray cluster at ray.address={cfg.address!r}: {e}") from None
         log.info("ray: %s", {k: v for k, v in ray.cluster_resources().items() if k in ("CPU", "GPU", "memory")})
     return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in seconds, not minutes, on a cluster address nobody answers (Ray retries for minutes)."""
+    import socket
+
+    if address == "auto":
+        return  # Ray finds the local cluster itself, or says there is none
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"ray.address={address!r}: expected 'auto', 'HOST:PORT' or 'ray://HOST:PORT'")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        raise ConfigError(f"ray.address={address!r}: nothing answers there ({e}); start the cluster with "
+                          "`ray start --head`, or leave ray.address unset to start a local Ray") from None
 
 
 def mine_gpus(cfg: RayConfig, reranker_backend: str) -> float:
