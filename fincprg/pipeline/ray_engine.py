@@ -52,7 +52,7 @@ def connect(cfg: RayConfig) -> Any:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "ignore_reinit_error": True,
                                   "configure_logging": False}
         if cfg.address:
-            _check_reachable(cfg.address)
+            check_address(cfg.address)
             kwargs["address"] = cfg.address
         elif cfg.num_cpus:
             kwargs["num_cpus"] = cfg.num_cpus
@@ -67,7 +67,7 @@ def connect(cfg: RayConfig) -> Any:
     return ray
 
 
-def _check_reachable(address: str) -> None:
+def check_address(address: str) -> None:
     """Fail in seconds, not minutes, on a cluster address nobody answers (Ray retries for minutes)."""
     import socket
 

@@ -5,9 +5,8 @@ import socket
 
 import pytest
 
-from fincprg.config import RayConfig
 from fincprg.errors import ConfigError
-from fincprg.pipeline.ray_engine import connect
+from fincprg.pipeline.ray_engine import check_address
 
 
 def _free_port() -> int:
@@ -18,12 +17,10 @@ def _free_port() -> int:
 
 @pytest.mark.parametrize("address", [f"127.0.0.1:{_free_port()}", f"ray://127.0.0.1:{_free_port()}"])
 def test_unreachable_cluster_is_a_config_error(address):
-    pytest.importorskip("ray")
     with pytest.raises(ConfigError, match="nothing answers there.*ray start --head"):
-        connect(RayConfig(address=address))
+        check_address(address)
 
 
 def test_malformed_address_is_a_config_error():
-    pytest.importorskip("ray")
     with pytest.raises(ConfigError, match="expected 'auto', 'HOST:PORT'"):
-        connect(RayConfig(address="my-cluster"))
+        check_address("my-cluster")
