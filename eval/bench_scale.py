@@ -193,9 +193,35 @@ def staged(corpus: Path, out: Path) -> dict[str, Any]:
     for s in STAGES:
         rows[s]["seconds"] = ms[s]["seconds"]
     res = {"stages": rows, "counts": {s: ms[s].get("counts", {}) for s in STAGES},
-           "load": os.getloadavg()[0]}
+           "passage_spaces": passage_spaces(out), "load": os.getloadavg()[0]}
     shutil.rmtree(out, ignore_errors=True)
     return res
+
+
+def passage_spaces(out: Path) -> dict[str, Any]:
+    """The largest passage space (passage queries per ``subtree_topic``) and the leaf it stands for."""
+    from collections import Counter
+
+    build = L.Build(out)
+    per_report = Counter()
+    with open(build.dir(L.GENERATE) / L.QUERIES, encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            if q.get("level") == "passage":
+                per_report[q.get("report_id")] += 1
+    sizes, leaf_of = Counter(), {}
+    with open(build.dir(L.TOPICS) / L.ASSIGNMENTS, encoding="utf-8") as f:
+        for line in f:
+            a = json.loads(line)
+            if a.get("subtree_topic"):
+                sizes[a["subtree_topic"]] += per_report[a["report_id"]]
+                leaf_of.setdefault(a["subtree_topic"], set()).add(a["leaf_topic"])
+    if not sizes:
+        return {}
+    key, n = sizes.most_common(1)[0]
+    pairs = sum(m * (m - 1) for m in sizes.values())
+    return {"largest": n, "largest_key": key, "largest_leaves": sorted(leaf_of[key])[:5],
+            "largest_pair_share": n * (n - 1) / pairs if pairs else 0.0, "spaces": len(sizes)}
 
 
 def oneshot(corpus: Path, out: Path, sets: list[str]) -> dict[str, Any]:
@@ -333,6 +359,8 @@ def render(args: argparse.Namespace, pool: dict[str, int], facts: dict[str, dict
     for sp in SPACES:
         series.append((f"mine pairs, {sp}", [first[s][L.MINE]["spaces"][sp]["pairs"] for s in scales], PAPER_B[sp]))
         series.append((f"mine spaces, {sp}", [first[s][L.MINE]["spaces"][sp]["spaces"] for s in scales], "–"))
+    series.append(("largest passage space, queries", [by_scale[s][0]["passage_spaces"].get("largest", 0)
+                                                     for s in scales], "–"))
     series.append(("mine seconds (all spaces)", [mine_s[s] for s in scales], "–"))
     series.append(("generate queries", [sum(first[s][L.GENERATE]["queries"].values()) for s in scales],
                    PAPER_B["queries"]))
@@ -359,6 +387,17 @@ def render(args: argparse.Namespace, pool: dict[str, int], facts: dict[str, dict
     lines += [
         f"| peak RSS MB (max over stages) | {' | '.join(f'{rss[s]:.0f}' for s in scales)} | {b_rss:.2f} | | "
         "sub-linear (issue 13) |",
+        "",
+        "Largest passage space (passage queries of one `subtree_topic`; topics' HDBSCAN outliers are leaf `t-1`) "
+        "and its share of the passage pairs, with the topics stage's outlier share: "
+        + "; ".join(f"{s:g}×: {ps.get('largest', 0)} queries in {ps.get('largest_key')} (leaves "
+                    f"{', '.join(ps.get('largest_leaves', []))}), {ps.get('largest_pair_share', 0):.0%} of pairs, "
+                    f"outliers {first[s][L.TOPICS].get('outlier_share', 0):.0%}"
+                    for s in scales for ps in [by_scale[s][0]["passage_spaces"]]) + ".",
+        "",
+        "Export's near-duplicate query removal (it grows with the recurring sentences): "
+        + "; ".join(f"{s:g}×: {json.dumps((first[s][L.EXPORT].get('dedup') or {}).get('removed', {}))}"
+                    for s in scales) + ".",
         "",
     ]
     return "\n".join(lines)
