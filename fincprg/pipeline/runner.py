@@ -52,6 +52,8 @@ M = TypeVar("M", bound=BaseModel)
 # that commits named steps, right after step N, in the work that follows it; "stage:0" kills
 # any stage after its body returned, before its manifest is written.
 KILL_ENV = "FINCPRG_KILL_AFTER"
+# the stages whose batch work engine: ray moves to Ray actors; the others always run in this process
+RAY_STAGES = frozenset({"chunk", "generate", "mine"})
 
 __all__ = ["STAGES", "STAGE_BY_NAME", "StageContext", "StageOutcome", "StageSpec", "run_pipeline", "stage_status"]
 
@@ -418,7 +420,8 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
                 "stage": spec.name, "signature": sig, "inputs": inputs, "output_hash": out_hash,
                 "config": declared_config(cfg, spec.config_keys),
                 **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
-                "counts": counts, "engine": cfg.engine, "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "counts": counts, "engine": cfg.engine if spec.name in RAY_STAGES else "local",
+                "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "versions": _versions(),
             })
             for scratch in stage_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists

@@ -43,7 +43,9 @@ def test_ray_build_equals_local_build_byte_for_byte(tmp_path, sample_corpus):
         assert a.keys() == b.keys(), stage
         assert [f for f in a if a[f] != b[f]] == [], stage
         assert local.manifest(stage)["output_hash"] == ray_.manifest(stage)["output_hash"]
-        assert local.manifest(stage)["engine"] == "local" and ray_.manifest(stage)["engine"] == "ray"
+        assert local.manifest(stage)["engine"] == "local"
+        # the manifest says where the stage ran: ingest, topics and export stay in the driver
+        assert ray_.manifest(stage)["engine"] == ("ray" if stage in ("chunk", "generate", "mine") else "local")
     assert local.manifest("mine")["counts"]["mined_qrels"] > 0  # the comparison covers mined labels
 
 
