@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from fincprg.finance import Period, extract
+from fincprg.finance import Period
+from fincprg.finance.extract import periods
 from fincprg.records import Query
 
 # Always a subject, wherever it stands.
@@ -94,8 +95,8 @@ def recent_year(year: int | None, date: dt.date | None) -> bool:
 def text_periods(text: str, date: dt.date | None = None) -> frozenset[Period]:
     """The periods a text is about: extract()'s periods without reference years and years long
     before the report date."""
-    periods = extract(without_reference_years(text)).periods
-    return frozenset(p for p in periods if recent_year(p.year, date))
+    found = periods(without_reference_years(text))
+    return frozenset(p for p in found if recent_year(p.year, date))
 
 
 @functools.lru_cache(maxsize=8192)
@@ -126,11 +127,11 @@ def add_period(query: str, year: int | None, company: str | None = None) -> str:
     """Add ``year`` to a query that names no year (上半年 -> 2023年上半年)."""
     if not year or not query:
         return query
-    periods = extract(without_reference_years(query)).periods
-    if any(p.year for p in periods) or _FORECAST_HINT.search(query):
+    named = periods(without_reference_years(query))
+    if any(p.year for p in named) or _FORECAST_HINT.search(query):
         return query
     label = f"{year}年"
-    bare = [p for p in periods if p.part]
+    bare = [p for p in named if p.part]
     if bare:
         from fincprg.finance.extract import _PARTS
 
@@ -171,8 +172,11 @@ def complete_query(query: str, *, company: str | None, passage_text: str | None 
     return out
 
 
-def hierarchy(queries: Iterable[Query]) -> dict[str, dict[str, Any]]:
+def hierarchy(queries: Iterable[Query | dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Nest a report's passage and sentence queries: report -> passages -> sentences.
+
+    ``queries``: Query records, or their JSON dicts as read from queries.jsonl (the stage passes dicts:
+    parsing and dumping every query again cost a second at 30k queries).
 
     Returns:
         ``{report_id: {"report_id", "passages": [{"passage_id", "query": {...} | None,
@@ -180,18 +184,18 @@ def hierarchy(queries: Iterable[Query]) -> dict[str, dict[str, Any]]:
         ``Query.model_dump()``.
     """
     reports: dict[str, dict[str, Any]] = {}
-    for q in queries:
-        if q.level not in ("passage", "sentence") or not q.source_ids:
+    for item in queries:
+        q = item.model_dump() if isinstance(item, Query) else item
+        if q["level"] not in ("passage", "sentence") or not q["source_ids"]:
             continue
-        pid = q.source_ids[0]
-        rid = q.report_id or pid.split("#", 1)[0]
+        pid = q["source_ids"][0]
+        rid = q["report_id"] or pid.split("#", 1)[0]
         rep = reports.setdefault(rid, {"report_id": rid, "passages": {}})
         node = rep["passages"].setdefault(pid, {"passage_id": pid, "query": None, "sentences": []})
-        if q.level == "passage":
-            node["query"] = q.model_dump()
+        if q["level"] == "passage":
+            node["query"] = q
         else:
-            node["sentences"].append({"sentence_id": q.provenance.get("sentence_id", q.id[3:]),
-                                      "query": q.model_dump()})
+            node["sentences"].append({"sentence_id": q["provenance"].get("sentence_id", q["id"][3:]), "query": q})
     for rep in reports.values():
         nodes = sorted(rep["passages"].values(), key=lambda n: _order_key(n["passage_id"]))
         for n in nodes:

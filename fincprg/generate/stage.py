@@ -13,6 +13,7 @@ import functools
 import itertools
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -34,6 +35,7 @@ from fincprg.records import Failure, Passage, Qrel, Query, Report, Sentence
 log = logging.getLogger(__name__)
 
 OUTPUTS = (L.QUERIES, L.QRELS, L.FAILURES)
+_PASSAGE_ID = re.compile(rb'"passage_id":("(?:[^"\\]|\\.)*")')
 
 
 def make_generator(cfg: PipelineConfig, cache_dir: Any, *, progress: bool = True) -> TreeGenerator:
@@ -180,8 +182,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
         lines = ctx.map_batches(iter_inputs(ctx, reports), Prepared(fn, functools.partial(use_words, tokenizer_words)),
                                 outputs=OUTPUTS, batch_size=bs, total=n_items, desc=f"generate ({generator.name})")
-    counts = summarise(ctx, n_items, lines)
-    counts["hierarchy_reports"] = write_hierarchy(ctx)
+    rows = list(read_jsonl(ctx.output(L.QUERIES)))  # read once for the counts and the hierarchy
+    counts = summarise(ctx, n_items, lines, rows)
+    counts["hierarchy_reports"] = write_hierarchy(ctx, rows)
     if rewriter is not None:
         counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
     stats = getattr(getattr(generator, "client", None), "stats", None)
@@ -200,26 +203,23 @@ def run(ctx: StageContext) -> dict[str, Any]:
     return counts
 
 
-def write_hierarchy(ctx: StageContext) -> int:
-    """Write generate/hierarchy.json from the written queries (so a resumed run writes the same
-    bytes: the file is rebuilt from queries.jsonl, in id order with sorted keys). Returns the
-    number of reports."""
-    tree = hierarchy(read_jsonl(ctx.output(L.QUERIES), Query))
-    atomic_write_json(ctx.output(L.HIERARCHY), tree)
+def write_hierarchy(ctx: StageContext, rows: list[dict[str, Any]]) -> int:
+    """Write generate/hierarchy.json from the written queries ``rows`` (queries.jsonl as read back, so a
+    resumed run writes the same bytes: in id order with sorted keys). Returns the number of reports."""
+    tree = hierarchy(rows)
+    atomic_write_json(ctx.output(L.HIERARCHY), tree, compact=True)  # MBs at scale: the indented writer took seconds
     return len(tree)
 
 
-def summarise(ctx: StageContext, n_items: int, lines: dict[str, int]) -> dict[str, Any]:
-    """Counts from the written files (so a resumed run reports the whole stage)."""
+def summarise(ctx: StageContext, n_items: int, lines: dict[str, int], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts from the written files (``rows``: queries.jsonl read back), so a resumed run reports the whole stage."""
     levels: Counter[str] = Counter()
     generators: Counter[str] = Counter()
     completed = 0
-    with open(ctx.output(L.QUERIES), encoding="utf-8") as f:
-        for line in f:
-            q = json.loads(line)
-            levels[q["level"]] += 1
-            generators[q["provenance"].get("generator", "?")] += 1
-            completed += "original" in q["provenance"]
+    for q in rows:
+        levels[q["level"]] += 1
+        generators[q["provenance"].get("generator", "?")] += 1
+        completed += "original" in q["provenance"]
     kinds: Counter[str] = Counter()
     failed: set[str] = set()
     retryable: set[str] = set()
@@ -234,8 +234,10 @@ def summarise(ctx: StageContext, n_items: int, lines: dict[str, int]) -> dict[st
             if rec["kind"] in RETRYABLE_KINDS:
                 retryable.add(rec["item_id"])
     n_sent = 0
-    for s in ctx.read(L.CHUNK, L.SENTENCES, Sentence):  # streamed: sentences of passages that got a tree
-        n_sent += s.passage_id not in failed
+    with open(ctx.input_path(L.CHUNK, L.SENTENCES), "rb") as f:  # sentences of passages that got a tree
+        for line in f:
+            m = _PASSAGE_ID.search(line)  # a regex, not a parse: this runs after the last answer, on the clock
+            n_sent += bool(m) and json.loads(m.group(1)) not in failed
     empty = n_sent - levels["sentence"]
     return {
         "passages": n_items,

@@ -44,8 +44,10 @@ def atomic_write_text(path: Path, text: str) -> None:
         write(text)
 
 
-def atomic_write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n")
+def atomic_write_json(path: Path, obj: Any, *, compact: bool = False) -> None:
+    """JSON, keys sorted; ``compact`` for large data files (no indent: json's C encoder, ~10x faster)."""
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=None if compact else 2, sort_keys=True,
+                                       default=str) + "\n")
 
 
 def atomic_write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> int:
