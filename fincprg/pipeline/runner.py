@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import platform
 import shutil
 import signal
 import time
@@ -26,7 +25,7 @@ from pydantic import BaseModel
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig, RayConfig
-from fincprg.errors import ConfigError, InputError
+from fincprg.errors import ConfigError
 from fincprg.ingest.readers import require_corpus
 from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
 from fincprg.llm.client import price_for
@@ -41,7 +40,7 @@ from fincprg.pipeline.contract import (
 )
 from fincprg.pipeline.io import JsonlAppender, atomic_write_json, hash_files, read_jsonl, record_line
 from fincprg.pipeline.lock import build_lock
-from fincprg.version import __version__
+from fincprg.pipeline.outputs import check_outputs, corpus_hash, output_files, versions
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -259,66 +258,6 @@ def _kill_point(stage: str) -> int | None:
     return None
 
 
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"fincprg": __version__, "python": platform.python_version()}
-    for pkg in ("pydantic", "jieba", "numpy", "scikit-learn", "openai", "torch", "transformers",
-                "sentence-transformers", "FlagEmbedding", "bertopic"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            pass
-    return out
-
-
-def output_files(stage_dir: Path) -> list[Path]:
-    """Data files whose bytes define a stage's output hash.
-
-    HTML views are left out: plotly writes random element ids, and a re-drawn chart must not
-    invalidate every later stage.
-    """
-    return [p for p in stage_dir.rglob("*") if p.is_file() and p.name not in (L.MANIFEST, L.PROGRESS)
-            and not p.name.startswith(".") and p.suffix != ".html"]
-
-
-def corpus_hash(corpus: Path) -> str:
-    """Hash of the corpus bytes (``run_pipeline`` has already checked that it exists)."""
-    if corpus.is_file():
-        return hash_files([corpus], corpus.parent)
-    return hash_files([p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith(".")], corpus)
-
-
-def _check_outputs(spec: StageSpec, stage_dir: Path) -> None:
-    """A stage is complete only with every declared file present and no undeclared one."""
-    written = {p.relative_to(stage_dir).as_posix() for p in stage_dir.rglob("*") if p.is_file()
-               and p.name not in (L.MANIFEST, L.PROGRESS) and not p.name.startswith(".")}
-    undeclared = sorted(w for w in written if not spec.writes_file(w))
-    missing = sorted(w for w in spec.writes if not w.endswith("/") and w not in written
-                     and not w.endswith(".html"))  # HTML views are optional (topics.viz=none)
-    if undeclared or missing:
-        raise RuntimeError(f"stage {spec.name!r} broke its contract: undeclared files {undeclared}, "
-                           f"missing files {missing} (see writes in fincprg/pipeline/contract.py)")
-    for rel in sorted(written):
-        if rel.endswith(".jsonl"):
-            _validate_jsonl(stage_dir / rel)
-
-
-def _validate_jsonl(path: Path) -> None:
-    """Every line whole JSON: a stage whose file was torn or interleaved is never marked complete."""
-    import json
-
-    with open(path, "rb") as f:
-        for i, line in enumerate(f, 1):
-            try:
-                if not line.endswith(b"\n"):
-                    raise ValueError("the last line has no newline (a torn write)")
-                json.loads(line)
-            except ValueError as e:
-                raise InputError(f"{path}:{i} is not a whole JSON line ({e}); the stage is not marked complete. "
-                                 "Re-run `fincprg build` (it re-runs the stage)") from None
-
-
 def _input_hashes(spec: StageSpec, corpus: Path, done: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Output hashes of the stages ``spec`` reads; a read manifest adds that stage's signature."""
     if not spec.inputs:
@@ -413,7 +352,7 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
             secs = time.perf_counter() - t0
             if _kill_point(spec.name) == 0:
                 os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
-            _check_outputs(spec, stage_dir)
+            check_outputs(spec, stage_dir)
             (stage_dir / L.PROGRESS).unlink(missing_ok=True)
             out_hash = hash_files(output_files(stage_dir), stage_dir)
             atomic_write_json(stage_dir / L.MANIFEST, {
@@ -422,7 +361,7 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
                 **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
                 "counts": counts, "engine": cfg.engine if spec.name in RAY_STAGES else "local",
                 "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "versions": _versions(),
+                "versions": versions(),
             })
             for scratch in stage_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists
                 if scratch.is_file():

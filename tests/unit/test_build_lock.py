@@ -59,7 +59,7 @@ def test_cli_build_into_a_locked_out_exits_2_with_one_line(tmp_path, sample_corp
 
 def test_a_torn_jsonl_output_is_never_marked_complete(tmp_path):
     from fincprg.errors import InputError
-    from fincprg.pipeline.runner import _validate_jsonl
+    from fincprg.pipeline.outputs import validate_jsonl as _validate_jsonl
 
     p = tmp_path / "x.jsonl"
     p.write_text('{"a": 1}\n{"a": 2}\n{"a"', encoding="utf-8")
