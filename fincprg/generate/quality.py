@@ -31,6 +31,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
+from fincprg.generate.words import aligned
+
 RULES = ("no_phrase_list", "no_cut_token", "content_words", "period_in_source", "period_placed", "subject_named")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _FRAME_EDGE = set("的在和与及了是为对将有于把被")
@@ -97,15 +99,6 @@ def copied_spans(query: str, source: str, min_cjk: int = 2, names: Iterable[str]
     return [query[i:j] for i, j in _copies(query, source, min_cjk, names)]
 
 
-def _aligned(span: str, source: str, cuts: frozenset[int]) -> bool:
-    start = source.find(span)
-    while start >= 0:
-        if start in cuts and start + len(span) in cuts:
-            return True
-        start = source.find(span, start + 1)
-    return False
-
-
 def cut_spans(query: str, source: str, names: Iterable[str] = ()) -> list[str]:
     """Copied stretches of ``query`` that cut a jieba token of ``source`` (see ``no_cut_token``).
 
@@ -126,7 +119,7 @@ def cut_spans(query: str, source: str, names: Iterable[str] = ()) -> list[str]:
             options.append(span[1:])
         if span[-1] in _FRAME_EDGE:
             options += [o[:-1] for o in list(options)]
-        if not any(len(_CJK.findall(o)) < 2 or (o in source and _aligned(o, source, cuts)) for o in options):
+        if not any(len(_CJK.findall(o)) < 2 or (o in source and aligned(o, source, cuts)) for o in options):
             bad.append(span)
     return bad
 

@@ -64,9 +64,10 @@ def is_noun(word: str) -> bool:
     return tag is None or tag.startswith(NOUN_TAGS)
 
 
-def aligned(phrase: str, source: str) -> bool:
-    """``phrase`` occurs in ``source`` starting and ending on the source's token boundaries."""
-    cuts = boundaries(source)
+def aligned(phrase: str, source: str, cuts: frozenset[int] | None = None) -> bool:
+    """``phrase`` occurs in ``source`` starting and ending on the source's token boundaries (``cuts``:
+    ``boundaries(source)``, when the caller already has them)."""
+    cuts = boundaries(source) if cuts is None else cuts
     i = source.find(phrase)
     while i >= 0:
         if i in cuts and i + len(phrase) in cuts:
