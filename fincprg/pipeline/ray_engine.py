@@ -112,9 +112,7 @@ class _BatchActor:
     """One Ray Data actor: unpickles the stage function once, then maps batch descriptors to JSONL lines."""
 
     def __init__(self, fn_blob: bytes, source: tuple[str, str] | None) -> None:
-        import cloudpickle  # noqa: F401 - ray's pickler; fn closures need it
-
-        self.fn = pickle.loads(fn_blob)
+        self.fn = pickle.loads(fn_blob)  # written by ray.cloudpickle: pickle imports what it refers to
         if hasattr(self.fn, "setup"):
             self.fn.setup()
         self.source = source
