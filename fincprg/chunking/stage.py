@@ -20,6 +20,7 @@ from fincprg.chunking.clean import Span, clean_and_cut
 from fincprg.chunking.quality import QualityScorer, make_scorer
 from fincprg.chunking.split import cut
 from fincprg.config import ChunkConfig
+from fincprg.pipeline.io import count_lines
 from fincprg.pipeline.runner import StageContext
 from fincprg.records import Passage, Removed, Report, Sentence
 
@@ -98,8 +99,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     cfg = ctx.config.chunk
     scorer = make_scorer(cfg.quality) if "quality" in cfg.rules else None
     src = ctx.input_path(L.INGEST, L.REPORTS)
-    with open(src, "rb") as f:
-        n_reports = sum(1 for ln in f if ln.strip())
+    n_reports = count_lines(src)
     fn: Callable[[list[Report]], dict[str, list[Any]]] = lambda batch: chunk_batch(batch, cfg, scorer)  # noqa: E731
     lines = ctx.map_batches(ctx.read(L.INGEST, L.REPORTS, Report), fn, outputs=OUTPUTS,
                             batch_size=cfg.batch_size, total=n_reports, desc="chunk",

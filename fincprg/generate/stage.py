@@ -27,7 +27,7 @@ from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure
 from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
 from fincprg.generate.templates import TemplateGenerator, report_company
-from fincprg.pipeline.io import atomic_write_json, read_jsonl
+from fincprg.pipeline.io import atomic_write_json, count_lines, read_jsonl
 from fincprg.pipeline.ray_engine import Prepared
 from fincprg.pipeline.runner import StageContext
 from fincprg.records import Failure, Passage, Qrel, Query, Report, Sentence
@@ -128,11 +128,6 @@ def iter_inputs(ctx: StageContext, reports: dict[str, Report]) -> Iterator[Passa
     if pending is not None:
         raise RuntimeError(f"chunk/sentences.jsonl is not in passage order: sentence {pending.id} comes after "
                            "its passage; re-run the chunk stage (fincprg build --force)")
-
-
-def count_lines(path: Any) -> int:
-    with open(path, "rb") as f:
-        return sum(1 for line in f if line.strip())
 
 
 def run(ctx: StageContext) -> dict[str, Any]:

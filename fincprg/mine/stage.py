@@ -28,7 +28,7 @@ from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, boilerplate_sentences
 from fincprg.mine.facts import FactsCache, TextIndex, query_sources
 from fincprg.mine.propagate import propagate
-from fincprg.mine.rerankers import BlockScorer, scorers_by_space, threshold_for
+from fincprg.mine.rerankers import scorers_by_space, threshold_for
 from fincprg.mine.spaces import (
     KINDS,
     Space,
@@ -111,7 +111,7 @@ def run(ctx: Any) -> dict[str, Any]:
     in_spaces = [q for kind in KINDS for s in spaces[kind] for q in (*s.left, *s.right)]
     inventory = list(dict.fromkeys(texts[q] for q in in_spaces))
     for scorer in {id(s): s for s in scorers.values()}.values():
-        if isinstance(scorer, BlockScorer) or hasattr(scorer, "prepare"):
+        if hasattr(scorer, "prepare"):  # BlockScorers and the coverage scorer
             # one IDF over every query text of the build, fixed before the first space: scores must not
             # depend on which spaces a process scored before (a resumed run, a Ray actor)
             scorer.prepare(inventory)

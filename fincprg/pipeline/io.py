@@ -44,6 +44,17 @@ def atomic_write_text(path: Path, text: str) -> None:
         write(text)
 
 
+def count_lines(path: Path) -> int:
+    """Non-empty lines of a JSONL file (its records), without parsing them."""
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def batch_lines(result: dict[str, Iterable[BaseModel | dict[str, Any]]]) -> dict[str, list[str]]:
+    """A batch function's records as JSONL lines per output file (what both engines append)."""
+    return {name: [record_line(r) for r in recs] for name, recs in result.items()}
+
+
 def atomic_write_json(path: Path, obj: Any, *, compact: bool = False) -> None:
     """JSON, keys sorted; ``compact`` for large data files (no indent: json's C encoder, ~10x faster)."""
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=None if compact else 2, sort_keys=True,

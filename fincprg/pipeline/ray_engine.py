@@ -25,6 +25,7 @@ from typing import Any
 
 from fincprg.config import RayConfig
 from fincprg.errors import ConfigError
+from fincprg.pipeline.io import batch_lines
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +103,6 @@ def _n_actors(ray: Any, cfg: RayConfig, gpus: float) -> int:
     return max(1, int(res.get("CPU", 1)))
 
 
-def _lines(result: dict[str, Iterable[Any]]) -> BatchLines:
-    from fincprg.pipeline.io import record_line
-
-    return {name: [record_line(r) for r in recs] for name, recs in result.items()}
-
-
 class _BatchActor:
     """One Ray Data actor: unpickles the stage function once, then maps batch descriptors to JSONL lines."""
 
@@ -134,7 +129,7 @@ class _BatchActor:
     def __call__(self, rows: dict[str, Any]) -> dict[str, Any]:
         import numpy as np
 
-        outs = [pickle.dumps(_lines(self.fn(self._batch(p)))) for p in rows["payload"]]
+        outs = [pickle.dumps(batch_lines(self.fn(self._batch(p)))) for p in rows["payload"]]
         return {"index": rows["index"], "out": np.array(outs, dtype=object)}
 
 

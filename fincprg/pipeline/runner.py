@@ -38,7 +38,7 @@ from fincprg.pipeline.contract import (
     file_hashes,
     signature,
 )
-from fincprg.pipeline.io import JsonlAppender, atomic_write_json, hash_files, read_jsonl, record_line
+from fincprg.pipeline.io import JsonlAppender, atomic_write_json, batch_lines, count_lines, hash_files, read_jsonl
 from fincprg.pipeline.lock import build_lock
 from fincprg.pipeline.outputs import check_outputs, corpus_hash, output_files, versions
 
@@ -198,13 +198,13 @@ class StageContext:
             bar.close()
             for w in writers.values():
                 w.close()
-        return {o: _count_lines(self.dir / o) for o in outputs}
+        return {o: count_lines(self.dir / o) for o in outputs}
 
     def _local_batches(self, items: Iterable[T], fn: Callable[[list[T]], dict[str, Iterable[BaseModel]]],
                        batch_size: int, done: int, skipped: bool) -> Iterator[tuple[dict[str, list[str]], int]]:
         for idx, batch in enumerate(_batched(items, batch_size), start=done if skipped else 0):
             if idx >= done:
-                yield {name: [record_line(r) for r in recs] for name, recs in fn(batch).items()}, len(batch)
+                yield batch_lines(fn(batch)), len(batch)
 
     def _ray_batches(self, items: Iterable[T], fn: Callable[[list[T]], dict[str, Iterable[BaseModel]]],
                      batch_size: int, done: int, source: tuple[str, str, type[BaseModel]] | None,
@@ -233,11 +233,6 @@ def _batched(items: Iterable[T], n: int) -> Iterator[list[T]]:
             batch = []
     if batch:
         yield batch
-
-
-def _count_lines(p: Path) -> int:
-    with open(p, "rb") as f:
-        return sum(1 for _ in f)
 
 
 def _load_json(p: Path) -> dict[str, Any] | None:
