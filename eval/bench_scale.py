@@ -224,9 +224,25 @@ def passage_spaces(out: Path) -> dict[str, Any]:
     big = max(spaces, key=lambda sp: len(sp.left))
     n = len(big.left)
     pairs = sum(len(sp.left) * (len(sp.left) - 1) for sp in spaces)
-    return {"largest": n, "largest_key": big.key, "largest_leaves": [big.key.split("@")[0]],
+    return {"largest": n, "largest_key": big.key,
             "largest_pair_share": n * (n - 1) / pairs if pairs else 0.0, "spaces": len(spaces),
             "windowed": windowed}
+
+
+def recount_spaces(raw: dict[str, Any], reports: int, work: Path | None) -> None:
+    """Recompute ``passage_spaces`` of every scale of an earlier run (counts are deterministic for a commit)."""
+    with tempfile.TemporaryDirectory(prefix="fincprg-scale-recount-", dir=work) as tmp_name:
+        tmp = Path(tmp_name)
+        scales = sorted(float(k) for k in raw["staged"])
+        master = master_corpus(sources(tmp), round(max(scales) * reports))
+        for s in scales:
+            out = tmp / "out"
+            shutil.rmtree(out, ignore_errors=True)
+            invoke(write_corpus(master[:round(s * reports)], tmp / f"corpus-{s:g}x.jsonl"), out, BASE_SETS, upto="mine")
+            spaces = passage_spaces(out)
+            for run in raw["staged"][str(s)]:
+                run["passage_spaces"] = spaces
+            print(f"{s:g}×: {spaces}", flush=True)
 
 
 def oneshot(corpus: Path, out: Path, sets: list[str]) -> dict[str, Any]:
@@ -480,9 +496,15 @@ def main() -> int:
                     help="render the section again from a --json file of an earlier run (no builds; the section "
                          "keeps that run's date, commit and machine)")
     ap.add_argument("--no-readme", action="store_true", help="print the section, do not write eval/README.md")
+    ap.add_argument("--recount-spaces", action="store_true",
+                    help="with --from-json: rebuild every scale up to mine with the current code and replace the "
+                         "run's largest-passage-space figures (pair counts and timings stay the run's own)")
     args = ap.parse_args()
     if args.from_json:
         raw = json.loads(args.from_json.read_text(encoding="utf-8"))
+        if args.recount_spaces:
+            recount_spaces(raw, args.reports, args.work)
+            args.from_json.write_text(json.dumps(raw, ensure_ascii=False, indent=1), encoding="utf-8")
         text = render(raw["meta"], {float(k): v for k, v in raw["facts"].items()},
                       {float(k): v for k, v in raw["staged"].items()}, raw["ray"])
         print(text)
