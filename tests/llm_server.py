@@ -168,6 +168,7 @@ class LocalLLMServer:
         self.latency = latency
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, in arrival order
         self.in_flight = 0
         self.max_in_flight = 0
         self._responder: Responder = default_responder
@@ -195,6 +196,7 @@ class LocalLLMServer:
         with self._lock:
             self.requests.clear()
             self.headers.clear()
+            self.arrivals.clear()
             self.max_in_flight = 0
 
     def close(self) -> None:
@@ -206,6 +208,7 @@ class LocalLLMServer:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self.arrivals.append(time.monotonic())
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 

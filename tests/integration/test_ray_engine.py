@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -59,16 +58,17 @@ def test_ray_llm_actors_share_one_rate_limit_and_match_local(tmp_path, sample_co
     n_local = len(llm_server.requests)
     llm_server.reset()
     ray_out = tmp_path / "ray"
-    t0 = time.perf_counter()
     run_pipeline(sample_corpus / "reports.jsonl", ray_out,
                  load_config(bundled_pipeline("offline"),
                              [*sets, *RAY, "ray.llm_actors=3", f"llm.requests_per_minute={rpm}",
                               f"run.cache_dir={tmp_path / 'ray-cache'}"]),
                  upto="generate", show_progress=False)
-    elapsed = time.perf_counter() - t0
     n_ray = len(llm_server.requests)
     assert n_ray == n_local > 10  # its own cache: every passage asked once, by one of the actors
-    assert elapsed >= (n_ray - 1) * 60 / rpm  # three actors, one limit
+    # three actors, one limit: the server saw the requests paced for the whole cluster (three separate
+    # limits would have let them in three times as fast)
+    span = llm_server.arrivals[-1] - llm_server.arrivals[0]
+    assert span >= 0.9 * (n_ray - 1) * 60 / rpm
     for f in (L.QUERIES, L.QRELS, L.FAILURES, L.HIERARCHY):
         assert (local / "generate" / f).read_bytes() == (ray_out / "generate" / f).read_bytes(), f
     counts = json.loads((ray_out / "generate" / "manifest.json").read_text())["counts"]
