@@ -162,6 +162,13 @@ class GenerateConfig(Section):
         return self
 
 
+class FinanceConfig(Section):
+    # CSV of listed stocks (code, short name, industry; e.g. Tushare's stock_basic.csv). Names the
+    # companies a report body mentions (an untitled report's subject, verify's subject check) and gives
+    # title industries when topics.classifier.stock_table is unset
+    stock_table: str | None = None
+
+
 class ClassifierConfig(Section):
     backend: Literal["lexicon", "transformers"] = "lexicon"
     model: str | None = None  # FinBERT2-IC-style sequence classifier (local path or hub id)
@@ -379,6 +386,7 @@ class PipelineConfig(Section):
     ray: RayConfig = Field(default_factory=RayConfig)
     run: RunConfig = Field(default_factory=RunConfig)
     ingest: IngestConfig = Field(default_factory=IngestConfig)
+    finance: FinanceConfig = Field(default_factory=FinanceConfig)
     chunk: ChunkConfig = Field(default_factory=ChunkConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     generate: GenerateConfig = Field(default_factory=GenerateConfig)

@@ -68,7 +68,7 @@ STAGES: tuple[StageSpec, ...] = (
               ((L.INGEST, L.REPORTS), (L.CHUNK, L.PASSAGES), (L.CHUNK, L.SENTENCES)),
               (L.QUERIES, L.QRELS, L.FAILURES, L.HIERARCHY),
               "one query tree per passage (passage + sentence queries), completion, direct qrels"),
-    StageSpec(L.TOPICS, "fincprg.topics.stage:run", ("topics", "llm", "run.seed"), ((L.INGEST, L.REPORTS),),
+    StageSpec(L.TOPICS, "fincprg.topics.stage:run", ("topics", "finance", "llm", "run.seed"), ((L.INGEST, L.REPORTS),),
               (L.TITLES, L.TREE, L.ASSIGNMENTS, L.QUERIES, L.FAILURES, L.TOPICS_HTML, L.HIERARCHY_HTML),
               "industry + title + time clustering, topic intents and subqueries, industry subtrees"),
     StageSpec(L.MINE, "fincprg.mine.stage:run", ("mine", "run.seed"),

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fincprg.errors import BackendError, ConfigError
+from fincprg.errors import BackendError
 from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon, to_citic
+from fincprg.finance.stocks import StockTable  # noqa: F401  (re-exported: topics used to own it)
 
 log = logging.getLogger(__name__)
 
@@ -156,61 +156,6 @@ def company_map(pairs: Sequence[tuple[str | None, str | None]]) -> dict[str, str
             votes.setdefault(comp, {}).setdefault(citic, 0)
             votes[comp][citic] += 1
     return {c: max(v, key=lambda k: (v[k], -CITIC_INDUSTRIES.index(k))) for c, v in votes.items()}
-
-
-_CODE_COLS = ("symbol", "code", "stock_code", "ts_code", "股票代码", "证券代码", "代码")
-_NAME_COLS = ("name", "short_name", "股票简称", "证券简称", "简称", "名称")
-_INDUSTRY_COLS = ("industry", "industry_name", "行业", "所属行业")
-
-
-class StockTable:
-    """Stock code (and short name) -> CITIC industry, read from a user-supplied CSV.
-
-    The CSV needs a code column (``symbol``/``code``/``ts_code``/``股票代码`` …) and an industry column
-    (``industry``/``行业`` …) with names of any scheme :func:`~fincprg.finance.industries.to_citic` knows
-    (CITIC, Shenwan, East Money, Tushare); a ``name`` column adds short names. Codes are matched on their
-    six digits (``000001.SZ`` == ``000001``); rows whose industry maps to nothing are skipped and counted.
-    """
-
-    def __init__(self, path: str | Path):
-        import csv
-
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"topics.classifier.stock_table: {p} does not exist; give a CSV with a stock code "
-                              "and an industry column (e.g. Tushare's stock_basic.csv), or leave it unset")
-        with open(p, encoding="utf-8-sig", newline="") as f:
-            reader = csv.DictReader(f)
-            cols = reader.fieldnames or []
-            code = next((c for c in _CODE_COLS if c in cols), None)
-            ind = next((c for c in _INDUSTRY_COLS if c in cols), None)
-            name = next((c for c in _NAME_COLS if c in cols), None)
-            if code is None or ind is None:
-                raise ConfigError(f"topics.classifier.stock_table: {p} has columns {cols}; it needs a code column "
-                                  f"({'/'.join(_CODE_COLS)}) and an industry column ({'/'.join(_INDUSTRY_COLS)})")
-            self.by_code: dict[str, str] = {}
-            self.by_name: dict[str, str] = {}
-            self.unmapped = 0
-            for row in reader:
-                citic = to_citic(row.get(ind))
-                if citic is None:
-                    self.unmapped += bool((row.get(ind) or "").strip())
-                    continue
-                digits = (row.get(code) or "").strip().split(".")[0]
-                if digits:
-                    self.by_code[digits.zfill(6) if digits.isdigit() else digits.upper()] = citic
-                if name and (row.get(name) or "").strip():
-                    self.by_name.setdefault(row[name].strip(), citic)
-        self.path = str(p)
-
-    def lookup(self, code: str | None, company: str | None) -> str | None:
-        """The CITIC industry of a stock code (six digits, or with an exchange suffix) or short name."""
-        if code:
-            digits = code.strip().split(".")[0]
-            hit = self.by_code.get(digits.zfill(6) if digits.isdigit() else digits.upper())
-            if hit:
-                return hit
-        return self.by_name.get(company.strip()) if company else None
 
 
 def make_classifier(cfg: Any, companies: Mapping[str, str] | None = None) -> IndustryClassifier:

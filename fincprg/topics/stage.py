@@ -30,7 +30,8 @@ from fincprg import layout as L
 from fincprg.llm.retry import retry_counts
 from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg.records import Failure, Query, Report, TopicAssignment, TopicHierarchy
-from fincprg.topics.classify import StockTable, company_map, make_classifier
+from fincprg.finance.stocks import load_stock_table
+from fincprg.topics.classify import company_map, make_classifier
 from fincprg.topics.cluster import TopicTree, cluster_titles
 from fincprg.topics.embed import make_embedder
 from fincprg.topics.intents import (
@@ -49,11 +50,14 @@ from fincprg.topics.titles import Title, select_titles
 log = logging.getLogger(__name__)
 
 
-def label_industries(titles: list[Title], reports: list[Report], cfg: Any) -> tuple[list[Title], Any]:
+def label_industries(titles: list[Title], reports: list[Report], cfg: Any,
+                     stock_table: str | None = None) -> tuple[list[Title], Any]:
     """Fill ``industry``/``industry_source``: metadata, the stock table, company metadata, the classifier."""
     companies = company_map([(r.company, r.industry) for r in reports])
     classifier = make_classifier(cfg.classifier, companies)
-    stocks = StockTable(cfg.classifier.stock_table) if cfg.classifier.stock_table else None
+    table = cfg.classifier.stock_table or stock_table
+    key = "topics.classifier.stock_table" if cfg.classifier.stock_table else "finance.stock_table"
+    stocks = load_stock_table(table, key) if table else None
     out: list[Title | None] = []
     todo: list[int] = []
     for i, t in enumerate(titles):
@@ -174,7 +178,7 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
 
     reports = list(ctx.read(L.INGEST, L.REPORTS, Report))
     kept, dropped = select_titles(reports, cfg.min_title_chars)
-    kept, classifier = label_industries(kept, reports, cfg)
+    kept, classifier = label_industries(kept, reports, cfg, ctx.config.finance.stock_table)
     order = {r.id: i for i, r in enumerate(reports)}
     atomic_write_jsonl(ctx.output(L.TITLES), sorted([*kept, *dropped], key=lambda t: order[t.report_id]))
     if kept:

@@ -56,3 +56,17 @@ def test_rules_read_what_a_finance_reader_reads():
     src = "预计2021 2023年EPS分别为0.33、0.37、0.43元"
     assert check_query("星河科技2021-2023年的盈利预测是多少？", src, subjects=["星河科技"])["period_in_source"]
     assert not check_query("星河科技2021年EPS是多少？", src, subjects=["星河科技"])["period_in_source"]
+
+
+def test_stock_table_finds_the_companies_a_text_names(tmp_path):
+    from fincprg.finance.stocks import StockTable
+
+    csv = tmp_path / "stocks.csv"
+    csv.write_text("ts_code,symbol,name,industry\n600519.SH,600519,贵州茅台,白酒\n000002.SZ,000002,万科Ａ,全国地产\n"
+                   "000001.SZ,000001,平安银行,银行\n", encoding="utf-8")
+    t = StockTable(csv)
+    found = t.mentions("贵州茅台（600519）营收增长；万科A与平安银行另述。茅台（600519.SH）渠道改革。")
+    assert [(m.name, m.code, m.count) for m in found] == [
+        ("贵州茅台", "600519", 3), ("万科A", "000002", 1), ("平安银行", "000001", 1)]
+    assert t.mentions("公司营收增长，毛利率提升") == []
+    assert t.lookup(None, "万科Ａ") == t.lookup("000002.SZ", None)

@@ -1,0 +1,132 @@
+"""A user-supplied stock table: code and short name -> CITIC industry, and the listed companies a text names.
+
+Read from a CSV such as Tushare's ``stock_basic.csv`` (``finance.stock_table``, or
+``topics.classifier.stock_table`` for the topic stage alone). Used by topics (a title's industry),
+generation (an untitled report's subject, found in its body) and verify (a query's subject must be the
+report's company or one the source itself names).
+"""
+from __future__ import annotations
+
+import csv
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from fincprg.errors import ConfigError
+from fincprg.finance.industries import to_citic
+
+_CODE_COLS = ("symbol", "code", "stock_code", "ts_code", "股票代码", "证券代码", "代码")
+_NAME_COLS = ("name", "short_name", "股票简称", "证券简称", "简称", "名称")
+_INDUSTRY_COLS = ("industry", "industry_name", "行业", "所属行业")
+# a six-digit code standing alone (not inside a longer number): 600519, 600519.SH, SZ000001
+_CODE = re.compile(r"(?<![\d.])(?:(?:SH|SZ|BJ)\.?)?([036894]\d{5})(?:\.(?:SH|SZ|BJ))?(?![\d.]?\d)", re.I)
+# names this short are ordinary words too often (美的, 中信) unless a code stands beside them
+MIN_NAME_CHARS = 3
+
+
+def norm_name(name: str) -> str:
+    """Full-width letters and spaces folded (万科Ａ -> 万科A, ＊ST -> *ST)."""
+    return unicodedata.normalize("NFKC", name).replace(" ", "").strip()
+
+
+@dataclass(frozen=True)
+class Mention:
+    name: str  # the table's short name (normalised)
+    code: str | None  # six digits
+    count: int  # times the text names it (by name or code)
+    first: int  # offset of the first mention
+
+
+class StockTable:
+    """Stock code (and short name) -> CITIC industry, read from a user-supplied CSV.
+
+    The CSV needs a code column (``symbol``/``code``/``ts_code``/``股票代码`` …) and an industry column
+    (``industry``/``行业`` …) with names of any scheme :func:`~fincprg.finance.industries.to_citic` knows
+    (CITIC, Shenwan, East Money, Tushare); a ``name`` column adds short names. Codes are matched on their
+    six digits (``000001.SZ`` == ``000001``); rows whose industry maps to nothing are skipped for the
+    industry lookup (and counted) but still name a company.
+    """
+
+    def __init__(self, path: str | Path, key: str = "finance.stock_table"):
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"{key}: {p} does not exist; give a CSV with a stock code "
+                              "and an industry column (e.g. Tushare's stock_basic.csv), or leave it unset")
+        with open(p, encoding="utf-8-sig", newline="") as f:
+            reader = csv.DictReader(f)
+            cols = reader.fieldnames or []
+            code = next((c for c in _CODE_COLS if c in cols), None)
+            ind = next((c for c in _INDUSTRY_COLS if c in cols), None)
+            name = next((c for c in _NAME_COLS if c in cols), None)
+            if code is None or ind is None:
+                raise ConfigError(f"{key}: {p} has columns {cols}; it needs a code column "
+                                  f"({'/'.join(_CODE_COLS)}) and an industry column ({'/'.join(_INDUSTRY_COLS)})")
+            self.by_code: dict[str, str] = {}
+            self.by_name: dict[str, str] = {}
+            self.name_of: dict[str, str] = {}  # six digits -> short name
+            self.code_of: dict[str, str] = {}  # short name -> six digits
+            self.unmapped = 0
+            for row in reader:
+                digits = (row.get(code) or "").strip().split(".")[0]
+                digits = digits.zfill(6) if digits.isdigit() else digits.upper()
+                short = norm_name(row.get(name) or "") if name else ""
+                if digits and short:
+                    self.name_of.setdefault(digits, short)
+                    self.code_of.setdefault(short, digits)
+                citic = to_citic(row.get(ind))
+                if citic is None:
+                    self.unmapped += bool((row.get(ind) or "").strip())
+                    continue
+                if digits:
+                    self.by_code[digits] = citic
+                if short:
+                    self.by_name.setdefault(short, citic)
+        self.path = str(p)
+        self._by_first: dict[str, tuple[str, ...]] = {}
+
+    def lookup(self, code: str | None, company: str | None) -> str | None:
+        """The CITIC industry of a stock code (six digits, or with an exchange suffix) or short name."""
+        if code:
+            digits = code.strip().split(".")[0]
+            hit = self.by_code.get(digits.zfill(6) if digits.isdigit() else digits.upper())
+            if hit:
+                return hit
+        return self.by_name.get(norm_name(company)) if company else None
+
+    def mentions(self, text: str) -> list[Mention]:
+        """The listed companies a text names, by short name (>= 3 characters, longest match) or by a
+        stock code the table knows, most mentioned first (ties: first mentioned first)."""
+        if not self._by_first:
+            index: dict[str, list[str]] = {}
+            for n in self.code_of:
+                if len(n) >= MIN_NAME_CHARS:
+                    index.setdefault(n[0], []).append(n)
+            self._by_first = {k: tuple(sorted(v, key=len, reverse=True)) for k, v in index.items()}
+        t = unicodedata.normalize("NFKC", text)
+        counts: Counter[str] = Counter()
+        first: dict[str, int] = {}
+        i = 0
+        while i < len(t):
+            hit = next((n for n in self._by_first.get(t[i], ()) if t.startswith(n, i)), None)
+            if hit:
+                counts[hit] += 1
+                first.setdefault(hit, i)
+                i += len(hit)
+            else:
+                i += 1
+        for m in _CODE.finditer(t):
+            n = self.name_of.get(m.group(1))
+            if n:
+                counts[n] += 1
+                first.setdefault(n, m.start())
+        return [Mention(n, self.code_of.get(n), c, first[n])
+                for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))]
+
+
+@lru_cache(maxsize=4)
+def load_stock_table(path: str, key: str = "finance.stock_table") -> StockTable:
+    """One parsed table per path and process (stages and Ray actors ask for it once per batch)."""
+    return StockTable(path, key)
