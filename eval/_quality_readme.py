@@ -1,11 +1,12 @@
 """bench_quality's section of eval/README.md: the blind reading (when read), yield, and the rule tables."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from _quality_reading import MINED_LEVELS, REASONS, emitted_share
 from _quality_sources import LEVELS
-from _readme import write_section
+from _readme import README, write_section
 
 RULE_TEXT = [
     "Rules (`fincprg/generate/quality.py`; a query passes when it passes all six):",
@@ -53,8 +54,9 @@ def _intro(meta: dict[str, Any], results: dict[str, Any]) -> list[str]:
         "records as `alphafin_to_jsonl` converts them (title, date, and the body with its header); **untitled** "
         "= the same bodies with the header that repeats the title, target price and rating "
         f"(「研报题目是:…；研报摘要:」) stripped ({c.get('header_stripped', '?')} of {c.get('reports', '?')}) and no "
-        f"title, date or other field (title still in a body: {c.get('title_in_body', '?')}; date: "
-        f"{c.get('date_in_body', '?')}; {c.get('duplicate_bodies', '?')} bodies repeat another one and are "
+        f"title, date or other field (title still in a body: {c.get('title_in_body', '?')}; publication date "
+        f"in a body: {c.get('date_in_body', '?')}, each as the body's own words, e.g. an event on that day "
+        f"「2023年4月27日，公司发布…」, left as written; {c.get('duplicate_bodies', '?')} bodies repeat another one and are "
         "rejected by ingest as duplicates once the titles no longer tell them apart). Queries read are the "
         "emitted ones: the exported dataset's `queries.jsonl`. "
         f"Times: {times}{extra}; {meta.get('total_s', '?')} s in all.", ""]
@@ -108,6 +110,7 @@ def _reading(meta: dict[str, Any], results: dict[str, Any], agg: dict[str, Any] 
                          f"{_ci(r['ci'])} | {sc} |")
         else:
             lines.append(f"| {lv} | 0 | n/a | n/a | — |")
+    lines.append("")
     for lv in MINED_LEVELS:
         for e in m.get(lv, {}).get("examples", []):
             lines.append(f"- mined / {lv}: 「{e['text']}」 scored {e['score']}" + (f": {e['note']}" if e["note"] else ""))
@@ -156,7 +159,8 @@ def _yield(results: dict[str, Any]) -> list[str]:
         y = r.get("yield")
         if not y:
             continue
-        cells = [f"{y['levels'][lv]['emitted']} / {y['levels'][lv]['generated']} ({y['levels'][lv]['per']})"
+        cells = [f"{y['levels'][lv]['emitted']} / {y['levels'][lv]['generated']} "
+                 f"({'n/a' if y['levels'][lv]['per'] is None else y['levels'][lv]['per']})"
                  for lv in LEVELS]
         lines.append(f"| {name} | {y['reports']} ({y['titled_reports']}) | {y['passages']} | " + " | ".join(cells)
                      + f" | {y['passages_with_query']} ({_pct(y['share_with_query'])}) |")
@@ -200,16 +204,16 @@ def _rules(meta: dict[str, Any], results: dict[str, Any]) -> list[str]:
     for n in names:
         i, b = results[n]["industry"], results[n]["bias"]
         src = ", ".join(f"{k} {v}" for k, v in i["sources"].items()) or "none"
+        purity = "n/a" if i["topic_purity"] is None else i["topic_purity"]
         lines.append(f"| {n} | {i['titles']} | {i['unknown']} ({_pct(i['unknown_share'])}) | {src} | {i['topics']} "
-                     f"| {i['topic_purity']} | {b.get('bm25_jieba')} / {b.get('bm25_bigram')} | "
-                     f"{b.get('token_overlap')} |")
+                     f"| {purity} | {b.get('bm25_jieba')} / {b.get('bm25_bigram')} | {b.get('token_overlap')} |")
     lines += ["", "Rule failures (titled):", ""]
     lines += [f"- {lv}: {e}" for lv in LEVELS for e in last["rules"][lv]["examples"]] or ["- none"]
     return lines
 
 
-def write_readme(measured: dict[str, Any], agg: dict[str, Any] | None) -> None:
+def write_readme(measured: dict[str, Any], agg: dict[str, Any] | None, readme: Path = README) -> None:
     meta, results = measured["meta"], measured["results"]
     body = ["## Query and label quality of the offline backends (`eval/bench_quality.py`)", "",
             *_intro(meta, results), *_reading(meta, results, agg), *_yield(results), *_rules(meta, results)]
-    write_section("query-quality", "\n".join(body))
+    write_section("query-quality", "\n".join(body), readme)

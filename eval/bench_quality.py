@@ -226,6 +226,9 @@ def record(args: argparse.Namespace) -> None:
         agg = aggregate(key, read_verdicts(sheet, key))
     except ValueError as e:
         sys.exit(str(e))
+    if not agg["reading"] and not agg["mined"]:
+        sys.exit(f"no verdicts filled in {sheet / 'verdicts'} or {sheet / 'reader'}: step 2 (the reading) comes "
+                 "first; an item counts once its `acceptable` (or `score`) is set")
     agg["read_on"] = time.strftime("%Y-%m-%d")
     (sheet / "reading.json").write_text(json.dumps(agg, ensure_ascii=False, indent=1, default=dict),
                                         encoding="utf-8")
