@@ -55,12 +55,10 @@ STOCKS = DATA / "taxonomy" / "stock_basic.csv"
 RUBRIC = ROOT.parent / "shared" / "QUALITY_RUBRIC.md"
 
 
-def build(code: Path, src: Path, out: Path, current: bool) -> float:
-    """``fincprg build SRC -o OUT --upto export`` with ``code`` on the path; seconds it took. Older revisions
-    get only the settings they know (``finance.stock_table`` is new)."""
-    sets = ["topics.viz=none", f"topics.classifier.stock_table={STOCKS}"]
-    if current:
-        sets.append(f"finance.stock_table={STOCKS}")
+def build(code: Path, src: Path, out: Path, stock_keys: tuple[str, ...]) -> float:
+    """``fincprg build SRC -o OUT --upto export`` with ``code`` on the path; seconds it took. ``stock_keys``: the
+    settings that get stock_basic.csv (older revisions know fewer of them: ``finance.stock_table`` is new)."""
+    sets = ["topics.viz=none", *(f"{k}={STOCKS}" for k in stock_keys)]
     cmd = [sys.executable, "-m", "fincprg", "build", str(src), "-o", str(out), "--upto", "export", "-q", "--force"]
     for s in sets:
         cmd += ["--set", s]
@@ -148,14 +146,17 @@ def _checkout(work: Path, rev: str) -> Path:
     return code
 
 
+CURRENT = ("topics.classifier.stock_table", "finance.stock_table")
+
+
 def measure(name: str, code: Path, src: Path, work: Path, args: argparse.Namespace, current: bool,
-            ) -> tuple[dict[str, Any], BuildView]:
+            stock_keys: tuple[str, ...] = CURRENT) -> tuple[dict[str, Any], BuildView]:
     out = work / name
     stamp = out / "build_s.txt"
     if not current and stamp.is_file():  # --work kept a build of a fixed revision: its code cannot have changed
         secs = float(stamp.read_text())
     else:
-        secs = build(code, src, out, current)
+        secs = build(code, src, out, stock_keys)
         stamp.write_text(f"{secs:.1f}")
     view = BuildView(out, STOCKS)
     t = time.perf_counter()
@@ -192,9 +193,11 @@ def run_builds(args: argparse.Namespace) -> None:
         results: dict[str, dict[str, Any]] = {}
         views: dict[str, BuildView] = {}
         if args.before:
-            results["before"], _ = measure("before", _checkout(work, args.before), titled, work, args, False)
+            results["before"], _ = measure("before", _checkout(work, args.before), titled, work, args, False,
+                                        stock_keys=())
         for rev in args.also:
-            results[rev], _ = measure(rev, _checkout(work, rev), titled, work, args, False)
+            results[rev], _ = measure(rev, _checkout(work, rev), titled, work, args, False,
+                                   stock_keys=CURRENT[:1])
         for name, src in (("titled", titled), ("untitled", untitled)):
             results[name], views[name] = measure(name, ROOT, src, work, args, True)
         meta = _meta(args, stats)
