@@ -130,7 +130,7 @@ def run(ctx: Any) -> dict[str, Any]:
             right = emb.embed([texts[q] for q in space.right]) if space.right else None
             return neighbour_mask(space, left, right, cfg.prefilter.top_k)
 
-    veto = cfg.veto.model_dump(include={"company", "period", "metric", "numbers", "topic"}) if cfg.veto.enabled else None
+    veto = cfg.veto.model_dump(exclude={"enabled"}) if cfg.veto.enabled else None
     # the topic rules read each passage query's report (company, type, title periods, date)
     topic = topic_scope(ctx.read(L.INGEST, L.REPORTS, Report), gen_queries) \
         if veto and cfg.veto.topic and spaces["topic"] else None
