@@ -92,10 +92,20 @@ def topic_scope(reports: Iterable[Any], queries: Iterable[Any]) -> TopicScope:
     return TopicScope(by_query, names)
 
 
+@lru_cache(maxsize=4)
+def _names_re(names: frozenset[str]) -> re.Pattern[str] | None:
+    """One alternation of the build's company names (longest first): a scan per text, not per name."""
+    return re.compile("|".join(map(re.escape, sorted(names, key=lambda n: (-len(n), n))))) if names else None
+
+
+def _names_in(text: str, names: frozenset[str]) -> set[str]:
+    pattern = _names_re(names)
+    return set(pattern.findall(text)) if pattern is not None else set()
+
+
 def named_companies(text: str, facts: Any, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
     """(names, codes) of the companies ``text`` names: the extractor's and the build's known names."""
-    found = set(facts.companies) | {n for n in names if n in text}
-    return frozenset(found), frozenset(facts.codes)
+    return frozenset(set(facts.companies) | _names_in(text, names)), frozenset(facts.codes)
 
 
 def _same_company(subject: frozenset[str], codes: frozenset[str], scope: ReportScope) -> bool:
@@ -141,7 +151,7 @@ def speaks_for_industry(subquery: str, passage: str, names: frozenset[str]) -> b
         low = s.lower()
         if not any(w.lower() in low for w in scope_words) or not all(w in low for w in subject):
             continue
-        if _SELF.search(s) or any(n in s for n in names) or extract(s).companies:
+        if _SELF.search(s) or _names_in(s, names) or extract(s).companies:
             continue
         return True
     return False
