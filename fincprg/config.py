@@ -262,6 +262,7 @@ class VetoConfig(Section):
     period: bool = True
     metric: bool = True  # both name metrics and none is shared (营业收入 vs 毛利率)
     numbers: bool = True  # includes the figures of the queries' source sentences/passages
+    topic: bool = True  # topic space: an industry subquery needs an industry passage, a company one its company's; same period
 
 
 class BoilerplateConfig(Section):

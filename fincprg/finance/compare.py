@@ -13,13 +13,22 @@ field and the values cannot be the same thing. Checks, in this order (:data:`CHE
 - ``numbers``: both name a shared metric and, for some unit kind both carry (money after scaling
   万/亿, %, percentage points, times, unitless), no value agrees.
 
-:func:`source_conflict` compares the facts *behind* two queries: for the metrics the queries ask about,
-the numbers their source texts give in the clauses that name the metric (so two identical questions
-about 「电子产品的营业收入」 whose sentences give 23.13亿 and 9,579万 are not the same question), and,
-when the queries name no metric, the metrics the two sources state.
+:func:`source_conflict` compares the facts *behind* two queries (identical questions asked of two
+passages of one report often are not the same question), in this order:
+
+- ``source_numbers``: for a metric the queries ask about, the numbers the two sources give for it
+  (:func:`metric_numbers`) disagree (「电子产品的营业收入」: 23.13亿 in one sentence, 9,579万 in the other);
+- ``source_period``: the periods of the sentences that state an asked metric (or, when the queries ask
+  no metric, of the whole sources) share no year, part of year and actual/forecast: a full year is not
+  its first half, 2023 is not 2023E (a bare 「2023年」 is the full year); or one source's periods are not
+  the period the other query asks about (「2022年PE」 asked of a sentence about 2015's PE);
+- ``source_metrics``: the sources state different sets of the asked metrics (one gives 营收 and 净利润,
+  the other only 营收: it answers part of the question), or, when the queries ask no metric, state
+  disjoint metrics.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable
@@ -36,6 +45,7 @@ _UNIT_SCALE = {
 }
 _FORECAST_CUE = re.compile(r"预计|预测|预期|展望|有望|指引")
 _CLAUSE = re.compile(r"[，。；！？;!?\n]|,(?!\d{3})")  # not the comma of 9,579
+_SENTENCE = re.compile(r"[。；！？;!?\n]")
 
 
 def _number_key(n: Any) -> tuple[str, float]:
@@ -134,20 +144,54 @@ def fact_conflicts(fa: Any, fb: Any, *, text_a: str | None = None, text_b: str |
 
 @lru_cache(maxsize=65_536)
 def metric_numbers(text: str, metric: str) -> tuple[Any, ...]:
-    """Numbers in the clauses of ``text`` that name ``metric`` (any synonym), without years."""
+    """Numbers (years left out) of the clauses of ``text`` that name ``metric`` (any synonym), and of the
+    clauses that follow one in its sentence until a clause names another metric: in
+    「营收189.77亿元，同比增长51.45%，归母净利润26.54亿元」 both 189.77亿 and 51.45% are the revenue's."""
     from fincprg.finance import METRIC_SYNONYMS, extract
 
     syns = [s.lower() for s in METRIC_SYNONYMS.get(metric, (metric,))]
     out: list[Any] = []
-    for clause in _CLAUSE.split(text or ""):
-        low = clause.lower()
-        if any(s in low for s in syns):
-            out.extend(n for n in extract(clause).numbers if n.unit)
+    for sentence in _SENTENCE.split(text or ""):
+        on = False
+        for clause in _CLAUSE.split(sentence):
+            f = extract(clause)
+            if any(s in clause.lower() for s in syns):
+                on = True
+            elif f.metrics:
+                on = False
+            if on:  # figures with a unit: a bare number is too often a list index or a split decimal
+                out.extend(n for n in f.numbers if n.unit)
     return tuple(out)
 
 
+@lru_cache(maxsize=65_536)
+def metric_periods(text: str, metric: str | None = None) -> frozenset[Any]:
+    """Periods (forecasts marked, :func:`periods`) of the sentences of ``text`` that state ``metric``;
+    of every sentence when ``metric`` is None."""
+    from fincprg.finance import extract
+
+    out: set[Any] = set()
+    for s in _SENTENCE.split(text or ""):
+        f = extract(s)
+        if metric is None or metric in f.metrics:
+            out |= periods(f, s)
+    return frozenset(out)
+
+
+def _same_period(a: Any, b: Any) -> bool:
+    if a.year is not None and b.year is not None and (a.year != b.year or a.forecast != b.forecast):
+        return False
+    return (a.part or "FY") == (b.part or "FY")
+
+
+def periods_disagree(pa: frozenset[Any], pb: frozenset[Any]) -> bool:
+    """Both name periods and none of one side is a period of the other (see :func:`source_conflict`)."""
+    return bool(pa and pb) and not any(_same_period(a, b) for a in pa for b in pb)
+
+
 def source_conflict(query_a: Any, query_b: Any, source_a: str | None, source_b: str | None) -> str | None:
-    """``source_numbers`` / ``source_metrics`` when the sources behind two compatible queries differ.
+    """``source_numbers`` / ``source_period`` / ``source_metrics`` when the sources behind two compatible
+    queries differ (see the module docstring).
 
     ``query_*`` are the queries' facts, ``source_*`` the texts they were generated from.
     """
@@ -155,13 +199,34 @@ def source_conflict(query_a: Any, query_b: Any, source_a: str | None, source_b: 
         return None
     from fincprg.finance import extract
 
-    asked = query_a.metrics & query_b.metrics
+    asked = query_a.metrics | query_b.metrics
+    sa, sb = extract(source_a).metrics, extract(source_b).metrics
     for m in sorted(asked):
         na, nb = metric_numbers(source_a, m), metric_numbers(source_b, m)
         if na and nb and numbers_conflict(na, nb):
             return "source_numbers"
-    if not (query_a.metrics or query_b.metrics):
-        sa, sb = extract(source_a).metrics, extract(source_b).metrics
-        if sa and sb and not sa & sb:
-            return "source_metrics"
+    stated = sorted(asked & sa & sb) or ([None] if not asked else [])
+    for m in stated:
+        pa, pb = metric_periods(source_a, m), metric_periods(source_b, m)
+        # each source against the other, and against the period the other query asks about
+        if periods_disagree(pa, pb) or _asks_other_period(query_a, pb) or _asks_other_period(query_b, pa):
+            return "source_period"
+    if asked and asked & sa != asked & sb:
+        return "source_metrics"
+    if not asked and sa and sb and not sa & sb:
+        return "source_metrics"
     return None
+
+
+def _asks_other_period(query: Any, source_periods: frozenset[Any]) -> bool:
+    """The query names years (parts) and the source's, where it states the metric, are none of them.
+
+    Actual vs forecast is left to the sources' comparison: a question's wording (「盈利预测」, 「预计…」
+    before a 业绩预告's actual quarter) marks forecasts less reliably than its source does."""
+    if not (query.periods and source_periods):
+        return False
+    return period_conflict(_actual(query.periods), _actual(source_periods)) is not None
+
+
+def _actual(ps: frozenset[Any]) -> frozenset[Any]:
+    return frozenset(dataclasses.replace(p, forecast=False) for p in ps)

@@ -29,6 +29,7 @@ from fincprg.mine.boilerplate import boilerplate_passages, boilerplate_queries, 
 from fincprg.mine.facts import FactsCache, TextIndex, query_sources
 from fincprg.mine.propagate import propagate
 from fincprg.mine.rerankers import scorers_by_space, threshold_for
+from fincprg.mine.scope import topic_scope
 from fincprg.mine.spaces import (
     KINDS,
     Space,
@@ -129,12 +130,15 @@ def run(ctx: Any) -> dict[str, Any]:
             right = emb.embed([texts[q] for q in space.right]) if space.right else None
             return neighbour_mask(space, left, right, cfg.prefilter.top_k)
 
-    veto = cfg.veto.model_dump(include={"company", "period", "metric", "numbers"}) if cfg.veto.enabled else None
+    veto = cfg.veto.model_dump(exclude={"enabled"}) if cfg.veto.enabled else None
+    # the topic rules read each passage query's report (company, type, title periods, date)
+    topic = topic_scope(ctx.read(L.INGEST, L.REPORTS, Report), gen_queries) \
+        if veto and cfg.veto.topic and spaces["topic"] else None
     env = MineEnv(texts=texts, reranker=reranker, threshold=threshold, direction=cfg.direction,
                   keep_min_score=cfg.keep_min_score, boilerplate=frozenset(bp), facts=facts, veto=veto,
                   sources=query_sources(gen_queries, TextIndex(ctx.input_path(L.CHUNK, L.SENTENCES)),
                                         TextIndex(ctx.input_path(L.CHUNK, L.PASSAGES))),
-                  neighbours=neighbours)
+                  neighbours=neighbours, topic=topic)
 
     envs = {kind: env if scorers[kind] is reranker else dataclasses.replace(env, reranker=scorers[kind], cache={})
             for kind in KINDS}

@@ -3,7 +3,8 @@
 ``score_spaces(spaces, env)`` touches no files, so the stage can run it in a loop today and in
 a Ray ``map_batches`` later. Per space it enumerates exactly the pairs of
 :func:`fincprg.mine.spaces.base_mask` (optionally narrowed by the prefilter), scores each
-distinct text pair once, applies the threshold, then the boilerplate and finance vetoes.
+distinct text pair once, applies the threshold, then the boilerplate and finance vetoes, and in the
+topic space the rules of :mod:`fincprg.mine.scope` (whose passage, which period).
 
 Identical texts: two queries with the same text are the same question, so the pair is
 equivalent by definition (score 1.0) and is not sent to the reranker; it still counts as a
@@ -24,6 +25,7 @@ import scipy.sparse as sp
 
 from fincprg.mine.facts import FactsCache
 from fincprg.mine.rerankers import BlockScorer, Reranker
+from fincprg.mine.scope import TopicScope, topic_veto
 from fincprg.mine.spaces import Space, base_mask
 from fincprg.mine.veto import veto_reason
 from fincprg.records import ScoredPair
@@ -43,9 +45,10 @@ class MineEnv:
     keep_min_score: float = 0.85
     boilerplate: frozenset[str] = frozenset()
     facts: FactsCache | None = None
-    veto: dict[str, bool] | None = None  # {"company", "period", "numbers"}; None = veto off
+    veto: dict[str, bool] | None = None  # {"company", "period", "metric", "numbers", "topic"}; None = veto off
     neighbours: Callable[[Space], sp.csr_matrix | None] | None = None  # prefilter
     sources: dict[str, str] | None = None  # query id -> the sentence/passage it was generated from (veto)
+    topic: TopicScope | None = None  # topic space: passage query -> its report's scope (veto)
     cache: dict[tuple[str, str], float] = field(default_factory=dict)  # pairwise backends
 
 
@@ -141,12 +144,13 @@ def score_space(space: Space, env: MineEnv) -> SpaceResult:
     if space.bipartite and env.direction == "both":
         _direction_pass(space, env, True, allowed, counts, hist, kept)
     pairs = []
+    subqueries = frozenset(space.left) if space.kind == "topic" else frozenset()
     for a, b, s in kept:
         accepted = s >= env.threshold
         reason = None
         if accepted:
             counts["above_threshold"] += 1
-            reason = _veto(env, a, b)
+            reason = _veto(env, a, b) or (_topic_veto(env, a, b, subqueries) if subqueries else None)
             if reason:
                 counts[f"veto_{reason}"] += 1
                 accepted = False
@@ -164,8 +168,19 @@ def _veto(env: MineEnv, a: str, b: str) -> str | None:
         return None
     ta, tb = env.texts[a], env.texts[b]
     src = env.sources or {}
+    checks = {k: v for k, v in env.veto.items() if k != "topic"}  # the topic rules run on their own
     return veto_reason(env.facts.get(ta), env.facts.get(tb), text_a=ta, text_b=tb,
-                       source_a=src.get(a), source_b=src.get(b), **env.veto)
+                       source_a=src.get(a), source_b=src.get(b), **checks)
+
+
+def _topic_veto(env: MineEnv, a: str, b: str, subqueries: frozenset[str]) -> str | None:
+    """The topic space's own rules (:mod:`fincprg.mine.scope`): the subquery's subject and period."""
+    if env.veto is None or env.facts is None or env.topic is None or not env.veto.get("topic", True):
+        return None
+    sub, pq = (a, b) if a in subqueries else (b, a)
+    text = env.texts[sub]
+    return topic_veto(text, env.facts.get(text), (env.sources or {}).get(pq), env.topic.by_query.get(pq),
+                      env.topic.names)
 
 
 def score_spaces(spaces: list[Space], env: MineEnv) -> list[SpaceResult]:

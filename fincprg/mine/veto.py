@@ -7,9 +7,11 @@ companies, periods (forecast years included) and numbers the same way. Each chec
 a query that names no period is compatible with any period (completion may have left it out). Reasons,
 in the order they are checked: ``company``, ``stock_code``, ``period_year``, ``period_forecast``,
 ``period_part``, ``metric``, ``numbers`` (see :mod:`fincprg.finance.compare`), then, when the source
-texts of the two queries are known, ``source_numbers`` and ``source_metrics``: compatible (even
-identical) questions whose sentences or passages give different figures for the metric asked about,
-or state different metrics, are not the same question.
+texts of the two queries are known, ``source_numbers``, ``source_period`` and ``source_metrics``:
+compatible (even identical) questions whose sentences or passages give different figures for the
+metric asked about, speak of another period (year, part of year, actual vs forecast), or state only
+part of the metrics asked, are not the same question. The topic space adds its own rules
+(:mod:`fincprg.mine.scope`: ``topic_company``, ``topic_industry``, ``topic_period``).
 """
 from __future__ import annotations
 

@@ -18,11 +18,13 @@ TEXTS = {
 }
 
 
-def _write_inputs(out, fx):
+def _write_inputs(out, fx, report_type="industry"):
     qs = [q.model_copy(update={"text": TEXTS.get(q.id, q.text)}) for q in fx["queries"]]
     tq = [q.model_copy(update={"text": TEXTS.get(q.id, q.text)}) for q in fx["topic_queries"]]
     reports = sorted({p.report_id for p in fx["passages"]})
-    atomic_write_jsonl(out / "ingest" / "reports.jsonl", [Report(id=r, title=r, text="-") for r in reports])
+    # industry reports: their passages may answer the industry subquery qt:t0:0:0 (see test_topic_rules_*)
+    atomic_write_jsonl(out / "ingest" / "reports.jsonl", [Report(id=r, title=r, text="-", report_type=report_type)
+                                                          for r in reports])
     atomic_write_jsonl(out / "chunk" / "passages.jsonl", fx["passages"])
     atomic_write_jsonl(out / "chunk" / "sentences.jsonl", fx["sentences"])
     atomic_write_jsonl(out / "generate" / "queries.jsonl", qs)
@@ -35,9 +37,9 @@ def _write_inputs(out, fx):
     atomic_write_jsonl(out / "topics" / "queries.jsonl", tq)
 
 
-def _run(tmp_path, **mine):
+def _run(tmp_path, report_type="industry", **mine):
     out = tmp_path / "out"
-    _write_inputs(out, build())
+    _write_inputs(out, build(), report_type)
     cfg = PipelineConfig.model_validate({"mine": mine})
     ctx = StageContext(STAGE_BY_NAME["mine"], out, cfg, "sig", show_progress=False)
     ctx.dir.mkdir(parents=True, exist_ok=True)
@@ -123,3 +125,16 @@ def test_max_space_queries_bounds_the_sentence_spaces_and_counts_what_it_skips(t
     got = capped["spaces"]["sentence"]
     assert got["pairs"] == got["expected_pairs"]  # the cost model follows the windows
     assert got["pairs"] + capped["sentence_pairs_skipped_by_window"] == full["spaces"]["sentence"]["pairs"]
+
+
+def test_topic_rules_veto_an_industry_subquery_on_company_reports(tmp_path):
+    # the same build with company reports: 「白酒行业龙头2023年营业收入」 names no company, and R1's passage
+    # says nothing about the industry, so the identical passage query does not answer it for the industry
+    counts, d = _run(tmp_path, report_type="company", reranker={"threshold": 0.6})
+    by = {(p.query_a, p.query_b): p for p in read_jsonl(d / "pairs.jsonl", ScoredPair)}
+    assert by[("qt:t0:0:0", "qp:R1#p1")].veto == "topic_industry" and not by[("qt:t0:0:0", "qp:R1#p1")].accepted
+    assert counts["vetoed"]["topic_industry"] >= 1 and counts["spaces"]["topic"]["vetoed"]["topic_industry"] >= 1
+    mined = {(m.query_id, m.passage_id) for m in read_jsonl(d / "qrels.jsonl", Qrel)}
+    assert ("qt:t0:0:0", "R1#p1") not in mined
+    off, d2 = _run(tmp_path / "off", report_type="company", reranker={"threshold": 0.6}, veto={"topic": False})
+    assert "topic_industry" not in off["vetoed"]
