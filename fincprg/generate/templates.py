@@ -25,7 +25,7 @@ from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
 from fincprg.generate import phrases as ph
 from fincprg.generate.base import PassageInput, QueryTree
-from fincprg.generate.complete import dominant_year
+from fincprg.generate.complete import dominant_period
 from fincprg.records import Failure, Report
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ TEMPLATE_ID = "finance-templates"
 TEMPLATE_VERSION = "2"
 
 MIN_SENTENCE_CHARS = 12
+NO_SUBJECT = "no_subject"  # Failure kind: the passage's report has no subject to ask about
 _BOILERPLATE = re.compile(
     r"免责|声明|分析师|执业证书|证书编号|请务必阅读|仅供参考|不构成.{0,6}建议|评级说明|评级标准|联系人|电话|邮箱|"
     r"E-?mail|www\.|http|本报告|研究所|版权|信息披露|特别提示|证券研究报告"
@@ -97,13 +98,17 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
             return _pick(key, [f"{subj}是多少？", f"{subj}为多少？"])
         return _pick(key, [f"预计{subj}是多少？", f"{subj}的预测值是多少？", f"{subj}预计能达到多少？",
                            f"{subj}的预测是多少？"])
+    # a direction is asked only as written for this metric (frame()); a why only where a reason is written,
+    # a how-much only where a figure is
     d = _dir_word(f.metric, f.direction)
     if d and f.reason:
         return _pick(key, [f"{subj}{d}的原因是什么？", f"{subj}{d}主要受哪些因素驱动？", f"{subj}{d}的主要原因有哪些？"])
     if d and f.number and f.yoy:
         return _pick(key, [f"{subj}同比{d}了多少？", f"{subj}较上年同期变化了多少？", f"{subj}的同比变化幅度是多少？"])
+    if d and f.number:
+        return _pick(key, [f"{subj}{d}了多少？", f"{subj}变化了多少？"])
     if d:
-        return _pick(key, [f"{subj}为什么{d}？", f"{subj}的变化趋势如何？", f"{subj}{d}了多少？"])
+        return _pick(key, [f"{subj}的变化趋势如何？", f"{subj}表现如何？"])
     if f.number:
         return _pick(key, [f"{subj}是多少？", f"{subj}达到了多少？", f"{e}{p}的{a}{m}为多少？"])
     return _pick(key, [f"{subj}表现如何？", f"{subj}情况怎么样？"])
@@ -125,13 +130,19 @@ class TemplateGenerator:
         return [self._one(it) for it in items]
 
     def _one(self, item: PassageInput) -> QueryTree | Failure:
-        # a company report asks about its company; an industry report (no company) about its industry
+        # a company report asks about its company (metadata, title, or for an untitled report the listed
+        # company its body names: generate.stage.load_reports); an industry report about its industry
         company = report_company(item.report) or title_subject(item.report.title)
+        if not company:
+            return Failure(stage="generate", item_id=item.passage.id, kind=NO_SUBJECT,
+                           message="the report names no company (metadata, title, or with finance.stock_table a "
+                                   "listed company its body names) and no industry: a query would have no "
+                                   "subject", raw=item.passage.text[:200])
         date = item.report.date
         text = _clean(item.passage.text)
-        pyear = dominant_year(text, date) if text else None
-        sq = tuple(self.sentence_query(s.text, company, key=s.id, date=date, passage_year=pyear)
-                   for s in item.sentences)
+        period = dominant_period(text, date) if text else None
+        sq = tuple(self.sentence_query(s.text, company, key=s.id, date=date, passage_year=period,
+                                       passage_text=text) for s in item.sentences)
         pq = self.passage_query(item.passage.text, company, key=item.passage.id, date=date)
         if not pq:
             # no main metric, forecast, risk or event: the passage's first askable sentence fact stands for it
@@ -145,10 +156,11 @@ class TemplateGenerator:
     # ------------------------------------------------------------ sentences
 
     def sentence_query(self, text: str, company: str | None, *, key: str, date: dt.date | None = None,
-                       passage_year: int | None = None) -> str:
+                       passage_year: int | Period | None = None, passage_text: str = "") -> str:
         """One question for one sentence, or "" when it carries nothing askable.
 
-        ``passage_year`` (the passage's one reporting year) dates a sentence that names no year.
+        ``passage_year`` (the passage's one reporting year, or its period: 2021年上半年) dates a sentence
+        that names no year; ``passage_text`` dates a bare quarter (一季度 where the passage writes 22Q1).
         """
         text = _HEADER.sub("", text).strip()
         if len(text) < MIN_SENTENCE_CHARS or _BOILERPLATE.search(text):
@@ -172,11 +184,9 @@ class TemplateGenerator:
             return _pick(key, [f"{e}的目标价是多少？", f"{e}的目标价被设定为多少？"])
         if _RATING.search(text) and not facts.metrics:
             return _pick(key, [f"{e}的投资评级是什么？", f"{e}获得了什么投资评级？"])
-        cls = ph.clauses(text)
         best: ph.Frame | None = None
-        for i, c in enumerate(cls):
-            f = ph.frame(c, cls[i + 1] if i + 1 < len(cls) else "", text, names=names,
-                         passage_year=passage_year, year=year)
+        for f in ph.sentence_frames(text, names=names, others=names - {e}, passage_year=passage_year, year=year,
+                                    passage_text=passage_text):
             if f.metric and not f.vague and (best is None or (f.number and not best.number)):
                 best = f
                 if f.number:
@@ -185,7 +195,7 @@ class TemplateGenerator:
             return metric_question(key, e, best)
         event = ph.event_of(text)
         if event:
-            period, fc = ph.period_of(text, text, passage_year, year)
+            period, fc = ph.period_of(text, text, passage_year, year, passage_text)
             forms = [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]]
             if fc:
                 return _pick(key, [f"预计{e}{period}{event}方面有哪些进展？", f"{e}{period}{event}的前景如何？"])
@@ -201,10 +211,10 @@ class TemplateGenerator:
             return ""
         year = date.year if date else None
         facts = extract(text, company=company)
-        e = company or next(iter(sorted(n for n in facts.companies if n in text)), "")
+        e = company  # never a name-like fragment of the text (「钢基材料」, a broker): no subject, no query
         if not e:
             return ""
-        pyear = dominant_year(text, date)
+        period = dominant_period(text, date)
         names = frozenset(facts.companies)
         if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})", text) and facts.metrics:
             period, _ = ph.period_of(_forecast_clause(text), text, None, year)
@@ -217,14 +227,10 @@ class TemplateGenerator:
         if facts.metrics:
             order = _metric_order(text, facts.metrics)
             main = order[0]
-            cls = ph.clauses(text)
-            frames = []
-            for i, c in enumerate(cls):
-                if any(s.lower() in c.lower() for s in METRIC_SYNONYMS[main]):
-                    f = ph.frame(c, cls[i + 1] if i + 1 < len(cls) else "", c, names=names,
-                                 passage_year=pyear, year=year)
-                    if f.metric == main and not f.vague:
-                        frames.append(f)
+            frames = [f for sent in re.split(r"[。！？!?]", text) if sent.strip()
+                      for f in ph.sentence_frames(sent, names=names, others=names - {e}, passage_year=period,
+                                                  year=year, passage_text=text)
+                      if f.metric == main and not f.vague]
             if frames:
                 f = frames[0]
                 aspects = Counter(x.aspect for x in frames if x.aspect)
@@ -241,7 +247,7 @@ class TemplateGenerator:
             return _pick(key, [f"{e}的投资评级和目标价是什么？", f"{e}的投资价值如何？"])
         event = ph.event_of(text)
         if event:
-            period = f"{pyear}年" if pyear else ""
+            period = "" if period is None else (f"{period.year}年" if period.part == "FY" else period.label())
             return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]])
         return ""
 

@@ -61,7 +61,7 @@ def test_industry_report_asks_about_its_industry():
     assert tree.sentence_queries[0].startswith("半导体行业") and "均价" in tree.sentence_queries[0]
     item = _item(company=None, title="策略周报：市场回顾", sents=["毛利率为30%，同比提升2个百分点。"])
     (res,) = TemplateGenerator().generate([item])
-    assert isinstance(res, Failure) and res.kind == "nothing_askable"  # no subject: nothing usable
+    assert isinstance(res, Failure) and res.kind == "no_subject"  # no subject: nothing usable, and counted
 
 
 def test_forecast_years_stay_forecasts_and_periods_come_from_the_sentence():
