@@ -88,6 +88,25 @@ def without_reference_years(text: str) -> str:
     return _REFERENCE_YEAR.sub(lambda m: re.sub(r"\d", "X", m.group(0)), text)
 
 
+# 「22年」 (extract() reads a two-digit year only with a part: 22Q1, 22年上半年), and 「Q1 Q3」 / 「1-3Q」
+# with the dash lost (AlphaFin strips it): the nine months, not the first quarter
+_SHORT_YEAR = re.compile(r"(?<![\d.])(?<![近前后过去未来约超余多第每逾共满])(1[5-9]|2\d)(?=年(?![\d度]|[前后内来以]|期间))")
+_NINE_MONTHS = re.compile(r"Q1\s*[-~～至到 ]\s*Q3(?!\d)")
+_NINE_MONTHS_YEAR = re.compile(r"(?<![\d.])1\s*[-~～至 ]\s*3Q\s*(20\d{2}|\d{2})(?!\d)")  # 1-3Q20
+
+
+def normal_periods(text: str) -> str:
+    """``text`` with reference years blanked (:func:`without_reference_years`), two-digit years written
+    in full (22年 -> 2022年) and 「Q1 Q3」 read as Q1-Q3: what period parsing should see."""
+    text = without_reference_years(text)
+    if "年" in text:
+        text = _SHORT_YEAR.sub(lambda m: "20" + m.group(1), text)
+    if "Q" not in text:
+        return text
+    text = _NINE_MONTHS_YEAR.sub(lambda m: f"{m.group(1) if len(m.group(1)) == 4 else '20' + m.group(1)}年前三季度", text)
+    return _NINE_MONTHS.sub("Q1-Q3", text)
+
+
 def recent_year(year: int | None, date: dt.date | None) -> bool:
     """False for a year more than :data:`MAX_YEARS_BACK` years before the report ``date``."""
     return year is None or date is None or year >= date.year - MAX_YEARS_BACK
@@ -97,7 +116,7 @@ def recent_year(year: int | None, date: dt.date | None) -> bool:
 def text_periods(text: str, date: dt.date | None = None) -> frozenset[Period]:
     """The periods a text is about: extract()'s periods without reference years and years long
     before the report date."""
-    found = periods(without_reference_years(text))
+    found = periods(normal_periods(text))
     return frozenset(p for p in found if recent_year(p.year, date))
 
 
@@ -109,7 +128,7 @@ def dominant_year(text: str, date: dt.date | None = None) -> int | None:
     Years of 「2002年以来」-style references and years more than :data:`MAX_YEARS_BACK` years
     before the report ``date`` do not count.
     """
-    text = without_reference_years(text)
+    text = normal_periods(text)
     years = Counter(p.year for p in text_periods(text, date) if p.year and not p.forecast)
     if not years:
         return None
@@ -131,7 +150,7 @@ def _period_mentions(text: str, date: dt.date | None) -> list[Period]:
     """Each period ``text`` names, once per mention (years long before ``date`` and reference years out)."""
     from fincprg.finance.extract import _PERIOD_RE
 
-    text = without_reference_years(text)
+    text = normal_periods(text)
     out = []
     for m in _PERIOD_RE.finditer(text):
         for p in periods(m.group(0)):
@@ -180,6 +199,8 @@ def part_year(part: str, *texts: str, date: dt.date | None = None) -> int | None
     return None
 
 
+# questions a period does not narrow: a report's risks, its rating and target price
+_NO_PERIOD = re.compile(r"风险|评级|目标价")
 _FORECAST_HINT = re.compile(r"预计|预测|预期|未来|展望|\d{2,4}E")
 
 
@@ -191,8 +212,8 @@ def add_period(query: str, year: int | Period | None, company: str | None = None
     ``year``'s year; nothing when that is unclear."""
     if not year or not query:
         return query
-    named = periods(without_reference_years(query))
-    if any(p.year for p in named) or _FORECAST_HINT.search(query):
+    named = periods(normal_periods(query))
+    if any(p.year for p in named) or _FORECAST_HINT.search(query) or _NO_PERIOD.search(query):
         return query
     period = year if isinstance(year, Period) else Period(year, "FY")
     bare = [p for p in named if p.part]

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
-from fincprg.generate.complete import part_year, recent_year, without_reference_years
+from fincprg.generate.complete import normal_periods, part_year, recent_year, without_reference_years
 from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
@@ -41,6 +41,7 @@ _NON_PHRASE = re.compile(r"[^\u4e00-\u9fffA-Za-z]")  # digits, spaces, punctuati
 _METRIC_RE = re.compile("|".join(
     re.escape(s) + ("(?!力)" if s == "产能" else "")  # 生产能力 is no 产能
     for s in sorted({s for syns in METRIC_SYNONYMS.values() for s in syns}, key=len, reverse=True)), re.IGNORECASE)
+CLAUSE_METRIC = _METRIC_RE
 # A measure the metric list lacks, written with its figure or its change: 收益率为2.4%, 发行额同比下降.
 _MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|融资额|产量|指数|涨幅|跌幅|金额|总额|"
                       r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
@@ -176,19 +177,22 @@ def label(periods: frozenset[Period], forecast_flag: bool = False) -> tuple[str,
 def text_periods(text: str, year: int | None) -> frozenset[Period]:
     """Periods of ``text`` minus reference years (2002年以来) and years long before the report year."""
     date = dt.date(year, 12, 31) if year else None
-    return frozenset(p for p in extract(without_reference_years(text)).periods if recent_year(p.year, date))
+    return frozenset(p for p in extract(normal_periods(text)).periods if recent_year(p.year, date))
 
 
 def _dated(text: str, year: int | None) -> frozenset[Period]:
     """The dated periods of ``text``, forecasts marked: 2024E, 预计 before the year, and (given the
     report ``year``) any year after the report's, with a range's years from the report's own year on
-    (「下调22-24年归母净利润」 in a 2022 report is a forecast for 2022-2024)."""
+    (「维持22-24年归母净利润」 in a January 2023 report is a forecast for 2022-2024)."""
     ps = text_periods(text, year)
-    fc_years = forecast_years(text)
-    future = bool(year) and any(p.year and p.year > year and p.part in (None, "FY") for p in ps)
-    return frozenset(Period(p.year, p.part, p.forecast or p.year in fc_years
-                            or bool(year and p.year > year)
-                            or (future and p.part in (None, "FY") and p.year >= year))
+    fc_years = set(forecast_years(text))
+    if year:
+        # a run of years reaching past the report's year is a forecast table (「维持22-24年归母净利润…」)
+        bare = {p.year for p in ps if p.year and p.part in (None, "FY")}
+        for y in sorted(bare, reverse=True):
+            if y > year or (y + 1 in fc_years and y + 1 in bare):
+                fc_years.add(y)
+    return frozenset(Period(p.year, p.part, p.forecast or p.year in fc_years or bool(year and p.year and p.year > year))
                      for p in ps if p.year)
 
 
@@ -201,10 +205,16 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
     year the passage gives that part (``passage_text``; 一季度 in a passage writing 22Q1 is 2022年一季度),
     else stays bare; a forecast stays a forecast (2024E, 预计 before the year, a year after the report's)."""
     pp = passage_year if isinstance(passage_year, Period) else (Period(passage_year, "FY") if passage_year else None)
-    for text in (clause, sentence):
+    # a time adverbial scopes what follows it: the sentence's period is the one written before this clause
+    # (「2021年，公司营收…，毛利率…」), not one a later clause gives another fact (「…预计2023年下半年投产」)
+    i = sentence.find(clause)
+    before = sentence[:i] if i > 0 else ("" if i == 0 else sentence)
+    for text in (clause, before):
+        if not text:
+            continue
         dated = _dated(text, year)
         if dated:
-            if text is sentence and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
+            if text is before and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
                 return "", False  # several actual years and the clause names none: unclear
             return label(dated)
         bare = sorted(p for p in text_periods(text, year) if p.part and not p.year)
@@ -236,6 +246,12 @@ def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset
     return any(tags.get(w, "") in _PROPER_TAGS for w in words(head) if len(w) >= 2)
 
 
+_CONTINUES = re.compile(r"\s*(?:[\d.%\s]|同比|环比|较上年同期|较上年|较去年同期|较去年|较年初|较同期|yoy|YoY|分别|均|"
+                       r"有所|大幅|小幅|略有|略微|明显|显著|持续|进一步|继续|增速|增幅|降幅|约)*"
+                       r"(?:负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至|增长|提升|上升|增加|"
+                       r"提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍)")
+
+
 def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | Period | None,
           year: int | None, rest: tuple[str, ...] | None = None, others: frozenset[str] = frozenset(),
           passage_text: str = "") -> Frame:
@@ -261,11 +277,14 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     if nxt:
         tail = tail[:nxt.start()]
     rest = (next_clause,) if rest is None else rest
-    follow = rest[0] if rest and not (_first_metric(rest[0]) or _MEASURE.search(rest[0])) else ""
+    # the next clause continues this metric only where it opens with its change (「，同比下降1.2个百分点」),
+    # not where it has a subject of its own (「除研发费用外，其他费用下降显著」)
+    follow = rest[0] if rest and _CONTINUES.match(rest[0]) and not (_first_metric(rest[0]) or _MEASURE.search(rest[0])) else ""
     d = _DIRECTION.search(tail) or (_DIRECTION.search(follow) if follow else None)
     direction = None if d is None else ("down" if d.group("down") else "up")
     number = bool(extract(tail).numbers) or bool(follow and direction and extract(follow).numbers)
     aspect = aspect_of(clause, m.start(), names)
+    share = bool(re.match(r"(?:预测)?(?:占比|比重|占)", clause[m.end():]))  # 「净利润预测占比」: a share of it
     reason = bool(REASON.search(clause))
     for c in rest:
         if reason or _first_metric(c) or _MEASURE.search(c):
@@ -274,7 +293,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     return Frame(period=period, forecast=fc, metric=canonical(surface) or surface, surface=surface,
                  aspect=aspect or "",
                  vague=(aspect is None or (not aspect and surface in _NEEDS_OBJECT)
-                        or foreign_head(clause[:m.start()], others, names - others)),
+                        or share or foreign_head(clause[:m.start()], others, names - others)),
                  direction=direction, number=number,
                  yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", tail + follow)),
                  reason=reason)

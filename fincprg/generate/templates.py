@@ -19,11 +19,11 @@ import datetime as dt
 import hashlib
 import logging
 import re
-from collections import Counter
 
 from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
 from fincprg.generate import phrases as ph
+from fincprg.generate.phrases import canonical
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.generate.complete import dominant_period
 from fincprg.records import Failure, Report
@@ -34,6 +34,8 @@ TEMPLATE_ID = "finance-templates"
 TEMPLATE_VERSION = "2"
 
 MIN_SENTENCE_CHARS = 12
+# measures of the share price, not of the business: not a passage's second metric nor a forecast's subject
+_VALUATION = frozenset({"目标价", "PE", "PB", "PS", "市值"})
 NO_SUBJECT = "no_subject"  # Failure kind: the passage's report has no subject to ask about
 _BOILERPLATE = re.compile(
     r"免责|声明|分析师|执业证书|证书编号|请务必阅读|仅供参考|不构成.{0,6}建议|评级说明|评级标准|联系人|电话|邮箱|"
@@ -111,7 +113,7 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
         return _pick(key, [f"{subj}的变化趋势如何？", f"{subj}表现如何？"])
     if f.number:
         return _pick(key, [f"{subj}是多少？", f"{subj}达到了多少？", f"{e}{p}的{a}{m}为多少？"])
-    return _pick(key, [f"{subj}表现如何？", f"{subj}情况怎么样？"])
+    return ""  # neither a figure nor a change is written: the sentence does not answer 「…表现如何」
 
 
 class TemplateGenerator:
@@ -217,9 +219,14 @@ class TemplateGenerator:
         period = dominant_period(text, date)
         names = frozenset(facts.companies)
         if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})", text) and facts.metrics:
-            period, _ = ph.period_of(_forecast_clause(text), text, None, year)
-            main = _metric_order(text, facts.metrics)[0]
-            m = _surface(main, text)
+            clause = _forecast_clause(text)
+            period, _ = ph.period_of(clause, text, None, year)
+            # the metric the forecast is written for (「预计2022-2024年归母净利润分别为…」), not the passage's
+            # most written one (新签订单, 市场份额)
+            fm = ph.CLAUSE_METRIC.search(clause)
+            if fm is None or canonical(fm.group(0)) in _VALUATION:
+                return _pick(key, [f"{e}{period}的盈利预测是多少？", f"{e}{period}的业绩预测如何？"])
+            m = fm.group(0)
             return _pick(key, [f"预计{e}{period}{m}分别是多少？", f"{e}{period}的盈利预测是多少？",
                                f"{e}{period}{m}的预测如何？"])
         if _RISK.search(text) and not facts.metrics:
@@ -227,17 +234,19 @@ class TemplateGenerator:
         if facts.metrics:
             order = _metric_order(text, facts.metrics)
             main = order[0]
-            frames = [f for sent in re.split(r"[。！？!?]", text) if sent.strip()
-                      for f in ph.sentence_frames(sent, names=names, others=names - {e}, passage_year=period,
-                                                  year=year, passage_text=text)
-                      if f.metric == main and not f.vague]
+            all_frames = [f for sent in re.split(r"[。！？!?]", text) if sent.strip()
+                          for f in ph.sentence_frames(sent, names=names, others=names - {e}, passage_year=period,
+                                                      year=year, passage_text=text)
+                          if f.metric and not f.vague]
+            frames = [f for f in all_frames if f.metric == main]
             if frames:
-                f = frames[0]
-                aspects = Counter(x.aspect for x in frames if x.aspect)
-                if aspects and len(aspects) > 1:
-                    f = _replace(f, aspect="")  # several segments: the passage is about the metric as a whole
-                if len(order) > 1 and not f.aspect and not f.forecast:
-                    second = _surface(order[1], text)
+                # the company's own figure where the passage gives one; else the first segment's, as that
+                # segment's (a segment falling while the company rose must not become 「公司…下降」)
+                f = next((x for x in frames if not x.aspect), frames[0])
+                seconds = [x for x in all_frames if x.metric in order[1:2] and not x.aspect and x.number
+                           and x.period == f.period and x.metric not in _VALUATION]
+                if seconds and not f.aspect and not f.forecast and f.number and main not in _VALUATION:
+                    second = seconds[0].surface
                     period = f.period
                     return _pick(key, [f"{e}{period}{f.surface}和{second}表现如何？",
                                        f"{e}{period}{f.surface}和{second}的变化情况如何？",
@@ -261,12 +270,6 @@ def _clean(text: str) -> str:
 def _forecast_clause(text: str) -> str:
     m = re.search(r"(?:盈利预测|预计)[^。；]{0,60}", text)
     return m.group(0) if m else text
-
-
-def _replace(f: ph.Frame, **kw: object) -> ph.Frame:
-    from dataclasses import replace
-
-    return replace(f, **kw)
 
 
 def _surface(canonical: str, text: str) -> str:
