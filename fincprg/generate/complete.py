@@ -90,16 +90,27 @@ def without_reference_years(text: str) -> str:
 
 # 「22年」 (extract() reads a two-digit year only with a part: 22Q1, 22年上半年), and 「Q1 Q3」 / 「1-3Q」
 # with the dash lost (AlphaFin strips it): the nine months, not the first quarter
-_SHORT_YEAR = re.compile(r"(?<![\d.])(?<![近前后过去未来约超余多第每逾共满])(1[5-9]|2\d)(?=年(?![\d度]|[前后内来以]|期间))")
+_NOT_YEAR_BEFORE = "近前后过去未来约超余多第每逾共满"
+_SHORT_YEAR = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_BEFORE}]\s)(1[5-9]|2\d)"
+                         r"(?=年(?![\d度]|[前后内来以]|期间))")
+# separators AlphaFin lost: 「2020 2022 年」 is 2020-2022年, 「2019 年」 2019年, 「21FY」 2021年
+_SPACED_RANGE = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_BEFORE}]\s)(20\d{{2}}|1[5-9]|2\d)\s+(20\d{{2}}|1[5-9]|2\d)\s*(?=年|E)")
+_SPACED_YEAR = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_BEFORE}]\s)(20\d{{2}}|1[5-9]|2\d)\s+(?=年)")
+_FY_AFTER = re.compile(r"(?<![\d.A-Za-z])(1[5-9]|2\d)FY(?![A-Za-z])")
 _NINE_MONTHS = re.compile(r"Q1\s*[-~～至到 ]\s*Q3(?!\d)")
 _NINE_MONTHS_YEAR = re.compile(r"(?<![\d.])1\s*[-~～至 ]\s*3Q\s*(20\d{2}|\d{2})(?!\d)")  # 1-3Q20
 
 
 def normal_periods(text: str) -> str:
     """``text`` with reference years blanked (:func:`without_reference_years`), two-digit years written
-    in full (22年 -> 2022年) and 「Q1 Q3」 read as Q1-Q3: what period parsing should see."""
+    in full (22年 -> 2022年, 21FY -> 2021年), lost range dashes restored (2020 2022 年 -> 2020-2022年) and
+    「Q1 Q3」 read as Q1-Q3: what period parsing should see."""
     text = without_reference_years(text)
-    if "年" in text:
+    if "FY" in text:
+        text = _FY_AFTER.sub(lambda m: f"20{m.group(1)}年", text)
+    if "年" in text or "E" in text:
+        text = _SPACED_RANGE.sub(lambda m: f"{m.group(1)}-{m.group(2)}", text)
+        text = _SPACED_YEAR.sub(lambda m: m.group(1), text)
         text = _SHORT_YEAR.sub(lambda m: "20" + m.group(1), text)
     if "Q" not in text:
         return text

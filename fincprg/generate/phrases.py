@@ -228,7 +228,7 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
 
 
 # Before a metric, these say the figure is someone else's: a subsidiary's, a customer's, a peer's.
-_FOREIGN = re.compile(r"子公司|旗下|母公司|控股股东|大股东|参股|合资|客户|竞争对手|竞品|同行|可比公司|行业(?:整体|平均)?|全国|全球")
+_FOREIGN = re.compile(r"子公司|孙公司|旗下|母公司|控股股东|大股东|参股|合资|客户|竞争对手|竞品|同行|可比公司|行业(?:整体|平均)?|全国|全球")
 _PROPER_TAGS = ("nr", "nrt", "nt")  # jieba: person, transliterated and organisation names (特斯拉)
 # A sentence that opens by splitting the company's figures: its metrics are a segment's, not the company's.
 _SPLIT = re.compile(r"^\s*(?:分(?:业务|产品|板块|品类|区域|地区|渠道|下游|季度|业态|品牌|行业)|其中|细分)")
@@ -311,10 +311,15 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
     out: list[Frame] = []
     seg: dict[str, str | None] = {}  # metric -> the last aspect written for it (None: one that cannot be said)
     split = bool(_SPLIT.search(sentence))
+    # 「子公司重庆博奥投资建设…项目，投资金额约为6.46亿元」: the sentence is about someone else throughout
+    first = _first_metric(sentence) or _MEASURE.search(sentence)
+    foreign = bool(first and _FOREIGN.search(sentence[:first.start()]) and not _WHOLE.search(sentence[:first.start()]))
     for i, c in enumerate(cls):
         f = frame(c, cls[i + 1] if i + 1 < len(cls) else "", sentence, names=names, passage_year=passage_year,
                   year=year, rest=tuple(cls[i + 1:]), others=others, passage_text=passage_text)
-        if f.metric:
+        if f.metric and foreign and not _WHOLE.search(c):
+            f = replace(f, vague=True)
+        elif f.metric:
             if f.aspect or f.vague:
                 seg[f.metric] = None if f.vague else f.aspect
             elif _WHOLE.search(c):

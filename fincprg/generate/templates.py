@@ -96,6 +96,8 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
     if f.metric == "目标价":
         return _pick(key, [f"{e}的目标价是多少？", f"{e}的目标价被设定为多少？"])
     if f.forecast:
+        if not f.number:
+            return ""  # 「预计下半年收入增速有望延续」 gives no figure to ask for
         if re.search(r"预测|预计|预期", subj):  # 「预测净利润」: no second 预测
             return _pick(key, [f"{subj}是多少？", f"{subj}为多少？"])
         return _pick(key, [f"预计{subj}是多少？", f"{subj}的预测值是多少？", f"{subj}预计能达到多少？",
@@ -107,8 +109,8 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
         return _pick(key, [f"{subj}{d}的原因是什么？", f"{subj}{d}主要受哪些因素驱动？", f"{subj}{d}的主要原因有哪些？"])
     if d and f.number and f.yoy:
         return _pick(key, [f"{subj}同比{d}了多少？", f"{subj}较上年同期变化了多少？", f"{subj}的同比变化幅度是多少？"])
-    if d and f.number:
-        return _pick(key, [f"{subj}{d}了多少？", f"{subj}变化了多少？"])
+    if d and f.number:  # the figure may be the level (「在手订单60亿元且持续提升」): ask it, not the change
+        return _pick(key, [f"{subj}是多少？", f"{e}{p}的{a}{m}为多少？"])
     if d:
         return _pick(key, [f"{subj}的变化趋势如何？", f"{subj}表现如何？"])
     if f.number:
@@ -218,17 +220,22 @@ class TemplateGenerator:
             return ""
         period = dominant_period(text, date)
         names = frozenset(facts.companies)
-        if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})", text) and facts.metrics:
+        if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)", text) \
+                and facts.metrics:
             clause = _forecast_clause(text)
             period, _ = ph.period_of(clause, text, None, year)
             # the metric the forecast is written for (「预计2022-2024年归母净利润分别为…」), not the passage's
             # most written one (新签订单, 市场份额)
             fm = ph.CLAUSE_METRIC.search(clause)
-            if fm is None or canonical(fm.group(0)) in _VALUATION:
+            if not period:
+                pass  # no forecast years: asked below like any other passage
+            elif fm is None or canonical(fm.group(0)) in _VALUATION:
                 return _pick(key, [f"{e}{period}的盈利预测是多少？", f"{e}{period}的业绩预测如何？"])
-            m = fm.group(0)
-            return _pick(key, [f"预计{e}{period}{m}分别是多少？", f"{e}{period}的盈利预测是多少？",
-                               f"{e}{period}{m}的预测如何？"])
+            else:
+                m = fm.group(0)
+                each = "分别" if "-" in period else ""
+                return _pick(key, [f"预计{e}{period}{m}{each}是多少？", f"{e}{period}的盈利预测是多少？",
+                                   f"{e}{period}{m}的预测如何？"])
         if _RISK.search(text) and not facts.metrics:
             return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         if facts.metrics:
@@ -268,7 +275,9 @@ def _clean(text: str) -> str:
 
 
 def _forecast_clause(text: str) -> str:
-    m = re.search(r"(?:盈利预测|预计)[^。；]{0,60}", text)
+    """The clause a passage's forecast is written in: from 预计/预测 to its years and metric."""
+    m = (re.search(r"(?:预计|预测)[^。；]{0,12}?(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)[^。；]{0,40}", text)
+         or re.search(r"(?:盈利预测|预计)[^。；]{0,60}", text))
     return m.group(0) if m else text
 
 
