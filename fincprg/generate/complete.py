@@ -95,6 +95,7 @@ _SHORT_YEAR = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_B
                          r"(?=年(?![\d度]|[前后内来以]|期间))")
 # separators AlphaFin lost: 「2020 2022 年」 is 2020-2022年, 「2019 年」 2019年, 「21FY」 2021年
 _SPACED_RANGE = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_BEFORE}]\s)(20\d{{2}}|1[5-9]|2\d)\s+(20\d{{2}}|1[5-9]|2\d)\s*(?=年|E)")
+_SPACED_TRIPLE = re.compile(rf"(?<![\d.])(20\d{{2}}|2\d)\s+(20\d{{2}}|2\d)\s+(20\d{{2}}|2\d)\s*(?=年|E)")
 _SPACED_YEAR = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_BEFORE}]\s)(20\d{{2}}|1[5-9]|2\d)\s+(?=年)")
 _FY_AFTER = re.compile(r"(?<![\d.A-Za-z])(1[5-9]|2\d)FY(?![A-Za-z])")
 _NINE_MONTHS = re.compile(r"Q1\s*[-~～至到 ]\s*Q3(?!\d)")
@@ -109,6 +110,7 @@ def normal_periods(text: str) -> str:
     if "FY" in text:
         text = _FY_AFTER.sub(lambda m: f"20{m.group(1)}年", text)
     if "年" in text or "E" in text:
+        text = _SPACED_TRIPLE.sub(lambda m: f"{m.group(1)}-{m.group(3)}", text)
         text = _SPACED_RANGE.sub(lambda m: f"{m.group(1)}-{m.group(2)}", text)
         text = _SPACED_YEAR.sub(lambda m: m.group(1), text)
         text = _SHORT_YEAR.sub(lambda m: "20" + m.group(1), text)

@@ -364,6 +364,8 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "需求": ("{E}{P}下游需求情况如何？",),
     "估值": ("{E}当前估值水平如何？", "{E}{P}估值是否合理？"),
 }
+# events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
+CORPORATE_EVENTS = frozenset("股权激励 回购 分红 定增 募投 收购 并购 投产 扩产 中标 提价 涨价 降价 新品".split())
 _EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)))
 
 

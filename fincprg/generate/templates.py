@@ -223,19 +223,19 @@ class TemplateGenerator:
         if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)", text) \
                 and facts.metrics:
             clause = _forecast_clause(text)
-            period, _ = ph.period_of(clause, text, None, year)
+            fperiod, _ = ph.period_of(clause, text, None, year)
             # the metric the forecast is written for (「预计2022-2024年归母净利润分别为…」), not the passage's
             # most written one (新签订单, 市场份额)
             fm = ph.CLAUSE_METRIC.search(clause)
-            if not period:
+            if not fperiod:
                 pass  # no forecast years: asked below like any other passage
             elif fm is None or canonical(fm.group(0)) in _VALUATION:
-                return _pick(key, [f"{e}{period}的盈利预测是多少？", f"{e}{period}的业绩预测如何？"])
+                return _pick(key, [f"{e}{fperiod}的盈利预测是多少？", f"{e}{fperiod}的业绩预测如何？"])
             else:
                 m = fm.group(0)
-                each = "分别" if "-" in period else ""
-                return _pick(key, [f"预计{e}{period}{m}{each}是多少？", f"{e}{period}的盈利预测是多少？",
-                                   f"{e}{period}{m}的预测如何？"])
+                each = "分别" if "-" in fperiod else ""
+                return _pick(key, [f"预计{e}{fperiod}{m}{each}是多少？", f"{e}{fperiod}的盈利预测是多少？",
+                                   f"{e}{fperiod}{m}的预测如何？"])
         if _RISK.search(text) and not facts.metrics:
             return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         if facts.metrics:
@@ -262,7 +262,8 @@ class TemplateGenerator:
         if _RATING.search(text) or re.search(r"目标价.{0,6}\d", text):
             return _pick(key, [f"{e}的投资评级和目标价是什么？", f"{e}的投资价值如何？"])
         event = ph.event_of(text)
-        if event:
+        # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
+        if event and (event in ph.CORPORATE_EVENTS or text.count(event) >= 2):
             period = "" if period is None else (f"{period.year}年" if period.part == "FY" else period.label())
             return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]])
         return ""
