@@ -223,17 +223,17 @@ def add_period(query: str, year: int | Period | None, company: str | None = None
     ``Period(2023, "H1")`` -> 2023年上半年). A query naming a bare part (上半年) gets the year
     :func:`part_year` finds for that part in ``context`` (the passage, then the title); without context,
     ``year``'s year; nothing when that is unclear."""
-    if not year or not query:
+    if not query or not (year or context):
         return query
     named = periods(normal_periods(query))
     if any(p.year for p in named) or _FORECAST_HINT.search(query) or _NO_PERIOD.search(query):
         return query
-    period = year if isinstance(year, Period) else Period(year, "FY")
+    period = year if isinstance(year, Period) else (Period(year, "FY") if year else None)
     bare = [p for p in named if p.part]
     if bare:
         from fincprg.finance.extract import _PARTS
 
-        y = part_year(bare[0].part, *context, date=date) if context else period.year
+        y = part_year(bare[0].part or "", *context, date=date) if context else period and period.year
         if not y:
             return query
         # put the year in front of the first written period word (上半年 -> 2023年上半年)
@@ -242,6 +242,8 @@ def add_period(query: str, year: int | Period | None, company: str | None = None
             i = query.find(w)
             if i >= 0:
                 return query[:i] + f"{y}年" + query[i:]
+        return query
+    if period is None:
         return query
     label = f"{period.year}年" if period.part in (None, "FY") else period.label()
     if company and query.startswith(company):

@@ -279,7 +279,9 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     rest = (next_clause,) if rest is None else rest
     # the next clause continues this metric only where it opens with its change (「，同比下降1.2个百分点」),
     # not where it has a subject of its own (「除研发费用外，其他费用下降显著」)
-    follow = rest[0] if rest and _CONTINUES.match(rest[0]) and not (_first_metric(rest[0]) or _MEASURE.search(rest[0])) else ""
+    # (and only when this metric is the clause's last: 「现金流健康毛利率76.7%，同比提升」 continues 毛利率)
+    follow = (rest[0] if rest and nxt is None and _CONTINUES.match(rest[0])
+              and not (_first_metric(rest[0]) or _MEASURE.search(rest[0])) else "")
     d = _DIRECTION.search(tail) or (_DIRECTION.search(follow) if follow else None)
     direction = None if d is None else ("down" if d.group("down") else "up")
     number = bool(extract(tail).numbers) or bool(follow and direction and extract(follow).numbers)
