@@ -244,8 +244,12 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
                                   f"{when}{a}和{b}等公司关于{theme}的研究观点",
                                   f"比较{a}和{b}{when}{theme}业务的经营表现"])
         else:
-            topic_word = f"关于{own[0]}" if own else ""
-            intent = _pick(gkey, [f"了解{names[0]}{when}的业绩表现与前景", f"{names[0]}{when}{topic_word}的研究观点"])
+            # a metric (营业收入) is no topic of a research view; an industry term or an event is
+            themes = [k for k in own if k in _theme_terms() or k in _INDUSTRY_EVENTS]
+            forms = [f"了解{names[0]}{when}的业绩表现与前景"]
+            if themes:
+                forms.append(f"{names[0]}{when}关于{themes[0]}的研究观点")
+            intent = _pick(gkey, forms)
         out.append({"intent": intent, "subqueries": subs})
     return out
 
