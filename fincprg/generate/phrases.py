@@ -297,7 +297,9 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                  vague=(aspect is None or (not aspect and surface in _NEEDS_OBJECT)
                         or share or foreign_head(clause[:m.start()], others, names - others)),
                  direction=direction, number=number,
-                 yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", tail + follow)),
+                 # a figure right after the change word is the change (「增长47.5%」), even where AlphaFin lost the %
+                 yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", tail + follow)
+                          or (d is not None and re.match(r"\s*\d", d.string[d.end():]))),
                  reason=reason)
 
 
@@ -330,6 +332,8 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
                 f = replace(f, vague=True)
             elif seg.get(f.metric):
                 f = replace(f, aspect=seg[f.metric] or "")
+            elif seg:  # 「应用材料实现营业收入13.9亿元…利润总额3.1亿元」: still the segment's, unnamed
+                f = replace(f, vague=True)
         out.append(f)
     return out
 
@@ -368,7 +372,9 @@ EVENTS: dict[str, tuple[str, ...]] = {
 }
 # events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
 CORPORATE_EVENTS = frozenset("股权激励 回购 分红 定增 募投 收购 并购 投产 扩产 中标 提价 涨价 降价 新品".split())
-_EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)))
+# 竞争力 and 进出口 are no 竞争 or 出口 event
+_EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)).replace("竞争", "竞争(?!力|优势|对手)")
+                       .replace("出口", "(?<!进)出口"))
 
 
 def event_of(text: str) -> str | None:
