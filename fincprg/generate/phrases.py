@@ -298,8 +298,10 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                         or share or foreign_head(clause[:m.start()], others, names - others)),
                  direction=direction, number=number,
                  # a figure right after the change word is the change (「增长47.5%」), even where AlphaFin lost the %
+                 # (a quarter-on-quarter change is none: 「环比上升5.7pct至256%」 is asked as its level)
                  yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", tail + follow)
-                          or (d is not None and re.match(r"\s*\d", d.string[d.end():]))),
+                          or (d is not None and re.match(r"\s*\d", d.string[d.end():])))
+                     and not ("环比" in tail + follow and not re.search(r"同比|yoy|YoY", tail + follow)),
                  reason=reason)
 
 

@@ -198,6 +198,11 @@ class TemplateGenerator:
         if best is not None:
             return metric_question(key, e, best)
         event = ph.event_of(text)
+        # a topical word (政策, 出口, 竞争) is about the company only in a clause naming it: 「2022年上半年家电
+        # 行业出口规模…」 says nothing of the company's exports
+        if event and event not in ph.CORPORATE_EVENTS and not any(
+                event in c and (e in c or "公司" in c) for c in ph.clauses(text)):
+            event = None
         if event:
             period, fc = ph.period_of(text, text, passage_year, year, passage_text)
             forms = [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]]

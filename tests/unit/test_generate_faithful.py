@@ -151,3 +151,12 @@ def test_no_subject_no_query_and_no_fragment_subject():
     item = _item(["钢基材料2021年实现营业收入12.3亿元，同比增长20.1%。"], company=None, title="")
     (res,) = TemplateGenerator().generate([item])
     assert isinstance(res, Failure) and res.kind == NO_SUBJECT
+
+
+def test_a_quarter_on_quarter_change_is_not_asked_as_year_on_year():
+    for q in _sq("4Q20公司拨备覆盖率季度环比上升5.7pct至256%，风险抵补能力得到进一步夯实。"):
+        assert "同比" not in q and "较上年同期" not in q, q
+
+
+def test_a_topical_word_about_the_industry_is_not_asked_of_the_company():
+    assert set(_sq("据数据显示，2022年上半年家电行业出口规模为2833亿元，同比下降8.2%。")) == {""}
