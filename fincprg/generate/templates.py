@@ -10,8 +10,14 @@ that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias). Th
 filters afterwards (:mod:`fincprg.generate.words`): a phrase that is no whole noun phrase is dropped,
 and a metric whose written segment cannot be said is not asked at all.
 
-A sentence with no askable fact gets "". Outputs are labelled ``generator="templates"`` so nobody
-mistakes them for LLM queries.
+Only what the source states is asked: a direction (增长/下降) or a why only where it is written for that
+metric (else the neutral 「…是多少」 where the figure is given, else nothing); the source's period, part of
+year kept (a passage of 2021H1 figures is asked as 2021年上半年) and forecasts kept forecasts; a segment's,
+subsidiary's or customer's figure never as the company's. The subject is the report's company (metadata,
+title, or for an untitled report the listed company its body names, see :mod:`fincprg.generate.subject`)
+or the industry its title names, never a fragment of the text; a passage without one gets a
+``no_subject`` Failure. A sentence with no askable fact gets "". Outputs are labelled
+``generator="templates"`` so nobody mistakes them for LLM queries.
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ from fincprg.records import Failure, Report
 log = logging.getLogger(__name__)
 
 TEMPLATE_ID = "finance-templates"
-TEMPLATE_VERSION = "2"
+TEMPLATE_VERSION = "3"
 
 MIN_SENTENCE_CHARS = 12
 # measures of the share price, not of the business: not a passage's second metric nor a forecast's subject

@@ -31,7 +31,7 @@ def test_is_a_tree_generator_with_template_provenance():
     assert isinstance(gen, TreeGenerator) and gen.name == "templates"
     (tree,) = gen.generate([_item()])
     assert isinstance(tree, QueryTree)
-    assert tree.provenance == {"generator": "templates", "template": "finance-templates", "version": "2"}
+    assert tree.provenance == {"generator": "templates", "template": "finance-templates", "version": "3"}
     assert len(tree.sentence_queries) == len(SENTS)
 
 
