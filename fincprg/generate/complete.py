@@ -2,8 +2,10 @@
 
 A sentence query such as 「公司毛利率下降的原因是什么？」 is ambiguous once it leaves its report.
 Completion replaces vague subjects (公司, 该公司, 本公司, 标的, a leading 其 …) with the company
-named by the report's metadata or title, and adds the report's year when the query names no
-period but its passage clearly refers to one. The caller keeps the original text in
+named by the report's metadata or title, and adds the passage's period when the query names no
+period but its passage clearly refers to one: its year, with the part of the year where the passage
+reports only a part (2021年上半年, never 2021年 for half-year figures); a bare 一季度 gets the year the
+passage or title gives that quarter (22Q1 -> 2022年一季度), or none. The caller keeps the original text in
 ``provenance["original"]``.
 """
 from __future__ import annotations
@@ -86,6 +88,38 @@ def without_reference_years(text: str) -> str:
     return _REFERENCE_YEAR.sub(lambda m: re.sub(r"\d", "X", m.group(0)), text)
 
 
+# 「22年」 (extract() reads a two-digit year only with a part: 22Q1, 22年上半年), and 「Q1 Q3」 / 「1-3Q」
+# with the dash lost (AlphaFin strips it): the nine months, not the first quarter
+_NOT_YEAR_BEFORE = "近前后过去未来约超余多第每逾共满"
+_SHORT_YEAR = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_BEFORE}]\s)(1[5-9]|2\d)"
+                         r"(?=年(?![\d度]|[前后内来以]|期间))")
+# separators AlphaFin lost: 「2020 2022 年」 is 2020-2022年, 「2019 年」 2019年, 「21FY」 2021年
+_SPACED_RANGE = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_BEFORE}]\s)(20\d{{2}}|1[5-9]|2\d)\s+(20\d{{2}}|1[5-9]|2\d)\s*(?=年|E)")
+_SPACED_TRIPLE = re.compile(rf"(?<![\d.])(20\d{{2}}|2\d)\s+(20\d{{2}}|2\d)\s+(20\d{{2}}|2\d)\s*(?=年|E)")
+_SPACED_YEAR = re.compile(rf"(?<![\d.])(?<![{_NOT_YEAR_BEFORE}])(?<![{_NOT_YEAR_BEFORE}]\s)(20\d{{2}}|1[5-9]|2\d)\s+(?=年)")
+_FY_AFTER = re.compile(r"(?<![\d.A-Za-z])(1[5-9]|2\d)FY(?![A-Za-z])")
+_NINE_MONTHS = re.compile(r"Q1\s*[-~～至到 ]\s*Q3(?!\d)")
+_NINE_MONTHS_YEAR = re.compile(r"(?<![\d.])1\s*[-~～至 ]\s*3Q\s*(20\d{2}|\d{2})(?!\d)")  # 1-3Q20
+
+
+def normal_periods(text: str) -> str:
+    """``text`` with reference years blanked (:func:`without_reference_years`), two-digit years written
+    in full (22年 -> 2022年, 21FY -> 2021年), lost range dashes restored (2020 2022 年 -> 2020-2022年) and
+    「Q1 Q3」 read as Q1-Q3: what period parsing should see."""
+    text = without_reference_years(text)
+    if "FY" in text:
+        text = _FY_AFTER.sub(lambda m: f"20{m.group(1)}年", text)
+    if "年" in text or "E" in text:
+        text = _SPACED_TRIPLE.sub(lambda m: f"{m.group(1)}-{m.group(3)}", text)
+        text = _SPACED_RANGE.sub(lambda m: f"{m.group(1)}-{m.group(2)}", text)
+        text = _SPACED_YEAR.sub(lambda m: m.group(1), text)
+        text = _SHORT_YEAR.sub(lambda m: "20" + m.group(1), text)
+    if "Q" not in text:
+        return text
+    text = _NINE_MONTHS_YEAR.sub(lambda m: f"{m.group(1) if len(m.group(1)) == 4 else '20' + m.group(1)}年前三季度", text)
+    return _NINE_MONTHS.sub("Q1-Q3", text)
+
+
 def recent_year(year: int | None, date: dt.date | None) -> bool:
     """False for a year more than :data:`MAX_YEARS_BACK` years before the report ``date``."""
     return year is None or date is None or year >= date.year - MAX_YEARS_BACK
@@ -95,7 +129,7 @@ def recent_year(year: int | None, date: dt.date | None) -> bool:
 def text_periods(text: str, date: dt.date | None = None) -> frozenset[Period]:
     """The periods a text is about: extract()'s periods without reference years and years long
     before the report date."""
-    found = periods(without_reference_years(text))
+    found = periods(normal_periods(text))
     return frozenset(p for p in found if recent_year(p.year, date))
 
 
@@ -107,7 +141,7 @@ def dominant_year(text: str, date: dt.date | None = None) -> int | None:
     Years of 「2002年以来」-style references and years more than :data:`MAX_YEARS_BACK` years
     before the report ``date`` do not count.
     """
-    text = without_reference_years(text)
+    text = normal_periods(text)
     years = Counter(p.year for p in text_periods(text, date) if p.year and not p.forecast)
     if not years:
         return None
@@ -120,28 +154,98 @@ def dominant_year(text: str, date: dt.date | None = None) -> int | None:
     return y1 if n1 >= 2 * max(n2, 1) else None
 
 
+# a year followed by a month or a point in the year dates an event, it names no reporting period
+_DATE_AFTER = re.compile(r"\s*(?:\d{1,2}\s*月|[初底末中])")
+_SPAN = {"FY": 9, "Q1-Q3": 8, "H1": 7, "H2": 6, "Q4": 4, "Q3": 3, "Q2": 2, "Q1": 1}
+
+
+def _period_mentions(text: str, date: dt.date | None) -> list[Period]:
+    """Each period ``text`` names, once per mention (years long before ``date`` and reference years out)."""
+    from fincprg.finance.extract import _PERIOD_RE
+
+    text = normal_periods(text)
+    out = []
+    for m in _PERIOD_RE.finditer(text):
+        for p in periods(m.group(0)):
+            if not recent_year(p.year, date):
+                continue
+            if p.year and p.part is None and _DATE_AFTER.match(text, m.end()):
+                continue  # 2022年3月
+            out.append(Period(p.year, p.part or ("FY" if p.year else None), p.forecast))
+    return out
+
+
+@functools.lru_cache(maxsize=8192)
+def dominant_period(text: str, date: dt.date | None = None) -> Period | None:
+    """:func:`dominant_year` with the part of that year the text reports: ``Period(2021, "H1")`` for a
+    passage that names 2021 only as 2021H1 / 2021年上半年 (a half-year report must not be asked as the
+    full year), ``Period(2021, "FY")`` where it names the year itself (2021年, 2021年报, 全年). Of several
+    parts the most named wins, ties going to the longer span. None when no year dominates."""
+    year = dominant_year(text, date)
+    if year is None:
+        return None
+    parts = Counter(p.part for p in _period_mentions(text, date) if p.year == year and not p.forecast)
+    if not parts or "FY" in parts:
+        return Period(year, "FY")
+    part = max(parts, key=lambda k: (parts[k], _SPAN.get(k or "", 0)))
+    return Period(year, part)
+
+
+def part_year(part: str, *texts: str, date: dt.date | None = None) -> int | None:
+    """The year ``texts`` (a passage, then the title) give the bare part ``part`` (一季度 -> 2022 where the
+    passage writes 22Q1): the one year the first text dating that part names; else, where the text names
+    only actual periods of one year, that year. None when unclear (a 2021 annual report's 「Q1」 is often
+    the next year's first quarter)."""
+    for text in texts:
+        if not text:
+            continue
+        ms = _period_mentions(text, date)
+        years = {p.year for p in ms if p.part == part and p.year and not p.forecast}
+        if len(years) == 1:
+            return years.pop()
+        if years:
+            return None
+    if texts and texts[0]:
+        actual = {p.year for p in _period_mentions(texts[0], date) if p.year and not p.forecast}
+        if len(actual) == 1:
+            return actual.pop()
+    return None
+
+
+# questions a period does not narrow: a report's risks, its rating and target price
+_NO_PERIOD = re.compile(r"风险|评级|目标价")
 _FORECAST_HINT = re.compile(r"预计|预测|预期|未来|展望|\d{2,4}E")
 
 
-def add_period(query: str, year: int | None, company: str | None = None) -> str:
-    """Add ``year`` to a query that names no year (上半年 -> 2023年上半年)."""
-    if not year or not query:
+def add_period(query: str, year: int | Period | None, company: str | None = None, *,
+               context: tuple[str, ...] = (), date: dt.date | None = None) -> str:
+    """Add the passage's period to a query that names no year: ``year`` (2023 -> 2023年, or a Period:
+    ``Period(2023, "H1")`` -> 2023年上半年). A query naming a bare part (上半年) gets the year
+    :func:`part_year` finds for that part in ``context`` (the passage, then the title); without context,
+    ``year``'s year; nothing when that is unclear."""
+    if not query or not (year or context):
         return query
-    named = periods(without_reference_years(query))
-    if any(p.year for p in named) or _FORECAST_HINT.search(query):
+    named = periods(normal_periods(query))
+    if any(p.year for p in named) or _FORECAST_HINT.search(query) or _NO_PERIOD.search(query):
         return query
-    label = f"{year}年"
+    period = year if isinstance(year, Period) else (Period(year, "FY") if year else None)
     bare = [p for p in named if p.part]
     if bare:
         from fincprg.finance.extract import _PARTS
 
+        y = part_year(bare[0].part or "", *context, date=date) if context else period and period.year
+        if not y:
+            return query
         # put the year in front of the first written period word (上半年 -> 2023年上半年)
         words = sorted((w for w in _PARTS if "\u4e00" <= w[0] <= "\u9fff"), key=len, reverse=True)
         for w in words:
             i = query.find(w)
             if i >= 0:
-                return query[:i] + label + query[i:]
+                return query[:i] + f"{y}年" + query[i:]
         return query
+    if period is None:
+        return query
+    label = f"{period.year}年" if period.part in (None, "FY") else period.label()
     if company and query.startswith(company):
         return company + label + query[len(company):]
     return label + query
@@ -163,12 +267,12 @@ def complete_query(query: str, *, company: str | None, passage_text: str | None 
         return query
     out = replace_vague_subjects(query, company) if company else query
     if passage_text:
-        year = dominant_year(passage_text, date)
-        if year and title:
+        period = dominant_period(passage_text, date)
+        if period and title:
             title_years = {p.year for p in text_periods(title, date) if p.year}
-            if len(title_years) == 1 and year not in title_years:
-                year = None
-        out = add_period(out, year, company)
+            if len(title_years) == 1 and period.year not in title_years:
+                period = None
+        out = add_period(out, period, company, context=(passage_text, title or ""), date=date)
     return out
 
 

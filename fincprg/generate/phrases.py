@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
-from fincprg.generate.complete import recent_year, without_reference_years
+from fincprg.generate.complete import normal_periods, part_year, recent_year, without_reference_years
 from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
@@ -41,6 +41,7 @@ _NON_PHRASE = re.compile(r"[^\u4e00-\u9fffA-Za-z]")  # digits, spaces, punctuati
 _METRIC_RE = re.compile("|".join(
     re.escape(s) + ("(?!力)" if s == "产能" else "")  # 生产能力 is no 产能
     for s in sorted({s for syns in METRIC_SYNONYMS.values() for s in syns}, key=len, reverse=True)), re.IGNORECASE)
+CLAUSE_METRIC = _METRIC_RE
 # A measure the metric list lacks, written with its figure or its change: 收益率为2.4%, 发行额同比下降.
 _MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|融资额|产量|指数|涨幅|跌幅|金额|总额|"
                       r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
@@ -176,36 +177,95 @@ def label(periods: frozenset[Period], forecast_flag: bool = False) -> tuple[str,
 def text_periods(text: str, year: int | None) -> frozenset[Period]:
     """Periods of ``text`` minus reference years (2002年以来) and years long before the report year."""
     date = dt.date(year, 12, 31) if year else None
-    return frozenset(p for p in extract(without_reference_years(text)).periods if recent_year(p.year, date))
+    return frozenset(p for p in extract(normal_periods(text)).periods if recent_year(p.year, date))
 
 
-def period_of(clause: str, sentence: str, passage_year: int | None, year: int | None) -> tuple[str, bool]:
-    """The clause's own period, else the sentence's when it names one year, else the passage's year.
+def _dated(text: str, year: int | None) -> frozenset[Period]:
+    """The dated periods of ``text``, forecasts marked: 2024E, 预计 before the year, and (given the
+    report ``year``) any year after the report's, with a range's years from the report's own year on
+    (「维持22-24年归母净利润」 in a January 2023 report is a forecast for 2022-2024)."""
+    ps = text_periods(text, year)
+    fc_years = set(forecast_years(text))
+    if year:
+        # a run of years reaching past the report's year is a forecast table (「维持22-24年归母净利润…」)
+        bare = {p.year for p in ps if p.year and p.part in (None, "FY")}
+        for y in sorted(bare, reverse=True):
+            if y > year or (y + 1 in fc_years and y + 1 in bare):
+                fc_years.add(y)
+    return frozenset(Period(p.year, p.part, p.forecast or p.year in fc_years or bool(year and p.year and p.year > year))
+                     for p in ps if p.year)
 
-    A bare part (前三季度) takes the year of the sentence or passage; a forecast stays a forecast
-    (2024E, or 预计 before the year in the clause)."""
-    for text in (clause, sentence):
-        ps = text_periods(text, year)
-        fc_years = forecast_years(text)
-        dated = frozenset(Period(p.year, p.part, p.forecast or p.year in fc_years) for p in ps if p.year)
+
+def period_of(clause: str, sentence: str, passage_year: int | Period | None, year: int | None,
+              passage_text: str = "") -> tuple[str, bool]:
+    """The clause's own period, else the sentence's when it names one year, else the passage's period.
+
+    ``passage_year``: the passage's one reporting year, or its :func:`~fincprg.generate.complete.dominant_period`
+    (a passage of half-year figures is asked as 2021年上半年, never 2021年). A bare part (前三季度) takes the
+    year the passage gives that part (``passage_text``; 一季度 in a passage writing 22Q1 is 2022年一季度),
+    else stays bare; a forecast stays a forecast (2024E, 预计 before the year, a year after the report's)."""
+    pp = passage_year if isinstance(passage_year, Period) else (Period(passage_year, "FY") if passage_year else None)
+    # a time adverbial scopes what follows it: the sentence's period is the one written before this clause
+    # (「2021年，公司营收…，毛利率…」), not one a later clause gives another fact (「…预计2023年下半年投产」)
+    i = sentence.find(clause)
+    before = sentence[:i] if i > 0 else ("" if i == 0 else sentence)
+    for text in (clause, before):
+        if not text:
+            continue
+        dated = _dated(text, year)
         if dated:
-            if text is sentence and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
+            if text is before and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
                 return "", False  # several actual years and the clause names none: unclear
             return label(dated)
-        bare = sorted(p for p in ps if p.part and not p.year)
+        bare = sorted(p for p in text_periods(text, year) if p.part and not p.year)
         if bare:
-            y = passage_year
-            return (f"{y}年{Period(None, bare[0].part).label()}" if y else ""), False
-    if passage_year and not FORECAST.search(sentence):
-        return f"{passage_year}年", False
+            part = bare[0].part or ""
+            y = part_year(part, passage_text) if passage_text else (pp.year if pp else None)
+            return (f"{y}年{Period(None, part).label()}" if y else Period(None, part).label()), False
+    if pp and pp.year and not FORECAST.search(sentence):
+        return (f"{pp.year}年" if pp.part in (None, "FY") else pp.label()), False
     return "", False
 
 
-def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | None,
-          year: int | None) -> Frame:
-    """The :class:`Frame` of one clause (the next clause may carry its direction: 「毛利率为43.6%，同比下降」)."""
+# Before a metric, these say the figure is someone else's: a subsidiary's, a customer's, a peer's.
+_FOREIGN = re.compile(r"子公司|孙公司|旗下|母公司|控股股东|大股东|参股|合资|客户|竞争对手|竞品|同行|可比公司|行业(?:整体|平均)?|全国|全球")
+_PROPER_TAGS = ("nr", "nrt", "nt")  # jieba: person, transliterated and organisation names (特斯拉)
+# A sentence that opens by splitting the company's figures: its metrics are a segment's, not the company's.
+_SPLIT = re.compile(r"^\s*(?:分(?:业务|产品|板块|品类|区域|地区|渠道|下游|季度|业态|品牌|行业)|其中|细分)")
+
+
+def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()) -> bool:
+    """True when ``head`` (a clause up to its metric) names whose figure it is, and that is not the report's
+    company (``own``): a subsidiary, customer or peer (「子公司金赛药业2020年营收」, 「特斯拉上半年全球产量」)
+    or another company ``others`` lists."""
+    if _FOREIGN.search(head) or any(n and n in head for n in others):
+        return True
+    for n in sorted(own, key=len, reverse=True):
+        head = head.replace(n, "|")
+    tags = pos_tags()
+    return any(tags.get(w, "") in _PROPER_TAGS for w in words(head) if len(w) >= 2)
+
+
+_CONTINUES = re.compile(r"\s*(?:[\d.%\s]|同比|环比|较上年同期|较上年|较去年同期|较去年|较年初|较同期|yoy|YoY|分别|均|"
+                       r"有所|大幅|小幅|略有|略微|明显|显著|持续|进一步|继续|增速|增幅|降幅|约)*"
+                       r"(?:负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至|增长|提升|上升|增加|"
+                       r"提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍)")
+
+
+def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | Period | None,
+          year: int | None, rest: tuple[str, ...] | None = None, others: frozenset[str] = frozenset(),
+          passage_text: str = "") -> Frame:
+    """The :class:`Frame` of one clause.
+
+    The clause's metric takes the direction written after it and before the next metric (「现金流健康，
+    毛利率同比提升」 says nothing of 现金流), or in the next clause when that names no metric
+    (「毛利率为43.6%，同比下降」); a number is a figure, not a year; a reason counts where it is written in
+    the clause or in the clauses after it (``rest``, default the next clause) up to the next metric. A
+    metric whose figure belongs to someone else (:func:`foreign_head`, with ``others``: companies that are
+    not the report's) is vague: it is not asked.
+    """
     m = _first_metric(clause) or _MEASURE.search(clause)
-    period, fc = period_of(clause, sentence, passage_year, year)
+    period, fc = period_of(clause, sentence, passage_year, year, passage_text)
     # 「预计23 24公司年营业收入…」 stays a forecast even where its years are unreadable
     if (FORECAST.search(clause) and period) or re.search(r"预计|预测", clause):
         fc = True
@@ -213,16 +273,74 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
         return Frame(period=period, forecast=fc)
     surface = m.group(0)
     tail = clause[m.end():]
-    d = _DIRECTION.search(tail) or (_DIRECTION.search(next_clause) if next_clause and not _first_metric(next_clause)
-                                    else None)
+    nxt = _first_metric(tail) or _MEASURE.search(tail)
+    if nxt:
+        tail = tail[:nxt.start()]
+    rest = (next_clause,) if rest is None else rest
+    # the next clause continues this metric only where it opens with its change (「，同比下降1.2个百分点」),
+    # not where it has a subject of its own (「除研发费用外，其他费用下降显著」)
+    # (and only when this metric is the clause's last: 「现金流健康毛利率76.7%，同比提升」 continues 毛利率)
+    follow = (rest[0] if rest and nxt is None and _CONTINUES.match(rest[0])
+              and not (_first_metric(rest[0]) or _MEASURE.search(rest[0])) else "")
+    d = _DIRECTION.search(tail) or (_DIRECTION.search(follow) if follow else None)
     direction = None if d is None else ("down" if d.group("down") else "up")
-    number = bool(re.search(r"\d", tail)) or bool(next_clause and re.search(r"\d", next_clause) and direction)
+    number = bool(extract(tail).numbers) or bool(follow and direction and extract(follow).numbers)
     aspect = aspect_of(clause, m.start(), names)
+    share = bool(re.match(r"(?:预测)?(?:占比|比重|占)", clause[m.end():]))  # 「净利润预测占比」: a share of it
+    reason = bool(REASON.search(clause))
+    for c in rest:
+        if reason or _first_metric(c) or _MEASURE.search(c):
+            break
+        reason = bool(REASON.search(c))
     return Frame(period=period, forecast=fc, metric=canonical(surface) or surface, surface=surface,
-                 aspect=aspect or "", vague=aspect is None or (not aspect and surface in _NEEDS_OBJECT),
+                 aspect=aspect or "",
+                 vague=(aspect is None or (not aspect and surface in _NEEDS_OBJECT)
+                        or share or foreign_head(clause[:m.start()], others, names - others)),
                  direction=direction, number=number,
-                 yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", clause + next_clause)),
-                 reason=bool(REASON.search(sentence)))
+                 # a figure right after the change word is the change (「增长47.5%」), even where AlphaFin lost the %
+                 # (a quarter-on-quarter change is none: 「环比上升5.7pct至256%」 is asked as its level)
+                 yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", tail + follow)
+                          or (d is not None and re.match(r"\s*\d", d.string[d.end():])))
+                     and not ("环比" in tail + follow and not re.search(r"同比|yoy|YoY", tail + follow)),
+                 reason=reason)
+
+
+def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[str] = frozenset(),
+                    passage_year: int | Period | None = None, year: int | None = None,
+                    passage_text: str = "") -> list[Frame]:
+    """The frame of each clause of ``sentence``. A metric written without an aspect after a clause that gave
+    the same metric a segment (「铁路装备业务收入53亿元，同比-64%，收入下降是由于…」) is that segment's; after a
+    segment the templates cannot say, or in a sentence that opens by splitting the figures (分业务看, 其中),
+    it is vague: the company's total is not what the sentence reports. A clause naming the company itself
+    (公司, 整体) keeps its own figure."""
+    cls = clauses(sentence)
+    out: list[Frame] = []
+    seg: dict[str, str | None] = {}  # metric -> the last aspect written for it (None: one that cannot be said)
+    split = bool(_SPLIT.search(sentence))
+    # 「子公司重庆博奥投资建设…项目，投资金额约为6.46亿元」: the sentence is about someone else throughout
+    first = _first_metric(sentence) or _MEASURE.search(sentence)
+    foreign = bool(first and _FOREIGN.search(sentence[:first.start()]) and not _WHOLE.search(sentence[:first.start()]))
+    for i, c in enumerate(cls):
+        f = frame(c, cls[i + 1] if i + 1 < len(cls) else "", sentence, names=names, passage_year=passage_year,
+                  year=year, rest=tuple(cls[i + 1:]), others=others, passage_text=passage_text)
+        if f.metric and foreign and not _WHOLE.search(c):
+            f = replace(f, vague=True)
+        elif f.metric:
+            if f.aspect or f.vague:
+                seg[f.metric] = None if f.vague else f.aspect
+            elif _WHOLE.search(c):
+                pass  # 「公司整体营收」: the company's own figure
+            elif split or (f.metric in seg and seg[f.metric] is None):
+                f = replace(f, vague=True)
+            elif seg.get(f.metric):
+                f = replace(f, aspect=seg[f.metric] or "")
+            elif seg:  # 「应用材料实现营业收入13.9亿元…利润总额3.1亿元」: still the segment's, unnamed
+                f = replace(f, vague=True)
+        out.append(f)
+    return out
+
+
+_WHOLE = re.compile(r"公司|整体|总体|合计|全公司")
 
 
 # Events a finance reader asks about even when a sentence gives no metric: keyword -> question stems.
@@ -254,7 +372,11 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "需求": ("{E}{P}下游需求情况如何？",),
     "估值": ("{E}当前估值水平如何？", "{E}{P}估值是否合理？"),
 }
-_EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)))
+# events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
+CORPORATE_EVENTS = frozenset("股权激励 回购 分红 定增 募投 收购 并购 投产 扩产 中标 提价 涨价 降价 新品".split())
+# 竞争力 and 进出口 are no 竞争 or 出口 event
+_EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)).replace("竞争", "竞争(?!力|优势|对手)")
+                       .replace("出口", "(?<!进)出口"))
 
 
 def event_of(text: str) -> str | None:

@@ -3,8 +3,9 @@
 Input records: ingest/reports.jsonl (Report), chunk/passages.jsonl (Passage), chunk/sentences.jsonl (Sentence).
 Output records: generate/queries.jsonl (Query, level "passage" and "sentence"), generate/qrels.jsonl
 (Qrel, provenance "direct": passage query = its passage, sentence query < its passage) and
-generate/failures.jsonl (Failure: every passage without a usable tree, plus "misaligned" LLM answers
-whose aligned part was kept) and generate/hierarchy.json (each report's queries merged into one
+generate/failures.jsonl (Failure: every passage without a usable tree, among them "no_subject" where the
+report names no company the templates can ask about, counted as ``no_subject_passages``; plus
+"misaligned" LLM answers whose aligned part was kept) and generate/hierarchy.json (each report's queries merged into one
 hierarchical set, report -> passages -> sentences; see :func:`fincprg.generate.complete.hierarchy`).
 """
 from __future__ import annotations
@@ -21,12 +22,14 @@ from typing import Any
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
 from fincprg.finance import extra_words, register_companies, use_words
+from fincprg.finance.stocks import load_stock_table
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query, hierarchy
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
 from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
-from fincprg.generate.templates import TemplateGenerator, report_company
+from fincprg.generate.subject import body_subject
+from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator, report_company, title_subject
 from fincprg.pipeline.io import atomic_write_json, count_lines, read_jsonl
 from fincprg.pipeline.ray_engine import Prepared
 from fincprg.pipeline.runner import StageContext
@@ -107,8 +110,22 @@ def process_batch(generator: TreeGenerator, batch: list[PassageInput], *, comple
 
 def load_reports(ctx: StageContext) -> dict[str, Report]:
     """Every report's metadata, by id: a passage needs its report's title, date and company, not its text.
-    Dropping the text keeps the corpus out of memory and out of every batch shipped to a Ray actor."""
-    return {r.id: r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)}
+    Dropping the text keeps the corpus out of memory and out of every batch shipped to a Ray actor.
+
+    A report with no company (metadata or title) and no industry title gets the listed company its body
+    names (:func:`fincprg.generate.subject.body_subject`, with ``finance.stock_table``) as its company;
+    without one its passages get no queries (``no_subject_passages``)."""
+    path = ctx.config.finance.stock_table
+    table = load_stock_table(path) if path else None
+    out = {}
+    for r in ctx.read(L.INGEST, L.REPORTS, Report):
+        update: dict[str, Any] = {"text": ""}
+        if table is not None and not report_company(r) and not title_subject(r.title):
+            found = body_subject(r.text, table)
+            if found:
+                update.update(company=found[0], stock_code=r.stock_code or found[1])
+        out[r.id] = r.model_copy(update=update)
+    return out
 
 
 def iter_inputs(ctx: StageContext, reports: dict[str, Report]) -> Iterator[PassageInput]:
@@ -243,6 +260,7 @@ def summarise(ctx: StageContext, n_items: int, lines: dict[str, int], rows: list
         "empty_share": round(empty / n_sent, 4) if n_sent else 0.0,
         "completed": completed,
         "generator": dict(sorted(generators.items())),
+        "no_subject_passages": kinds[NO_SUBJECT],
         "failures": dict(sorted(kinds.items())),
         **retry_counts(retryable, ctx.previous_failures, RETRYABLE_KINDS, retrying=ctx.retry_failed),
     }

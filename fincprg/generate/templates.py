@@ -10,8 +10,14 @@ that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias). Th
 filters afterwards (:mod:`fincprg.generate.words`): a phrase that is no whole noun phrase is dropped,
 and a metric whose written segment cannot be said is not asked at all.
 
-A sentence with no askable fact gets "". Outputs are labelled ``generator="templates"`` so nobody
-mistakes them for LLM queries.
+Only what the source states is asked: a direction (增长/下降) or a why only where it is written for that
+metric (else the neutral 「…是多少」 where the figure is given, else nothing); the source's period, part of
+year kept (a passage of 2021H1 figures is asked as 2021年上半年) and forecasts kept forecasts; a segment's,
+subsidiary's or customer's figure never as the company's. The subject is the report's company (metadata,
+title, or for an untitled report the listed company its body names, see :mod:`fincprg.generate.subject`)
+or the industry its title names, never a fragment of the text; a passage without one gets a
+``no_subject`` Failure. A sentence with no askable fact gets "". Outputs are labelled
+``generator="templates"`` so nobody mistakes them for LLM queries.
 """
 from __future__ import annotations
 
@@ -19,21 +25,24 @@ import datetime as dt
 import hashlib
 import logging
 import re
-from collections import Counter
 
 from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
 from fincprg.generate import phrases as ph
+from fincprg.generate.phrases import canonical
 from fincprg.generate.base import PassageInput, QueryTree
-from fincprg.generate.complete import dominant_year
+from fincprg.generate.complete import dominant_period
 from fincprg.records import Failure, Report
 
 log = logging.getLogger(__name__)
 
 TEMPLATE_ID = "finance-templates"
-TEMPLATE_VERSION = "2"
+TEMPLATE_VERSION = "3"
 
 MIN_SENTENCE_CHARS = 12
+# measures of the share price, not of the business: not a passage's second metric nor a forecast's subject
+_VALUATION = frozenset({"目标价", "PE", "PB", "PS", "市值"})
+NO_SUBJECT = "no_subject"  # Failure kind: the passage's report has no subject to ask about
 _BOILERPLATE = re.compile(
     r"免责|声明|分析师|执业证书|证书编号|请务必阅读|仅供参考|不构成.{0,6}建议|评级说明|评级标准|联系人|电话|邮箱|"
     r"E-?mail|www\.|http|本报告|研究所|版权|信息披露|特别提示|证券研究报告"
@@ -93,20 +102,26 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
     if f.metric == "目标价":
         return _pick(key, [f"{e}的目标价是多少？", f"{e}的目标价被设定为多少？"])
     if f.forecast:
+        if not f.number:
+            return ""  # 「预计下半年收入增速有望延续」 gives no figure to ask for
         if re.search(r"预测|预计|预期", subj):  # 「预测净利润」: no second 预测
             return _pick(key, [f"{subj}是多少？", f"{subj}为多少？"])
         return _pick(key, [f"预计{subj}是多少？", f"{subj}的预测值是多少？", f"{subj}预计能达到多少？",
                            f"{subj}的预测是多少？"])
+    # a direction is asked only as written for this metric (frame()); a why only where a reason is written,
+    # a how-much only where a figure is
     d = _dir_word(f.metric, f.direction)
     if d and f.reason:
         return _pick(key, [f"{subj}{d}的原因是什么？", f"{subj}{d}主要受哪些因素驱动？", f"{subj}{d}的主要原因有哪些？"])
     if d and f.number and f.yoy:
         return _pick(key, [f"{subj}同比{d}了多少？", f"{subj}较上年同期变化了多少？", f"{subj}的同比变化幅度是多少？"])
+    if d and f.number:  # the figure may be the level (「在手订单60亿元且持续提升」): ask it, not the change
+        return _pick(key, [f"{subj}是多少？", f"{e}{p}的{a}{m}为多少？"])
     if d:
-        return _pick(key, [f"{subj}为什么{d}？", f"{subj}的变化趋势如何？", f"{subj}{d}了多少？"])
+        return _pick(key, [f"{subj}的变化趋势如何？", f"{subj}表现如何？"])
     if f.number:
         return _pick(key, [f"{subj}是多少？", f"{subj}达到了多少？", f"{e}{p}的{a}{m}为多少？"])
-    return _pick(key, [f"{subj}表现如何？", f"{subj}情况怎么样？"])
+    return ""  # neither a figure nor a change is written: the sentence does not answer 「…表现如何」
 
 
 class TemplateGenerator:
@@ -125,13 +140,19 @@ class TemplateGenerator:
         return [self._one(it) for it in items]
 
     def _one(self, item: PassageInput) -> QueryTree | Failure:
-        # a company report asks about its company; an industry report (no company) about its industry
+        # a company report asks about its company (metadata, title, or for an untitled report the listed
+        # company its body names: generate.stage.load_reports); an industry report about its industry
         company = report_company(item.report) or title_subject(item.report.title)
+        if not company:
+            return Failure(stage="generate", item_id=item.passage.id, kind=NO_SUBJECT,
+                           message="the report names no company (metadata, title, or with finance.stock_table a "
+                                   "listed company its body names) and no industry: a query would have no "
+                                   "subject", raw=item.passage.text[:200])
         date = item.report.date
         text = _clean(item.passage.text)
-        pyear = dominant_year(text, date) if text else None
-        sq = tuple(self.sentence_query(s.text, company, key=s.id, date=date, passage_year=pyear)
-                   for s in item.sentences)
+        period = dominant_period(text, date) if text else None
+        sq = tuple(self.sentence_query(s.text, company, key=s.id, date=date, passage_year=period,
+                                       passage_text=text) for s in item.sentences)
         pq = self.passage_query(item.passage.text, company, key=item.passage.id, date=date)
         if not pq:
             # no main metric, forecast, risk or event: the passage's first askable sentence fact stands for it
@@ -145,10 +166,11 @@ class TemplateGenerator:
     # ------------------------------------------------------------ sentences
 
     def sentence_query(self, text: str, company: str | None, *, key: str, date: dt.date | None = None,
-                       passage_year: int | None = None) -> str:
+                       passage_year: int | Period | None = None, passage_text: str = "") -> str:
         """One question for one sentence, or "" when it carries nothing askable.
 
-        ``passage_year`` (the passage's one reporting year) dates a sentence that names no year.
+        ``passage_year`` (the passage's one reporting year, or its period: 2021年上半年) dates a sentence
+        that names no year; ``passage_text`` dates a bare quarter (一季度 where the passage writes 22Q1).
         """
         text = _HEADER.sub("", text).strip()
         if len(text) < MIN_SENTENCE_CHARS or _BOILERPLATE.search(text):
@@ -172,11 +194,9 @@ class TemplateGenerator:
             return _pick(key, [f"{e}的目标价是多少？", f"{e}的目标价被设定为多少？"])
         if _RATING.search(text) and not facts.metrics:
             return _pick(key, [f"{e}的投资评级是什么？", f"{e}获得了什么投资评级？"])
-        cls = ph.clauses(text)
         best: ph.Frame | None = None
-        for i, c in enumerate(cls):
-            f = ph.frame(c, cls[i + 1] if i + 1 < len(cls) else "", text, names=names,
-                         passage_year=passage_year, year=year)
+        for f in ph.sentence_frames(text, names=names, others=names - {e}, passage_year=passage_year, year=year,
+                                    passage_text=passage_text):
             if f.metric and not f.vague and (best is None or (f.number and not best.number)):
                 best = f
                 if f.number:
@@ -184,8 +204,13 @@ class TemplateGenerator:
         if best is not None:
             return metric_question(key, e, best)
         event = ph.event_of(text)
+        # a topical word (政策, 出口, 竞争) is about the company only in a clause naming it: 「2022年上半年家电
+        # 行业出口规模…」 says nothing of the company's exports
+        if event and event not in ph.CORPORATE_EVENTS and not any(
+                event in c and (e in c or "公司" in c) for c in ph.clauses(text)):
+            event = None
         if event:
-            period, fc = ph.period_of(text, text, passage_year, year)
+            period, fc = ph.period_of(text, text, passage_year, year, passage_text)
             forms = [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]]
             if fc:
                 return _pick(key, [f"预计{e}{period}{event}方面有哪些进展？", f"{e}{period}{event}的前景如何？"])
@@ -201,37 +226,45 @@ class TemplateGenerator:
             return ""
         year = date.year if date else None
         facts = extract(text, company=company)
-        e = company or next(iter(sorted(n for n in facts.companies if n in text)), "")
+        e = company  # never a name-like fragment of the text (「钢基材料」, a broker): no subject, no query
         if not e:
             return ""
-        pyear = dominant_year(text, date)
+        period = dominant_period(text, date)
         names = frozenset(facts.companies)
-        if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})", text) and facts.metrics:
-            period, _ = ph.period_of(_forecast_clause(text), text, None, year)
-            main = _metric_order(text, facts.metrics)[0]
-            m = _surface(main, text)
-            return _pick(key, [f"预计{e}{period}{m}分别是多少？", f"{e}{period}的盈利预测是多少？",
-                               f"{e}{period}{m}的预测如何？"])
+        if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)", text) \
+                and facts.metrics:
+            clause = _forecast_clause(text)
+            fperiod, _ = ph.period_of(clause, text, None, year)
+            # the metric the forecast is written for (「预计2022-2024年归母净利润分别为…」), not the passage's
+            # most written one (新签订单, 市场份额)
+            fm = ph.CLAUSE_METRIC.search(clause)
+            if not fperiod:
+                pass  # no forecast years: asked below like any other passage
+            elif fm is None or canonical(fm.group(0)) in _VALUATION:
+                return _pick(key, [f"{e}{fperiod}的盈利预测是多少？", f"{e}{fperiod}的业绩预测如何？"])
+            else:
+                m = fm.group(0)
+                each = "分别" if "-" in fperiod else ""
+                return _pick(key, [f"预计{e}{fperiod}{m}{each}是多少？", f"{e}{fperiod}的盈利预测是多少？",
+                                   f"{e}{fperiod}{m}的预测如何？"])
         if _RISK.search(text) and not facts.metrics:
             return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         if facts.metrics:
             order = _metric_order(text, facts.metrics)
             main = order[0]
-            cls = ph.clauses(text)
-            frames = []
-            for i, c in enumerate(cls):
-                if any(s.lower() in c.lower() for s in METRIC_SYNONYMS[main]):
-                    f = ph.frame(c, cls[i + 1] if i + 1 < len(cls) else "", c, names=names,
-                                 passage_year=pyear, year=year)
-                    if f.metric == main and not f.vague:
-                        frames.append(f)
+            all_frames = [f for sent in re.split(r"[。！？!?]", text) if sent.strip()
+                          for f in ph.sentence_frames(sent, names=names, others=names - {e}, passage_year=period,
+                                                      year=year, passage_text=text)
+                          if f.metric and not f.vague]
+            frames = [f for f in all_frames if f.metric == main]
             if frames:
-                f = frames[0]
-                aspects = Counter(x.aspect for x in frames if x.aspect)
-                if aspects and len(aspects) > 1:
-                    f = _replace(f, aspect="")  # several segments: the passage is about the metric as a whole
-                if len(order) > 1 and not f.aspect and not f.forecast:
-                    second = _surface(order[1], text)
+                # the company's own figure where the passage gives one; else the first segment's, as that
+                # segment's (a segment falling while the company rose must not become 「公司…下降」)
+                f = next((x for x in frames if not x.aspect), frames[0])
+                seconds = [x for x in all_frames if x.metric in order[1:2] and not x.aspect and x.number
+                           and x.period == f.period and x.metric not in _VALUATION]
+                if seconds and not f.aspect and not f.forecast and f.number and main not in _VALUATION:
+                    second = seconds[0].surface
                     period = f.period
                     return _pick(key, [f"{e}{period}{f.surface}和{second}表现如何？",
                                        f"{e}{period}{f.surface}和{second}的变化情况如何？",
@@ -240,8 +273,9 @@ class TemplateGenerator:
         if _RATING.search(text) or re.search(r"目标价.{0,6}\d", text):
             return _pick(key, [f"{e}的投资评级和目标价是什么？", f"{e}的投资价值如何？"])
         event = ph.event_of(text)
-        if event:
-            period = f"{pyear}年" if pyear else ""
+        # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
+        if event and (event in ph.CORPORATE_EVENTS or text.count(event) >= 2):
+            period = "" if period is None else (f"{period.year}年" if period.part == "FY" else period.label())
             return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]])
         return ""
 
@@ -253,14 +287,10 @@ def _clean(text: str) -> str:
 
 
 def _forecast_clause(text: str) -> str:
-    m = re.search(r"(?:盈利预测|预计)[^。；]{0,60}", text)
+    """The clause a passage's forecast is written in: from 预计/预测 to its years and metric."""
+    m = (re.search(r"(?:预计|预测)[^。；]{0,12}?(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)[^。；]{0,40}", text)
+         or re.search(r"(?:盈利预测|预计)[^。；]{0,60}", text))
     return m.group(0) if m else text
-
-
-def _replace(f: ph.Frame, **kw: object) -> ph.Frame:
-    from dataclasses import replace
-
-    return replace(f, **kw)
 
 
 def _surface(canonical: str, text: str) -> str:

@@ -64,7 +64,7 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec(L.CHUNK, "fincprg.chunking.stage:run", ("chunk",), ((L.INGEST, L.REPORTS),),
               (L.PASSAGES, L.SENTENCES, L.REMOVED, L.CHUNK_STATS),
               "clean and cut ~500-char passages and ~100-char sentences"),
-    StageSpec(L.GENERATE, "fincprg.generate.stage:run", ("generate", "llm"),
+    StageSpec(L.GENERATE, "fincprg.generate.stage:run", ("generate", "finance", "llm"),
               ((L.INGEST, L.REPORTS), (L.CHUNK, L.PASSAGES), (L.CHUNK, L.SENTENCES)),
               (L.QUERIES, L.QRELS, L.FAILURES, L.HIERARCHY),
               "one query tree per passage (passage + sentence queries), completion, direct qrels"),

@@ -2,11 +2,12 @@
 
 Two backends:
 
-* ``templates`` (offline default, provenance ``generator="templates"``): the intent and its
+* ``templates`` (offline default, provenance ``generator="templates"``): intents and their
   subqueries are written from the topic's titles (the companies they name, each title's metric, event
   or expectation) and from those c-TF-IDF keywords that name an industry term, a metric or an event,
-  in the topic's industry and period. Several forms, chosen deterministically; honest about being
-  templates.
+  in the topic's industry and period. Companies share an intent only where their titles share an
+  industry theme; otherwise each gets its own. Several forms, chosen deterministically; honest about
+  being templates.
 * ``llm``: the ``topic_intent`` prompt (``prompts/topic_intent.<lang>.j2``) gets the keywords, the
   most representative titles and the industry; the answer must be
   ``[{"intent": str, "subqueries": [str, ...]}]``. It goes through ``fincprg.llm.LLMClient``
@@ -143,13 +144,51 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
     return _pick(key, [f"{scope}{k}的发展趋势如何？", f"{scope}{k}有哪些新变化？", f"{scope}{k}的前景如何？"])
 
 
-def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict[str, Any]]:
-    """One intent with up to ``max_subqueries`` subqueries, written from the topic's titles.
+@lru_cache(maxsize=1)
+def _theme_terms() -> frozenset[str]:
+    """Industry lexicon terms (白酒, 光伏, 血制品): what two companies' reports can share as a theme. Metric
+    and event words (净利率, 疫情) are written in reports of any industry and make no shared theme."""
+    from fincprg.finance import METRIC_SYNONYMS
+    from fincprg.finance.industries import lexicon
+    from fincprg.generate.phrases import EVENTS
+
+    generic = {w.lower() for ws in METRIC_SYNONYMS.values() for w in ws} | set(EVENTS)
+    return frozenset(w for ws in lexicon().values() for w in ws if len(w) >= 2 and w.lower() not in generic)
+
+
+def shared_theme(a: str, b: str) -> str | None:
+    """The longest industry term both titles write (「白酒」 in two liquor makers' titles), or None: two
+    companies whose titles share none are no pair for one intent (涪陵榨菜 and 五粮液 are both 食品饮料, but
+    one report is about 榨菜 and the other about 白酒)."""
+    shared = [t for t in _theme_terms() if t.lower() in a.lower() and t.lower() in b.lower()]
+    return max(shared, key=lambda t: (len(t), t)) if shared else None
+
+
+def company_groups(companies: dict[str, str]) -> list[tuple[list[str], str | None]]:
+    """Companies (name -> title) grouped by a theme their titles share, in title order: ``[(names, theme)]``.
+    A company joins the first group whose first company's title shares a theme with its own."""
+    groups: list[tuple[list[str], str | None]] = []
+    for name, title in companies.items():
+        for i, (names, theme) in enumerate(groups):
+            common = shared_theme(companies[names[0]], title)
+            if common and (theme is None or theme == common or len(names) == 1):
+                groups[i] = ([*names, name], common)
+                break
+        else:
+            groups.append(([name], None))
+    return groups
+
+
+def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents: int = 3) -> list[dict[str, Any]]:
+    """Up to ``max_intents`` intents, each with up to ``max_subqueries`` subqueries, written from the topic's titles.
 
     Companies named by the titles (「景津装备（603279）：…」) each get a question about their own title
-    (its metric, event or expectation); keywords that name an industry term, a metric or an event get
-    questions in the topic's industry and period; the intent names the companies or those terms. Forms
-    vary by topic id and are deterministic.
+    (its metric, event or expectation). Companies are paired in one intent only where their titles share an
+    industry theme (:func:`company_groups`): a clustered topic may hold unrelated companies, and
+    「比较涪陵榨菜和五粮液…」 is no research intent; each other company gets an intent of its own. Keywords that
+    name an industry term, a metric or an event get questions in the topic's industry and period, under the
+    intent whose titles write them (or, in a topic naming no company, an industry intent of their own).
+    Forms vary by topic id and are deterministic.
     """
     from fincprg.finance import parse_title_company
     from fincprg.generate.words import sound
@@ -167,33 +206,58 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5) -> list[dict
     # a keyword the tokenizer cannot read as one dictionary noun (个护, 资管) makes no clear question
     kws = [k for k in kws if sound(k)]
     key = topic.topic_id
-    subs = [q for q in (_title_question(f"{key}|{c}", c, t) for c, t in companies.items()) if q][:max_subqueries]
-    for k in kws if scope else ():  # without an industry a keyword question has no subject
-        if len(subs) >= max_subqueries:
-            break
-        q = _keyword_question(f"{key}|{k}", k, f"{period}{scope}", topic.industry, topic.titles)
-        if q:
-            subs.append(q)
-    subs = list(dict.fromkeys(subs))[:max_subqueries]
-    if not subs:
-        return []
-    names = list(companies)
-    # the theme of a 「A和B等公司…」 intent is a keyword their own titles write (a clustered topic may hold
-    # a keyword from another company's title: 万科A和保利发展 … 关于生猪)
-    own = [k for k in kws if any(k in companies[n] for n in names[:2])]
-    theme = f"关于{own[0]}" if own else ""
-    if len(names) >= 2:
-        intent = _pick(key, [f"了解{names[0]}和{names[1]}{period}的业绩表现与前景",
-                             f"{period}{scope}{names[0]}和{names[1]}等公司{theme}的研究观点",
-                             f"比较{names[0]}和{names[1]}{period}的经营表现"])
-    elif names:
-        intent = _pick(key, [f"了解{names[0]}{period}的业绩表现与前景", f"{names[0]}{period}{theme}的研究观点"])
-    elif kws:
+
+    def keyword_questions(words: list[str], room: int) -> list[str]:
+        out: list[str] = []
+        for k in words if scope else ():  # without an industry a keyword question has no subject
+            if len(out) >= room:
+                break
+            q = _keyword_question(f"{key}|{k}", k, f"{period}{scope}", topic.industry, topic.titles)
+            if q:
+                out.append(q)
+        return out
+
+    if not companies:
+        subs = list(dict.fromkeys(keyword_questions(kws, max_subqueries)))[:max_subqueries]
+        if not subs:
+            return []
         pair = "和".join(kws[:2])
         intent = _pick(key, [f"{period}{scope}{pair}的研究观点", f"{scope}{period}{pair}的发展趋势"])
-    else:
-        return []
-    return [{"intent": intent, "subqueries": subs}]
+        return [{"intent": intent, "subqueries": subs}]
+
+    out: list[dict[str, Any]] = []
+    for g, (names, theme) in enumerate(company_groups(companies)):
+        if len(out) >= max_intents:
+            break
+        gkey = f"{key}|g{g}" if g else key
+        subs = [q for q in (_title_question(f"{key}|{c}", c, companies[c]) for c in names) if q][:max_subqueries]
+        own = [k for k in kws if any(k in companies[n] for n in names)]
+        subs = list(dict.fromkeys(subs + keyword_questions(own, max_subqueries - len(subs))))[:max_subqueries]
+        if not subs:
+            continue
+        # the period the group's own titles write (a topic's date range spans other companies' reports)
+        years = sorted({p.year for n in names for p in _title_periods(companies[n]) if p.year})
+        when = f"{years[0]}年" if len(years) == 1 else ""
+        if len(names) >= 2:
+            a, b = names[0], names[1]
+            intent = _pick(gkey, [f"了解{a}和{b}{when}在{theme}领域的业绩表现与前景",
+                                  f"{when}{a}和{b}等公司关于{theme}的研究观点",
+                                  f"比较{a}和{b}{when}{theme}业务的经营表现"])
+        else:
+            # a metric (营业收入) is no topic of a research view; an industry term or an event is
+            themes = [k for k in own if k in _theme_terms() or k in _INDUSTRY_EVENTS]
+            forms = [f"了解{names[0]}{when}的业绩表现与前景"]
+            if themes:
+                forms.append(f"{names[0]}{when}关于{themes[0]}的研究观点")
+            intent = _pick(gkey, forms)
+        out.append({"intent": intent, "subqueries": subs})
+    return out
+
+
+def _title_periods(title: str) -> frozenset[Any]:
+    from fincprg.finance import extract
+
+    return extract(title).periods
 
 
 def to_queries(topic_id: str, intents: list[dict[str, Any]], provenance: dict[str, Any]) -> list[Query]:

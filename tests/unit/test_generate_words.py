@@ -88,7 +88,7 @@ def test_no_second_forecast_word():
     from fincprg.generate.phrases import Frame
     from fincprg.generate.templates import metric_question
 
-    f = Frame(period="2023年", forecast=True, metric="净利润", surface="净利润", aspect="预测")
+    f = Frame(period="2023年", forecast=True, metric="净利润", surface="净利润", aspect="预测", number=True)
     for k in "abcdef":
         q = metric_question(k, "星河科技", f)
         assert q.count("预测") + q.count("预计") == 1, q

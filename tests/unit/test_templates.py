@@ -31,7 +31,7 @@ def test_is_a_tree_generator_with_template_provenance():
     assert isinstance(gen, TreeGenerator) and gen.name == "templates"
     (tree,) = gen.generate([_item()])
     assert isinstance(tree, QueryTree)
-    assert tree.provenance == {"generator": "templates", "template": "finance-templates", "version": "2"}
+    assert tree.provenance == {"generator": "templates", "template": "finance-templates", "version": "3"}
     assert len(tree.sentence_queries) == len(SENTS)
 
 
@@ -61,7 +61,7 @@ def test_industry_report_asks_about_its_industry():
     assert tree.sentence_queries[0].startswith("半导体行业") and "均价" in tree.sentence_queries[0]
     item = _item(company=None, title="策略周报：市场回顾", sents=["毛利率为30%，同比提升2个百分点。"])
     (res,) = TemplateGenerator().generate([item])
-    assert isinstance(res, Failure) and res.kind == "nothing_askable"  # no subject: nothing usable
+    assert isinstance(res, Failure) and res.kind == "no_subject"  # no subject: nothing usable, and counted
 
 
 def test_forecast_years_stay_forecasts_and_periods_come_from_the_sentence():

@@ -1,0 +1,44 @@
+"""Template intents pair companies only where their reports share a theme (issue 18)."""
+from __future__ import annotations
+
+import datetime as dt
+
+from fincprg.topics.intents import TopicInput, company_groups, shared_theme, template_intents
+
+DATES = (dt.date(2021, 3, 1), dt.date(2021, 8, 1))
+
+
+def test_companies_of_one_industry_but_different_themes_are_not_paired():
+    # both 食品饮料, but one report is about 榨菜 and the other about 白酒 (the blind reading's example)
+    titles = ("涪陵榨菜（002507）公司动态点评：Q2业绩略超市场预期，定增方案彰显发展信心",
+              "五粮液（000858）公司动态点评：春节动销良好，白酒一季度高增长可期")
+    intents = template_intents(TopicInput("t1", ("白酒", "榨菜"), titles, "食品饮料", DATES))
+    assert intents, intents
+    for it in intents:
+        assert not ("涪陵榨菜" in it["intent"] and "五粮液" in it["intent"]), it
+        named = {c for c in ("涪陵榨菜", "五粮液") if any(c in q for q in it["subqueries"])}
+        assert len(named) <= 1, it  # an intent's subqueries are about its own company
+
+
+def test_unrelated_industries_are_not_paired():
+    titles = ("航发动力（600893）：单三季度营业收入环比+30%，航发产品交付加速",
+              "通威股份（600438）：三季度盈利大增，持续加速组件业务推进")
+    assert shared_theme(*titles) is None
+    for it in template_intents(TopicInput("t2", ("组件",), titles, "国防军工", DATES)):
+        assert not ("航发动力" in it["intent"] and "通威股份" in it["intent"]), it
+
+
+def test_companies_sharing_a_theme_share_an_intent():
+    titles = ("五粮液（000858）：白酒动销良好，一季度高增长可期", "泸州老窖（000568）：白酒高端化加速，股权激励落地",
+              "涪陵榨菜（002507）：Q2业绩略超预期")
+    groups = company_groups({"五粮液": titles[0], "泸州老窖": titles[1], "涪陵榨菜": titles[2]})
+    assert groups[0] == (["五粮液", "泸州老窖"], "白酒") and groups[1] == (["涪陵榨菜"], None), groups
+    first = template_intents(TopicInput("t3", ("白酒",), titles, "食品饮料", DATES))[0]
+    assert "五粮液" in first["intent"] and "泸州老窖" in first["intent"] and "白酒" in first["intent"], first
+    assert "涪陵榨菜" not in first["intent"]
+
+
+def test_a_shared_metric_or_event_is_no_theme():
+    # 净利率 and 疫情 are written in reports of any industry
+    assert shared_theme("重庆啤酒（600132）：净利率提升", "洽洽食品（002557）：净利率承压") is None
+    assert shared_theme("齐心集团（002301）：疫情影响短期业绩", "传智教育（003032）：关注疫情态势") is None
