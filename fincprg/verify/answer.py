@@ -121,12 +121,19 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
             return first
     if any(m not in ask.loose for m in ask.metrics):
         return None
+    if span is not None:  # a sentence query speaks of the period in force at its sentence
+        source = passage[:span[1]]
+        ps = periods(source, date)
+        inside = [p for p in ps if p.start >= span[0]]
+        before = [p for p in ps if p.start < span[0] and p.years]
+        ps = inside if any(p.years for p in inside) else inside + before[-1:]
+        return _check_period_only(ask, source, date, ps)
     return _check_period_only(ask, f"{passage}\n{title}", date)
 
 
-def _check_period_only(ask: Ask, source: str, date: dt.date | None) -> Verdict | None:
+def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | None = None) -> Verdict | None:
     """A query without a (strict) metric: its year, explicit part and forecast against the source's periods."""
-    ps = periods(source, date)
+    ps = periods(source, date) if ps is None else ps
     years = frozenset(y for p in ps for y in p.years)
     if ask.years:
         known = years or _default_years(date)
@@ -140,6 +147,8 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None) -> Verdict |
     future = bool(date and years and max(years) > date.year)
     if ask.forecast and not (is_forecast(source) or future):
         return Verdict("forecast_mismatch", "asks a forecast; the source states no forecast")
+    if ask.figure and not ask.forecast and date and ask.years and min(ask.years) > date.year:
+        return Verdict("forecast_mismatch", f"asks a {sorted(ask.years)} figure as an actual in a report of {date}")
     return None
 
 

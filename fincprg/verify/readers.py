@@ -33,6 +33,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "出货量": ("出货量", "出货"),
     "产量": ("产量",),
     "产能": ("产能",),
+    "产能利用率": ("产能利用率", "开工率"),
     "市占率": ("市占率", "市场份额", "市场占有率", "份额"),
     "现金流": ("经营性现金流", "经营活动现金流", "现金流量", "现金流"),
     "订单": ("在手订单", "新签订单", "订单", "中标金额"),
@@ -84,7 +85,7 @@ _RELATIVE = {"今年": 0, "本年": 0, "当年": 0, "去年": -1, "上年": -1, 
 # 「去年同期」 is a comparison base, not the period a figure is for
 _REL_RE = re.compile(f"(?:{'|'.join(_RELATIVE)})(?!同期)")
 # years listed one after another (2022/2023/2024年, 2022、2023年) are one period
-_YEAR_GAP = re.compile(r"[\s/、,，和及与-]*年?[\s/、,，和及与-]*")
+_YEAR_GAP = re.compile(r"[\s/、,，和及与-]*(?:年|E|A)?[\s/、,，和及与-]*", re.I)
 
 # --- forecast and direction -----------------------------------------------------------------------------------
 _EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|高于|略低于|略超|不达|大超|基本符合)预期")
@@ -291,6 +292,10 @@ class Ask:
     explicit_part: bool
     forecast: bool
     direction: dict[str, str | None]
+    figure: bool = False  # asks for a number (多少, 达到, 规模 …)
+
+
+_FIGURE = re.compile(r"多少|几何|达到|规模|占比|比例|增速|增幅|幅度|数量|金额")
 
 
 def read_ask(query: str, date: dt.date | None = None) -> Ask:
@@ -306,4 +311,4 @@ def read_ask(query: str, date: dt.date | None = None) -> Ask:
     direction: dict[str, str | None] = {}
     for f in facts:
         direction[f.metric] = direction.get(f.metric) or f.direction
-    return Ask(fams, loose, years, part, explicit is not None, is_forecast(t), direction)
+    return Ask(fams, loose, years, part, explicit is not None, is_forecast(t), direction, bool(_FIGURE.search(t)))

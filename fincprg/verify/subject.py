@@ -40,12 +40,21 @@ _STOP = re.compile(r"[\d\s]|的|在|是|有|对|将|与|和|及|、|，|,|？|\?
                    + "|".join(sorted({s for ss in METRICS.values() for s in ss}, key=len, reverse=True)))
 
 
+# what strategy, macro and bond reports are about besides industries: markets, indices, asset classes, the economy
+MARKET_TERMS = ("A股", "港股", "美股", "沪深300", "上证指数", "上证综指", "深证成指", "创业板", "科创板", "北交所",
+                "中证500", "中证1000", "万得全A", "信用债", "利率债", "城投债", "国债", "地方债", "可转债", "转债",
+                "地产债", "产业债", "债市", "债券市场", "股市", "权益市场", "大宗商品", "GDP", "CPI", "PPI", "PMI",
+                "社融", "M2", "人民币", "汇率", "美元", "美联储", "央行", "货币政策", "财政政策", "宏观经济",
+                "中国经济", "美国经济", "进出口", "房地产投资", "基建投资", "制造业投资", "北向资金", "公募基金")
+
+
 @lru_cache(maxsize=1)
 def industry_terms() -> tuple[str, ...]:
-    """CITIC industry names and the classifier lexicon's terms of two or more characters, longest first."""
+    """CITIC industry names, the classifier lexicon's terms of two or more characters and the market terms,
+    longest first."""
     from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon
 
-    terms = {t for ws in lexicon().values() for t in ws} | set(CITIC_INDUSTRIES)
+    terms = {t for ws in lexicon().values() for t in ws} | set(CITIC_INDUSTRIES) | set(MARKET_TERMS)
     return tuple(sorted((t for t in terms if len(t) >= 2), key=len, reverse=True))
 
 
