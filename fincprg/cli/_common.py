@@ -15,7 +15,7 @@ app = typer.Typer(
     help=(
         "fincprg turns Chinese financial research reports into a passage-retrieval dataset "
         "(queries, passages, relevance labels) with the FinCPRG method.\n\n"
-        "Stages: ingest -> chunk -> generate -> topics -> mine -> export. "
+        "Stages: ingest -> chunk -> generate -> topics -> verify -> mine -> export. "
         "Each writes OUT/<stage>/ with a manifest.json; re-running skips finished stages "
         "and resumes a half-done one."
     ),

@@ -160,11 +160,11 @@ def check_topic_answer(query: str, titles: Sequence[tuple[str, dt.date | None]])
     ask = read_ask(query, max(dates) if dates else None)
     years = {y for t, d in titles for p in periods(t, d) for y in p.years}
     years |= {y for d in dates for y in (d.year, d.year - 1)}
-    if ask.years and years and ask.years - years:
-        return Verdict("wrong_period", f"asks {sorted(ask.years)}; the topic's reports cover {sorted(years)}")
     if dates and ask.years and not ask.forecast and min(ask.years) > max(dates).year:
         return Verdict("forecast_mismatch", f"asks {sorted(ask.years)} as an actual; the latest report is of "
                                             f"{max(dates)}")
+    if ask.years and years and ask.years - years:
+        return Verdict("wrong_period", f"asks {sorted(ask.years)}; the topic's reports cover {sorted(years)}")
     for metric in ask.metrics:
         want = ask.direction.get(metric)
         said = {f.direction for t, d in titles for f in read_facts(norm(t), d) if f.metric == metric and f.direction}
