@@ -232,9 +232,7 @@ def summarise(queries: list[Query], dropped: list[dict[str, Any]], src: _Sources
         by_level[d["level"]][d["reason"]] += 1
         if len(examples[d["reason"]]) < N_EXAMPLES:
             examples[d["reason"]].append({"level": d["level"], "text": d["text"], "detail": d["detail"]})
-    asked = {q.source_ids[0] for q in queries if q.level in ("sentence", "passage") and q.source_ids}
-    no_subject = sum(1 for pid in asked if (p := src.passage(pid)) is not None and p.report_id in src.reports
-                     and src.passage_subjects(p).empty)
+    no_subject = sum(1 for p in src.passages if p.report_id in src.reports and src.passage_subjects(p).empty)
     return {
         "checks": checks,
         "levels": levels,
