@@ -48,6 +48,10 @@ MARKET_TERMS = ("A股", "港股", "美股", "沪深300", "上证指数", "上证
                 "中国经济", "美国经济", "进出口", "房地产投资", "基建投资", "制造业投资", "北向资金", "公募基金")
 
 
+_RAW_END = re.compile(r"[\d\s]|的|如何|怎样|什么|哪些|多少|是否|为何|为什么|[？?，,。]")
+_METRIC_WORDS = frozenset(s for ss in METRICS.values() for s in ss)
+
+
 @lru_cache(maxsize=1)
 def industry_terms() -> tuple[str, ...]:
     """CITIC industry names, the classifier lexicon's terms of two or more characters and the market terms,
@@ -128,6 +132,11 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     if others:
         return Verdict("wrong_subject", f"names {others[0]}, a listed company the source does not make its subject")
     phrase = lead(q)
+    if not phrase:  # it leads with a metric word: 「归母净利润的预测…」 names nothing, 「利润均以食品…」 is a fragment
+        m = _RAW_END.search(rest)
+        raw = rest[:m.start()] if m else rest
+        if len(raw) >= 2 and raw not in _METRIC_WORDS and not raw.startswith(GENERIC):
+            return Verdict("fragment_subject", f"「{raw}」 is a fragment of the text, not a company or industry")
     if not phrase or phrase in GENERIC or len(phrase) < 2:
         return Verdict("no_subject", "the query names no company or industry")
     broker = next((b for b in BROKERS if phrase.startswith(b)), None)

@@ -116,6 +116,8 @@ def test_fragment_and_wrong_subjects_are_dropped():
     listed = lambda text: ["五粮液"] if "五粮液" in text else []  # noqa: E731
     assert check_subject("五粮液2021年营收是多少？", s, listed=listed).reason == "wrong_subject"
     assert check_subject("公司2021年营收是多少？", s).reason == "no_subject"
+    assert check_subject("归母净利润的预测是多少？", s).reason == "no_subject"
+    assert check_subject("利润均以食品2020年的收入是多少？", s).reason == "fragment_subject"
     assert check_subject("X", Subjects()).reason == "no_subject"
 
 
