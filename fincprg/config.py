@@ -239,6 +239,33 @@ class TopicsConfig(Section):
     viz: Literal["bertopic", "simple", "none"] = "bertopic"
 
 
+class VerifyJudgeConfig(Section):
+    """An LLM reads each query that passed the rule checks with its source and says whether it is answered."""
+
+    backend: Literal["none", "llm"] = "none"
+    prompt: str = "verify_judge"
+    language: Literal["zh", "en"] = "zh"
+    max_source_chars: int = Field(1500, ge=100)  # source text shown to the judge (passage, or the topic's titles)
+
+
+VERIFY_CHECKS = ("subject", "answer", "related", "round_trip")
+
+
+class VerifyConfig(Section):
+    """Keep or drop each generated query (every level, either generator) with a reason; see fincprg/verify."""
+
+    # subject: names the source's company/industry; answer: metric, direction, period, forecast as the source
+    # reads; related: an intent pairs related companies; round_trip: retrieves its own source (char BM25)
+    checks: list[Literal["subject", "answer", "related", "round_trip"]] = Field(
+        default_factory=lambda: list(VERIFY_CHECKS))
+    top_k: int = Field(10, ge=1)  # round trip: an own passage must rank in the top k of the whole corpus
+    # ambiguous: this many unrelated reports score within ambiguous_margin (relative) of the own passage
+    ambiguous_reports: int = Field(5, ge=1)
+    ambiguous_margin: float = Field(0.05, ge=0, lt=1)
+    judge: VerifyJudgeConfig = Field(default_factory=VerifyJudgeConfig)
+    batch_size: int = Field(256, ge=1)  # queries per BM25 scoring batch (runtime only)
+
+
 class RerankerConfig(Section):
     backend: Literal["lexical", "flag", "cross-encoder"] = "lexical"
     model: str | None = None
@@ -392,6 +419,7 @@ class PipelineConfig(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     topics: TopicsConfig = Field(default_factory=TopicsConfig)
+    verify: VerifyConfig = Field(default_factory=VerifyConfig)
     mine: MineConfig = Field(default_factory=MineConfig)
     export: ExportConfig = Field(default_factory=ExportConfig)
     estimate: EstimateConfig = Field(default_factory=EstimateConfig)

@@ -20,9 +20,10 @@ from fincprg.pipeline.io import hash_files, read_jsonl
 from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, TopicAssignment, TopicHierarchy
 
 # --- stages, in pipeline order, and their folders -------------------------------------------------------------
-INGEST, CHUNK, GENERATE, TOPICS, MINE, EXPORT = "ingest", "chunk", "generate", "topics", "mine", "export"
+INGEST, CHUNK, GENERATE, TOPICS, VERIFY, MINE, EXPORT = (
+    "ingest", "chunk", "generate", "topics", "verify", "mine", "export")
 STAGE_DIRS: dict[str, str] = {INGEST: "ingest", CHUNK: "chunk", GENERATE: "generate", TOPICS: "topics",
-                              MINE: "mine", EXPORT: "dataset"}
+                              VERIFY: "verify", MINE: "mine", EXPORT: "dataset"}
 AUDIT_DIR, EVAL_DIR, CACHE_DIR, REPORT_FILE = "audit", "eval", ".cache", "report.html"
 ESTIMATE = "estimate.json"  # OUT/estimate.json: `fincprg estimate -o OUT`, compared in the build summary
 MANIFEST, PROGRESS, LOCK = "manifest.json", "_progress.json", ".lock"
@@ -34,6 +35,7 @@ QUERIES, QRELS, FAILURES, HIERARCHY = "queries.jsonl", "qrels.jsonl", "failures.
 TITLES, TREE, ASSIGNMENTS = "titles.jsonl", "tree.json", "assignments.jsonl"  # topics (+ QUERIES, FAILURES)
 TOPICS_HTML, HIERARCHY_HTML = "topics.html", "hierarchy.html"
 PAIRS, HISTOGRAM = "pairs.jsonl", "histogram.json"  # mine (+ QRELS)
+DROPPED = "dropped.jsonl"  # verify: {query_id, level, text, reason, detail} (+ QUERIES and QRELS of kept queries)
 
 # --- the exported dataset (BEIR names, plus the training file, the HF layout and the card) --------------------
 CORPUS, QRELS_DIR, CARD = "corpus.jsonl", "qrels", "README.md"
@@ -167,11 +169,20 @@ class Build:
         return read_jsonl(self.require(CHUNK, SENTENCES), Sentence)
 
     def queries(self, stage: str = GENERATE) -> Iterator[Query]:
-        """Queries of ``generate`` (sentence, passage) or ``topics`` (intent, topic)."""
+        """Queries of ``generate`` (sentence, passage), ``topics`` (intent, topic) or ``verify`` (the kept
+        queries of every level)."""
         return read_jsonl(self.require(stage, QUERIES), Query)
 
     def direct_qrels(self) -> Iterator[Qrel]:
         return read_jsonl(self.require(GENERATE, QRELS), Qrel)
+
+    def kept_qrels(self) -> Iterator[Qrel]:
+        """The direct qrels of the queries verify kept."""
+        return read_jsonl(self.require(VERIFY, QRELS), Qrel)
+
+    def dropped(self) -> Iterator[dict[str, Any]]:
+        """verify's dropped queries with their reasons."""
+        return read_jsonl(self.require(VERIFY, DROPPED))
 
     def mined_qrels(self) -> Iterator[Qrel]:
         return read_jsonl(self.require(MINE, QRELS), Qrel)

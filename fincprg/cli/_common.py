@@ -15,7 +15,7 @@ app = typer.Typer(
     help=(
         "fincprg turns Chinese financial research reports into a passage-retrieval dataset "
         "(queries, passages, relevance labels) with the FinCPRG method.\n\n"
-        "Stages: ingest -> chunk -> generate -> topics -> mine -> export. "
+        "Stages: ingest -> chunk -> generate -> topics -> verify -> mine -> export. "
         "Each writes OUT/<stage>/ with a manifest.json; re-running skips finished stages "
         "and resumes a half-done one."
     ),
@@ -124,7 +124,13 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
     typer.echo(f"\nfincprg build summary ({out}):")
     for o in outcomes:
         typer.echo(f"  {o.name:<9} {o.status:<8} {o.seconds:7.1f}s")
-        _print_counts(o.counts)
+        if o.name == "verify" and o.counts.get("levels"):  # yield per level and reasons, not the raw counts
+            from fincprg.verify.summary import summary_lines
+
+            for line in summary_lines(o.counts):
+                typer.echo(f"    {line}")
+        else:
+            _print_counts(o.counts)
     failed = {o.name: o.counts.get("retryable_failures") for o in outcomes if o.counts.get("retryable_failures")}
     if failed:
         where = ", ".join(f"{n} in {stage}" for stage, n in failed.items())

@@ -65,6 +65,8 @@ def model_ids(cfg: PipelineConfig) -> dict[str, str]:
         "reranker": (f"{rr.backend} {rr.model or ''}".strip() if rr.backend != "lexical"
                      else "offline lexical scorer (char n-grams + finance-field agreement)")
                     + (f", threshold {rr.threshold}" if rr.threshold is not None else ", backend default threshold"),
+        "query verification": (f"rules + {llm} judge" if cfg.verify.judge.backend == "llm"
+                               else f"rules ({', '.join(cfg.verify.checks) or 'none'}), no LLM judge"),
         "hard negatives": neg.method + (f" {neg.model}" if neg.method == "dense" else "")
                           + ("" if neg.method == "none" else f", {neg.n} per query"),
     }
@@ -174,6 +176,34 @@ def render_card(
             "of the corpus they came from; check them before redistributing. Generated queries and labels "
             "follow the same terms.", ""]
     return "\n".join(out)
+
+
+def verify_lines(manifest: Mapping[str, Any] | None) -> list[str]:
+    """The verify stage's verdicts: the share of each level kept, why the rest was dropped, examples."""
+    counts = (manifest or {}).get("counts") or {}
+    levels = counts.get("levels") or {}
+    if not levels:
+        return []
+    out = ["## Query verification", "",
+           "Every generated query was checked against its source by a reading independent of the generator's "
+           "(`verify` stage: subject, answerability, related companies, round-trip retrieval"
+           + (", LLM judge" if counts.get("judge") else "") + "); only kept queries are in this dataset.", "",
+           "| level | generated | kept | yield |", "|---|---:|---:|---:|"]
+    order = ("sentence", "passage", "topic", "intent")
+    out += [f"| {lv} | {c['generated']} | {c['kept']} | {c['yield']:.1%} |"
+            for lv, c in sorted(levels.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)]
+    reasons = sorted((counts.get("reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    if reasons:
+        out += ["", "Dropped, by reason: " + ", ".join(f"`{r}` {n}" for r, n in reasons) + "."]
+        for reason, _ in reasons:
+            ex = ((counts.get("examples") or {}).get(reason) or [None])[0]
+            if ex is None:
+                continue
+            out.append(f"- `{reason}` ({ex['level']}): 「{ex['text']}」 — {ex['detail']}")
+    if counts.get("passages_without_subject"):
+        out += ["", f"{counts['passages_without_subject']} passages had no subject (no company in metadata, title or "
+                "body): their queries were dropped."]
+    return [*out, ""]
 
 
 def negatives_lines(neg: Mapping[str, Any] | None) -> list[str]:

@@ -1,8 +1,8 @@
 """Export stage: turn every label of the build into the dataset people load (``OUT/dataset/``).
 
 Input records: ingest/reports.jsonl (Report), chunk/passages.jsonl (Passage),
-generate/queries.jsonl + qrels.jsonl (Query sentence/passage, Qrel direct),
-topics/queries.jsonl (Query intent/topic), topics/assignments.jsonl, topics/tree.json,
+verify/queries.jsonl + qrels.jsonl (the kept Query of every level, their direct Qrel),
+topics/assignments.jsonl, topics/tree.json,
 mine/qrels.jsonl (Qrel mined).
 
 Output: corpus.jsonl, queries.jsonl, qrels/<subset>-<split>.tsv (see ``beir``; splits see
@@ -27,14 +27,14 @@ from fincprg.export import negatives as negatives_mod
 from fincprg.export import quality
 from fincprg.export.beir import SUBSETS, build_subset_qrels, write_qrels
 from fincprg.export.dedup import dedup_queries
-from fincprg.export.card import produced_by, render_card, subset_stats
+from fincprg.export.card import produced_by, render_card, subset_stats, verify_lines
 from fincprg.export.flagembedding import build_examples, negatives_summary, write_flagembedding
 from fincprg.export.splits import SPLITS, split_reports, split_topics
 from fincprg.pipeline.io import atomic_write_jsonl, atomic_write_text
 from fincprg.records import Passage, Qrel, Query, Report, Topic, TopicAssignment
 
 log = logging.getLogger(__name__)
-UPSTREAM = (L.INGEST, L.CHUNK, L.GENERATE, L.TOPICS, L.MINE)
+UPSTREAM = (L.INGEST, L.CHUNK, L.GENERATE, L.TOPICS, L.VERIFY, L.MINE)
 
 
 @dataclass
@@ -56,8 +56,8 @@ def load_inputs(ctx: Any) -> ExportInputs:
         # metadata only: the corpus file carries passage texts, never whole reports
         reports=[r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)],
         passages=list(ctx.read(L.CHUNK, L.PASSAGES, Passage)),
-        queries=list(ctx.read(L.GENERATE, L.QUERIES, Query)) + list(ctx.read(L.TOPICS, L.QUERIES, Query)),
-        qrels=list(ctx.read(L.GENERATE, L.QRELS, Qrel)) + list(ctx.read(L.MINE, L.QRELS, Qrel)),
+        queries=list(ctx.read(L.VERIFY, L.QUERIES, Query)),  # the kept queries of every level
+        qrels=list(ctx.read(L.VERIFY, L.QRELS, Qrel)) + list(ctx.read(L.MINE, L.QRELS, Qrel)),
         assignments={a.report_id: a for a in ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment)},
         topic_nodes=L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id(),
         manifests={s: L.load_json(ctx.input_path(s, L.MANIFEST)) or {} for s in UPSTREAM},
@@ -162,7 +162,8 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
     card = render_card(cfg=produced, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
                        templates=templates, signatures={**signatures, "export": signature},
                        dropped=dropped, train_examples=train_examples, negatives=negatives,
-                       extra=[*quality.card_lines(dedup, easiness), *negatives_mod.card_lines(ecfg.negatives)])
+                       extra=[*verify_lines(inp.manifests.get(L.VERIFY)), *quality.card_lines(dedup, easiness),
+                              *negatives_mod.card_lines(ecfg.negatives)])
     atomic_write_text(ds.card, card)
     if ecfg.hf:
         from fincprg.export.hf import write_hf

@@ -1,9 +1,8 @@
 """Mine stage: indirect positives by reranking query pairs in local spaces (paper §4.2).
 
 Input records: chunk/passages.jsonl (Passage), chunk/sentences.jsonl (Sentence),
-generate/queries.jsonl + qrels.jsonl (sentence/passage Query, direct Qrel),
-topics/tree.json (Topic nodes), topics/assignments.jsonl (report -> subtree_topic),
-topics/queries.jsonl (intent/topic Query).
+verify/queries.jsonl + qrels.jsonl (the kept Query of every level, their direct Qrel),
+topics/tree.json (Topic nodes), topics/assignments.jsonl (report -> subtree_topic).
 
 Output records (OUT/mine):
 - pairs.jsonl: ScoredPair for every pair with score >= ``mine.keep_min_score`` (0.85) or above
@@ -54,7 +53,8 @@ def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], dict[str, 
     assignments = list(ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment))
     subtree = {a.report_id: a.subtree_topic for a in assignments if a.subtree_topic}
     industry = {a.report_id: a.industry for a in assignments}
-    return nodes, subtree, industry, list(ctx.read(L.TOPICS, L.QUERIES, Query))
+    # verify's kept queries: the topic and intent ones
+    return nodes, subtree, industry, [q for q in ctx.read(L.VERIFY, L.QUERIES, Query) if q.level in ("topic", "intent")]
 
 
 def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic], subtree: dict[str, str],
@@ -89,8 +89,9 @@ def run(ctx: Any) -> dict[str, Any]:
     def sentences() -> Iterator[Sentence]:
         return ctx.read(L.CHUNK, L.SENTENCES, Sentence)
 
-    gen_queries = list(ctx.read(L.GENERATE, L.QUERIES, Query))
-    direct = list(ctx.read(L.GENERATE, L.QRELS, Qrel))
+    # the queries verify kept (sentence and passage here; topic and intent in _load_topics) and their direct qrels
+    gen_queries = [q for q in ctx.read(L.VERIFY, L.QUERIES, Query) if q.level in ("sentence", "passage")]
+    direct = list(ctx.read(L.VERIFY, L.QRELS, Qrel))
     nodes, subtree, industry, topic_queries = _load_topics(ctx) if "topic" in cfg.spaces or "passage" in cfg.spaces \
         else ({}, {}, {}, [])
     queries = gen_queries + topic_queries

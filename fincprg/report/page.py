@@ -15,7 +15,7 @@ def build_context(out: Path, eval_dirs: list[Path] | None = None, samples: int =
     return {
         "out": str(out), "title": out.resolve().name, "generated": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "stages": data.stages(out), "subsets": data.subset_stats(L.Build(out).dataset.root), "hist": data.histograms(out),
-        "quality": data.quality(out),
+        "quality": data.quality(out), "verify": data.verification(out),
         "mined": data.mined_examples(out), "audit": data.audit(out), "tree": data.topic_tree(out),
         "trees": data.query_trees(out, samples), "backends": data.backends(out),
         "evals": data.eval_tables(data.eval_dirs(out, eval_dirs), L.Build(out).dataset.content_hash()),

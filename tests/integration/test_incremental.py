@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 BASE = ["topics.viz=none"]
 # one key per stage family, including run.seed (read by topics and mine) and a topics clustering key
 CHANGES = ["run.seed=7", "topics.cluster.min_cluster_size=3", "chunk.passage_chars=400",
-           "mine.reranker.threshold=0.8", "export.test_fraction=0.3"]
+           "verify.ambiguous_margin=0.5", "mine.reranker.threshold=0.8", "export.test_fraction=0.3"]
 
 
 def _fingerprint(out: Path) -> dict[str, object]:

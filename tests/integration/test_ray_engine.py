@@ -37,7 +37,7 @@ def test_ray_build_equals_local_build_byte_for_byte(tmp_path, sample_corpus):
         run_pipeline(sample_corpus / "reports.jsonl", outs[name],
                      load_config(bundled_pipeline("offline"), SMALL + extra), show_progress=False)
     local, ray_ = (L.Build(outs[n]) for n in ("local", "ray"))
-    for stage in ("ingest", "chunk", "generate", "topics", "mine", "export"):
+    for stage in ("ingest", "chunk", "generate", "topics", "verify", "mine", "export"):
         a, b = _files(local.dir(stage)), _files(ray_.dir(stage))
         assert a.keys() == b.keys(), stage
         assert [f for f in a if a[f] != b[f]] == [], stage

@@ -96,6 +96,9 @@ def write_build(out: Path) -> dict[str, list]:
     atomic_write_jsonl(out / "generate" / "queries.jsonl", queries)
     atomic_write_jsonl(out / "generate" / "qrels.jsonl", qrels)
     atomic_write_jsonl(out / "topics" / "queries.jsonl", topic_queries)
+    # export reads the queries verify kept: here all of them
+    atomic_write_jsonl(out / "verify" / "queries.jsonl", queries + topic_queries)
+    atomic_write_jsonl(out / "verify" / "qrels.jsonl", qrels)
     atomic_write_jsonl(out / "topics" / "assignments.jsonl", assignments)
     atomic_write_json(out / "topics" / "tree.json", {"nodes": [n.model_dump() for n in nodes], "root": "h0"})
     atomic_write_jsonl(out / "mine" / "qrels.jsonl", mined)
@@ -107,7 +110,7 @@ def write_manifests(out: Path, signatures: dict[str, str], cfg: PipelineConfig |
     """Upstream manifests as the runner writes them: each records its stage's declared config."""
     from fincprg.pipeline.contract import declared_config
 
-    for stage in ("ingest", "chunk", "generate", "topics", "mine"):
+    for stage in ("ingest", "chunk", "generate", "topics", "verify", "mine"):
         spec = STAGE_BY_NAME[stage]
         atomic_write_json(out / spec.dir / "manifest.json",
                           {"signature": signatures.get(stage, f"{stage}sig"),

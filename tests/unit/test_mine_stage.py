@@ -35,6 +35,8 @@ def _write_inputs(out, fx, report_type="industry"):
         {"report_id": r, "title": r, "date": None, "industry": "食品饮料", "leaf_topic": t, "subtree_topic": t}
         for r, t in SUBTREE.items()])
     atomic_write_jsonl(out / "topics" / "queries.jsonl", tq)
+    atomic_write_jsonl(out / "verify" / "queries.jsonl", qs + tq)  # mine reads the queries verify kept: all
+    atomic_write_jsonl(out / "verify" / "qrels.jsonl", fx["qrels"])
 
 
 def _run(tmp_path, report_type="industry", **mine):

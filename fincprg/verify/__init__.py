@@ -1,0 +1,12 @@
+"""Verify: keep or drop each generated query with a reason, by a second reading that is not the generator's.
+
+One module per concern, each a pure function over texts and records:
+
+* :mod:`.readers`: verify's own reading of metric, direction, year, part of year, actual vs forecast;
+* :mod:`.subject`: the company/industry a query names must be a subject of its source;
+* :mod:`.answer`: every fact the query asks is in the source with the same reading;
+* :mod:`.related`: an intent pairs related companies only;
+* :mod:`.roundtrip`: the query retrieves its own source (character BM25 over the corpus), and not many
+  unrelated reports equally well;
+* :mod:`.judge`: the optional LLM judge; :mod:`.sources`: report subjects; :mod:`.stage`: the stage.
+"""

@@ -1,0 +1,173 @@
+"""Answerability: every fact a query asks for is in its source with the same reading.
+
+Pure functions over texts. For each metric the query names, the facts of the source that state it are
+read (:mod:`fincprg.verify.readers`), the sentence first, then its passage, then the title; the query fails
+when
+
+* ``metric_absent``: the source never names that metric (loose words such as 业绩 or 收入 excepted);
+* ``wrong_period``: no fact of that metric is for the asked year, or for the asked part of it (a full-year
+  question whose source gives only half-year, nine-month or quarter figures);
+* ``forecast_mismatch``: a forecast asked as an actual, or an actual asked as a forecast;
+* ``contradicted``: the query's direction (「下降的原因」) is the opposite of every direction the source
+  states for that metric and period (revenue rose 20.5%).
+
+Topic-level and intent queries are read against the titles and dates of their topic's reports.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fincprg.verify.readers import FY, QS, Ask, Fact, is_forecast, norm, periods, read_ask, read_facts
+
+QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
+# a target price or a valuation multiple is neither an actual nor a forecast figure: asked either way
+NO_TENSE = frozenset({"目标价", "估值"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a query is dropped: a reason code and a sentence a reader can check."""
+
+    reason: str
+    detail: str
+
+
+def _default_years(date: dt.date | None) -> frozenset[int] | None:
+    """Years a source that names none can mean: its report's year and the one before (None: unknown)."""
+    return frozenset({date.year, date.year - 1}) if date else None
+
+
+def _part_ok(asked: str | None, got: str | None) -> bool:
+    if asked is None:
+        return True
+    if asked == FY:
+        return got in (None, FY)
+    if asked in QUARTERS and got in QUARTERS:
+        return asked == got or QS in (asked, got)
+    return asked == got
+
+
+def _years_of(f: Fact, default: frozenset[int] | None) -> frozenset[int] | None:
+    return f.years or default
+
+
+def _label(years: frozenset[int], part: str | None) -> str:
+    ys = "/".join(str(y) for y in sorted(years)) or "no year"
+    return f"{ys} {part or 'unspecified part'}"
+
+
+def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozenset[int] | None) -> Verdict | None:
+    if ask.years:
+        covered: set[int] = set()
+        for f in facts:
+            ys = _years_of(f, default)
+            if ys is None:
+                covered = set(ask.years)
+                break
+            covered |= ys
+        missing = ask.years - covered
+        if missing:
+            have = ", ".join(sorted({_label(f.years, f.part) for f in facts}))
+            return Verdict("wrong_period", f"asks {metric} for {sorted(missing)}; the source gives it for {have}")
+    cands = [f for f in facts if (not ask.years or (ys := _years_of(f, default)) is None or ask.years & ys)
+             and _part_ok(ask.part, f.part)]
+    if not cands:
+        have = ", ".join(sorted({_label(f.years, f.part) for f in facts}))
+        return Verdict("wrong_period", f"asks {metric} for {_label(ask.years, ask.part)}; the source gives {have}")
+    if metric in NO_TENSE:
+        pass
+    elif ask.forecast and not any(f.forecast for f in cands):
+        return Verdict("forecast_mismatch", f"asks a forecast of {metric}; the source states actual figures only")
+    if not ask.forecast and all(f.forecast for f in cands):
+        return Verdict("forecast_mismatch", f"asks {metric} as an actual; the source gives only a forecast")
+    same = [f for f in cands if f.forecast == ask.forecast] or cands
+    want = ask.direction.get(metric)
+    said = {f.direction for f in same if f.direction}
+    if want and said and want not in said:
+        return Verdict("contradicted", f"asks why/how much {metric} went {want}; the source says it went "
+                                       f"{'/'.join(sorted(said))}")
+    return None
+
+
+def check_answer(query: str, passage: str, *, title: str = "", sentence: str | None = None,
+                 date: dt.date | None = None) -> Verdict | None:
+    """None when the passage (its ``sentence`` first, then the passage, then the ``title``) answers the query."""
+    ask = read_ask(query, date)
+    default = _default_years(date)
+    p_facts = read_facts(norm(passage), date)
+    t_facts = read_facts(norm(title), date) if title else ()
+    span = None
+    if sentence:
+        i = norm(passage).find(norm(sentence))
+        span = (i, i + len(norm(sentence))) if i >= 0 else None
+    for metric in ask.metrics:
+        in_p = [f for f in p_facts if f.metric == metric]
+        focus = [f for f in in_p if span and span[0] <= f.start < span[1]]
+        # the sentence's own reading first; the rest of the passage, then the title, may answer it instead
+        layers = [ls for ls in (focus, in_p, [f for f in t_facts if f.metric == metric]) if ls]
+        if not layers:
+            if metric in ask.loose:
+                continue
+            return Verdict("metric_absent", f"asks {metric}; the source never states it")
+        first = None
+        for facts in layers:
+            v = _check_metric(ask, metric, facts, default)
+            if v is None:
+                break
+            first = first or v
+        else:
+            return first
+    if any(m not in ask.loose for m in ask.metrics):
+        return None
+    if span is not None:  # a sentence query speaks of the period in force at its sentence
+        source = passage[:span[1]]
+        ps = periods(source, date)
+        inside = [p for p in ps if p.start >= span[0]]
+        before = [p for p in ps if p.start < span[0] and p.years]
+        ps = inside if any(p.years for p in inside) else inside + before[-1:]
+        return _check_period_only(ask, source, date, ps)
+    return _check_period_only(ask, f"{passage}\n{title}", date)
+
+
+def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | None = None) -> Verdict | None:
+    """A query without a (strict) metric: its year, explicit part and forecast against the source's periods."""
+    ps = periods(source, date) if ps is None else ps
+    years = frozenset(y for p in ps for y in p.years)
+    if ask.years:
+        known = years or _default_years(date)
+        if known is not None and ask.years - known:
+            return Verdict("wrong_period", f"asks {sorted(ask.years)}; the source speaks of "
+                                           f"{sorted(known) if years else 'no year (report of ' + str(date) + ')'}")
+    if ask.explicit_part:
+        parts = {p.part for p in ps if p.part and (not ask.years or not p.years or ask.years & p.years)}
+        if not any(_part_ok(ask.part, p) for p in parts):
+            return Verdict("wrong_period", f"asks {ask.part}; the source gives {sorted(parts) or 'no part of year'}")
+    future = bool(date and years and max(years) > date.year)
+    if ask.forecast and not (is_forecast(source) or future):
+        return Verdict("forecast_mismatch", "asks a forecast; the source states no forecast")
+    if ask.figure and not ask.forecast and date and ask.years and min(ask.years) > date.year:
+        return Verdict("forecast_mismatch", f"asks a {sorted(ask.years)} figure as an actual in a report of {date}")
+    return None
+
+
+def check_topic_answer(query: str, titles: Sequence[tuple[str, dt.date | None]]) -> Verdict | None:
+    """A topic subquery or intent against its topic's report titles and dates: the years it asks must be
+    the reports' (their titles', their dates' or the year before, which reports review); a year after the
+    last report is a forecast; a direction must not contradict what the titles say."""
+    dates = [d for _, d in titles if d]
+    ask = read_ask(query, max(dates) if dates else None)
+    years = {y for t, d in titles for p in periods(t, d) for y in p.years}
+    years |= {y for d in dates for y in (d.year, d.year - 1)}
+    if dates and ask.years and not ask.forecast and min(ask.years) > max(dates).year:
+        return Verdict("forecast_mismatch", f"asks {sorted(ask.years)} as an actual; the latest report is of "
+                                            f"{max(dates)}")
+    if ask.years and years and ask.years - years:
+        return Verdict("wrong_period", f"asks {sorted(ask.years)}; the topic's reports cover {sorted(years)}")
+    for metric in ask.metrics:
+        want = ask.direction.get(metric)
+        said = {f.direction for t, d in titles for f in read_facts(norm(t), d) if f.metric == metric and f.direction}
+        if want and said and want not in said:
+            return Verdict("contradicted", f"asks {metric} {want}; the titles say {'/'.join(sorted(said))}")
+    return None

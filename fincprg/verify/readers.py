@@ -1,0 +1,314 @@
+"""verify's own reading of finance facts: metric, direction, year, part of year, actual vs forecast.
+
+Deliberately independent of ``fincprg.finance.extract`` and ``fincprg.generate.phrases`` (the generator's
+reading): a second, small reader catches what the first one misread instead of agreeing with it.
+
+A text is read the way an analyst reads a results paragraph: a period named once (「2021H1」, 「公司发布
+2021年半年报」) holds for the metrics that follow until another period is named; 「预计」 makes its sentence a
+forecast; a direction word (增长, 下滑, 扭亏 ...) belongs to the metrics before it in its clause, or, in a
+clause without a metric (「…6.47亿元，同比下降25.7%」), to the last metric named.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+# --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
+METRICS: dict[str, tuple[str, ...]] = {
+    "营业收入": ("营业收入", "营业总收入", "营收", "收入", "销售额", "销售收入", "营业额"),
+    "净利润": ("归母净利润", "归母净利", "归属于母公司股东的净利润", "归属于上市公司股东的净利润", "净利润",
+            "净利", "利润", "盈利", "业绩"),
+    "扣非净利润": ("扣非归母净利润", "扣非净利润", "扣非后归母净利润", "扣非净利", "扣非"),
+    "毛利率": ("毛利率", "毛利"),
+    "净利率": ("净利率", "净利润率", "利润率"),
+    "费用率": ("费用率", "期间费用率", "销售费用率", "管理费用率", "研发费用率", "财务费用率"),
+    "EPS": ("EPS", "每股收益"),
+    "ROE": ("ROE", "净资产收益率"),
+    "估值": ("PE", "市盈率", "估值", "PB", "市净率"),
+    "目标价": ("目标价", "目标股价", "目标价格"),
+    "销量": ("销量", "销售量", "批发量"),
+    "出货量": ("出货量", "出货"),
+    "产量": ("产量",),
+    "产能": ("产能",),
+    "产能利用率": ("产能利用率", "开工率"),
+    "市占率": ("市占率", "市场份额", "市场占有率", "份额"),
+    "现金流": ("经营性现金流", "经营活动现金流", "现金流量", "现金流"),
+    "订单": ("在手订单", "新签订单", "订单", "中标金额"),
+    "分红": ("分红", "股息", "派息"),
+    "业务量": ("业务量", "件量"),
+    "市值": ("市值",),
+    "净息差": ("净息差", "息差"),
+    "不良率": ("不良贷款率", "不良率"),
+    "保费": ("保费",),
+    "市场规模": ("市场规模",),
+}
+# 「业绩」 and 「盈利」 read as profit for direction (业绩下滑) but are too loose to demand a profit figure
+LOOSE = frozenset({"业绩", "盈利", "利润", "收入"})
+_SURFACE = {s: fam for fam, forms in METRICS.items() for s in forms}
+# 「盈利预测」 is the forecast table, 「盈利能力」 a quality: neither is a profit figure
+_METRIC_RE = re.compile(r"盈利预测|盈利能力|" + "|".join(sorted(map(re.escape, _SURFACE), key=len, reverse=True)),
+                        re.I)
+
+# --- parts of the year ----------------------------------------------------------------------------------------
+FY, H1, H2, M9, Q1, Q2, Q3, Q4, QS, MONTH = "FY", "H1", "H2", "9M", "Q1", "Q2", "Q3", "Q4", "Q", "M"
+PART_WORDS: dict[str, tuple[str, ...]] = {
+    M9: ("前三季度", "前3季度", "Q1-Q3", "Q1-3", "Q1~Q3", "三季报", "1-9月", "1~9月", "1 9月", "前三季"),
+    H1: ("上半年", "半年报", "半年度", "中报", "H1", "1H", "1-6月", "1~6月", "1 6月", "前两季度"),
+    H2: ("下半年", "H2", "2H"),
+    Q1: ("第一季度", "一季度", "一季报", "首季度", "Q1", "1Q", "1-3月", "1~3月", "1 3月"),
+    Q2: ("第二季度", "二季度", "Q2", "2Q"),
+    Q3: ("第三季度", "三季度", "Q3", "3Q"),
+    Q4: ("第四季度", "四季度", "Q4", "4Q"),
+    QS: ("单季度", "单季"),
+    MONTH: ("单月",),
+    FY: ("全年度", "全年", "年度", "年报", "FY", "整年"),
+}
+_PART_OF = {w: p for p, ws in PART_WORDS.items() for w in ws}
+# 「3Q」 must not be read inside 「23Q1」: a digit-led part word starts after a non-digit
+_PART_RE = re.compile("|".join((r"(?<!\d)" if w[0].isdigit() else "") + re.escape(w)
+                               for w in sorted(_PART_OF, key=len, reverse=True)), re.I)
+
+# years: 2021, 2021年, 2023E, FY22, 21年, 23Q1, 1H21; ranges 2021-2023年 / 2021 2023年 (AlphaFin lost its "-")
+_Y4 = r"(?:19|20)\d{2}"
+_Y2 = r"(?:1[5-9]|2\d|3[0-5])"
+_YEAR_RE = re.compile(
+    rf"(?<![\d.])(?P<a>{_Y4})(?:\s?[-~至到/—]\s?|\s)(?P<b>{_Y4})(?=\s?[年E])"  # a range
+    rf"|(?<![\d.])(?P<a2>{_Y2})(?:\s?[-~至到/—]\s?|\s)(?P<b2>{_Y2})(?=\s?[年E])"
+    rf"|(?<![\d.])(?P<y4>{_Y4})(?![\d.]?\d)(?!\s?(?:万|亿|元|个|家|台|吨|辆|股|人|户|套|倍|%|mm|bp))"
+    rf"|(?<![\dA-Za-z.])(?P<y2>{_Y2})(?=年(?!代)|[EA](?![A-Za-z])|Q[1-4]|H[12])"
+    rf"|(?<=[1-4][HQ])(?P<y2b>{_Y2})(?!\d)"
+    r"|FY(?P<fy>\d{2})(?!\d)", re.I)
+_RELATIVE = {"今年": 0, "本年": 0, "当年": 0, "去年": -1, "上年": -1, "上一年": -1, "明年": 1, "后年": 2}
+# 「去年同期」 is a comparison base, not the period a figure is for
+_REL_RE = re.compile(f"(?:{'|'.join(_RELATIVE)})(?!同期)")
+# years listed one after another (2022/2023/2024年, 2022、2023年) are one period
+_YEAR_GAP = re.compile(r"[\s/、,，和及与-]*(?:年|E|A)?[\s/、,，和及与-]*", re.I)
+
+# --- forecast and direction -----------------------------------------------------------------------------------
+_EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|高于|略低于|略超|不达|大超|基本符合)预期")
+_FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来")
+_UP, _DOWN, _FLAT = "up", "down", "flat"
+# phrase -> direction of the metric it follows; rate phrases first (增速放缓: the metric still grew)
+_DIRECTIONS: tuple[tuple[str, str | None], ...] = (
+    (r"(?:降幅|跌幅)(?:有所|明显|大幅)?(?:收窄|扩大|缩小|加大)", _DOWN),
+    (r"(?:增速|增幅|增长率|增长速度)(?:有所|小幅|明显|大幅)?(?:放缓|下降|回落|下滑|收窄|降低|减缓|提升|加快|提高|上升|扩大)", _UP),
+    (r"亏损(?:有所|大幅)?(?:收窄|减少)|减亏|扭亏为盈|扭亏", _UP),
+    (r"亏损(?:有所|大幅)?扩大|由盈转亏|转亏|首亏", _DOWN),
+    (r"[未不没无]有?(?:出现|发生|见)?(?:明显|大幅|显著)?(?:的)?(?:增长|提升|上升|增加|下降|下滑|减少|下跌|回落)", None),
+    (r"(?:同比|基本|大致|整体|保持)?持平", _FLAT),
+    (r"(?:同比|环比|yoy)\s?\+\s?\d", _UP),
+    (r"(?:同比|环比|yoy)\s?[-−]\s?\d", _DOWN),
+    (r"增长|提升|上升|增加|上涨|提高|改善|回升|攀升|高增|大增|翻倍|新高|同增|增厚|放量|上行|上调|稳中有升", _UP),
+    (r"下降|下滑|减少|下跌|降低|回落|下行|萎缩|承压|同降|大降|缩减|亏损|收窄|下调", _DOWN),
+)
+_DIR_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _) in enumerate(_DIRECTIONS)))
+_SENT_SPLIT = re.compile(r"[。！？!?；;\n]")
+_CLAUSE_SPLIT = re.compile(r"[，,：:]")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One metric as a text states it, with the period and reading in force where it is named."""
+
+    metric: str  # family (METRICS key)
+    surface: str
+    years: frozenset[int]
+    part: str | None
+    forecast: bool
+    direction: str | None
+    start: int  # offset in the text read
+
+
+@dataclass(frozen=True)
+class Period:
+    years: frozenset[int]
+    part: str | None
+    start: int
+    end: int
+
+
+def norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text or "")
+
+
+def _year(two: str) -> int:
+    return 2000 + int(two)
+
+
+def periods(text: str, date: dt.date | None = None) -> list[Period]:
+    """Period mentions in order: years (ranges expanded, relative years resolved by ``date``) joined with
+    the part of year written right next to them (「2021年上半年」, 「23Q1」, 「1H21」)."""
+    t = norm(text)
+    years: list[tuple[int, int, frozenset[int]]] = []
+    for m in _YEAR_RE.finditer(t):
+        if m.group("a") or m.group("a2"):
+            a, b = (int(m.group("a")), int(m.group("b"))) if m.group("a") else \
+                (_year(m.group("a2")), _year(m.group("b2")))
+            ys = frozenset(range(a, b + 1)) if a < b <= a + 6 else frozenset({a, b})
+        elif m.group("y4"):
+            ys = frozenset({int(m.group("y4"))})
+        else:
+            ys = frozenset({_year(m.group("y2") or m.group("y2b") or m.group("fy"))})
+        years.append((m.start(), m.end(), ys))
+    if date is not None:
+        for m in _REL_RE.finditer(t):
+            years.append((m.start(), m.end(), frozenset({date.year + _RELATIVE[m.group()]})))
+    years.sort()
+    merged: list[tuple[int, int, frozenset[int]]] = []
+    for y in years:
+        if merged and _YEAR_GAP.fullmatch(t, merged[-1][1], y[0]) and not _PART_RE.match(t, merged[-1][1]):
+            merged[-1] = (merged[-1][0], y[1], merged[-1][2] | y[2])
+        else:
+            merged.append(y)
+    years = merged
+    parts = [(m.start(), m.end(), _PART_OF.get(m.group()) or _PART_OF[m.group().upper()]) for m in _PART_RE.finditer(t)
+             if not _inside_year(m.start(), m.end(), years)]
+    out: list[Period] = []
+    used: set[int] = set()
+    for ys_start, ys_end, ys in years:
+        # a part within 3 characters after the year (2021年上半年, 2021年第一季度, 23Q1) or right before it (1H21)
+        part = next(((i, p) for i, (s, e, p) in enumerate(parts) if i not in used
+                     and (0 <= s - ys_end <= 3 or 0 <= ys_start - e <= 1)), None)
+        if part is not None:
+            used.add(part[0])
+            s, e, p = parts[part[0]]
+            out.append(Period(ys, p, min(s, ys_start), max(e, ys_end)))
+        else:
+            out.append(Period(ys, None, ys_start, ys_end))
+    out += [Period(frozenset(), p, s, e) for i, (s, e, p) in enumerate(parts) if i not in used]
+    return sorted(out, key=lambda p: p.start)
+
+
+def _inside_year(s: int, e: int, years: list[tuple[int, int, frozenset[int]]]) -> bool:
+    return any(ys <= s and e <= ye for ys, ye, _ in years)
+
+
+def forecast_words(text: str) -> list[int]:
+    """Offsets of forecast words (预计/预测/有望/2023E …), leaving out 符合预期-style verdicts."""
+    t = norm(text)
+    verdicts = [(m.start(), m.end()) for m in _EXPECT_NOT_FORECAST.finditer(t)]
+    return [m.start() for m in _FORECAST_RE.finditer(t) if not any(s <= m.start() < e for s, e in verdicts)]
+
+
+def is_forecast(text: str) -> bool:
+    """Whether a text speaks of a forecast, not of 符合预期-style verdicts."""
+    return bool(forecast_words(text))
+
+
+def directions(text: str) -> list[tuple[int, str | None]]:
+    """(offset, up/down/flat or None for a negated change) of each direction phrase."""
+    out = []
+    for m in _DIR_RE.finditer(norm(text)):
+        i = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None)
+        out.append((m.start(), _DIRECTIONS[i][1]))
+    return out
+
+
+def metrics(text: str) -> list[tuple[int, str, str]]:
+    """(offset, family, surface) of each metric named."""
+    return [(m.start(), _SURFACE[m.group()] if m.group() in _SURFACE else _SURFACE.get(m.group().upper(), ""),
+             m.group()) for m in _METRIC_RE.finditer(norm(text)) if m.group() not in ("盈利预测", "盈利能力")]
+
+
+@lru_cache(maxsize=65_536)
+def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
+    """Every metric the text names, with the period, forecast and direction in force where it is named.
+
+    A period carries on across clauses and sentences until another is named (a results paragraph names
+    it once); a forecast word holds for the metrics of its clause named since the last period and for
+    the rest of its sentence, until a past year is named; a year after ``date``'s year is a forecast.
+    """
+    t = norm(text)
+    facts: list[Fact] = []
+    years: frozenset[int] = frozenset()
+    part: str | None = None
+    pos = 0
+    for sent in _SENT_SPLIT.split(t):
+        s0 = pos
+        pos += len(sent) + 1
+        forecast = False  # from a forecast word to the end of its sentence, or to a past year named after it
+        last: list[int] = []  # indices (in facts) of the last clause's metrics
+        c0 = s0
+        for clause in _CLAUSE_SPLIT.split(sent):
+            base = c0
+            c0 += len(clause) + 1
+            ps = periods(clause, date)
+            events: list[tuple[int, str, object]] = [(p.start, "p", p) for p in ps]
+            events += [(o, "f", None) for o in forecast_words(clause)]
+            events += [(o, "m", (fam, surf)) for o, fam, surf in metrics(clause)]
+            events += [(o, "d", d) for o, d in directions(clause)]
+            events.sort(key=lambda e: (e[0], "pfmd".index(e[1])))
+            mine: list[int] = []
+            pending: list[int] = []  # metrics of this clause since the last direction word
+            since_period: list[int] = []  # metrics of this clause since the last period named
+            for off, kind, val in events:
+                if kind == "p":
+                    assert isinstance(val, Period)
+                    since_period = []
+                    if val.years:
+                        years, part = val.years, val.part
+                        if date and max(val.years) < date.year:
+                            forecast = False  # 「…有望回升恒立液压2022年实现营收…」: back to actuals
+                    elif val.part is not None:
+                        part = val.part
+                elif kind == "f":
+                    forecast = True  # and 「利润率有望回升」: the metrics just named are forecasts too
+                    for i in since_period:
+                        facts[i] = _with(facts[i], forecast=True)
+                elif kind == "m":
+                    fam, surf = val  # type: ignore[misc]
+                    fc = forecast or bool(date and years and min(years) > date.year)
+                    facts.append(Fact(fam, surf, years, part, fc, None, base + off))
+                    mine.append(len(facts) - 1)
+                    pending.append(len(facts) - 1)
+                    since_period.append(len(facts) - 1)
+                else:
+                    targets = pending or ([] if mine else last)
+                    for i in targets:
+                        if facts[i].direction is None:
+                            facts[i] = _with(facts[i], direction=val)
+                    pending = []
+            if mine:
+                last = mine
+    return tuple(facts)
+
+
+def _with(f: Fact, **kw: object) -> Fact:
+    d = {**f.__dict__, **kw}
+    return Fact(**d)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a query asks: metrics (families), years, part of year, forecast or actual, direction per metric."""
+
+    metrics: tuple[str, ...]
+    loose: frozenset[str]  # families named only by a loose word (业绩, 收入 ...)
+    years: frozenset[int]
+    part: str | None  # explicit part, or FY when years are named without one; None: no period asked
+    explicit_part: bool
+    forecast: bool
+    direction: dict[str, str | None]
+    figure: bool = False  # asks for a number (多少, 达到, 规模 …)
+
+
+_FIGURE = re.compile(r"多少|几何|达到|规模|占比|比例|增速|增幅|幅度|数量|金额")
+
+
+def read_ask(query: str, date: dt.date | None = None) -> Ask:
+    """The query's own facts, read with the same rules as a source text."""
+    t = norm(query)
+    ps = periods(t)  # no relative years: 「较上年同期」 in a query is a comparison, never the period asked
+    years = frozenset(y for p in ps for y in p.years)
+    explicit = next((p.part for p in ps if p.part is not None), None)
+    part = explicit or (FY if years else None)
+    facts = read_facts(t)
+    fams = tuple(dict.fromkeys(f.metric for f in facts))
+    loose = frozenset(f.metric for f in facts if f.surface in LOOSE) - {f.metric for f in facts if f.surface not in LOOSE}
+    direction: dict[str, str | None] = {}
+    for f in facts:
+        direction[f.metric] = direction.get(f.metric) or f.direction
+    return Ask(fams, loose, years, part, explicit is not None, is_forecast(t), direction, bool(_FIGURE.search(t)))

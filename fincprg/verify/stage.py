@@ -1,0 +1,246 @@
+"""Verify stage: keep or drop every generated query, with a reason a reader can check.
+
+Input records: ingest/reports.jsonl (Report), chunk/passages.jsonl (Passage), chunk/sentences.jsonl
+(Sentence), generate/queries.jsonl + qrels.jsonl (sentence/passage Query, direct Qrel),
+topics/queries.jsonl (topic/intent Query), topics/tree.json and assignments.jsonl (a topic's reports).
+
+Output records (OUT/verify, written at the end: a global stage):
+- queries.jsonl: the kept Query records of every level, generate's first, then topics' (a kept query whose
+  parent was dropped gets ``parent_id`` None);
+- qrels.jsonl: the direct Qrel records of the kept queries;
+- dropped.jsonl: ``{query_id, level, text, reason, detail}`` per dropped query.
+
+Checks, in order, the first failing one giving the reason (``verify.checks``): subject
+(:mod:`.subject`), answerability (:mod:`.answer`), related companies of an intent (:mod:`.related`), round
+trip (:mod:`.roundtrip`), then the optional LLM judge (:mod:`.judge`).
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from fincprg import layout as L
+from fincprg.pipeline.io import atomic_write_jsonl
+from fincprg.records import Passage, Qrel, Query, Report, Sentence, TopicAssignment
+from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
+from fincprg.verify.related import check_related, fine_industries
+from fincprg.verify.roundtrip import CharBM25, Target, judge_ranking
+from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
+from fincprg.verify.subject import Subjects, check_subject
+
+log = logging.getLogger(__name__)
+LEVELS = ("sentence", "passage", "topic", "intent")
+N_EXAMPLES = 3
+
+
+class _Sources:
+    """Everything a query is checked against, read once."""
+
+    def __init__(self, ctx: Any, table: Any | None):
+        self.table = table
+        self.reports: dict[str, ReportInfo] = {}
+        for r in ctx.read(L.INGEST, L.REPORTS, Report):
+            self.reports[r.id] = report_info(r, table)
+        self.passages = list(ctx.read(L.CHUNK, L.PASSAGES, Passage))
+        self.passage_at = {p.id: i for i, p in enumerate(self.passages)}
+        self.sentences = {s.id: s.text for s in ctx.read(L.CHUNK, L.SENTENCES, Sentence)}
+        self.nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
+        self.assign = {a.report_id: a for a in ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment)}
+        self._mentions: dict[str, tuple[str, ...]] = {}
+        self._subjects: dict[str, Subjects] = {}
+
+    def mentioned(self, text: str) -> tuple[str, ...]:
+        if self.table is None:
+            return ()
+        if text not in self._mentions:
+            self._mentions[text] = tuple(m.name for m in self.table.mentions(text))
+        return self._mentions[text]
+
+    def listed(self, text: str) -> list[str]:
+        return list(self.mentioned(text))
+
+    def passage(self, pid: str) -> Passage | None:
+        i = self.passage_at.get(pid)
+        return self.passages[i] if i is not None else None
+
+    def passage_subjects(self, p: Passage) -> Subjects:
+        if p.id not in self._subjects:
+            info = self.reports[p.report_id]
+            self._subjects[p.id] = passage_subjects(info, p.text, self.mentioned(f"{p.text}\n{info.title}"))
+        return self._subjects[p.id]
+
+    def topic_reports(self, topic_id: str) -> list[ReportInfo]:
+        node = self.nodes.get(topic_id)
+        return [self.reports[r] for r in (node.title_ids if node else ()) if r in self.reports]
+
+    def topic_subjects(self, topic_id: str) -> Subjects:
+        key = f"topic:{topic_id}"
+        if key not in self._subjects:
+            infos = self.topic_reports(topic_id)
+            inds = [(self.assign[i.id].industry if i.id in self.assign else None) or i.industry for i in infos]
+            self._subjects[key] = topic_subjects(infos, inds, self.mentioned("\n".join(i.title for i in infos)))
+        return self._subjects[key]
+
+
+def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str, str | None]) -> Verdict | None:
+    """The rule checks of one query (subject, answer, related), first failure first."""
+    if q.level in ("sentence", "passage"):
+        p = src.passage(q.source_ids[0]) if q.source_ids else None
+        if p is None or p.report_id not in src.reports:
+            return Verdict("no_source", "its passage is not in the corpus")
+        info = src.reports[p.report_id]
+        if "subject" in checks:
+            v = check_subject(q.text, src.passage_subjects(p), listed=src.listed)
+            if v is not None:
+                return v
+        if "answer" in checks:
+            sentence = src.sentences.get(str(q.provenance.get("sentence_id"))) if q.level == "sentence" else None
+            return check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date)
+        return None
+    topic = q.source_ids[0] if q.source_ids else ""
+    infos = src.topic_reports(topic)
+    if not infos:
+        return Verdict("no_source", f"topic {topic!r} has no reports")
+    subjects = src.topic_subjects(topic)
+    if "subject" in checks:
+        v = check_subject(q.text, subjects, listed=src.listed)
+        if v is not None:
+            return v
+    if "answer" in checks:
+        v = check_topic_answer(q.text, [(i.title, i.date) for i in infos])
+        if v is not None:
+            return v
+    if "related" in checks and q.level == "intent":
+        return check_related(q.text, sorted(subjects.companies), industry_of)
+    return None
+
+
+def round_trip(queries: list[Query], src: _Sources, cfg: Any, progress: Callable[[int], None] | None = None
+               ) -> list[Verdict | None]:
+    """Round-trip verdicts for ``queries`` in one batched BM25 pass over the whole corpus."""
+    if not queries or not src.passages:
+        return [None] * len(queries)
+    # a passage is indexed with its report's title, as the exported corpus row carries it
+    bm25 = CharBM25([f"{src.reports[p.report_id].title}\n{p.text}" if p.report_id in src.reports else p.text
+                     for p in src.passages])
+    depth = max(cfg.top_k, 10 * cfg.ambiguous_reports)
+    idx, scores = bm25.search([q.text for q in queries], depth, batch=cfg.batch_size, progress=progress)
+    report_of = [p.report_id for p in src.passages]
+    passages_of: dict[str, list[int]] = defaultdict(list)
+    for i, rid in enumerate(report_of):
+        passages_of[rid].append(i)
+    reports_of: dict[str, set[str]] = defaultdict(set)  # company -> its reports (related to each other)
+    for info in src.reports.values():
+        for c in info.companies:
+            reports_of[c].add(info.id)
+    targets: dict[str, Target] = {}
+
+    def target(q: Query) -> Target:
+        if q.level in ("sentence", "passage"):
+            p = src.passage(q.source_ids[0])
+            assert p is not None
+            key = f"p:{p.id}"
+            if key not in targets:
+                same = {r for c in src.reports[p.report_id].companies for r in reports_of[c]}
+                targets[key] = Target(frozenset({src.passage_at[p.id]}), frozenset({p.report_id}), frozenset(same))
+            return targets[key]
+        key = f"t:{q.source_ids[0]}"
+        if key not in targets:
+            reports = {i.id for i in src.topic_reports(q.source_ids[0])}
+            targets[key] = Target(frozenset(i for r in reports for i in passages_of[r]), frozenset(reports))
+        return targets[key]
+
+    return [judge_ranking(idx[r], scores[r], target(q), report_of, k=cfg.top_k, n=cfg.ambiguous_reports,
+                          margin=cfg.ambiguous_margin) for r, q in enumerate(queries)]
+
+
+def _judge_source(q: Query, src: _Sources) -> str:
+    if q.level in ("sentence", "passage"):
+        p = src.passage(q.source_ids[0])
+        assert p is not None
+        return f"标题：{src.reports[p.report_id].title}\n{p.text}"
+    return "\n".join(f"{i.date or ''} {i.title}" for i in src.topic_reports(q.source_ids[0]))
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    """Check every query; write the kept queries, their direct qrels and the dropped ones with reasons."""
+    cfg = ctx.config.verify
+    table_path = ctx.config.finance.stock_table
+    table = None
+    if table_path:
+        from fincprg.finance.stocks import load_stock_table
+
+        table = load_stock_table(table_path)
+    src = _Sources(ctx, table)
+    gen = list(ctx.read(L.GENERATE, L.QUERIES, Query))
+    queries = gen + list(ctx.read(L.TOPICS, L.QUERIES, Query))
+    checks = set(cfg.checks)
+    industry_of: dict[str, str | None] = dict(fine_industries(table_path)) if table_path else {}
+    for info in src.reports.values():  # companies without a table entry: their reports' CITIC industry
+        a = src.assign.get(info.id)
+        for c in info.companies:
+            industry_of.setdefault(c, (a.industry if a else None) or info.industry)
+
+    verdicts: dict[str, Verdict] = {}
+    for q in ctx.progress(queries, total=len(queries), desc="verify rules"):
+        v = check_rules(q, src, checks, industry_of)
+        if v is not None:
+            verdicts[q.id] = v
+    if "round_trip" in checks:
+        from tqdm.auto import tqdm
+
+        todo = [q for q in queries if q.id not in verdicts]
+        with tqdm(total=len(todo), desc="verify round trip", disable=not ctx.show_progress, leave=False) as bar:
+            found = round_trip(todo, src, cfg, progress=bar.update)
+        verdicts.update({q.id: v for q, v in zip(todo, found) if v is not None})
+    judge_counts: dict[str, Any] | bool = False
+    if cfg.judge.backend == "llm":
+        from fincprg.verify.judge import JudgeItem, judge
+
+        todo = [q for q in queries if q.id not in verdicts]
+        items = [JudgeItem(q.text, q.level, _judge_source(q, src)) for q in todo]
+        got, judge_counts = judge(items, cfg.judge, ctx.config.llm, ctx.cache_dir, progress=ctx.show_progress)
+        verdicts.update({q.id: v for q, v in zip(todo, got) if v is not None})
+
+    kept = [q if q.parent_id is None or q.parent_id not in verdicts else q.model_copy(update={"parent_id": None})
+            for q in queries if q.id not in verdicts]
+    kept_ids = {q.id for q in kept}
+    atomic_write_jsonl(ctx.output(L.QUERIES), kept)
+    atomic_write_jsonl(ctx.output(L.QRELS), [r for r in ctx.read(L.GENERATE, L.QRELS, Qrel) if r.query_id in kept_ids])
+    dropped = [{"query_id": q.id, "level": q.level, "text": q.text, "reason": verdicts[q.id].reason,
+                "detail": verdicts[q.id].detail} for q in queries if q.id in verdicts]
+    atomic_write_jsonl(ctx.output(L.DROPPED), dropped)
+    counts = summarise(queries, dropped, src, judge_counts, sorted(checks))
+    log.info("verify: kept %s", {lv: f"{c['kept']}/{c['generated']}" for lv, c in counts["levels"].items()})
+    return counts
+
+
+def summarise(queries: list[Query], dropped: list[dict[str, Any]], src: _Sources, judge_counts: dict[str, Any] | bool,
+              checks: list[str]) -> dict[str, Any]:
+    """Manifest counts: yield per level, reasons (overall and per level), examples, subject sources."""
+    generated = Counter(q.level for q in queries)
+    lost = Counter(d["level"] for d in dropped)
+    levels = {lv: {"generated": generated[lv], "kept": generated[lv] - lost[lv],
+                   "yield": round((generated[lv] - lost[lv]) / generated[lv], 4) if generated[lv] else 0.0}
+              for lv in LEVELS if generated[lv]}
+    reasons = Counter(d["reason"] for d in dropped)
+    by_level: dict[str, Counter[str]] = defaultdict(Counter)
+    examples: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for d in dropped:
+        by_level[d["level"]][d["reason"]] += 1
+        if len(examples[d["reason"]]) < N_EXAMPLES:
+            examples[d["reason"]].append({"level": d["level"], "text": d["text"], "detail": d["detail"]})
+    no_subject = sum(1 for p in src.passages if p.report_id in src.reports and src.passage_subjects(p).empty)
+    return {
+        "checks": checks,
+        "levels": levels,
+        "kept": sum(c["kept"] for c in levels.values()), "dropped": len(dropped),
+        "reasons": dict(reasons.most_common()),
+        "reasons_by_level": {lv: dict(by_level[lv].most_common()) for lv in LEVELS if by_level[lv]},
+        "report_subjects": dict(sorted(Counter(r.subject_from for r in src.reports.values()).items())),
+        "passages_without_subject": no_subject,
+        "judge": judge_counts,
+        "examples": dict(examples),
+    }

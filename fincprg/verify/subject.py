@@ -1,0 +1,153 @@
+"""Subject: the company or industry a query names must be a real subject of its source.
+
+Valid subjects of a source (:class:`Subjects`): the report's company (metadata, title, or for an untitled
+report the listed company its body names most), the listed companies the source text itself names (the
+stock table's ``mentions``), and for industry/strategy reports and topic-level queries the industry terms
+(CITIC names and lexicon) the source is about. A query that names none of them is dropped:
+
+* ``wrong_subject``: it leads with another listed company, a broker (「国信传媒」), or an industry term or
+  segment standing in for the report's company (「汽车电子」 in a company report);
+* ``fragment_subject``: it leads with a phrase cut from the text (「代理保险」, 「受下游光通信」, 「钢基材料」);
+* ``no_subject``: it names nothing (「公司2021年营收…」), or the source has no subject to name.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from fincprg.verify.answer import Verdict
+from fincprg.verify.readers import METRICS, PART_WORDS, norm
+
+# research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject
+BROKERS = ("中信建投", "中信证券", "国泰君安", "申万宏源", "东方财富", "东方证券", "北京高华", "太平洋", "中金公司",
+           "中金", "华泰", "海通", "招商", "广发", "申万", "银河", "国信", "安信", "光大", "兴业", "长江", "方正",
+           "天风", "民生", "浙商", "国金", "西部", "东吴", "中泰", "华创", "信达", "财通", "国盛", "华西", "德邦",
+           "东北", "国海", "华安", "首创", "山西", "国元", "东莞", "华鑫", "万联", "中银", "平安", "中原", "川财",
+           "国联", "东兴", "湘财", "华福", "粤开", "华金", "渤海", "爱建", "世纪", "红塔", "甬兴", "开源", "东海",
+           "华宝", "华源", "中邮", "江海", "英大", "联储", "群益", "华龙", "国都", "中天", "中信")
+_BROKER_TAIL = re.compile(r"证券|研究所|研究院|研究|团队|分析师|宏观|策略|固收|首席")
+GENERIC = ("公司", "该公司", "本公司", "我们", "行业", "市场", "国内", "全球", "海外", "企业", "上市公司", "集团",
+           "板块", "标的", "个股", "龙头", "同行", "其", "该")
+_PREFIX = re.compile(r"^(?:请问|我想了解|想了解|了解一下|了解|预计|预测|投资|关于|比较|对比|分析|研究|评估|如何看待|"
+                     r"怎么看待?|截至|截止|根据|据|在|受到?|从|对于?)")
+_LEAD_TIME = re.compile(r"^(?:近期|目前|当前|未来|近年来?|今年|去年|明年|本年度?|\d{2,4}\s?(?:[-~至到]\s?\d{2,4})?"
+                        r"(?:年(?:度)?|E|A)?|" + "|".join(re.escape(w) for ws in PART_WORDS.values() for w in ws) + r")[，,]?")
+_STOP = re.compile(r"[\d\s]|的|在|是|有|对|将|与|和|及|、|，|,|？|\?|：|:|。|如何|怎样|怎么|什么|哪些|多少|是否|为何|"
+                   r"为什么|面临|需要|受到|主要|目前|未来|近期|相关|方面|业务|板块|产品|同比|环比|预计|实现|达到|占|已|"
+                   r"通过|能否|情况|表现|变化|增长|提升|下降|下滑|出货|销售|发展|前景|风险|未来|年|季度|月|"
+                   + "|".join(sorted({s for ss in METRICS.values() for s in ss}, key=len, reverse=True)))
+
+
+# what strategy, macro and bond reports are about besides industries: markets, indices, asset classes, the economy
+MARKET_TERMS = ("A股", "港股", "美股", "沪深300", "上证指数", "上证综指", "深证成指", "创业板", "科创板", "北交所",
+                "中证500", "中证1000", "万得全A", "信用债", "利率债", "城投债", "国债", "地方债", "可转债", "转债",
+                "地产债", "产业债", "债市", "债券市场", "股市", "权益市场", "大宗商品", "GDP", "CPI", "PPI", "PMI",
+                "社融", "M2", "人民币", "汇率", "美元", "美联储", "央行", "货币政策", "财政政策", "宏观经济",
+                "中国经济", "美国经济", "进出口", "房地产投资", "基建投资", "制造业投资", "北向资金", "公募基金")
+
+
+_RAW_END = re.compile(r"[\d\s]|的|如何|怎样|什么|哪些|多少|是否|为何|为什么|[？?，,。]")
+_METRIC_WORDS = frozenset(s for ss in METRICS.values() for s in ss)
+
+
+@lru_cache(maxsize=1)
+def industry_terms() -> tuple[str, ...]:
+    """CITIC industry names, the classifier lexicon's terms of two or more characters and the market terms,
+    longest first."""
+    from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon
+
+    terms = {t for ws in lexicon().values() for t in ws} | set(CITIC_INDUSTRIES) | set(MARKET_TERMS)
+    return tuple(sorted((t for t in terms if len(t) >= 2), key=len, reverse=True))
+
+
+def industry_terms_in(text: str) -> set[str]:
+    """The industry terms a text names (an industry report's valid subjects)."""
+    t = norm(text)
+    return {w for w in industry_terms() if w in t}
+
+
+def variants(name: str) -> set[str]:
+    """Ways a query may write a company's name: as is, without a share-class or ST mark, without a legal suffix."""
+    n = norm(name)
+    out = {n}
+    base = re.sub(r"^\*?ST", "", n)
+    base = re.sub(r"(?:-[A-Z]{1,2}|[AB])$", "", base)
+    out.add(base)
+    out.add(re.sub(r"(?:股份)?有限公司$|集团股份$", "", base))
+    return {v for v in out if len(v) >= 2}
+
+
+@dataclass(frozen=True)
+class Subjects:
+    """What may be a query's subject for one source."""
+
+    companies: frozenset[str] = frozenset()
+    industries: frozenset[str] = frozenset()  # only for industry/strategy reports and topic level
+    kind: str = "company"  # company | industry | topic
+    names: frozenset[str] = field(default=frozenset(), init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", frozenset(v for c in self.companies for v in variants(c)))
+
+    @property
+    def empty(self) -> bool:
+        return not self.companies and not self.industries
+
+
+def lead(query: str) -> str:
+    """The phrase a query leads with, once question prefixes (请问, 预计, 受 …) and times are stripped:
+    where a subject stands in 「X2021年营收…」."""
+    q = _strip(query)
+    m = _STOP.search(q)
+    phrase = q[:m.start()] if m else q
+    return phrase.strip("「」“”\"' ")
+
+
+def _strip(query: str) -> str:
+    q = norm(query).strip()
+    for _ in range(4):
+        before = q
+        q = _PREFIX.sub("", q).strip()
+        q = _LEAD_TIME.sub("", q).strip()
+        if q == before:
+            break
+    return q
+
+
+def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Iterable[str]] | None = None
+                  ) -> Verdict | None:
+    """None when the query names one of ``subjects``; else the reason. ``listed(text)`` gives the listed
+    companies a text names (the stock table), so another listed company is told from a fragment."""
+    q = norm(query)
+    if subjects.empty:
+        return Verdict("no_subject", "the source has no company or industry a query could name")
+    if any(n in q for n in subjects.names):
+        return None
+    if subjects.kind != "company" and any(t in q for t in subjects.industries):
+        return None
+    rest = _strip(q)
+    others = [n for n in (listed(rest[:12]) if listed else ()) if rest.startswith(n)]
+    if others:
+        return Verdict("wrong_subject", f"names {others[0]}, a listed company the source does not make its subject")
+    phrase = lead(q)
+    if not phrase:  # it leads with a metric word: 「归母净利润的预测…」 names nothing, 「利润均以食品…」 is a fragment
+        m = _RAW_END.search(rest)
+        raw = rest[:m.start()] if m else rest
+        if len(raw) >= 2 and raw not in _METRIC_WORDS and not raw.startswith(GENERIC):
+            return Verdict("fragment_subject", f"「{raw}」 is a fragment of the text, not a company or industry")
+    if not phrase or phrase in GENERIC or len(phrase) < 2:
+        return Verdict("no_subject", "the query names no company or industry")
+    broker = next((b for b in BROKERS if phrase.startswith(b)), None)
+    if broker and (len(phrase) == len(broker) or _BROKER_TAIL.match(phrase, len(broker))
+                   or any(phrase[len(broker):].startswith(t) for t in industry_terms())):
+        return Verdict("wrong_subject", f"「{phrase}」 names a broker, not the source's subject")
+    term = next((t for t in industry_terms() if phrase.startswith(t)), None)
+    if term is not None:
+        what = "a segment or industry term standing in for the report's company" if subjects.kind == "company" \
+            else "an industry term the source is not about"
+        return Verdict("wrong_subject", f"「{phrase}」 is {what}")
+    if phrase.startswith(GENERIC):
+        return Verdict("no_subject", f"「{phrase}」 names no company or industry")
+    return Verdict("fragment_subject", f"「{phrase}」 is a fragment of the text, not a company or industry")

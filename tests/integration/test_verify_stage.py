@@ -1,0 +1,95 @@
+"""The verify stage in a build: LLM-generated queries with a contradicted premise, a wrong period and a
+fragment subject are dropped with those reasons, the LLM judge drops what it finds unanswered, and mine and
+export see only the kept queries. The LLM is the suite's real local HTTP server, never a mock."""
+from __future__ import annotations
+
+import json
+
+from fincprg import layout as L
+from fincprg.config import load_config
+from fincprg.pipeline.runner import run_pipeline
+
+def _report(rid: str, company: str, code: str, date: str, title: str, text: str) -> dict:
+    return {"id": rid, "title": f"{company}（{code}）：{title}", "company": company, "date": date, "text": text}
+
+
+# one case per report: the chunker merges a report's short sentences into one sentence chunk
+REPORTS = [
+    _report("r1", "兆驰股份", "002429", "2020-04-20", "代工出货高增", "2019年公司代工出货量同比增长34%，出货结构持续优化。"),
+    _report("r2", "兆驰股份", "002429", "2020-04-21", "代工收入增长", "2019年公司代工业务收入同比增长28%，盈利能力提升。"),
+    _report("r3", "招商银行", "600036", "2020-04-22", "中收稳健", "代理保险收入占手续费收入的12%，同比提升2个百分点。"),
+    _report("r4", "星河科技", "688321", "2021-08-30", "2021年中报点评",
+            "公司发布2021年半年报，2021年上半年实现营业收入25.3亿元，同比增长30.2%。"),
+    _report("r5", "恒芯存储", "688517", "2023-10-31", "业绩拐点显现", "2023年前三季度公司实现营业收入28.63亿元，同比下降18.9%。"),
+    _report("r6", "恒芯存储", "688517", "2023-11-02", "出货回暖", "2023年三季度公司存储芯片出货量环比增长约22%，价格企稳。"),
+]
+# the report's sentence -> the query the "LLM" writes for it
+QUERIES = {
+    "代工出货量": "兆驰股份2019年代工出货量下降的主要原因是什么？",  # contradicted: shipments rose 34%
+    "代工业务收入": "兆驰股份2019年代工业务收入增长了多少？",  # fine
+    "代理保险": "代理保险2019年占手续费收入的比例是多少？",  # fragment subject
+    "半年报": "星河科技2021年营业收入是多少？",  # wrong period: the source gives H1 only
+    "前三季度": "恒芯存储2023年前三季度营业收入同比下降了多少？",  # fine
+    "存储芯片出货量": "恒芯存储2023年三季度存储芯片出货量环比增长了多少？",  # fine by the rules
+}
+JUDGED_NO = QUERIES["存储芯片出货量"]
+
+
+def _answer(request: dict) -> str:
+    user = request["messages"][-1]["content"]
+    if "可回答" in request["messages"][0]["content"] + user or "answerable" in user:  # the verify judge
+        ok = JUDGED_NO not in user
+        return json.dumps({"answerable": ok, "reason": "来源给出了该数据" if ok else "来源未给出环比数据"},
+                          ensure_ascii=False)
+    sentences, _ = json.JSONDecoder().raw_decode(user[user.index('["'):])
+    report = next(r for r in REPORTS if sentences[0][:16] in r["text"])
+    queries = [next((q for k, q in QUERIES.items() if k in s), "") for s in sentences]
+    return json.dumps({"passage_query": f"{report['company']}{report['title'].split('：')[1]}的情况如何？",
+                       "sentence_queries": queries}, ensure_ascii=False)
+
+
+def _build(tmp_path, llm_server, monkeypatch, extra=()):
+    corpus = tmp_path / "reports.jsonl"
+    corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in REPORTS), encoding="utf-8")
+    llm_server.set_responder(_answer)
+    monkeypatch.setenv("FINCPRG_TEST_KEY", "sk-test")
+    cfg = load_config(overrides=["generate.backend=llm", "generate.complete=false", f"llm.base_url={llm_server.base_url}",
+                                 "llm.api_key_env=FINCPRG_TEST_KEY", "llm.max_retries=0", "topics.viz=none",
+                                 "topics.cluster.min_cluster_size=2", "topics.cluster.min_samples=1",
+                                 "chunk.min_passage_chars=10", *extra])
+    out = tmp_path / "out"
+    outcomes = run_pipeline(corpus, out, cfg, show_progress=False)
+    dropped = {d["text"]: d for d in L.Build(out).dropped()}
+    return out, {o.name: o for o in outcomes}, dropped
+
+
+def test_verify_drops_with_reasons_and_mine_and_export_see_only_kept_queries(tmp_path, llm_server, monkeypatch):
+    out, outcomes, dropped = _build(tmp_path, llm_server, monkeypatch)
+    assert dropped[QUERIES["代工出货量"]]["reason"] == "contradicted"
+    assert dropped[QUERIES["半年报"]]["reason"] == "wrong_period"
+    assert dropped[QUERIES["代理保险"]]["reason"] == "fragment_subject"
+    build = L.Build(out)
+    kept = {q.text for q in build.queries(L.VERIFY)}
+    assert {QUERIES["代工业务收入"], QUERIES["前三季度"], JUDGED_NO} <= kept
+    kept_ids = {q.id for q in build.queries(L.VERIFY)}
+    assert not kept_ids & {d["query_id"] for d in dropped.values()}
+    # only kept queries have direct qrels, and the dataset holds only kept queries
+    assert {r.query_id for r in build.kept_qrels()} <= kept_ids
+    exported = {json.loads(line)["_id"] for line in build.dataset.queries.read_text("utf-8").splitlines()}
+    assert exported <= kept_ids and not exported & {d["query_id"] for d in dropped.values()}
+    counts = outcomes["verify"].counts
+    assert counts["levels"]["sentence"]["generated"] == counts["levels"]["sentence"]["kept"] + sum(
+        counts["reasons_by_level"]["sentence"].values())
+    assert counts["reasons"]["contradicted"] >= 1 and counts["examples"]["wrong_period"]
+    assert "Query verification" in build.dataset.card.read_text("utf-8")
+
+
+def test_the_llm_judge_drops_what_it_finds_unanswered(tmp_path, llm_server, monkeypatch):
+    out, outcomes, dropped = _build(tmp_path, llm_server, monkeypatch, ["verify.judge.backend=llm"])
+    assert dropped[JUDGED_NO]["reason"] == "judge_not_answered"
+    assert dropped[JUDGED_NO]["detail"] == "来源未给出环比数据"
+    assert dropped[QUERIES["代工出货量"]]["reason"] == "contradicted"  # rules first: the judge is not asked
+    judge = outcomes["verify"].counts["judge"]
+    assert judge["not_answerable"] == 1 and judge["asked"] >= 3 and judge["llm"]["requests"] == judge["asked"]
+    asked = [r for r in llm_server.requests if "可回答" in json.dumps(r, ensure_ascii=False)]
+    assert not any(QUERIES["代工出货量"] in json.dumps(r, ensure_ascii=False) for r in asked)
