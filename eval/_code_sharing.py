@@ -64,7 +64,14 @@ def finance_modules_run(spec: str) -> list[str]:
 
 
 def shared_code(specs: list[str]) -> dict[str, list[str]]:
-    return {s: finance_modules_run(s) for s in specs}
+    """spec -> :func:`finance_modules_run`; a retriever that cannot run (a missing model) is left out."""
+    out = {}
+    for s in specs:
+        try:
+            out[s] = finance_modules_run(s)
+        except Exception as e:  # noqa: BLE001 - the evaluation already reported it; the trace is optional
+            print(f"warning: could not trace {s}: {str(e).splitlines()[0]}")
+    return out
 
 
 def _finance_imports(py: Path) -> set[str]:

@@ -227,11 +227,12 @@ def render(r: dict[str, Any], also: list[dict[str, Any]] = ()) -> str:
     shown = [x for x in r["specs"] if x in human and x in gen[head]]
     hr, gr = _ranks({x: human[x] for x in shown}), _ranks({x: gen[head][x] for x in shown})
     for x in shown:
-        runs = r["shared_code"].get(x, [])
+        runs = r["shared_code"].get(x)
         lines.append(f"| {label(x)} | {_f(human[x])} ({hr[x]}) | {_f(gen[head][x])} ({gr[x]}) | "
                      + " | ".join(_f(gen[s].get(x)) for s in subsets[1:])
                      + (f" | {_f(raw[head].get(x))}" if raw else "")
-                     + f" | {_short(runs)} | {_short([m for m in runs if m in gen_reads])} |")
+                     + (f" | {_short(runs)} | {_short([m for m in runs if m in gen_reads])} |" if runs is not None
+                        else " | not traced | not traced |"))
     lines += ["", "Agreement with the human column (Kendall τ-b and Pearson r over the retrievers; 95% interval of τ "
               f"from {r['args']['bootstrap']} bootstrap resamples of the queries of both benchmarks):", "",
               "| generated subset | retrievers | n | Kendall τ | τ 95% interval | Pearson r |",
@@ -248,9 +249,10 @@ def render(r: dict[str, Any], also: list[dict[str, Any]] = ()) -> str:
         lines += [""] + [f"Dense / BM25 nDCG@10: {label(d)} {human[d] / human['bm25']:.2f} on the human queries, "
                          f"{gen[head][d] / gen[head]['bm25']:.2f} on the generated `{head}` queries."
                          for d in r["dense"] if d in shown]
-    fact = [x for x in shown if set(r["shared_code"].get(x, [])) & gen_reads - {"fincprg.finance.lexicon"}]
-    tok = [x for x in shown if x not in fact and set(r["shared_code"].get(x, [])) & gen_reads]
-    free = [x for x in shown if x not in fact and x not in tok]
+    traced = [x for x in shown if x in r["shared_code"]]
+    fact = [x for x in traced if set(r["shared_code"][x]) & gen_reads - {"fincprg.finance.lexicon"}]
+    tok = [x for x in traced if x not in fact and set(r["shared_code"][x]) & gen_reads]
+    free = [x for x in traced if x not in fact and x not in tok]
     lines += ["", "**Code shared with the generator.** " + "; ".join(
         f"fincprg/{p} imports {_short(m)}" for p, m in r["generator_reads"].items()) + ". "
         "Retrievers that run finance code beyond the tokenizer that the generator also reads: "
