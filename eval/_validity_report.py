@@ -47,7 +47,7 @@ def render(r: dict[str, Any], also: list[dict[str, Any]] = ()) -> str:
         f"- **Reports:** {r['n_reports']} AlphaFin reports ("
         + (f"the held-out part of eval/bench_train.py's split, sha1(title) mod {r['held_out_buckets']} = 0"
            if r["reports"] == "held-out" else "all of them") + f"), built with `fincprg build` (config "
-        f"{r['config']}, `{sets}`; stages {', '.join(r['stages'])}).",
+        f"{r['config']}, `{sets}`; stage folders besides dataset/: {', '.join(r['stages'])}).",
         f"- **Corpus, identical for both benchmarks:** {hi['passages']} of the export's {r['export_passages']} "
         "passages, with the report title and the body's 研报题目是…研报摘要 header removed (they repeat the human "
         "query); the rest were only the header and are dropped.",
@@ -94,7 +94,7 @@ def render(r: dict[str, Any], also: list[dict[str, Any]] = ()) -> str:
         lines += ["", "Dense / BM25 nDCG@10:", ""] + [
             f"- {label(d)}: {human[d] / human['bm25']:.2f} on the human queries, "
             f"{gen[head][d] / gen[head]['bm25']:.2f} on the generated `{head}` queries"
-            + (f" ({notes[d]})" if d in notes else "") + "." for d in r["dense"] if d in shown]
+            + (f"; {notes[d]}" if d in notes else "") + "." for d in r["dense"] if d in shown]
     traced = [x for x in shown if x in r["shared_code"]]
     fact = [x for x in traced if set(r["shared_code"][x]) & gen_reads - {"fincprg.finance.lexicon"}]
     tok = [x for x in traced if x not in fact and set(r["shared_code"][x]) & gen_reads]

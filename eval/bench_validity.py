@@ -216,7 +216,7 @@ def prompts_note(model: str) -> str:
         return "defines no prompts"
     applied = {"role", "prompt", "prompt_name"} & set(inspect.signature(Dense.encode).parameters)
     return ("its prompts are applied" if applied else
-            f"its prompts ({', '.join(f'{k}: {v!r}' for k, v in prompts.items() if v)}) are not applied by "
+            f"its prompts {', '.join(f'{k} {v!r}' for k, v in prompts.items() if v)} are not applied by "
             "this commit's `dense:` retriever")
 
 
