@@ -29,12 +29,10 @@ eval/README.md.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
 import platform
-import re
 import sys
 import time
 from pathlib import Path
@@ -43,39 +41,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eval._alphafin import (  # noqa: E402
+    ALPHAFIN,
+    DATA,
+    HELD_OUT_BUCKETS,
+    input_rows,
+    read_jsonl,
+    split_alphafin,
+    summary_benchmark,
+    write_jsonl,
+)
 from eval._readme import commit, write_section  # noqa: E402
-from fincprg.ingest.public import _ALPHAFIN_SUMMARY, annual_report_to_jsonl  # noqa: E402
+from fincprg.ingest.public import annual_report_to_jsonl  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-ALPHAFIN = DATA / "reports" / "alphafin_reports.json"
 ANNUAL = DATA / "annual_report" / "annual_report_300617_2019.json"
 DISC = DATA / "beir" / "disc_finllm"
 SECTION = "train"  # eval/README.md <!-- train:start --> ... <!-- train:end -->
-HELD_OUT_BUCKETS = 4  # sha1(title) % 4 == 0 -> held out (about a quarter of the reports)
-# the body header repeats the title (and rating); documents must not contain the query verbatim
-_HEADER = re.compile(r"^研报题目是:.*?研报摘要:", re.S)
-
-
-def _held_out(title: str) -> bool:
-    return int(hashlib.sha1(title.encode("utf-8")).hexdigest(), 16) % HELD_OUT_BUCKETS == 0
-
-
-def split_alphafin() -> tuple[list[dict], list[dict]]:
-    """(training reports, held-out reports) as fincprg input rows, split by report title."""
-    train, held = [], []
-    for i, item in enumerate(json.loads(ALPHAFIN.read_text(encoding="utf-8"))):
-        m = _ALPHAFIN_SUMMARY.search(item["summary"])
-        if not m:
-            raise SystemExit(f"{ALPHAFIN}: item {i} has no title in its summary field")
-        row = {"id": f"af{i:03d}", "title": m.group("title"), "发布日期": m.group("date"), "content": item["content"],
-               "summary": item["summary"]}
-        (held if _held_out(row["title"]) else train).append(row)
-    return train, held
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
 def build_training_dataset(train_rows: list[dict], work: Path) -> Path:
@@ -86,7 +67,7 @@ def build_training_dataset(train_rows: list[dict], work: Path) -> Path:
     annual = work / "annual.jsonl"
     annual_report_to_jsonl(ANNUAL, annual, report_id="300617-2019", title="安靠智电（300617）：2019年年度报告",
                            date="2020-04-20")
-    rows = [{k: v for k, v in r.items() if k != "summary"} for r in train_rows]
+    rows = input_rows(train_rows)
     rows.append(json.loads(annual.read_text(encoding="utf-8")))
     corpus = work / "train_reports.jsonl"
     write_jsonl(corpus, rows)
@@ -101,28 +82,10 @@ def build_summary_benchmark(held_rows: list[dict], work: Path) -> tuple[Path, di
     from fincprg.pipeline.runner import run_pipeline
 
     src = work / "held_out_reports.jsonl"
-    write_jsonl(src, [{k: v for k, v in r.items() if k != "summary"} for r in held_rows])
+    write_jsonl(src, input_rows(held_rows))
     run_pipeline(src, work / "held_out_chunks", load_config(bundled_pipeline("offline")), upto="chunk", show_progress=False)
-    passages = [json.loads(x) for x in (work / "held_out_chunks" / "chunk" / "passages.jsonl")
-                .read_text(encoding="utf-8").splitlines() if x]
-    corpus, qrels = [], []
-    for p in passages:
-        text = _HEADER.sub("", p["text"]).strip()
-        if len(text) < 20:
-            continue  # a passage that was only the header
-        corpus.append({"_id": p["id"], "title": "", "text": text, "report_id": p["report_id"]})
-        qrels.append((f"q-{p['report_id']}", p["id"]))
-    labelled = {r for _, r in {(q, c.split("#")[0]) for q, c in qrels}}
-    queries = [{"_id": f"q-{r['id']}", "text": r["title"], "report_id": r["id"]} for r in held_rows
-               if f"q-{r['id']}" in {q for q, _ in qrels}]
-    out = work / "alphafin_summary"
-    write_jsonl(out / "corpus.jsonl", corpus)
-    write_jsonl(out / "queries.jsonl", queries)
-    (out / "qrels").mkdir(parents=True, exist_ok=True)
-    (out / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{c}\t1\n" for q, c in qrels), encoding="utf-8")
-    return out, {"reports": len(held_rows), "queries": len(queries), "passages": len(corpus),
-                 "labelled": len(labelled)}
+    passages = read_jsonl(work / "held_out_chunks" / "chunk" / "passages.jsonl")
+    return summary_benchmark(held_rows, passages, work / "alphafin_summary")
 
 
 def score(spec: str, bench: Path, subsets: list[str] | None = None) -> tuple[dict[str, float], float]:
