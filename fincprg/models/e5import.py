@@ -224,7 +224,8 @@ def bert_config(f: E5File) -> dict[str, Any]:
     cfg = BertConfig(vocab_size=f.vocab, hidden_size=f.hidden, num_hidden_layers=f.layers,
                      num_attention_heads=f.heads, intermediate_size=f.ffn, hidden_act="gelu",
                      max_position_embeddings=f.max_positions, type_vocab_size=f.type_vocab,
-                     layer_norm_eps=float(repr(np.float32(f.eps))),  # 1e-12, not its float32 image pad_token_id=f.pad, bos_token_id=f.bos, eos_token_id=f.eos,
+                     layer_norm_eps=float(str(np.float32(f.eps))),  # 1e-12, not its float32 image
+                     pad_token_id=f.pad, bos_token_id=f.bos, eos_token_id=f.eos,
                      hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1, architectures=["BertModel"])
     return cfg.to_dict()
 
