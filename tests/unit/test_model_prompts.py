@@ -27,8 +27,9 @@ def _tiny(folder: Path, prompts: dict[str, str] | None) -> str:
     hf.mkdir(parents=True)
     (hf / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
     tok = BertTokenizer.from_pretrained(str(hf))
-    BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=64, initializer_range=1.0, max_position_embeddings=128)).save_pretrained(str(hf))
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, initializer_range=1.0, max_position_embeddings=128)
+    BertModel(cfg).save_pretrained(str(hf))
     tok.save_pretrained(str(hf))
     st = SentenceTransformer(str(hf), device="cpu", prompts=prompts)
     st.save(str(folder))
@@ -62,7 +63,8 @@ def test_prompts_are_read_from_the_model(models):
     assert prompt_name(bare, "query") is None and prompt_text(bare, "passage") == ""
     texts = ["招商银行的零售AUM是多少", "贵州茅台的毛利率"]
     enc = TextEncoder(models["with"], where="t")
-    assert np.allclose(enc.encode(texts, role="query"), _plain(models["with"], ["query: " + t for t in texts]), atol=1e-5)
+    assert np.allclose(enc.encode(texts, role="query"), _plain(models["with"], ["query: " + t for t in texts]),
+                       atol=1e-5)
     assert np.allclose(enc.encode(texts, role="passage"), _plain(models["with"], ["passage: " + t for t in texts]),
                        atol=1e-5)
     assert not np.allclose(enc.encode(texts, role="query"), enc.encode(texts), atol=1e-3)  # the prompt matters here
@@ -157,8 +159,8 @@ def test_length_batches_group_lengths_and_never_repeat_a_text():
 
 
 def _beir(folder: Path) -> Path:
-    corpus = [{"_id": f"r{r}#p{i}", "title": f"报告{r}", "text": f"第{r}份报告的第{i}段正文。" * (1 + i), "report_id": f"r{r}"}
-              for r in range(3) for i in range(4)]
+    corpus = [{"_id": f"r{r}#p{i}", "title": f"报告{r}", "text": f"第{r}份报告的第{i}段正文。" * (1 + i),
+               "report_id": f"r{r}"} for r in range(3) for i in range(4)]
     queries = [{"_id": f"q{r}{i}", "text": f"问题{r}{i}"} for r in range(3) for i in range(4)]
     (folder / "qrels").mkdir(parents=True)
     (folder / "corpus.jsonl").write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in corpus), "utf-8")
@@ -214,7 +216,8 @@ def test_train_with_prompts_frozen_embeddings_and_length_groups(models, tmp_path
     assert {p for t, p in fed if t not in queries} == {"passage: "}
     assert SentenceTransformer(str(out), device="cpu").prompts["query"] == "query: "  # saved with the model
     key = "embeddings.word_embeddings.weight"
-    before, after = load_file(str(Path(models["with"]) / "model.safetensors")), load_file(str(out / "model.safetensors"))
+    before = load_file(str(Path(models["with"]) / "model.safetensors"))
+    after = load_file(str(out / "model.safetensors"))
     assert np.array_equal(before[key], after[key])  # frozen
     moved = [k for k in before if k != key and not np.allclose(before[k], after[k])]
     assert moved  # the rest of the encoder was trained
