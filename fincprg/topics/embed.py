@@ -82,7 +82,8 @@ class SentenceTransformerEmbedder:
         self.encoder.model()  # load now: a bad model id fails before clustering starts
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.encoder.encode(list(texts))
+        # titles are compared with titles (a symmetric task): e5's card asks for its "query: " prompt there
+        return self.encoder.encode(list(texts), role="query")
 
 
 class ClassifierEmbedder:

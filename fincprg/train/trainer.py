@@ -8,6 +8,11 @@
 Checkpoints go to ``OUT/checkpoints/``; ``resume=True`` continues from the last one. The final
 model is saved to ``OUT`` and loads with ``SentenceTransformer(OUT)``, FlagEmbedding
 ``FlagModel(OUT, pooling_method="mean")`` and ``fincprg eval -r dense:OUT``.
+
+A model with query/passage prompts (e5: ``query: ``/``passage: ``) is trained and evaluated with
+them (queries get the query prompt, passages and negatives the passage prompt) and saved with them.
+For a large-vocabulary model on CPU, ``freeze_embeddings`` keeps the word-embedding table out of
+the optimizer (250k×384 rows for e5) and ``group_by_length`` batches texts of similar length.
 torch and sentence-transformers are imported inside :func:`train` only.
 """
 from __future__ import annotations
@@ -28,7 +33,7 @@ LOSSES = ("cosent", "mnrl")
 SETTINGS_FILE = "fincprg_train.json"
 # these change what is trained on; a resumed run must use the same values as the checkpoints
 _DATA_KEYS = ("loss", "subsets", "max_pairs", "negatives", "seed", "add_cjk", "max_seq_length", "batch_size",
-              "learning_rate", "epochs", "warmup_ratio")
+              "learning_rate", "epochs", "warmup_ratio", "freeze_embeddings", "group_by_length")
 UNK_WARN_SHARE = 0.2
 
 
@@ -45,6 +50,8 @@ class TrainSettings:
         precision: ``auto`` (bf16 or fp16 on CUDA, fp32 on CPU), ``fp32``, ``fp16``, ``bf16``.
         add_cjk: add the corpus's CJK characters the tokenizer maps to [UNK], resize the embeddings.
         eval_strategy: run the test-split IR evaluator every ``epoch``, every ``eval_steps`` or ``no``.
+        freeze_embeddings: keep the word-embedding table fixed (not in the optimizer).
+        group_by_length: batches of texts of similar length (shuffled pools), less padding.
     """
 
     loss: str = "mnrl"
@@ -66,6 +73,8 @@ class TrainSettings:
     save_total_limit: int = 2
     logging_steps: int = 50
     show_progress: bool = True
+    freeze_embeddings: bool = False
+    group_by_length: bool = False
 
     def check(self) -> None:
         if self.loss not in LOSSES:
@@ -81,6 +90,9 @@ class TrainSettings:
             raise ConfigError("--warmup must be a ratio in [0, 1)")
         if self.negatives < (1 if self.loss == "cosent" else 0):
             raise ConfigError("--negatives must be >= 1 with cosent (a batch needs pairs scored 0) and >= 0 with mnrl")
+        if self.freeze_embeddings and self.add_cjk:
+            raise ConfigError("--add-cjk adds embedding rows that must be trained; drop --freeze-embeddings "
+                              "(or --add-cjk)")
 
 
 def last_checkpoint(out: Path) -> Path | None:
@@ -102,7 +114,8 @@ def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) 
                          "or choose another -o folder")
     if saved.exists():
         old = json.loads(saved.read_text(encoding="utf-8"))
-        diff = [k for k in _DATA_KEYS if old.get("settings", {}).get(k) != asdict(settings)[k]]
+        default = asdict(TrainSettings())  # a key added since that run had its default value then
+        diff = [k for k in _DATA_KEYS if old.get("settings", {}).get(k, default[k]) != asdict(settings)[k]]
         if old.get("model") != model:
             diff.insert(0, "model")
         if diff:
@@ -151,7 +164,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     Returns:
         a summary: data counts, vocabulary changes, device/precision, seconds, final test metrics.
     """
-    from fincprg.models import load_sentence_transformer, resolve_device, train_precision
+    from fincprg.models import load_sentence_transformer, prompt_text, resolve_device, train_precision
     from fincprg.pipeline.io import atomic_write_text
 
     settings = settings or TrainSettings()
@@ -182,12 +195,16 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
         if share > UNK_WARN_SHARE:
             log.warning("train: the tokenizer of %s maps %.0f%% of the corpus's CJK characters to [UNK]; "
                         "pass --add-cjk to add them to its vocabulary", model, 100 * share)
+    if settings.freeze_embeddings:
+        info["frozen_parameters"] = freeze_word_embeddings(st)
+    prompts = {role: prompt_text(st, role) for role in ("query", "passage")}
+    info["prompts"] = {k: v for k, v in prompts.items() if v}
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "checkpoints").mkdir(exist_ok=True)
     atomic_write_text(out / "checkpoints" / SETTINGS_FILE,
                       json.dumps({"model": model, "settings": asdict(settings)}, ensure_ascii=False, indent=2))
-    trainer = _trainer(st, cols, dataset, out, settings, device, precision)
+    trainer = _trainer(st, cols, dataset, out, settings, device, precision, prompts)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
     seconds = time.perf_counter() - t0
@@ -208,8 +225,29 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     return summary
 
 
+def freeze_word_embeddings(st: Any) -> int:
+    """Take the word-embedding table of ``st``'s transformer out of training; returns its size."""
+    weight = st[0].auto_model.get_input_embeddings().weight
+    weight.requires_grad_(False)
+    log.info("train: word embeddings frozen (%d parameters not trained)", weight.numel())
+    return int(weight.numel())
+
+
+def column_prompts(columns: list[str], prompts: dict[str, str]) -> dict[str, str] | None:
+    """The trainer's per-column prompts: the query column gets the query prompt, every other text column
+    (positive, negatives) the passage prompt; None when the model has no prompts."""
+    out = {}
+    for c in columns:
+        if c in ("score", "label"):
+            continue
+        p = prompts.get("query" if c in ("anchor", "sentence1") else "passage", "")
+        if p:
+            out[c] = p
+    return out or None
+
+
 def _trainer(st: Any, cols: dict[str, list], dataset: Path, out: Path, settings: TrainSettings, device: str,
-             precision: str) -> Any:
+             precision: str, prompts: dict[str, str]) -> Any:
     import datasets
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
@@ -230,10 +268,19 @@ def _trainer(st: Any, cols: dict[str, list], dataset: Path, out: Path, settings:
             q, rel, corpus = {}, {}, {}
             log.warning("train: no test-split evaluation (%s)", e)
         if rel:
+            from fincprg.models import prompt_name
+
             evaluator = InformationRetrievalEvaluator(q, corpus, rel, name="test", batch_size=settings.batch_size,
-                                                      show_progress_bar=False, write_csv=False)
+                                                      show_progress_bar=False, write_csv=False,
+                                                      query_prompt_name=prompt_name(st, "query"),
+                                                      corpus_prompt_name=prompt_name(st, "passage"))
         else:
             strategy = "no"
+    sampler: Any = BatchSamplers.NO_DUPLICATES if settings.loss == "mnrl" else BatchSamplers.BATCH_SAMPLER
+    if settings.group_by_length:
+        from fincprg.train.st_sampler import LengthGroupedBatchSampler, LengthGroupedNoDuplicatesBatchSampler
+
+        sampler = LengthGroupedNoDuplicatesBatchSampler if settings.loss == "mnrl" else LengthGroupedBatchSampler
     args = SentenceTransformerTrainingArguments(
         output_dir=str(out / "checkpoints"),
         num_train_epochs=settings.epochs,
@@ -246,7 +293,8 @@ def _trainer(st: Any, cols: dict[str, list], dataset: Path, out: Path, settings:
         fp16=precision == "fp16",
         bf16=precision == "bf16",
         use_cpu=not device.startswith("cuda"),
-        batch_sampler=BatchSamplers.NO_DUPLICATES if settings.loss == "mnrl" else BatchSamplers.BATCH_SAMPLER,
+        batch_sampler=sampler,
+        prompts=column_prompts(list(cols), prompts),
         eval_strategy=strategy,
         eval_steps=settings.eval_steps if strategy == "steps" else None,
         save_strategy="steps",

@@ -25,7 +25,8 @@ class Dense:
     Args:
         model: local folder or hub id.
         backend: ``sentence-transformers`` or ``flag`` (FlagEmbedding ``FlagModel``).
-        query_prefix: text put before each query (e.g. BGE's 为这个句子生成表示以用于检索相关文章：).
+        query_prefix: text put before each query (e.g. BGE's 为这个句子生成表示以用于检索相关文章：), after
+            the model's own query prompt if it defines one (e5: ``query: ``; passages get its ``passage: ``).
         faiss_min_docs: corpora at least this large are searched with a faiss ``IndexFlatIP``.
         device: ``cpu``, ``cuda``, ``cuda:1``...; default ``cuda`` when available, else ``cpu``.
         fp16: half precision, used on GPU only.
@@ -41,17 +42,17 @@ class Dense:
         self._model = None
         self._index = None
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], role: str | None = None) -> np.ndarray:
         from fincprg.models import TextEncoder
 
         if self._model is None:  # loaded once per process by fincprg.models, shared by every retriever
             self._model = TextEncoder(self.model_id, where=f"retriever {self.name}", backend=self.backend,
                                       batch_size=self.batch_size, device=self.device, fp16=self.fp16)
-        return self._model.encode(texts, show_progress=self.show_progress and len(texts) >= 200)
+        return self._model.encode(texts, show_progress=self.show_progress and len(texts) >= 200, role=role)
 
     def fit(self, corpus: dict[str, dict]) -> None:
         self.ids = list(corpus)
-        self._docs = self.encode([doc_text(corpus[d]) for d in self.ids])
+        self._docs = self.encode([doc_text(corpus[d]) for d in self.ids], role="passage")
         self._index = None
         if len(self.ids) >= self.faiss_min_docs:
             try:
@@ -64,7 +65,7 @@ class Dense:
 
     def search(self, queries: dict[str, str], k: int) -> Results:
         qids = list(queries)
-        qv = self.encode([self.query_prefix + queries[q] for q in qids])
+        qv = self.encode([self.query_prefix + queries[q] for q in qids], role="query")
         if self._index is not None:
             sims, idx = self._index.search(qv, min(k, len(self.ids)))
             return {q: {self.ids[j]: float(s) for s, j in zip(sims[i], idx[i]) if j >= 0} for i, q in enumerate(qids)}

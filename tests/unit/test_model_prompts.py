@@ -1,0 +1,231 @@
+"""Query/passage prompts read from a model's own sentence-transformers config (e5-style), honoured by
+every bi-encoder user (eval's dense retriever, dense negatives, topic titles, training), and no change
+for a model without prompts. Tiny random models saved with and without prompts."""
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.unit import _eval_fixture as fx
+
+PROMPTS = {"query": "query: ", "passage": "passage: "}
+
+
+def _tiny(folder: Path, prompts: dict[str, str] | None) -> str:
+    """A 1-layer BERT over the characters of the eval fixture, mean pooling, saved as sentence-transformers."""
+    from sentence_transformers import SentenceTransformer
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    chars = sorted({c for doc in fx.corpus().values() for c in doc["title"] + doc["text"]}
+                   | {c for q in fx.queries().values() for c in q} | set("querypassage:问题报告份第段正文"))
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [c for c in chars if not c.isspace()]
+    hf = folder.parent / f"{folder.name}-hf"
+    hf.mkdir(parents=True)
+    (hf / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
+    tok = BertTokenizer.from_pretrained(str(hf))
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, initializer_range=1.0, max_position_embeddings=128)
+    BertModel(cfg).save_pretrained(str(hf))
+    tok.save_pretrained(str(hf))
+    st = SentenceTransformer(str(hf), device="cpu", prompts=prompts)
+    st.save(str(folder))
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("prompt_models")
+    return {"with": _tiny(root / "with", PROMPTS), "without": _tiny(root / "without", None)}
+
+
+def _st(path: str):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path, device="cpu")
+
+
+def _plain(path: str, texts: list[str]) -> np.ndarray:
+    """Embeddings of exactly these strings (no prompt), unit-norm."""
+    return _st(path).encode(texts, prompt="", normalize_embeddings=True, convert_to_numpy=True)
+
+
+def test_prompts_are_read_from_the_model(models):
+    from fincprg.models import TextEncoder, prompt_name, prompt_text
+
+    st = _st(models["with"])
+    assert prompt_name(st, "query") == "query" and prompt_name(st, "passage") == "passage"
+    assert prompt_text(st, "passage") == "passage: "
+    bare = _st(models["without"])
+    assert prompt_name(bare, "query") is None and prompt_text(bare, "passage") == ""
+    texts = ["招商银行的零售AUM是多少", "贵州茅台的毛利率"]
+    enc = TextEncoder(models["with"], where="t")
+    assert np.allclose(enc.encode(texts, role="query"), _plain(models["with"], ["query: " + t for t in texts]),
+                       atol=1e-5)
+    assert np.allclose(enc.encode(texts, role="passage"), _plain(models["with"], ["passage: " + t for t in texts]),
+                       atol=1e-5)
+    assert not np.allclose(enc.encode(texts, role="query"), enc.encode(texts), atol=1e-3)  # the prompt matters here
+    plain = TextEncoder(models["without"], where="t")
+    assert np.allclose(plain.encode(texts, role="query"), _plain(models["without"], texts), atol=1e-6)
+
+
+def test_a_document_prompt_counts_as_the_passage_prompt(tmp_path):
+    from fincprg.models import prompt_name
+
+    class M:
+        prompts = {"query": "", "document": "doc: ", "passage": ""}
+
+    assert prompt_name(M(), "passage") == "document" and prompt_name(M(), "query") is None
+    with pytest.raises(ValueError, match="role"):
+        prompt_name(M(), "title")
+
+
+@pytest.mark.parametrize("kind", ["with", "without"])
+def test_dense_retriever_uses_query_and_passage_prompts(models, kind):
+    from fincprg.evaluate.retrievers.base import doc_text
+    from fincprg.evaluate.retrievers.dense import Dense
+
+    corpus, queries = fx.corpus(), fx.queries()
+    r = Dense(models[kind], show_progress=False)
+    r.fit(corpus)
+    run = r.search(queries, 3)
+    qp, pp = (PROMPTS["query"], PROMPTS["passage"]) if kind == "with" else ("", "")
+    ids = list(corpus)
+    d = _plain(models[kind], [pp + doc_text(corpus[i]) for i in ids])
+    for qid, text in queries.items():
+        sims = d @ _plain(models[kind], [qp + text])[0]
+        want = [ids[j] for j in np.argsort(-sims)[:3]]
+        assert list(run[qid]) == want
+        assert run[qid][want[0]] == pytest.approx(float(sims.max()), abs=1e-4)
+
+
+def test_dense_negatives_and_topic_titles_use_the_roles(models, monkeypatch):
+    from fincprg.export.negatives import dense_negatives
+    from fincprg.models import encoders
+    from fincprg.topics.embed import SentenceTransformerEmbedder
+
+    seen: list[tuple[str, str | None]] = []
+    real = encoders.TextEncoder.encode
+
+    def spy(self, texts, show_progress=False, role=None):
+        seen.extend((t, role) for t in texts)
+        return real(self, texts, show_progress=show_progress, role=role)
+
+    monkeypatch.setattr(encoders.TextEncoder, "encode", spy)
+    texts = [doc["text"] for doc in fx.corpus().values()]
+    queries = list(fx.queries().values())[:3]
+    out = dense_negatives(queries, [{0}, {1}, {2}], texts, 2, model=models["with"])
+    assert len(out) == 3 and all(len(x) == 2 for x in out)
+    assert {r for t, r in seen if t in queries} == {"query"} and {r for t, r in seen if t in texts} == {"passage"}
+    seen.clear()
+    titles = ["招商银行2023年报点评", "贵州茅台深度报告"]
+    v = SentenceTransformerEmbedder(models["with"]).embed(titles)
+    assert {r for _, r in seen} == {"query"}  # titles against titles: e5's symmetric-task prompt
+    assert np.allclose(v, _plain(models["with"], ["query: " + t for t in titles]), atol=1e-5)
+
+
+def test_column_prompts_for_training():
+    from fincprg.train.trainer import column_prompts
+
+    assert column_prompts(["anchor", "positive", "negative_1"], PROMPTS) == {
+        "anchor": "query: ", "positive": "passage: ", "negative_1": "passage: "}
+    assert column_prompts(["sentence1", "sentence2", "score"], PROMPTS) == {
+        "sentence1": "query: ", "sentence2": "passage: "}
+    assert column_prompts(["anchor", "positive"], {"query": "", "passage": ""}) is None
+
+
+def test_length_batches_group_lengths_and_never_repeat_a_text():
+    from fincprg.train.sampler import length_batches
+
+    rng = np.random.default_rng(0)
+    lengths = [int(x) for x in rng.integers(5, 500, size=1000)]
+    keys = [frozenset({f"q{i % 300}", f"p{i}"}) for i in range(1000)]  # queries repeat across rows
+    batches = length_batches(lengths, 16, seed=3, keys=keys, pool=10)
+    flat = [i for b in batches for i in b]
+    assert sorted(flat) == list(range(1000))  # every row once
+    for b in batches:
+        texts = [t for i in b for t in keys[i]]
+        assert len(texts) == len(set(texts))  # no duplicate text inside a batch
+    spread = np.mean([max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches if len(b) == 16])
+    shuffled = np.mean([np.ptp([lengths[i] for i in range(s, s + 16)]) for s in range(0, 992, 16)])
+    assert spread < shuffled / 4  # similar lengths per batch (random batches span most of the range)
+    assert batches != length_batches(lengths, 16, seed=4, keys=keys, pool=10)  # each epoch its own order
+    assert batches == length_batches(lengths, 16, seed=3, keys=keys, pool=10)
+    dropped = length_batches(lengths, 16, seed=3, drop_last=True)
+    assert all(len(b) == 16 for b in dropped) and len(dropped) == 1000 // 16
+
+
+def _beir(folder: Path) -> Path:
+    corpus = [{"_id": f"r{r}#p{i}", "title": f"报告{r}", "text": f"第{r}份报告的第{i}段正文。" * (1 + i),
+               "report_id": f"r{r}"} for r in range(3) for i in range(4)]
+    queries = [{"_id": f"q{r}{i}", "text": f"问题{r}{i}"} for r in range(3) for i in range(4)]
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in corpus), "utf-8")
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries), "utf-8")
+    (folder / "qrels" / "all-train.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"q{r}{i}\tr{r}#p{i}\t1\n" for r in range(2) for i in range(4)), "utf-8")
+    (folder / "qrels" / "all-test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"q2{i}\tr2#p{i}\t1\n" for i in range(4)), "utf-8")
+    (folder / "train").mkdir()
+    (folder / "train" / "flagembedding.jsonl").write_text(json.dumps(
+        {"query": "问题00", "pos": [], "neg": ["第1份报告的第3段正文。"]}, ensure_ascii=False) + "\n", "utf-8")
+    return folder
+
+
+@pytest.mark.slow
+def test_train_with_prompts_frozen_embeddings_and_length_groups(models, tmp_path, monkeypatch):
+    from safetensors.numpy import load_file
+    from sentence_transformers import SentenceTransformer
+
+    from fincprg.train.trainer import TrainSettings, train
+
+    from sentence_transformers import SentenceTransformerTrainer
+
+    fed: list[tuple[str, str | None]] = []
+    # only what training and its evaluator encode: a checkpoint's model card encodes examples too
+    training = []
+    real, real_train = SentenceTransformer.preprocess, SentenceTransformerTrainer.train
+
+    def spy(self, inputs, prompt=None, **kw):
+        if training and not any("model_card" in f.filename for f in inspect.stack(0)):
+            fed.extend((str(t), prompt) for t in inputs)
+        return real(self, inputs, prompt=prompt, **kw)
+
+    def train_spy(self, *a, **kw):
+        training.append(1)
+        try:
+            return real_train(self, *a, **kw)
+        finally:
+            training.clear()
+
+    monkeypatch.setattr(SentenceTransformer, "preprocess", spy)
+    monkeypatch.setattr(SentenceTransformerTrainer, "train", train_spy)
+    ds = _beir(tmp_path / "ds")
+    out = tmp_path / "tuned"
+    settings = TrainSettings(loss="mnrl", negatives=1, batch_size=4, epochs=1, learning_rate=1e-2,
+                             max_seq_length=32, eval_strategy="epoch", show_progress=False,
+                             freeze_embeddings=True, group_by_length=True)
+    summary = train(ds, models["with"], out, settings)
+    assert summary["steps"] >= 2 and summary["prompts"] == PROMPTS  # 8 rows of 4, more when texts repeat
+    assert summary["frozen_parameters"] > 0 and "test_cosine_ndcg@10" in summary["test_eval"]
+    queries = {f"问题{r}{i}" for r in range(3) for i in range(4)}
+    assert fed and {p for t, p in fed if t in queries} == {"query: "}  # training batches and the evaluator
+    assert {p for t, p in fed if t not in queries} == {"passage: "}
+    assert SentenceTransformer(str(out), device="cpu").prompts["query"] == "query: "  # saved with the model
+    key = "embeddings.word_embeddings.weight"
+    before = load_file(str(Path(models["with"]) / "model.safetensors"))
+    after = load_file(str(out / "model.safetensors"))
+    assert np.array_equal(before[key], after[key])  # frozen
+    moved = [k for k in before if k != key and not np.allclose(before[k], after[k])]
+    assert moved  # the rest of the encoder was trained
+
+
+def test_freeze_with_add_cjk_is_refused():
+    from fincprg.errors import ConfigError
+    from fincprg.train.trainer import TrainSettings
+
+    with pytest.raises(ConfigError, match="--freeze-embeddings"):
+        TrainSettings(freeze_embeddings=True, add_cjk=True).check()
