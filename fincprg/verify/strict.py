@@ -33,6 +33,7 @@ _PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "销量", "产量", 
 _NOT_PRODUCT = re.compile(r"(?:公司|本公司|集团|其|现有|总|合计|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|达到|"
                           r"共|累计|目前|当前|主要|整体|平均|销售|出厂|市场|产品|年化|全年|年|月|季度|的|了|和|及|与|"
                           r"实现|完成|全部|权益|可|将|已|为|至|达|约|[\d.%万亿吨元个件台套辆]+)$")
+_MODIFIERS = re.compile(r"现有|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|累计|目前|当前|主要|整体|平均|合计|总")
 
 # --- part as whole ---------------------------------------------------------------------------------------------
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS")
@@ -66,7 +67,7 @@ _SENT = re.compile(r"[。！？!?；;\n]")
 _BOILER = re.compile(r"超过[^，,。？?]{0,12}(?:资产总额|净资产|总资产|营业收入)的?\d*%?|承诺|应当|不得|将按照|违约|赔偿|"
                      r"若[^，,。？?]{1,20}则|如果[^，,。？?]{1,20}(?:超过|低于|达到)")
 _RESULTS = frozenset({"营业收入", "净利润", "扣非净利润"})
-_SURFACES = sorted({s for ss in METRICS.values() for s in ss}, key=len, reverse=True)
+_SURFACE_RE = re.compile("|".join(sorted({re.escape(s) for ss in METRICS.values() for s in ss}, key=len, reverse=True)))
 
 
 def check_garbled(query: str) -> Verdict | None:
@@ -75,21 +76,20 @@ def check_garbled(query: str) -> Verdict | None:
     m = _BOILER.search(q)
     if m:
         return Verdict("garbled", f"copies conditional or legal boilerplate (「{m.group()}」)")
-    rep = _repeat(q)
+    rep = _repeat(_SURFACE_RE.sub("|", re.sub(r"\d+", "|", q)))
     if rep:
         return Verdict("garbled", f"repeats the fragment 「{rep}」")
     return None
 
 
 def _repeat(q: str) -> str | None:
-    """A run of 4+ CJK characters (6+ when a metric word is in it) that occurs twice, without overlap."""
+    """A run of 4+ CJK characters that occurs twice, without overlap (the caller blanks out numbers and
+    metric words first: 「2021年营业收入和2022年营业收入」 asks one metric for two years)."""
     for n in range(min(12, len(q) // 2), 3, -1):
         for i in range(len(q) - 2 * n + 1):
             s = q[i:i + n]
             if not re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", s) or s not in q[i + n:]:
                 continue
-            if n < 6 and any(m in s for m in _SURFACES):
-                continue  # 「2021年营业收入和2022年营业收入」 names one metric for two years
             return s
     return None
 
@@ -128,6 +128,7 @@ def _qualifiers(text: str, word: str) -> list[str]:
         before = text[max(0, m.start() - 8):m.start()]
         run = re.search(r"[A-Za-z0-9\u4e00-\u9fff]*$", before).group()  # type: ignore[union-attr]
         run = re.sub(r"^.*?(?:公司|集团|实现|完成|拥有|具备|形成|其中)", "", run)
+        run = _MODIFIERS.sub("", run)
         for _ in range(4):
             run = _NOT_PRODUCT.sub("", run)
         run = re.sub(r"^[\d.]+", "", run)
