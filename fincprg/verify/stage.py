@@ -136,8 +136,8 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
     its passage and title."""
     source = sentence if sentence else f"{passage}\n{title}"
     return (check_garbled(query) or check_vague(query, source)
-            or (check_in_sentence(query, sentence) if sentence else None)
-            or check_part_whole(query, source, names) or check_event(query, source))
+            or (check_in_sentence(query, sentence, names) if sentence else None)
+            or check_part_whole(query, source, names) or check_event(query, source, names))
 
 
 def round_trip(queries: list[Query], src: _Sources, cfg: Any, progress: Callable[[int], None] | None = None

@@ -23,6 +23,7 @@ _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多�
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
 _REL_PERIOD = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内|近[一二三两五\d]+年|过去|同期|季度|月份?")
 _NOW = re.compile(r"目前|当前|现有|截至|截止|最新|现阶段")
+_UNDATED = frozenset({"目标价", "估值"})
 _STOCKS = frozenset({"产能", "市占率", "订单", "市值", "目标价", "估值"})
 # time-dependent figures the metric table does not carry
 _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负债率|周转|装机|用户数|客户数|门店数|员工数|存款|贷款|"
@@ -104,7 +105,8 @@ def check_vague(query: str, source: str) -> Verdict | None:
     q = norm(query)
     ask = read_ask(q)
     if _FIGURE_ASK.search(q) and not _has_period(q):
-        timed = [m for m in ask.metrics if m not in _STOCKS or not _NOW.search(q)]
+        # a target price or valuation is the report's own, of its date: not asked with a period
+        timed = [m for m in ask.metrics if m not in _UNDATED and (m not in _STOCKS or not _NOW.search(q))]
         word = _TIMED_WORDS.search(q)
         if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
             what = timed[0] if timed else word.group()  # type: ignore[union-attr]
@@ -127,7 +129,8 @@ def _qualifiers(text: str, word: str) -> list[str]:
             continue
         before = text[max(0, m.start() - 8):m.start()]
         run = re.search(r"[A-Za-z0-9\u4e00-\u9fff]*$", before).group()  # type: ignore[union-attr]
-        run = re.sub(r"^.*?(?:公司|集团|实现|完成|拥有|具备|形成|其中)", "", run)
+        run = re.sub(r"^.*(?:公司|集团|实现|完成|拥有|具备|形成|其中|改善|增长|下降|提升|上涨|下跌|回落|需求|同比|环比|"
+                     r"受益|带动|推动|叠加|影响)", "", run)
         run = _MODIFIERS.sub("", run)
         for _ in range(4):
             run = _NOT_PRODUCT.sub("", run)
@@ -156,7 +159,8 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str]) -> l
         tail = before[last_whole:] if last_whole >= 0 else before
         spans = periods(tail)
         tail = "".join(ch for i, ch in enumerate(tail) if not any(p.start <= i < p.end for p in spans))
-        tail = re.sub(r"[\d\s.%年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
+        tail = re.split(r"[\s\d.%]+", tail)[-1]  # the words right before the metric
+        tail = re.sub(r"[年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
         out.append(len(tail) < 2)
     return out
 
@@ -177,10 +181,17 @@ def check_part_whole(query: str, source: str, names: Iterable[str]) -> Verdict |
     return None
 
 
-def check_in_sentence(query: str, sentence: str) -> Verdict | None:
+def _blank(text: str, names: Iterable[str]) -> str:
+    """``text`` with the company names blanked (昭衍新药 is no 新药 event)."""
+    for n in sorted(names, key=len, reverse=True):
+        text = text.replace(n, "公司")
+    return text
+
+
+def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_in_sentence``: the sentence must itself name what a sentence query asks (its period may come from
     the passage or the title)."""
-    q, s = norm(query), norm(sentence)
+    q, s = _blank(norm(query), names), _blank(norm(sentence), names)
     ask = read_ask(q)
     said = set(read_ask(s).metrics)
     missing = [m for m in ask.metrics if m not in said and m not in ask.loose]
@@ -194,9 +205,9 @@ def check_in_sentence(query: str, sentence: str) -> Verdict | None:
     return None
 
 
-def check_event(query: str, source: str) -> Verdict | None:
+def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_answered``: a what/which question about an event the source does not state with specifics."""
-    q = norm(query)
+    q, source = _blank(norm(query), names), _blank(norm(source), names)
     events = {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(q)}
     if not events or not _WHAT.search(q):
         return None

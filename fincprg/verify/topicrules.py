@@ -89,8 +89,12 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
         if w.upper() not in metric_words and w.lower() not in titles.lower():
             return Verdict("wrong_subject", f"names {w}, which the topic's titles do not name")
     if not any(c in q for c in companies):
+        named = companies | set(listed(titles) if listed else ())
+        for n in sorted(named, key=len, reverse=True):  # 银行 in 江苏银行 is the company's name, not a fragment
+            titles = titles.replace(n, "|")
+        industries = {i.industry for i in infos if i.industry}
         for t in sorted(set(terms), key=len, reverse=True):
-            if t not in q or t not in titles:
+            if t not in q or t not in titles or t in industries:
                 continue
             at = [k.start() for k in re.finditer(re.escape(t), titles)]
             longer = [titles[k - 1] for k in at if k > 0 and re.match(r"[\u4e00-\u9fff]", titles[k - 1])

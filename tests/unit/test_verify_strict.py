@@ -107,3 +107,16 @@ def test_topic_entities_the_titles_do_not_name_are_dropped():
 
 def test_periods_still_read_interim_titles():
     assert any(p.part == "H1" for p in periods("2021年半年报点评"))
+
+
+def test_company_names_are_neither_events_nor_fragments():
+    assert check_in_sentence("昭衍新药2021年毛利率是多少？", "毛利率为49.6%。", ["昭衍新药"]) is None
+    banks = [_info(1, "江苏银行：息差企稳", dt.date(2022, 3, 1), ["江苏银行"]),
+             _info(2, "南京银行：信贷高增", dt.date(2022, 3, 2), ["南京银行"])]
+    assert check_topic_strict("银行信贷投放如何？", banks, ["江苏银行", "南京银行"], ["银行"]) is None
+
+
+def test_a_target_price_is_not_vague_and_a_filler_word_is_no_segment():
+    assert check_vague("坚朗五金的目标价是多少？", "目标价80元") is None
+    src = "事件 2020Q1 实现收入136亿元，同比下降1.9%。"
+    assert check_part_whole("晨鸣纸业2020年一季度收入是多少？", src, ["晨鸣纸业"]) is None
