@@ -11,7 +11,8 @@ Output records (OUT/verify, written at the end: a global stage):
 - dropped.jsonl: ``{query_id, level, text, reason, detail}`` per dropped query.
 
 Checks, in order, the first failing one giving the reason (``verify.checks``): subject
-(:mod:`.subject`), answerability (:mod:`.answer`), related companies of an intent (:mod:`.related`), round
+(:mod:`.subject`), answerability (:mod:`.answer`) then a strict reader's rules (:mod:`.strict` for
+sentences and passages, :mod:`.topicrules` for topics and intents; part of the ``answer`` check), related companies of an intent (:mod:`.related`), round
 trip (:mod:`.roundtrip`), then the optional LLM judge (:mod:`.judge`).
 """
 from __future__ import annotations
