@@ -11,11 +11,13 @@ Output records (OUT/verify, written at the end: a global stage):
 - dropped.jsonl: ``{query_id, level, text, reason, detail}`` per dropped query.
 
 Checks, in order, the first failing one giving the reason (``verify.checks``): subject
-(:mod:`.subject`), answerability (:mod:`.answer`), related companies of an intent (:mod:`.related`), round
+(:mod:`.subject`), answerability (:mod:`.answer`) then a strict reader's rules (:mod:`.strict` for
+sentences and passages, :mod:`.topicrules` for topics and intents; part of the ``answer`` check), related companies of an intent (:mod:`.related`), round
 trip (:mod:`.roundtrip`), then the optional LLM judge (:mod:`.judge`).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -28,7 +30,9 @@ from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
 from fincprg.verify.related import check_related, fine_industries
 from fincprg.verify.roundtrip import CharBM25, Target, judge_ranking
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
+from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_part_whole, check_vague
 from fincprg.verify.subject import Subjects, check_subject
+from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
 
 log = logging.getLogger(__name__)
 LEVELS = ("sentence", "passage", "topic", "intent")
@@ -42,7 +46,10 @@ class _Sources:
         self.table = table
         self.reports: dict[str, ReportInfo] = {}
         for r in ctx.read(L.INGEST, L.REPORTS, Report):
-            self.reports[r.id] = report_info(r, table)
+            info = report_info(r, table)
+            if info.date is None:  # undated: read as of the latest year it states actual results for
+                info = dataclasses.replace(info, date=infer_date(as_of_year([r.text])))
+            self.reports[r.id] = info
         self.passages = list(ctx.read(L.CHUNK, L.PASSAGES, Passage))
         self.passage_at = {p.id: i for i, p in enumerate(self.passages)}
         self.sentences = {s.id: s.text for s in ctx.read(L.CHUNK, L.SENTENCES, Sentence)}
@@ -97,7 +104,10 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
                 return v
         if "answer" in checks:
             sentence = src.sentences.get(str(q.provenance.get("sentence_id"))) if q.level == "sentence" else None
-            return check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date)
+            v = check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date)
+            if v is not None:
+                return v
+            return strict_checks(q.text, p.text, info.title, sentence, src.passage_subjects(p).names)
         return None
     topic = q.source_ids[0] if q.source_ids else ""
     infos = src.topic_reports(topic)
@@ -105,16 +115,30 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
         return Verdict("no_source", f"topic {topic!r} has no reports")
     subjects = src.topic_subjects(topic)
     if "subject" in checks:
-        v = check_subject(q.text, subjects, listed=src.listed)
+        v = check_subject(q.text, subjects, listed=src.listed) or check_garbled(q.text)
         if v is not None:
             return v
     if "answer" in checks:
+        v = check_topic_strict(q.text, infos, subjects.companies, subjects.industries, listed=src.listed)
+        if v is not None:
+            return v
         v = check_topic_answer(q.text, [(i.title, i.date) for i in infos])
         if v is not None:
             return v
     if "related" in checks and q.level == "intent":
         return check_related(q.text, sorted(subjects.companies), industry_of)
     return None
+
+
+def strict_checks(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]
+                  ) -> Verdict | None:
+    """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
+    as whole, events with specifics. A sentence query is read against its sentence, a passage query against
+    its passage and title."""
+    source = sentence if sentence else f"{passage}\n{title}"
+    return (check_garbled(query) or check_vague(query, source)
+            or (check_in_sentence(query, sentence, names) if sentence else None)
+            or check_part_whole(query, source, names) or check_event(query, source, names))
 
 
 def round_trip(queries: list[Query], src: _Sources, cfg: Any, progress: Callable[[int], None] | None = None

@@ -1,0 +1,224 @@
+"""A strict reader's checks of sentence and passage queries, beyond subject and answerability.
+
+Each is a general rule over the query and its source text (verify's own reading, :mod:`.readers`):
+
+* ``garbled``: the query copies conditional or legal boilerplate (若…超过, 承诺, 应当, 不得) or repeats a fragment;
+* ``vague``: it asks a figure (多少, 达到 …) that depends on time with no period at all, or a capacity, price or
+  volume without the product the source states it for (「产能是多少」 where the source gives 「TDI产能」);
+* ``not_in_sentence``: a sentence query whose sentence does not itself state the metric or event it asks;
+* ``not_answered``: it asks the company's metric (营收, 归母净利润, ROE …) where the source states it only for a
+  part (a segment, channel, product, region, subsidiary, customer, peer, the industry or the nation); or it asks
+  what/which of an event (收购, 回购, 中标 …) the source does not state with specifics, or states only as a
+  commitment or a condition.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from fincprg.verify.answer import Verdict
+from fincprg.verify.readers import METRICS, norm, periods, read_ask
+
+_FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
+# words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
+_REL_PERIOD = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内|近[一二三两五\d]+年|过去|同期|季度|月份?")
+_NOW = re.compile(r"目前|当前|现有|截至|截止|最新|现阶段")
+_UNDATED = frozenset({"目标价", "估值"})
+_STOCKS = frozenset({"产能", "市占率", "订单", "市值", "目标价", "估值"})
+# time-dependent figures the metric table does not carry
+_TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负债率|周转|装机|用户数|客户数|门店数|员工数|存款|贷款|"
+                          r"资产规模|管理规模|保有量|渗透率|产量|销量|出货量|产能|收入|利润|营收|EPS|每股收益|ROE|毛利率|"
+                          r"净利率|股息|分红")
+# capacity/price/volume/output: a source states them per product
+_PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "销量", "产量", "出货量", "开工率", "产能利用率")
+_NOT_PRODUCT = re.compile(r"(?:公司|本公司|集团|其|现有|总|合计|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|达到|"
+                          r"共|累计|目前|当前|主要|整体|平均|销售|出厂|市场|产品|年化|全年|年|月|季度|的|了|和|及|与|"
+                          r"实现|完成|全部|权益|可|将|已|为|至|达|约|[\d.%万亿吨元个件台套辆]+)$")
+_MODIFIERS = re.compile(r"现有|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|累计|目前|当前|主要|整体|平均|合计|总")
+
+# --- part as whole ---------------------------------------------------------------------------------------------
+_WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS")
+_PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板块|分部|旗下|子公司|参股|联营|合营|客户|同行|可比公司|"
+                        r"竞争对手|全国|全球|全行业|行业|国内|海外|境外|境内|业务|渠道|板块|产品|品类|地区|区域|门店|"
+                        r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司")
+_WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|集团(?!旗下)|主营业务|主营|合并|整体|综合|上市公司")
+_CLAUSE = re.compile(r"[。！？!?；;\n，,：:（(]")
+
+# --- events ----------------------------------------------------------------------------------------------------
+EVENTS: dict[str, tuple[str, ...]] = {
+    "收购": ("收购", "并购", "重组", "资产注入", "购买资产", "控股权", "股权转让"),
+    "客户": ("新客户", "客户拓展", "拓展客户", "开拓客户", "客户导入", "进入供应链", "定点"),
+    "分红": ("分红方案", "分红", "派息", "利润分配", "股息"),
+    "回购": ("回购",),
+    "股权激励": ("股权激励", "激励计划", "员工持股", "限制性股票", "股票期权"),
+    "定增": ("定增", "定向增发", "非公开发行", "增发", "募集资金", "募资"),
+    "合同": ("合同", "框架协议", "协议"),
+    "中标": ("中标",),
+    "新产品": ("新产品", "新品", "新车型", "新药"),
+    "研发中心": ("研发中心", "研究院"),
+}
+_EVENT_OF = {w: e for e, ws in EVENTS.items() for w in ws}
+_EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, reverse=True)))
+_WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
+_CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
+_SPECIFIC = re.compile(r"\d|[「」“”《》\"]|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
+_SENT = re.compile(r"[。！？!?；;\n]")
+
+# --- boilerplate -----------------------------------------------------------------------------------------------
+_BOILER = re.compile(r"超过[^，,。？?]{0,12}(?:资产总额|净资产|总资产|营业收入)的?\d*%?|承诺|应当|不得|将按照|违约|赔偿|"
+                     r"若[^，,。？?]{1,20}则|如果[^，,。？?]{1,20}(?:超过|低于|达到)")
+_RESULTS = frozenset({"营业收入", "净利润", "扣非净利润"})
+_SURFACE_RE = re.compile("|".join(sorted({re.escape(s) for ss in METRICS.values() for s in ss}, key=len, reverse=True)))
+
+
+def check_garbled(query: str) -> Verdict | None:
+    """``garbled``: the query copies legal or conditional boilerplate, or repeats a fragment of its text."""
+    q = norm(query)
+    m = _BOILER.search(q)
+    if m:
+        return Verdict("garbled", f"copies conditional or legal boilerplate (「{m.group()}」)")
+    rep = _repeat(_SURFACE_RE.sub("|", re.sub(r"\d+", "|", q)))
+    if rep:
+        return Verdict("garbled", f"repeats the fragment 「{rep}」")
+    return None
+
+
+def _repeat(q: str) -> str | None:
+    """A run of 4+ CJK characters that occurs twice, without overlap (the caller blanks out numbers and
+    metric words first: 「2021年营业收入和2022年营业收入」 asks one metric for two years)."""
+    for n in range(min(12, len(q) // 2), 3, -1):
+        for i in range(len(q) - 2 * n + 1):
+            s = q[i:i + n]
+            if not re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", s) or s not in q[i + n:]:
+                continue
+            return s
+    return None
+
+
+def _has_period(query: str) -> bool:
+    q = norm(query)
+    return bool(periods(q) or _REL_PERIOD.search(q))
+
+
+def check_vague(query: str, source: str) -> Verdict | None:
+    """``vague``: a time-dependent figure asked with no period, or a product metric without its product."""
+    q = norm(query)
+    ask = read_ask(q)
+    if _FIGURE_ASK.search(q) and not _has_period(q):
+        # a target price or valuation is the report's own, of its date: not asked with a period
+        timed = [m for m in ask.metrics if m not in _UNDATED and (m not in _STOCKS or not _NOW.search(q))]
+        word = _TIMED_WORDS.search(q)
+        if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
+            what = timed[0] if timed else word.group()  # type: ignore[union-attr]
+            return Verdict("vague", f"asks a figure of {what} with no period; it depends on when")
+    for pm in _PRODUCT_METRICS:
+        if pm not in q:
+            continue
+        quals = _qualifiers(norm(source), pm)
+        if quals and all(quals) and not any(qu in q for qu in quals if qu):
+            return Verdict("vague", f"asks {pm} without the product; the source gives it for "
+                                    f"{'/'.join(sorted(set(quals))[:3])}")
+    return None
+
+
+def _qualifiers(text: str, word: str) -> list[str]:
+    """The product each mention of ``word`` is stated for (「TDI产能」 -> TDI), '' when it is not qualified."""
+    out = []
+    for m in re.finditer(re.escape(word), text):
+        if word == "产能" and text.startswith("产能利用率", m.start()):
+            continue
+        before = text[max(0, m.start() - 8):m.start()]
+        run = re.search(r"[A-Za-z0-9\u4e00-\u9fff]*$", before).group()  # type: ignore[union-attr]
+        run = re.sub(r"^.*(?:公司|集团|实现|完成|拥有|具备|形成|其中|改善|增长|下降|提升|上涨|下跌|回落|需求|同比|环比|"
+                     r"受益|带动|推动|叠加|影响)", "", run)
+        run = _MODIFIERS.sub("", run)
+        for _ in range(4):
+            run = _NOT_PRODUCT.sub("", run)
+        run = re.sub(r"^[\d.]+", "", run)
+        out.append(run[-4:] if len(run) >= 2 else "")
+    return out
+
+
+def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str]) -> list[bool]:
+    """For each mention of a metric (``surfaces``) in ``text``: True when its clause states it for the company
+    (the company's name, 公司, nothing), False when for a part (a segment, subsidiary, peer, the industry)."""
+    t = norm(text)
+    pat = re.compile("|".join(sorted(map(re.escape, surfaces), key=len, reverse=True)))
+    names = [n for n in names if len(n) >= 2]
+    out = []
+    for m in pat.finditer(t):
+        start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
+        before = t[start:m.start()]
+        for n in names:
+            before = before.replace(n, "公司")
+        last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)
+        last_whole = max((w.end() for w in _WHOLE_MARK.finditer(before)), default=-1)
+        if last_part > last_whole:
+            out.append(False)
+            continue
+        tail = before[last_whole:] if last_whole >= 0 else before
+        spans = periods(tail)
+        tail = "".join(ch for i, ch in enumerate(tail) if not any(p.start <= i < p.end for p in spans))
+        tail = re.split(r"[\s\d.%]+", tail)[-1]  # the words right before the metric
+        tail = re.sub(r"[年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
+        out.append(len(tail) < 2)
+    return out
+
+
+def check_part_whole(query: str, source: str, names: Iterable[str]) -> Verdict | None:
+    """``not_answered`` when the query asks the company's metric and the source states it only for a part."""
+    q = norm(query)
+    names = list(names)
+    for fam in _WHOLE_METRICS:
+        if fam not in read_ask(q).metrics:
+            continue
+        if not all(metric_scopes(q, METRICS[fam], names)):
+            continue  # the query itself asks a part (电池业务收入)
+        scopes = metric_scopes(source, METRICS[fam], names)
+        if scopes and not any(scopes):
+            return Verdict("not_answered", f"asks the company's {fam}; the source states it only for a segment, "
+                                           "subsidiary, customer, peer or the industry")
+    return None
+
+
+def _blank(text: str, names: Iterable[str]) -> str:
+    """``text`` with the company names blanked (昭衍新药 is no 新药 event)."""
+    for n in sorted(names, key=len, reverse=True):
+        text = text.replace(n, "公司")
+    return text
+
+
+def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``not_in_sentence``: the sentence must itself name what a sentence query asks (its period may come from
+    the passage or the title)."""
+    q, s = _blank(norm(query), names), _blank(norm(sentence), names)
+    ask = read_ask(q)
+    said = set(read_ask(s).metrics)
+    missing = [m for m in ask.metrics if m not in said and m not in ask.loose]
+    if not missing and ask.metrics and not said & (set(ask.metrics) | _RESULTS):
+        missing = list(ask.metrics)  # 业绩 or 收入 alone: any results figure of the sentence answers it
+    if missing:
+        return Verdict("not_in_sentence", f"asks {missing[0]}; its sentence does not state it")
+    events = {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(q)}
+    if events and not any(_EVENT_OF[m.group()] in events for m in _EVENT_RE.finditer(s)):
+        return Verdict("not_in_sentence", f"asks about {sorted(events)[0]}; its sentence does not state it")
+    return None
+
+
+def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``not_answered``: a what/which question about an event the source does not state with specifics."""
+    q, source = _blank(norm(query), names), _blank(norm(source), names)
+    events = {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(q)}
+    if not events or not _WHAT.search(q):
+        return None
+    for event in sorted(events):
+        stated = False
+        for sent in _SENT.split(norm(source)):
+            hits = [m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event]
+            if hits and not _CONDITIONAL.search(sent) and _SPECIFIC.search(sent.replace(hits[0].group(), "", 1)):
+                stated = True
+                break
+        if not stated:
+            return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
+                                           "with specifics (names, amounts, dates), or only as a condition")
+    return None

@@ -1,0 +1,110 @@
+"""A strict reader's checks of topic subqueries and intents against their topic's reports, and the as-of
+year of an undated report.
+
+* ``wrong_period``: a full-year question (a year, no part) where every report of the topic for that year is an
+  interim review (半年报, 三季报, 1Q, 业绩预告 …);
+* ``wrong_subject``: an industry-wide question (行业, 板块, 竞争格局 …) built on fewer than 3 reports, or on
+  reports of fewer than 3 companies and no industry report; a listed company or a Latin-script name the
+  topic's titles do not name;
+* ``fragment_subject``: an industry term the titles use only inside a longer word (化工 in 核化工).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from fincprg.verify.answer import Verdict
+from fincprg.verify.readers import FY, METRICS, is_forecast, norm, periods, read_ask
+from fincprg.verify.sources import ReportInfo
+
+_INTERIM_PARTS = frozenset({"H1", "9M", "Q1", "Q2", "Q3", "Q4", "Q"})
+_INTERIM = re.compile(r"业绩预告|业绩快报|预告|预增|快报|季报|中报|半年")
+_ANNUAL = re.compile(r"(?<!半)年报|(?<!半)年度报告|全年")
+_INDUSTRY_WIDE = re.compile(r"行业|板块|全行业|产业链|竞争格局|格局|赛道|景气度")
+_LATIN = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]{3,}(?![A-Za-z])")
+_FUNCTION_CHARS = set("的之与和及、看好在年为是对把被从向将再又也都就")
+_ACTUAL = re.compile(r"实现|完成|同比|录得|达到")
+_SENT = re.compile(r"[。！？!?；;\n]")
+
+
+def as_of_year(texts: Iterable[str]) -> int | None:
+    """An undated report's as-of year: the latest year it states actual results for (实现, 完成, 同比 in a
+    sentence without a forecast word)."""
+    best = None
+    for text in texts:
+        for sent in _SENT.split(norm(text)):
+            if not _ACTUAL.search(sent) or is_forecast(sent):
+                continue
+            ys = [y for p in periods(sent) for y in p.years if 1990 < y < 2100]
+            if ys:
+                best = max(best or 0, max(ys))
+    return best
+
+
+def _interim(title: str) -> bool | None:
+    """True: an interim review, False: an annual one, None: the title does not say."""
+    t = norm(title)
+    parts = {p.part for p in periods(t) if p.part}
+    if _ANNUAL.search(t) or FY in parts:
+        return False
+    if parts & _INTERIM_PARTS or _INTERIM.search(t):
+        return True
+    return None
+
+
+def _report_years(info: ReportInfo) -> set[int]:
+    """The years a report reviews: its title's years, else its date's year (an interim review) or the year
+    before (an annual one, or no word either way)."""
+    ys = {y for p in periods(info.title) for y in p.years}
+    if ys or info.date is None:
+        return ys
+    return {info.date.year} if _interim(info.title) else {info.date.year - 1}
+
+
+def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Iterable[str],
+                       terms: Iterable[str], listed: Callable[[str], Iterable[str]] | None = None) -> Verdict | None:
+    """The strict topic checks, first failure first (see the module docstring)."""
+    q = norm(query)
+    ask = read_ask(q)
+    if ask.years and not ask.explicit_part and not ask.forecast:
+        for y in sorted(ask.years):
+            of_year = [i for i in infos if y in _report_years(i)]
+            if of_year and all(_interim(i.title) for i in of_year):
+                return Verdict("wrong_period", f"asks {y} as a whole year; every report of the topic for {y} is "
+                                               "an interim review")
+    companies = set(companies)
+    m = _INDUSTRY_WIDE.search(q)
+    if m:
+        n_comp = len({c for i in infos for c in i.companies})
+        if len(infos) < 3 or (not any(i.kind == "industry" for i in infos) and n_comp < 3):
+            return Verdict("wrong_subject", f"asks industry-wide (「{m.group()}」) on {len(infos)} report(s) of "
+                                            f"{n_comp} compan{'y' if n_comp == 1 else 'ies'}")
+    titles = norm("\n".join(i.title for i in infos))
+    others = [n for n in (listed(q) if listed else ()) if n not in companies and n not in titles]
+    if others:
+        return Verdict("wrong_subject", f"names {others[0]}, which the topic's titles do not name")
+    metric_words = {s.upper() for ss in METRICS.values() for s in ss}
+    for w in _LATIN.findall(q):
+        if w.upper() not in metric_words and w.lower() not in titles.lower():
+            return Verdict("wrong_subject", f"names {w}, which the topic's titles do not name")
+    if not any(c in q for c in companies):
+        named = companies | set(listed(titles) if listed else ())
+        for n in sorted(named, key=len, reverse=True):  # 银行 in 江苏银行 is the company's name, not a fragment
+            titles = titles.replace(n, "|")
+        industries = {i.industry for i in infos if i.industry}
+        for t in sorted(set(terms), key=len, reverse=True):
+            if t not in q or t not in titles or t in industries:
+                continue
+            at = [k.start() for k in re.finditer(re.escape(t), titles)]
+            longer = [titles[k - 1] for k in at if k > 0 and re.match(r"[\u4e00-\u9fff]", titles[k - 1])
+                      and titles[k - 1] not in _FUNCTION_CHARS]
+            if len(longer) == len(at) and not any(f"{c}{t}" in q for c in longer):
+                return Verdict("fragment_subject", f"「{t}」 is cut from 「{longer[0]}{t}」 in the titles")
+            break
+    return None
+
+
+def infer_date(year: int | None) -> dt.date | None:
+    """The date an undated report is read as: the end of its as-of year."""
+    return dt.date(year, 12, 31) if year else None

@@ -1,0 +1,122 @@
+"""The strict reader's rules (fincprg.verify.strict, .topicrules): one failing and one passing query each."""
+from __future__ import annotations
+
+import datetime as dt
+
+from fincprg.verify.readers import periods
+from fincprg.verify.sources import ReportInfo
+from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_part_whole, check_vague
+from fincprg.verify.topicrules import as_of_year, check_topic_strict
+
+
+def _reason(v):
+    return v.reason if v is not None else None
+
+
+def test_a_time_dependent_figure_without_a_period_is_vague():
+    assert _reason(check_vague("青松建化的水泥熟料销量是多少？", "2022年水泥熟料销量420万吨")) == "vague"
+    assert _reason(check_vague("招商轮船的净利润达到多少？", "净利润12亿元")) == "vague"
+    assert check_vague("青松建化2022年水泥熟料销量是多少？", "2022年水泥熟料销量420万吨") is None
+    assert check_vague("海螺水泥目前的产能是多少？", "公司现有产能2.7亿吨") is None  # a stock, as of now
+
+
+def test_a_product_metric_without_its_product_is_vague():
+    src = "公司MDI产能达到260万吨/年，位居全球第一。"
+    assert _reason(check_vague("沧州大化的产能扩张计划如何？", src)) == "vague"
+    assert check_vague("沧州大化MDI产能扩张计划如何？", src) is None
+    assert check_vague("沧州大化的产能扩张计划如何？", "公司总产能达到260万吨。") is None
+
+
+def test_a_company_metric_stated_only_for_a_part_is_not_answered():
+    names = ["华润双鹤"]
+    seg = "其中输液业务收入18.2亿元，同比增长6%。"
+    assert _reason(check_part_whole("华润双鹤2021年营业收入是多少？", seg, names)) == "not_answered"
+    sub = "控股子公司双鹤药业实现归母净利润3.1亿元。"
+    assert _reason(check_part_whole("华润双鹤归母净利润同比变化如何？", sub, names)) == "not_answered"
+    nation = "2019年全国旅游收入6.6万亿元。"
+    assert _reason(check_part_whole("宋城演艺2019年营业收入是多少？", nation, ["宋城演艺"])) == "not_answered"
+    whole = "2021年公司实现营业收入80.5亿元，其中输液业务收入18.2亿元。"
+    assert check_part_whole("华润双鹤2021年营业收入是多少？", whole, names) is None
+    assert check_part_whole("华润双鹤2021年输液业务收入是多少？", seg, names) is None  # it asks the part
+    assert check_part_whole("华润双鹤2021年营业收入是多少？", "华润双鹤2021年营收80.5亿元", names) is None
+
+
+def test_a_sentence_query_must_be_answered_by_its_sentence():
+    assert _reason(check_in_sentence("中炬高新2021年毛利率是多少？", "公司调味品销量增长12%。")) == "not_in_sentence"
+    assert _reason(check_in_sentence("中炬高新回购进展如何？", "公司调味品销量增长12%。")) == "not_in_sentence"
+    assert check_in_sentence("中炬高新2021年毛利率是多少？", "毛利率为35.1%，同比下降3pct。") is None
+    assert check_in_sentence("中炬高新业绩表现如何？", "实现营收51亿元，同比增长4%。") is None
+
+
+def test_an_event_question_needs_the_event_stated_with_specifics():
+    commit = "若标的公司未完成业绩承诺，则交易对方应当以股份补偿。收购有助于协同。"
+    assert _reason(check_event("东方雨虹收购了哪些公司？", commit)) == "not_answered"
+    other = "公司与宁德时代签订3.2亿元供货合同。"
+    assert _reason(check_event("东方雨虹收购的对象是什么？", other)) == "not_answered"  # a contract is no acquisition
+    stated = "公司以5.6亿元收购天鼎丰100%股权，2022年3月完成过户。"
+    assert check_event("东方雨虹收购了哪些公司？", stated) is None
+    assert check_event("东方雨虹收购的意义何在", commit) is None  # not a what/which question
+
+
+def test_boilerplate_and_repeats_are_garbled():
+    assert _reason(check_garbled("如果超过公司最近一期经审计资产总额的30%需要如何审议？")) == "garbled"
+    assert _reason(check_garbled("控股股东承诺的锁定期是多久？")) == "garbled"
+    assert _reason(check_garbled("光伏玻璃产能光伏玻璃产能的变化如何？")) == "garbled"
+    assert check_garbled("福莱特2021年营业收入和2022年营业收入分别是多少？") is None
+    assert check_garbled("福莱特光伏玻璃产能的扩张节奏如何？") is None
+
+
+def test_an_undated_report_is_read_as_of_its_latest_actual_year():
+    body = "2021年公司实现营收12亿元，同比增长8%。我们预计2022-2023年归母净利润为2.1、2.6亿元。"
+    assert as_of_year([body]) == 2021
+    assert as_of_year(["我们预计2023年营收增长"]) is None
+
+
+def _info(i, title, date, companies=(), kind="company"):
+    return ReportInfo(str(i), title, date, frozenset(companies), "title", kind)
+
+
+def test_topic_full_year_question_on_interim_reviews_is_wrong_period():
+    infos = [_info(1, "伊利股份（600887）：2021年半年报点评：收入高增", dt.date(2021, 8, 30), ["伊利股份"]),
+             _info(2, "伊利股份（600887）：三季报点评：盈利改善", dt.date(2021, 10, 29), ["伊利股份"])]
+    v = check_topic_strict("伊利股份2021年业绩表现如何？", infos, ["伊利股份"], [])
+    assert _reason(v) == "wrong_period"
+    assert check_topic_strict("伊利股份2021年上半年业绩表现如何？", infos, ["伊利股份"], []) is None
+    annual = infos + [_info(3, "伊利股份（600887）：2021年年报点评", dt.date(2022, 4, 29), ["伊利股份"])]
+    assert check_topic_strict("伊利股份2021年业绩表现如何？", annual, ["伊利股份"], []) is None
+
+
+def test_topic_industry_question_needs_industry_reports_or_many_companies():
+    two = [_info(1, "晨光股份：文具龙头", dt.date(2021, 4, 1), ["晨光股份"]),
+           _info(2, "齐心集团：办公集采", dt.date(2021, 5, 1), ["齐心集团"])]
+    assert _reason(check_topic_strict("文具行业的竞争格局如何？", two, ["晨光股份", "齐心集团"], [])) == "wrong_subject"
+    many = two + [_info(3, "轻工行业周报：文具景气", dt.date(2021, 5, 8), kind="industry")]
+    assert check_topic_strict("文具行业的竞争格局如何？", many, ["晨光股份", "齐心集团"], []) is None
+
+
+def test_topic_entities_the_titles_do_not_name_are_dropped():
+    infos = [_info(1, "拓普集团：轻量化底盘放量", dt.date(2022, 3, 1), ["拓普集团"])]
+    assert _reason(check_topic_strict("Rivian对拓普集团的订单如何？", infos, ["拓普集团"], [])) == "wrong_subject"
+    assert _reason(check_topic_strict("旭升集团底盘订单如何？", infos, ["拓普集团"], [],
+                                      listed=lambda t: ["旭升集团"] if "旭升集团" in t else [])) == "wrong_subject"
+    assert check_topic_strict("拓普集团底盘订单如何？", infos, ["拓普集团"], [], listed=lambda t: []) is None
+    nuc = [_info(1, "中核科技：核化工阀门订单饱满", dt.date(2022, 3, 1), kind="industry")]
+    assert _reason(check_topic_strict("化工阀门需求如何？", nuc, [], ["化工"])) == "fragment_subject"
+    assert check_topic_strict("核化工阀门需求如何？", nuc, [], ["化工"]) is None
+
+
+def test_periods_still_read_interim_titles():
+    assert any(p.part == "H1" for p in periods("2021年半年报点评"))
+
+
+def test_company_names_are_neither_events_nor_fragments():
+    assert check_in_sentence("昭衍新药2021年毛利率是多少？", "毛利率为49.6%。", ["昭衍新药"]) is None
+    banks = [_info(1, "江苏银行：息差企稳", dt.date(2022, 3, 1), ["江苏银行"]),
+             _info(2, "南京银行：信贷高增", dt.date(2022, 3, 2), ["南京银行"])]
+    assert check_topic_strict("银行信贷投放如何？", banks, ["江苏银行", "南京银行"], ["银行"]) is None
+
+
+def test_a_target_price_is_not_vague_and_a_filler_word_is_no_segment():
+    assert check_vague("坚朗五金的目标价是多少？", "目标价80元") is None
+    src = "事件 2020Q1 实现收入136亿元，同比下降1.9%。"
+    assert check_part_whole("晨鸣纸业2020年一季度收入是多少？", src, ["晨鸣纸业"]) is None
