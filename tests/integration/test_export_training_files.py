@@ -67,8 +67,9 @@ def test_hf_loads_with_datasets_and_mteb(sample_dataset):
     assert len(data["corpus"]) == sum(1 for _ in (sample_dataset / "corpus.jsonl").open())
     assert set(data["queries"]["id"]) == {q for q, _ in beir_test}
     sub = mteb.RetrievalDatasetLoader(hf, revision=None, split="train", config="passage-mined").load()
-    assert len(sub["relevant_docs"]) == len((sample_dataset / "qrels" / "passage-mined-train.tsv")
-                                            .read_text("utf-8").splitlines()) - 1
+    rows = (sample_dataset / "qrels" / "passage-mined-train.tsv").read_text("utf-8").splitlines()[1:]
+    assert {(q, d) for q, docs in sub["relevant_docs"].items() for d in docs} == {
+        tuple(r.split("\t")[:2]) for r in rows}
 
 
 def test_eval_slices_by_level_and_year(sample_dataset, tmp_path):
