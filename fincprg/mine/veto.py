@@ -7,10 +7,10 @@ companies, periods (forecast years included) and numbers the same way. Each chec
 a query that names no period is compatible with any period (completion may have left it out). Reasons,
 in the order they are checked: ``company``, ``stock_code``, ``period_year``, ``period_forecast``,
 ``period_part``, ``metric``, ``numbers`` (see :mod:`fincprg.finance.compare`), then, when the source
-texts of the two queries are known, ``source_numbers``, ``source_period`` and ``source_metrics``:
+texts of the two queries are known, ``source_numbers``, ``source_period``, ``source_metrics`` and ``source_unstated``:
 compatible (even identical) questions whose sentences or passages give different figures for the
 metric asked about, speak of another period (year, part of year, actual vs forecast), or state only
-part of the metrics asked, are not the same question. The topic space adds its own rules
+part of the metrics asked, or do not state the asked fact at all, are not the same question. The topic space adds its own rules
 (:mod:`fincprg.mine.scope`: ``topic_company``, ``topic_industry``, ``topic_period``).
 """
 from __future__ import annotations
@@ -37,5 +37,5 @@ def veto_reason(fa: Any, fb: Any, *, company: bool = True, period: bool = True, 
     if found:
         return found[0]
     if numbers and source_a and source_b:
-        return source_conflict(fa, fb, source_a, source_b)
+        return source_conflict(fa, fb, source_a, source_b, text_a=text_a, text_b=text_b)
     return None
