@@ -251,10 +251,13 @@ def source_conflict(query_a: Any, query_b: Any, source_a: str | None, source_b: 
         if na and nb and numbers_conflict(na, nb):
             return "source_numbers"
     stated = sorted(asked & sa & sb) or ([None] if not asked else [])
+    # the asked periods, months read as parts (「2021年1-4月营收」 asks M1-M4, not 2021)
+    qpa = _with_months(query_a.periods, text_a) if text_a else query_a.periods
+    qpb = _with_months(query_b.periods, text_b) if text_b else query_b.periods
     for m in stated:
         pa, pb = metric_periods(source_a, m), metric_periods(source_b, m)
         # each source against the other, and against the period the other query asks about
-        if periods_disagree(pa, pb) or _asks_other_period(query_a, pb) or _asks_other_period(query_b, pa):
+        if periods_disagree(pa, pb) or _asks_other_period(qpa, pb) or _asks_other_period(qpb, pa):
             return "source_period"
     if asked and asked & sa != asked & sb:
         return "source_metrics"
@@ -280,17 +283,18 @@ def _unstated(query_a: Any, query_b: Any, source_a: str, source_b: str, text_a: 
     return False
 
 
-def _asks_other_period(query: Any, source_periods: frozenset[Any]) -> bool:
-    """The query names years (parts) and the source's, where it states the metric, are none of them.
+def _asks_other_period(asked: frozenset[Any], source_periods: frozenset[Any]) -> bool:
+    """The query names years (parts: ``asked``) and the source's, where it states the metric, are none of
+    them; or it asks a full year and the source gives only parts of that year.
 
     Actual vs forecast is left to the sources' comparison: a question's wording (「盈利预测」, 「预计…」
     before a 业绩预告's actual quarter) marks forecasts less reliably than its source does."""
-    if not (query.periods and source_periods):
+    if not (asked and source_periods):
         return False
-    if period_conflict(_actual(query.periods), _actual(source_periods)) is not None:
+    if period_conflict(_actual(asked), _actual(source_periods)) is not None:
         return True
     # a full-year question (a bare year) of a source that, for that year, gives only parts of it
-    whole = {p.year for p in query.periods if p.year is not None and (p.part or "FY") == "FY"}
+    whole = {p.year for p in asked if p.year is not None and (p.part or "FY") == "FY"}
     parts = {p.year: set() for p in source_periods if p.year in whole}
     for p in source_periods:
         if p.year in parts:
