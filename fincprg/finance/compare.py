@@ -170,22 +170,24 @@ def metric_numbers(text: str, metric: str) -> tuple[Any, ...]:
 
 
 @lru_cache(maxsize=65_536)
-def metric_periods(text: str, metric: str | None = None) -> frozenset[Any]:
+def metric_periods(text: str, metric: str | None = None, months: bool | None = None) -> frozenset[Any]:
     """Periods (forecasts marked, :func:`periods`) of the sentences of ``text`` that state ``metric``;
-    of every sentence when ``metric`` is None."""
+    of every sentence when ``metric`` is None. ``months`` (default: when a metric is given) reads months
+    as parts of the year; an event's date (「2019年1月回购」) is no period."""
     from fincprg.finance import extract
 
     out: set[Any] = set()
     for s in _SENTENCE.split(text or ""):
         f = extract(s)
         if metric is None or metric in f.metrics:
-            out |= periods(f, s) if metric is None else _with_months(periods(f, s), s)
+            out |= _with_months(periods(f, s), s) if (metric is not None if months is None else months) \
+                else periods(f, s)
     return frozenset(out)
 
 
 # 4月 / 2019年1-4月 / 6月份 / 7~9月; not a date (6月30日), a month's end (6月底) or a span (12个月)
-_MONTHS = re.compile(r"(?<![\d.])(?:(?P<y>(?:19|20)\d{2})年)?(?P<m1>1[0-2]|0?[1-9])(?:\s*[-~～至—–]\s*"
-                     r"(?P<m2>1[0-2]|0?[1-9]))?月(?!\d{1,2}[日号])(?:份)?(?!底|末|初|中旬|下旬|上旬)")
+_MONTHS = re.compile(r"(?<![\d.])(?:(?P<y>(?:19|20)\d{2})\s*年\s*)?(?P<m1>1[0-2]|0?[1-9])(?:\s*[-~～至—–]\s*"
+                     r"(?P<m2>1[0-2]|0?[1-9]))?\s*月(?!\d{1,2}[日号])(?:份)?(?!底|末|初|中旬|下旬|上旬)")
 _MONTH_PARTS = {(1, 12): "FY", (1, 3): "Q1", (1, 6): "H1", (1, 9): "Q1-Q3", (4, 6): "Q2", (7, 9): "Q3",
                 (10, 12): "Q4", (7, 12): "H2"}
 
@@ -254,8 +256,12 @@ def source_conflict(query_a: Any, query_b: Any, source_a: str | None, source_b: 
     # the asked periods, months read as parts (「2021年1-4月营收」 asks M1-M4, not 2021)
     qpa = _with_months(query_a.periods, text_a) if text_a else query_a.periods
     qpb = _with_months(query_b.periods, text_b) if text_b else query_b.periods
+    from fincprg.finance.stated import event_of
+
+    # months are periods unless an event question is asked (its source's months are the event's dates)
+    months = not any(t and event_of(t) for t in (text_a, text_b))
     for m in stated:
-        pa, pb = metric_periods(source_a, m), metric_periods(source_b, m)
+        pa, pb = metric_periods(source_a, m, months), metric_periods(source_b, m, months)
         # each source against the other, and against the period the other query asks about
         if periods_disagree(pa, pb) or _asks_other_period(qpa, pb) or _asks_other_period(qpb, pa):
             return "source_period"

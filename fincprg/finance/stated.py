@@ -9,7 +9,8 @@ nothing to agree on. A source states:
   conditional and prescriptive sentences (:data:`NOT_STATING`), and, when the question names no business
   segment, in a clause that is not about one (「线上渠道营业收入3亿元」 does not give the total);
 - an event question's fact (分红, 回购, 增持, 中标 …, :data:`EVENTS`) when a sentence names the event
-  with specifics (an amount, a count, a date), is no commitment, condition, policy, risk note or
+  outside its asides and quoted titles, with specifics (an amount, a count, a date; an amount or count
+  when the question asks 多少), is no commitment, condition, policy, risk note or
   shareholder table, and names the asked year when it names years (a 2017 dividend plan does not
   answer a 2019 question).
 
@@ -50,6 +51,8 @@ EVENTS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     ))
 # Specifics of an event: an amount or count with its unit, or a date.
 _SPECIFIC = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)|\d{1,2}月\d{1,2}日")
+_AMOUNT = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)")
+_ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)|《[^《》]*》")
 _YEAR = re.compile(r"(?<!\d)(19[89]\d|20[0-4]\d)(?!\d)")
 
 _GROWTH = re.compile(r"增长|增速|增幅|同比|环比|下降|下滑|减少|提升|提高|上升|降低|增加|变动|变化|增减|yoy|YoY")
@@ -131,11 +134,14 @@ def event_of(question: str) -> re.Pattern[str] | None:
 
 
 @lru_cache(maxsize=65_536)
-def _states_event(text: str, pattern: str, years: frozenset[int]) -> bool:
+def _states_event(text: str, pattern: str, years: frozenset[int], count: bool = False) -> bool:
     event = re.compile(pattern)
     for sentence in _SENTENCE.split(text or ""):
-        if not event.search(sentence) or NOT_STATING.search(sentence) or NOT_STATING_EVENT.search(sentence) \
-                or not _SPECIFIC.search(sentence):
+        # an aside or a document title (「（不扣除已回购的股份…）」, 「《回购股份报告书》」) does not report the event
+        main = _ASIDE.sub("", sentence)
+        if not event.search(main) or NOT_STATING.search(sentence) or NOT_STATING_EVENT.search(sentence):
+            continue
+        if not (_AMOUNT.search(main) if count else _SPECIFIC.search(main)):
             continue
         named = {int(y) for y in _YEAR.findall(sentence)}
         if years and named and not named & years:  # another year's event
@@ -147,4 +153,5 @@ def _states_event(text: str, pattern: str, years: frozenset[int]) -> bool:
 def states_event(text: str, question: str, years: frozenset[int] = frozenset()) -> bool:
     """Whether ``text`` states the event ``question`` asks about (True when it asks no event)."""
     event = event_of(question)
-    return event is None or _states_event(text, event.pattern, frozenset(years))
+    # 「回购了多少股份」 asks an amount or a count: a date alone does not answer it
+    return event is None or _states_event(text, event.pattern, frozenset(years), bool(re.search(r"多少|几", question)))

@@ -135,3 +135,21 @@ def test_a_question_about_the_part_is_answered_by_the_part():
     q = "云杉电气2021年1-4月营业收入是多少？"
     a = "2021年1-4月，公司营业收入3.3亿元，同比增长9%。"
     assert reason(q, a, "公司2021年1-4月营业收入3.3亿元。") is None
+
+
+def test_asides_titles_and_dates_do_not_state_an_amount():
+    q = "云杉电气2021年回购了多少股份？"
+    counted = "2021年3月，公司以集中竞价方式累计回购股份150万股，支付金额2100万元。"
+    aside = "以总股本1.2亿股（不含已回购的股份150万股）为基数，每10股派发现金红利1元。"
+    title = "公司于2021年6月2日披露了《关于回购结果的公告》。"
+    assert states_event(counted, q, frozenset({2021}))
+    assert not states_event(aside, q, frozenset({2021}))
+    assert not states_event(title, q, frozenset({2021}))  # a date, but no count
+    assert reason(q, counted, title) == "source_unstated"
+
+
+def test_months_are_parts_for_a_quantity_question_but_dates_for_an_event():
+    q = "云杉港口2021年货物吞吐量是多少？"  # no lexicon metric: the whole sources' periods
+    assert reason(q, "2021年，公司完成货物吞吐量2.3亿吨。", "2021 年 6 月公司完成货物吞吐量2100万吨。") == "source_period"
+    ev = "云杉电气2021年回购了多少股份？"
+    assert reason(ev, "2021年3月，公司累计回购股份150万股。", "2021年，公司累计回购股份150万股。") is None
