@@ -14,7 +14,8 @@ nothing to agree on. A source states:
   shareholder table, and names the asked year when it names years (a 2017 dividend plan does not
   answer a 2019 question).
 
-Questions that ask neither (主营业务是什么) are not judged here.
+An open question that asks neither (「主要客户有哪些」) is stated by a sentence naming its subject that is
+none of those (:func:`states_subject`; the mining veto finds the subject words).
 """
 from __future__ import annotations
 
@@ -155,3 +156,17 @@ def states_event(text: str, question: str, years: frozenset[int] = frozenset()) 
     event = event_of(question)
     # 「回购了多少股份」 asks an amount or a count: a date alone does not answer it
     return event is None or _states_event(text, event.pattern, frozenset(years), bool(re.search(r"多少|几", question)))
+
+
+@lru_cache(maxsize=65_536)
+def states_subject(text: str, words: tuple[str, ...]) -> bool:
+    """Whether some sentence of ``text`` names every subject word of an open question (「主要客户有哪些」:
+    客户) and is no commitment, condition, risk note, policy or shareholder table (a marker that is itself
+    a subject word, 「政策」 for a question about policies, does not count)."""
+    for sentence in _SENTENCE.split(text or ""):
+        if not all(w in sentence for w in words) or NOT_STATING.search(sentence):
+            continue
+        if any(m.group() not in words for m in NOT_STATING_EVENT.finditer(sentence)):
+            continue
+        return True
+    return False

@@ -52,9 +52,11 @@ def test_buyback_progress_needs_figures():
     assert reason(q, done, "公司于5月12日完成回购，共回购股份300万股。") is None
 
 
-def test_questions_that_ask_no_event_or_metric_are_not_judged_here():
+def test_open_question_is_judged_by_its_subject_words():
     q = "云杉电气的主营业务是什么？"
-    assert reason(q, "公司主营输配电设备。", "公司主要从事电力电缆附件的研发。") is None
+    assert reason(q, "公司主营业务为输配电设备。", "公司主营业务包括电力电缆附件。") is None
+    # the subject is matched literally: a paraphrase (主要从事) does not name it (a known over-veto)
+    assert reason(q, "公司主营业务为输配电设备。", "公司主要从事电力电缆附件的研发。") == "source_unstated"
 
 
 def test_metric_question_needs_a_figure_in_both_sources():
@@ -153,3 +155,14 @@ def test_months_are_parts_for_a_quantity_question_but_dates_for_an_event():
     assert reason(q, "2021年，公司完成货物吞吐量2.3亿吨。", "2021 年 6 月公司完成货物吞吐量2100万吨。") == "source_period"
     ev = "云杉电气2021年回购了多少股份？"
     assert reason(ev, "2021年3月，公司累计回购股份150万股。", "2021年，公司累计回购股份150万股。") is None
+
+
+def test_open_question_needs_its_subject_outside_risk_notes_and_conditions():
+    q = "云杉电气主要客户有哪些？"
+    told = "公司主要客户包括国家电网、南方电网和多家省级电力公司。"
+    risk = "如果公司主要客户的采购政策发生重大变化，可能对公司经营造成不利影响。"
+    assert reason(q, told, risk) == "source_unstated"
+    assert reason(q, told, "公司客户以电网企业为主，客户粘性较强。") is None
+    # a marker that is the subject itself does not make the sentence unstating
+    pq = "云杉电气受到哪些政策影响？"
+    assert reason(pq, "公司受益于特高压建设政策，订单增长。", "新能源配储政策推动公司储能业务发展。") is None
