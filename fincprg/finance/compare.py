@@ -242,8 +242,10 @@ def source_conflict(query_a: Any, query_b: Any, source_a: str | None, source_b: 
     ``query_*`` are the queries' facts, ``source_*`` the texts they were generated from, ``text_*`` the
     query texts (the asked figure kind and event; without them a metric needs any figure).
     """
-    if not source_a or not source_b or source_a == source_b:
+    if not source_a or not source_b:
         return None
+    if source_a == source_b:  # one text cannot disagree with itself, but it may state nothing
+        return "source_unstated" if _unstated(query_a, query_b, source_a, source_b, text_a, text_b) else None
     from fincprg.finance import extract
 
     asked = query_a.metrics | query_b.metrics

@@ -40,7 +40,7 @@ def veto_reason(fa: Any, fb: Any, *, company: bool = True, period: bool = True, 
         return found[0]
     if numbers and source_a and source_b:
         found = source_conflict(fa, fb, source_a, source_b, text_a=text_a, text_b=text_b)
-        if found or source_a == source_b:
+        if found:
             return found
         for f, text in ((fa, text_a), (fb, text_b)):
             words = _open_subject(text, f)

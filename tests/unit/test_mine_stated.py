@@ -166,3 +166,10 @@ def test_open_question_needs_its_subject_outside_risk_notes_and_conditions():
     # a marker that is the subject itself does not make the sentence unstating
     pq = "云杉电气受到哪些政策影响？"
     assert reason(pq, "公司受益于特高压建设政策，订单增长。", "新能源配储政策推动公司储能业务发展。") is None
+
+
+def test_identical_sources_that_state_nothing_give_no_label():
+    risk = "如果公司主要客户的采购政策发生重大变化，可能对公司经营造成不利影响。"
+    assert reason("云杉电气主要客户有哪些？", risk, risk) == "source_unstated"
+    told = "2021年，公司实现营业收入8.6亿元。"
+    assert reason("云杉电气2021年营业收入是多少？", told, told) is None
