@@ -24,7 +24,12 @@ passages of one report often are not the same question), in this order:
   the period the other query asks about (「2022年PE」 asked of a sentence about 2015's PE);
 - ``source_metrics``: the sources state different sets of the asked metrics (one gives 营收 and 净利润,
   the other only 营收: it answers part of the question), or, when the queries ask no metric, state
-  disjoint metrics.
+  disjoint metrics;
+- ``source_unstated``: a source does not state what a question asks (:mod:`fincprg.finance.stated`):
+  no figure of the asked kind for an asked metric, or, for an event question (分红, 回购 …), no
+  sentence reporting the event with specifics; commitments and conditions do not state. Months and
+  month ranges of a metric's sentence are parts of the year (4月, 1-4月 are not 2019), so a full-year
+  question of a source giving only a month, a quarter or nine months is a ``source_period``.
 """
 from __future__ import annotations
 
@@ -165,16 +170,56 @@ def metric_numbers(text: str, metric: str) -> tuple[Any, ...]:
 
 
 @lru_cache(maxsize=65_536)
-def metric_periods(text: str, metric: str | None = None) -> frozenset[Any]:
+def metric_periods(text: str, metric: str | None = None, months: bool | None = None) -> frozenset[Any]:
     """Periods (forecasts marked, :func:`periods`) of the sentences of ``text`` that state ``metric``;
-    of every sentence when ``metric`` is None."""
+    of every sentence when ``metric`` is None. ``months`` (default: when a metric is given) reads months
+    as parts of the year; an event's date (「2019年1月回购」) is no period."""
     from fincprg.finance import extract
 
     out: set[Any] = set()
     for s in _SENTENCE.split(text or ""):
         f = extract(s)
         if metric is None or metric in f.metrics:
-            out |= periods(f, s)
+            out |= _with_months(periods(f, s), s) if (metric is not None if months is None else months) \
+                else periods(f, s)
+    return frozenset(out)
+
+
+# 4月 / 2019年1-4月 / 6月份 / 7~9月; not a date (6月30日), a month's end (6月底) or a span (12个月)
+_MONTHS = re.compile(r"(?<![\d.])(?:(?P<y>(?:19|20)\d{2})\s*年\s*)?(?P<m1>1[0-2]|0?[1-9])(?:\s*[-~～至—–]\s*"
+                     r"(?P<m2>1[0-2]|0?[1-9]))?\s*月(?!\d{1,2}[日号])(?:份)?(?!底|末|初|中旬|下旬|上旬)")
+_MONTH_PARTS = {(1, 12): "FY", (1, 3): "Q1", (1, 6): "H1", (1, 9): "Q1-Q3", (4, 6): "Q2", (7, 9): "Q3",
+                (10, 12): "Q4", (7, 12): "H2"}
+
+
+def month_parts(text: str) -> list[tuple[int | None, str]]:
+    """(year or None, part) of the months and month ranges ``text`` gives figures for: 1-6月 is H1,
+    4月 is ``M4``, 1-4月 is ``M1-M4``: a month or months-to-date is a part of the year, not the year."""
+    out = []
+    for m in _MONTHS.finditer(text or ""):
+        a, b = int(m["m1"]), int(m["m2"] or m["m1"])
+        if b < a:
+            continue
+        part = _MONTH_PARTS.get((a, b)) or (f"M{a}" if a == b else f"M{a}-M{b}")
+        out.append((int(m["y"]) if m["y"] else None, part))
+    return out
+
+
+def _with_months(ps: frozenset[Any], sentence: str) -> frozenset[Any]:
+    """A metric sentence's periods with its months read as parts: 「2019年1-4月营收」 is 2019's M1-M4,
+    not the year 2019 (a month with no year of its own belongs to the sentence's only year)."""
+    months = month_parts(sentence)
+    if not months:
+        return ps
+    from fincprg.finance import Period
+
+    out = set(ps)
+    years = {p.year for p in ps if p.year is not None}
+    for year, part in months:
+        if year is None and len(years) == 1:
+            year = next(iter(years))
+        out -= {p for p in out if p.year == year and (p.part or "FY") == "FY"}
+        out.add(Period(year, part, any(p.forecast for p in ps if p.year == year)))
     return frozenset(out)
 
 
@@ -189,14 +234,18 @@ def periods_disagree(pa: frozenset[Any], pb: frozenset[Any]) -> bool:
     return bool(pa and pb) and not any(_same_period(a, b) for a in pa for b in pb)
 
 
-def source_conflict(query_a: Any, query_b: Any, source_a: str | None, source_b: str | None) -> str | None:
-    """``source_numbers`` / ``source_period`` / ``source_metrics`` when the sources behind two compatible
-    queries differ (see the module docstring).
+def source_conflict(query_a: Any, query_b: Any, source_a: str | None, source_b: str | None, *,
+                    text_a: str | None = None, text_b: str | None = None) -> str | None:
+    """``source_numbers`` / ``source_period`` / ``source_metrics`` / ``source_unstated`` when the
+    sources behind two compatible queries differ or do not state the asked fact (module docstring).
 
-    ``query_*`` are the queries' facts, ``source_*`` the texts they were generated from.
+    ``query_*`` are the queries' facts, ``source_*`` the texts they were generated from, ``text_*`` the
+    query texts (the asked figure kind and event; without them a metric needs any figure).
     """
-    if not source_a or not source_b or source_a == source_b:
+    if not source_a or not source_b:
         return None
+    if source_a == source_b:  # one text cannot disagree with itself, but it may state nothing
+        return "source_unstated" if _unstated(query_a, query_b, source_a, source_b, text_a, text_b) else None
     from fincprg.finance import extract
 
     asked = query_a.metrics | query_b.metrics
@@ -206,26 +255,59 @@ def source_conflict(query_a: Any, query_b: Any, source_a: str | None, source_b: 
         if na and nb and numbers_conflict(na, nb):
             return "source_numbers"
     stated = sorted(asked & sa & sb) or ([None] if not asked else [])
+    # the asked periods, months read as parts (「2021年1-4月营收」 asks M1-M4, not 2021)
+    qpa = _with_months(query_a.periods, text_a) if text_a else query_a.periods
+    qpb = _with_months(query_b.periods, text_b) if text_b else query_b.periods
+    from fincprg.finance.stated import event_of
+
+    # months are periods unless an event question is asked (its source's months are the event's dates)
+    months = not any(t and event_of(t) for t in (text_a, text_b))
     for m in stated:
-        pa, pb = metric_periods(source_a, m), metric_periods(source_b, m)
+        pa, pb = metric_periods(source_a, m, months), metric_periods(source_b, m, months)
         # each source against the other, and against the period the other query asks about
-        if periods_disagree(pa, pb) or _asks_other_period(query_a, pb) or _asks_other_period(query_b, pa):
+        if periods_disagree(pa, pb) or _asks_other_period(qpa, pb) or _asks_other_period(qpb, pa):
             return "source_period"
     if asked and asked & sa != asked & sb:
         return "source_metrics"
     if not asked and sa and sb and not sa & sb:
         return "source_metrics"
+    if _unstated(query_a, query_b, source_a, source_b, text_a, text_b):
+        return "source_unstated"
     return None
 
 
-def _asks_other_period(query: Any, source_periods: frozenset[Any]) -> bool:
-    """The query names years (parts) and the source's, where it states the metric, are none of them.
+def _unstated(query_a: Any, query_b: Any, source_a: str, source_b: str, text_a: str | None,
+              text_b: str | None) -> bool:
+    """Some source does not state what one of the questions asks (:mod:`fincprg.finance.stated`)."""
+    from fincprg.finance.stated import states_event, states_metric
+
+    for query, text in ((query_a, text_a), (query_b, text_b)):
+        years = frozenset(p.year for p in query.periods if p.year is not None)
+        for src in (source_a, source_b):
+            if any(not states_metric(src, m, text or "如何") for m in query.metrics):
+                return True
+            if text and not query.metrics and not states_event(src, text, years):
+                return True
+    return False
+
+
+def _asks_other_period(asked: frozenset[Any], source_periods: frozenset[Any]) -> bool:
+    """The query names years (parts: ``asked``) and the source's, where it states the metric, are none of
+    them; or it asks a full year and the source gives only parts of that year.
 
     Actual vs forecast is left to the sources' comparison: a question's wording (「盈利预测」, 「预计…」
     before a 业绩预告's actual quarter) marks forecasts less reliably than its source does."""
-    if not (query.periods and source_periods):
+    if not (asked and source_periods):
         return False
-    return period_conflict(_actual(query.periods), _actual(source_periods)) is not None
+    if period_conflict(_actual(asked), _actual(source_periods)) is not None:
+        return True
+    # a full-year question (a bare year) of a source that, for that year, gives only parts of it
+    whole = {p.year for p in asked if p.year is not None and (p.part or "FY") == "FY"}
+    parts = {p.year: set() for p in source_periods if p.year in whole}
+    for p in source_periods:
+        if p.year in parts:
+            parts[p.year].add(p.part or "FY")
+    return any("FY" not in v for v in parts.values())
 
 
 def _actual(ps: frozenset[Any]) -> frozenset[Any]:

@@ -16,6 +16,8 @@ TEXTS = {
     "qt:t0:0:0": "白酒行业龙头2023年营业收入",
     "qp:R1#p1": "白酒行业龙头2023年营业收入",  # identical text: equivalent by definition
 }
+# the sources of the two identical questions state the figure asked (else: source_unstated)
+SOURCES = {"R1#p0#s0": "2023年公司实现营业收入1505亿元。", "R1#p2#s1": "公司2023年营业收入1505亿元，同比增长18%。"}
 
 
 def _write_inputs(out, fx, report_type="industry"):
@@ -26,7 +28,8 @@ def _write_inputs(out, fx, report_type="industry"):
     atomic_write_jsonl(out / "ingest" / "reports.jsonl", [Report(id=r, title=r, text="-", report_type=report_type)
                                                           for r in reports])
     atomic_write_jsonl(out / "chunk" / "passages.jsonl", fx["passages"])
-    atomic_write_jsonl(out / "chunk" / "sentences.jsonl", fx["sentences"])
+    atomic_write_jsonl(out / "chunk" / "sentences.jsonl",
+                       [s.model_copy(update={"text": SOURCES.get(s.id, s.text)}) for s in fx["sentences"]])
     atomic_write_jsonl(out / "generate" / "queries.jsonl", qs)
     atomic_write_jsonl(out / "generate" / "qrels.jsonl", fx["qrels"])
     atomic_write_json(out / "topics" / "tree.json", {"nodes": [n.model_dump() for n in fx["nodes"].values()],

@@ -1,0 +1,172 @@
+"""Whether a source text STATES the fact a question asks (used by :func:`fincprg.finance.compare.source_conflict`).
+
+Identical questions generated from two passages of one report are the same question only when both
+passages state the asked fact and the facts agree; a passage that merely mentions the asked word has
+nothing to agree on. A source states:
+
+- a metric question's fact when a clause about the metric gives a figure of the asked kind
+  (:func:`asked_kinds`: an amount, a growth rate, a share; 「表现如何」 takes any), outside commitment,
+  conditional and prescriptive sentences (:data:`NOT_STATING`), and, when the question names no business
+  segment, in a clause that is not about one (「线上渠道营业收入3亿元」 does not give the total);
+- an event question's fact (分红, 回购, 增持, 中标 …, :data:`EVENTS`) when a sentence names the event
+  outside its asides and quoted titles, with specifics (an amount, a count, a date; an amount or count
+  when the question asks 多少), is no commitment, condition, policy, risk note or
+  shareholder table, and names the asked year when it names years (a 2017 dividend plan does not
+  answer a 2019 question).
+
+An open question that asks neither (「主要客户有哪些」) is stated by a sentence naming its subject that is
+none of those (:func:`states_subject`; the mining veto finds the subject words).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_SENTENCE = re.compile(r"[。；！？;!?\n]")
+_CLAUSE = re.compile(r"[，。；！？;!?\n]|,(?!\d{3})")
+
+# Sentences that promise, condition, prescribe or warn instead of reporting what happened.
+NOT_STATING = re.compile(
+    r"承诺|(?<!若)若(?!干)|如果|倘若|假如|如若|一旦|如违反|违反|违约|应当|应于|应按|不得|(?<!无)须|必须|将按照|将依照"
+    r"|原则上|保证")
+# An event is not stated by a risk note, a policy or rule, or a shareholder table either.
+NOT_STATING_EVENT = re.compile(r"可能|风险|政策|章程|规划|持股比例|持股数量|股东名称|股东性质|质押或冻结")
+# Event questions: a word of the question -> what a stating sentence must name.
+EVENTS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(q), re.compile(s)) for q, s in (
+        (r"分红|派息|利润分配|股利|派现", r"分红|派发|红利|派息|利润分配|每10股|股利|转增|送红股"),
+        (r"回购", r"回购"),
+        (r"增持", r"增持"),
+        (r"减持", r"减持"),
+        (r"股权激励|限制性股票|股票期权|激励计划", r"激励|限制性股票|股票期权|授予"),
+        (r"员工持股", r"员工持股"),
+        (r"定增|定向增发|非公开发行|募集资金|募资|可转债|配股", r"定增|定向增发|非公开发行|募集资金|募资|可转|配股|发行"),
+        (r"收购|并购|重组", r"收购|并购|重组|购买|股权转让"),
+        (r"中标|订单|签订|签署|合同", r"中标|订单|签订|签署|合同"),
+        (r"诉讼|仲裁", r"诉讼|仲裁|判决|裁决"),
+        (r"担保", r"担保"),
+        (r"质押", r"质押"),
+        (r"解禁|限售", r"解禁|限售|上市流通"),
+        (r"处罚|罚款|立案", r"处罚|罚款|立案"),
+        (r"政府补助|补贴", r"补助|补贴"),
+    ))
+# Specifics of an event: an amount or count with its unit, or a date.
+_SPECIFIC = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)|\d{1,2}月\d{1,2}日")
+_AMOUNT = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)")
+_ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)|《[^《》]*》")
+_YEAR = re.compile(r"(?<!\d)(19[89]\d|20[0-4]\d)(?!\d)")
+
+_GROWTH = re.compile(r"增长|增速|增幅|同比|环比|下降|下滑|减少|提升|提高|上升|降低|增加|变动|变化|增减|yoy|YoY")
+_SHARE = re.compile(r"占比|占.{0,8}比|比重|份额|渗透率")
+_ANY = re.compile(r"如何|怎样|怎么样|表现|情况|变化趋势")
+# A clause about a business segment rather than the whole company.
+SEGMENT = re.compile(r"业务|产品|渠道|地区|区域|板块|分部|子公司|线上|线下|海外|境外|国内|外销|内销|门店|其中|事业部")
+
+
+def asked_kinds(question: str) -> frozenset[str]:
+    """What figure a metric question asks: ``growth``, ``share``, ``value`` (an amount or the ratio
+    itself), or ``any`` (「…表现如何」)."""
+    out = set()
+    if _GROWTH.search(question):
+        out.add("growth")
+    if _SHARE.search(question):
+        out.add("share")
+    if not out:
+        out.add("any" if _ANY.search(question) and "多少" not in question else "value")
+    return frozenset(out)
+
+
+def _is_ratio(metric: str) -> bool:
+    return metric.endswith("率") or metric.upper() in {"ROE", "ROA", "ROIC", "PE", "PB", "PS", "EPS"} \
+        or metric.endswith("比")
+
+
+def _kind(number: object, clause: str, metric: str) -> str:
+    unit = (getattr(number, "unit", None) or "").strip()
+    if unit in ("pct", "个百分点"):
+        return "growth"
+    if unit != "%":
+        return "value"
+    if _GROWTH.search(clause):
+        return "growth"
+    if _SHARE.search(clause):
+        return "share"
+    return "value" if _is_ratio(metric) else "growth"
+
+
+@lru_cache(maxsize=65_536)
+def stated_kinds(text: str, metric: str, segment_ok: bool = False) -> frozenset[str]:
+    """Kinds of figure (:func:`asked_kinds`) ``text`` gives for ``metric`` in stating sentences: the
+    clauses naming the metric and those following it until a clause names another metric (as
+    :func:`fincprg.finance.compare.metric_numbers`). ``segment_ok``: the question names a segment, so
+    segment clauses count."""
+    from fincprg.finance import METRIC_SYNONYMS, extract
+
+    syns = [s.lower() for s in METRIC_SYNONYMS.get(metric, (metric,))]
+    out: set[str] = set()
+    for sentence in _SENTENCE.split(text or ""):
+        if NOT_STATING.search(sentence):
+            continue
+        on = False
+        for clause in _CLAUSE.split(sentence):
+            low = clause.lower()
+            f = extract(clause)
+            hit = next((s for s in syns if s in low), None)
+            if hit is not None:
+                # a qualifier before the metric word in its clause names a segment: not the total
+                on = segment_ok or not SEGMENT.search(low[:low.index(hit)])
+            elif f.metrics:
+                on = False
+            if on:
+                out.update(_kind(n, clause, metric) for n in f.numbers if n.unit)
+    return frozenset(out)
+
+
+def states_metric(text: str, metric: str, question: str) -> bool:
+    """Whether ``text`` gives the figure ``question`` asks for ``metric``."""
+    have = stated_kinds(text, metric, bool(SEGMENT.search(question)))
+    want = asked_kinds(question)
+    return bool(have) if "any" in want else want <= have
+
+
+def event_of(question: str) -> re.Pattern[str] | None:
+    """What a stating sentence must name when ``question`` asks about an event (None: not an event question)."""
+    return next((s for q, s in EVENTS if q.search(question)), None)
+
+
+@lru_cache(maxsize=65_536)
+def _states_event(text: str, pattern: str, years: frozenset[int], count: bool = False) -> bool:
+    event = re.compile(pattern)
+    for sentence in _SENTENCE.split(text or ""):
+        # an aside or a document title (「（不扣除已回购的股份…）」, 「《回购股份报告书》」) does not report the event
+        main = _ASIDE.sub("", sentence)
+        if not event.search(main) or NOT_STATING.search(sentence) or NOT_STATING_EVENT.search(sentence):
+            continue
+        if not (_AMOUNT.search(main) if count else _SPECIFIC.search(main)):
+            continue
+        named = {int(y) for y in _YEAR.findall(sentence)}
+        if years and named and not named & years:  # another year's event
+            continue
+        return True
+    return False
+
+
+def states_event(text: str, question: str, years: frozenset[int] = frozenset()) -> bool:
+    """Whether ``text`` states the event ``question`` asks about (True when it asks no event)."""
+    event = event_of(question)
+    # 「回购了多少股份」 asks an amount or a count: a date alone does not answer it
+    return event is None or _states_event(text, event.pattern, frozenset(years), bool(re.search(r"多少|几", question)))
+
+
+@lru_cache(maxsize=65_536)
+def states_subject(text: str, words: tuple[str, ...]) -> bool:
+    """Whether some sentence of ``text`` names every subject word of an open question (「主要客户有哪些」:
+    客户) and is no commitment, condition, risk note, policy or shareholder table (a marker that is itself
+    a subject word, 「政策」 for a question about policies, does not count)."""
+    for sentence in _SENTENCE.split(text or ""):
+        if not all(w in sentence for w in words) or NOT_STATING.search(sentence):
+            continue
+        if any(m.group() not in words for m in NOT_STATING_EVENT.finditer(sentence)):
+            continue
+        return True
+    return False
