@@ -1,8 +1,12 @@
-"""Shared by the eval scripts: each owns one marked section of eval/README.md and the commit it measured."""
+"""Shared by the eval scripts: each owns one marked section of eval/README.md and the commit it measured, and
+builds through the CLI a user runs."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,3 +35,15 @@ def write_section(name: str, body: str, readme: Path = README) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     readme.write_text(text, encoding="utf-8")
+
+
+def fincprg_build(src: Path, out: Path, *args: str, sets: tuple[str, ...] | list[str] = (), code: Path = ROOT) -> float:
+    """``fincprg build SRC -o OUT -q ARGS --set S…`` in a subprocess with ``code`` first on the path (so a script can
+    build another revision, and the build's tokenizer state stays out of the caller); the seconds it took."""
+    cmd = [sys.executable, "-m", "fincprg", "build", str(src), "-o", str(out), "-q", *args]
+    for s in sets:
+        cmd += ["--set", s]
+    env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"}
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=code, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t

@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT / "eval"))
 from _quality_reading import aggregate, read_verdicts, rule_verdict, write_sheets  # noqa: E402
 from _quality_readme import write_readme  # noqa: E402
 from _quality_sources import LEVELS, BuildView, _jsonl, corpora  # noqa: E402
+from _readme import commit, fincprg_build  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 ALPHAFIN = DATA / "reports" / "alphafin_reports.json"
@@ -59,13 +60,7 @@ def build(code: Path, src: Path, out: Path, stock_keys: tuple[str, ...]) -> floa
     """``fincprg build SRC -o OUT --upto export`` with ``code`` on the path; seconds it took. ``stock_keys``: the
     settings that get stock_basic.csv (older revisions know fewer of them: ``finance.stock_table`` is new)."""
     sets = ["topics.viz=none", *(f"{k}={STOCKS}" for k in stock_keys)]
-    cmd = [sys.executable, "-m", "fincprg", "build", str(src), "-o", str(out), "--upto", "export", "-q", "--force"]
-    for s in sets:
-        cmd += ["--set", s]
-    env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"}
-    t = time.perf_counter()
-    subprocess.run(cmd, cwd=code, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    return fincprg_build(src, out, "--upto", "export", "--force", sets=sets, code=code)
 
 
 def rule_rates(view: BuildView, n: int, seed: int) -> dict[str, Any]:
@@ -167,14 +162,8 @@ def measure(name: str, code: Path, src: Path, work: Path, args: argparse.Namespa
     return res, view
 
 
-def _commit() -> str:
-    from _readme import commit
-
-    return commit()
-
-
 def _meta(args: argparse.Namespace, corpus_stats: dict[str, Any]) -> dict[str, Any]:
-    return {"date": time.strftime("%Y-%m-%d"), "commit": _commit(), "seed": args.seed, "n": args.n,
+    return {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "seed": args.seed, "n": args.n,
             "n_read": args.n_read, "n_mined": args.n_mined, "annual": args.annual, "before": args.before,
             "also": args.also, "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, Python "
                                           f"{platform.python_version()}", "corpus": corpus_stats}

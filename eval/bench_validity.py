@@ -39,7 +39,6 @@ import logging
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -62,7 +61,7 @@ from eval._alphafin import (  # noqa: E402
     write_jsonl,
 )
 from eval._code_sharing import generator_reads, shared_code  # noqa: E402
-from eval._readme import commit, write_section  # noqa: E402
+from eval._readme import commit, fincprg_build, write_section  # noqa: E402
 from eval._validity_report import HEADLINE, TARGET, render  # noqa: E402, F401 - TARGET re-exported
 
 STOCKS = DATA / "taxonomy" / "stock_basic.csv"
@@ -181,15 +180,7 @@ def build(src: Path, out: Path, sets: list[str], config: Path | None) -> float:
     """``fincprg build`` of the working tree in a subprocess (its tokenizer state stays out of this process)."""
     if out.exists():
         shutil.rmtree(out)
-    cmd = [sys.executable, "-m", "fincprg", "build", str(src), "-o", str(out), "-q"]
-    if config:
-        cmd += ["-c", str(config)]
-    for s in sets:
-        cmd += ["--set", s]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    t = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    return fincprg_build(src, out, *(["-c", str(config)] if config else []), sets=sets)
 
 
 def default_dense() -> dict[str, str]:
