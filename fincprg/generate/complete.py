@@ -125,7 +125,8 @@ def recent_year(year: int | None, date: dt.date | None) -> bool:
     return year is None or date is None or year >= date.year - MAX_YEARS_BACK
 
 
-@functools.lru_cache(maxsize=8192)  # a passage's periods are asked for each of its sentence queries
+# a passage's periods are asked for each of its sentence queries, a clause's for each of its frames
+@functools.lru_cache(maxsize=65_536)
 def text_periods(text: str, date: dt.date | None = None) -> frozenset[Period]:
     """The periods a text is about: extract()'s periods without reference years and years long
     before the report date."""

@@ -15,11 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
-from fincprg.generate.complete import normal_periods, part_year, recent_year, without_reference_years
+from fincprg.generate.complete import part_year, without_reference_years
+from fincprg.generate.complete import text_periods as _text_periods
 from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
@@ -173,11 +173,9 @@ def label(periods: frozenset[Period], forecast_flag: bool = False) -> tuple[str,
     return text, fc or best.forecast
 
 
-@lru_cache(maxsize=65_536)
 def text_periods(text: str, year: int | None) -> frozenset[Period]:
-    """Periods of ``text`` minus reference years (2002年以来) and years long before the report year."""
-    date = dt.date(year, 12, 31) if year else None
-    return frozenset(p for p in extract(normal_periods(text)).periods if recent_year(p.year, date))
+    """:func:`fincprg.generate.complete.text_periods` as of the end of the report ``year``."""
+    return _text_periods(text, dt.date(year, 12, 31) if year else None)
 
 
 def _dated(text: str, year: int | None) -> frozenset[Period]:
