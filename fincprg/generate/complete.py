@@ -120,6 +120,12 @@ def normal_periods(text: str) -> str:
     return _NINE_MONTHS.sub("Q1-Q3", text)
 
 
+def asked_period(p: Period) -> str:
+    """A dated period as a question names it: a whole year as 2021年 (not Period.label()'s 2021年全年),
+    a part of it as 2021年上半年."""
+    return f"{p.year}年" if p.part in (None, "FY") else p.label()
+
+
 def recent_year(year: int | None, date: dt.date | None) -> bool:
     """False for a year more than :data:`MAX_YEARS_BACK` years before the report ``date``."""
     return year is None or date is None or year >= date.year - MAX_YEARS_BACK
@@ -246,7 +252,7 @@ def add_period(query: str, year: int | Period | None, company: str | None = None
         return query
     if period is None:
         return query
-    label = f"{period.year}年" if period.part in (None, "FY") else period.label()
+    label = asked_period(period)
     if company and query.startswith(company):
         return company + label + query[len(company):]
     return label + query

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
-from fincprg.generate.complete import part_year, without_reference_years
+from fincprg.generate.complete import asked_period, part_year, without_reference_years
 from fincprg.generate.complete import text_periods as _text_periods
 from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
 
@@ -169,8 +169,7 @@ def label(periods: frozenset[Period], forecast_flag: bool = False) -> tuple[str,
         return f"{years[0]}-{years[-1]}年", fc
     latest = [p for p in dated if p.year == years[-1]]
     best = max(latest, key=lambda p: (p.part not in (None, "FY"), p.part or ""))
-    text = f"{best.year}年" if best.part in (None, "FY") else best.label()
-    return text, fc or best.forecast
+    return asked_period(best), fc or best.forecast
 
 
 def text_periods(text: str, year: int | None) -> frozenset[Period]:
@@ -221,7 +220,7 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
             y = part_year(part, passage_text) if passage_text else (pp.year if pp else None)
             return (f"{y}年{Period(None, part).label()}" if y else Period(None, part).label()), False
     if pp and pp.year and not FORECAST.search(sentence):
-        return (f"{pp.year}年" if pp.part in (None, "FY") else pp.label()), False
+        return asked_period(pp), False
     return "", False
 
 
