@@ -166,7 +166,8 @@ _DATE_AFTER = re.compile(r"\s*(?:\d{1,2}\s*月|[初底末中])")
 _SPAN = {"FY": 9, "Q1-Q3": 8, "H1": 7, "H2": 6, "Q4": 4, "Q3": 3, "Q2": 2, "Q1": 1}
 
 
-def _period_mentions(text: str, date: dt.date | None) -> list[Period]:
+@functools.lru_cache(maxsize=4096)  # part_year() reads the same passage for each of its sentences
+def _period_mentions(text: str, date: dt.date | None) -> tuple[Period, ...]:
     """Each period ``text`` names, once per mention (years long before ``date`` and reference years out)."""
     from fincprg.finance.extract import _PERIOD_RE
 
@@ -179,7 +180,7 @@ def _period_mentions(text: str, date: dt.date | None) -> list[Period]:
             if p.year and p.part is None and _DATE_AFTER.match(text, m.end()):
                 continue  # 2022年3月
             out.append(Period(p.year, p.part or ("FY" if p.year else None), p.forecast))
-    return out
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=8192)
