@@ -229,6 +229,8 @@ _FOREIGN = re.compile(r"子公司|孙公司|旗下|母公司|控股股东|大股
 _PROPER_TAGS = ("nr", "nrt", "nt")  # jieba: person, transliterated and organisation names (特斯拉)
 # A sentence that opens by splitting the company's figures: its metrics are a segment's, not the company's.
 _SPLIT = re.compile(r"^\s*(?:分(?:业务|产品|板块|品类|区域|地区|渠道|下游|季度|业态|品牌|行业)|其中|细分)")
+# A clause naming the company as a whole: its figure is the company's own, whatever segment came before.
+_WHOLE = re.compile(r"公司|整体|总体|合计|全公司")
 
 
 def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()) -> bool:
@@ -335,9 +337,6 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
                 f = replace(f, vague=True)
         out.append(f)
     return out
-
-
-_WHOLE = re.compile(r"公司|整体|总体|合计|全公司")
 
 
 # Events a finance reader asks about even when a sentence gives no metric: keyword -> question stems.
