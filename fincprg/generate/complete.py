@@ -120,12 +120,19 @@ def normal_periods(text: str) -> str:
     return _NINE_MONTHS.sub("Q1-Q3", text)
 
 
+def asked_period(p: Period) -> str:
+    """A dated period as a question names it: a whole year as 2021年 (not Period.label()'s 2021年全年),
+    a part of it as 2021年上半年."""
+    return f"{p.year}年" if p.part in (None, "FY") else p.label()
+
+
 def recent_year(year: int | None, date: dt.date | None) -> bool:
     """False for a year more than :data:`MAX_YEARS_BACK` years before the report ``date``."""
     return year is None or date is None or year >= date.year - MAX_YEARS_BACK
 
 
-@functools.lru_cache(maxsize=8192)  # a passage's periods are asked for each of its sentence queries
+# a passage's periods are asked for each of its sentence queries, a clause's for each of its frames
+@functools.lru_cache(maxsize=65_536)
 def text_periods(text: str, date: dt.date | None = None) -> frozenset[Period]:
     """The periods a text is about: extract()'s periods without reference years and years long
     before the report date."""
@@ -159,7 +166,8 @@ _DATE_AFTER = re.compile(r"\s*(?:\d{1,2}\s*月|[初底末中])")
 _SPAN = {"FY": 9, "Q1-Q3": 8, "H1": 7, "H2": 6, "Q4": 4, "Q3": 3, "Q2": 2, "Q1": 1}
 
 
-def _period_mentions(text: str, date: dt.date | None) -> list[Period]:
+@functools.lru_cache(maxsize=4096)  # part_year() reads the same passage for each of its sentences
+def _period_mentions(text: str, date: dt.date | None) -> tuple[Period, ...]:
     """Each period ``text`` names, once per mention (years long before ``date`` and reference years out)."""
     from fincprg.finance.extract import _PERIOD_RE
 
@@ -172,7 +180,7 @@ def _period_mentions(text: str, date: dt.date | None) -> list[Period]:
             if p.year and p.part is None and _DATE_AFTER.match(text, m.end()):
                 continue  # 2022年3月
             out.append(Period(p.year, p.part or ("FY" if p.year else None), p.forecast))
-    return out
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -245,7 +253,7 @@ def add_period(query: str, year: int | Period | None, company: str | None = None
         return query
     if period is None:
         return query
-    label = f"{period.year}年" if period.part in (None, "FY") else period.label()
+    label = asked_period(period)
     if company and query.startswith(company):
         return company + label + query[len(company):]
     return label + query

@@ -15,11 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
-from fincprg.generate.complete import normal_periods, part_year, recent_year, without_reference_years
+from fincprg.generate.complete import asked_period, part_year, without_reference_years
+from fincprg.generate.complete import text_periods as _text_periods
 from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
@@ -169,15 +169,12 @@ def label(periods: frozenset[Period], forecast_flag: bool = False) -> tuple[str,
         return f"{years[0]}-{years[-1]}年", fc
     latest = [p for p in dated if p.year == years[-1]]
     best = max(latest, key=lambda p: (p.part not in (None, "FY"), p.part or ""))
-    text = f"{best.year}年" if best.part in (None, "FY") else best.label()
-    return text, fc or best.forecast
+    return asked_period(best), fc or best.forecast
 
 
-@lru_cache(maxsize=65_536)
 def text_periods(text: str, year: int | None) -> frozenset[Period]:
-    """Periods of ``text`` minus reference years (2002年以来) and years long before the report year."""
-    date = dt.date(year, 12, 31) if year else None
-    return frozenset(p for p in extract(normal_periods(text)).periods if recent_year(p.year, date))
+    """:func:`fincprg.generate.complete.text_periods` as of the end of the report ``year``."""
+    return _text_periods(text, dt.date(year, 12, 31) if year else None)
 
 
 def _dated(text: str, year: int | None) -> frozenset[Period]:
@@ -223,7 +220,7 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
             y = part_year(part, passage_text) if passage_text else (pp.year if pp else None)
             return (f"{y}年{Period(None, part).label()}" if y else Period(None, part).label()), False
     if pp and pp.year and not FORECAST.search(sentence):
-        return (f"{pp.year}年" if pp.part in (None, "FY") else pp.label()), False
+        return asked_period(pp), False
     return "", False
 
 
@@ -232,6 +229,8 @@ _FOREIGN = re.compile(r"子公司|孙公司|旗下|母公司|控股股东|大股
 _PROPER_TAGS = ("nr", "nrt", "nt")  # jieba: person, transliterated and organisation names (特斯拉)
 # A sentence that opens by splitting the company's figures: its metrics are a segment's, not the company's.
 _SPLIT = re.compile(r"^\s*(?:分(?:业务|产品|板块|品类|区域|地区|渠道|下游|季度|业态|品牌|行业)|其中|细分)")
+# A clause naming the company as a whole: its figure is the company's own, whatever segment came before.
+_WHOLE = re.compile(r"公司|整体|总体|合计|全公司")
 
 
 def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()) -> bool:
@@ -338,9 +337,6 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
                 f = replace(f, vague=True)
         out.append(f)
     return out
-
-
-_WHOLE = re.compile(r"公司|整体|总体|合计|全公司")
 
 
 # Events a finance reader asks about even when a sentence gives no metric: keyword -> question stems.

@@ -31,7 +31,7 @@ from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_compan
 from fincprg.generate import phrases as ph
 from fincprg.generate.phrases import canonical
 from fincprg.generate.base import PassageInput, QueryTree
-from fincprg.generate.complete import dominant_period
+from fincprg.generate.complete import asked_period, dominant_period
 from fincprg.records import Failure, Report
 
 log = logging.getLogger(__name__)
@@ -275,7 +275,7 @@ class TemplateGenerator:
         event = ph.event_of(text)
         # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
         if event and (event in ph.CORPORATE_EVENTS or text.count(event) >= 2):
-            period = "" if period is None else (f"{period.year}年" if period.part == "FY" else period.label())
+            period = "" if period is None else asked_period(period)
             return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]])
         return ""
 

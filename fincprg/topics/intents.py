@@ -171,7 +171,7 @@ def company_groups(companies: dict[str, str]) -> list[tuple[list[str], str | Non
     for name, title in companies.items():
         for i, (names, theme) in enumerate(groups):
             common = shared_theme(companies[names[0]], title)
-            if common and (theme is None or theme == common or len(names) == 1):
+            if common and theme in (None, common):  # a group of one has no theme yet
                 groups[i] = ([*names, name], common)
                 break
         else:

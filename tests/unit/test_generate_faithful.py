@@ -36,15 +36,24 @@ def _item(sents, *, company=CO, title="星河科技（688321）：点评", text=
 
 def test_a_segment_falling_while_the_company_rose_is_not_asked_as_the_company_falling():
     s = "2022年公司实现营业收入306亿元，同比增长26%，其中铁路装备业务收入53亿元，同比下降64%，收入下降是由于动车组交付减少所致。"
-    for q in _sq(s):
+    qs = _sq(s)
+    assert all(qs), qs  # the company's own figure is still asked
+    for q in qs:
         assert not (q.startswith(f"{CO}2022年营业收入下降") or q.startswith(f"{CO}2022年收入下降")), q
         assert "下降" not in q or "铁路装备" in q, q
+        # the reason written is the segment's fall, not the company's growth
+        assert "铁路装备" in q or not ("原因" in q or "因素" in q), q
 
 
 def test_a_direction_belongs_to_the_metric_it_follows():
     # 提升 is 毛利率's, 下降 is 其他费用's: nothing is said of 研发费用 or 现金流
     for q in _sq("除研发费用外，其他费用下降显著，毛利率稳步提升。") + _sq("现金流健康毛利率2021年为76.7%，同比提升2.8个百分点。"):
         assert "研发费用" not in q and "现金流" not in q, q
+    # AlphaFin lost the comma: 提升 follows 毛利率, so 研发费用 is asked as its level, never as rising
+    qs = _sq("2021年公司研发费用3.2亿元毛利率同比提升2.1个百分点。")
+    assert all(qs), qs
+    for q in qs:
+        assert not ("研发费用" in q and ("提升" in q or "变化" in q)), q
 
 
 def test_why_is_asked_only_where_a_reason_is_written():
@@ -54,7 +63,9 @@ def test_why_is_asked_only_where_a_reason_is_written():
 
 
 def test_a_level_is_not_asked_as_a_change_and_nothing_is_asked_without_a_figure():
-    for q in _sq("当前公司热管理在手订单60亿元且处于持续提升阶段。"):
+    qs = _sq("当前公司热管理在手订单60亿元且处于持续提升阶段。")
+    assert all("在手订单" in q for q in qs), qs  # the level is asked
+    for q in qs:
         assert "变化" not in q and "了多少" not in q, q
     assert set(_sq("收入方面，线下客流受限，但新零售销售机会得到充分开发。")) == {""}
 
@@ -154,7 +165,9 @@ def test_no_subject_no_query_and_no_fragment_subject():
 
 
 def test_a_quarter_on_quarter_change_is_not_asked_as_year_on_year():
-    for q in _sq("4Q20公司拨备覆盖率季度环比上升5.7pct至256%，风险抵补能力得到进一步夯实。"):
+    qs = _sq("4Q20公司拨备覆盖率季度环比上升5.7pct至256%，风险抵补能力得到进一步夯实。")
+    assert all("拨备覆盖率" in q for q in qs), qs  # asked as its level
+    for q in qs:
         assert "同比" not in q and "较上年同期" not in q, q
 
 

@@ -24,7 +24,9 @@ def test_unrelated_industries_are_not_paired():
     titles = ("航发动力（600893）：单三季度营业收入环比+30%，航发产品交付加速",
               "通威股份（600438）：三季度盈利大增，持续加速组件业务推进")
     assert shared_theme(*titles) is None
-    for it in template_intents(TopicInput("t2", ("组件",), titles, "国防军工", DATES)):
+    intents = template_intents(TopicInput("t2", ("组件",), titles, "国防军工", DATES))
+    assert intents, intents
+    for it in intents:
         assert not ("航发动力" in it["intent"] and "通威股份" in it["intent"]), it
 
 
