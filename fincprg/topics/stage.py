@@ -158,7 +158,7 @@ def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[
                 queries.extend(to_queries(t.topic_id, done[t.topic_id], prov))
         return queries, failures, {k: v for k, v in stats.items() if k not in ("template", "version")}
     for t in inputs:
-        intents = template_intents(t, max_subqueries=cfg.max_subqueries)
+        intents = template_intents(t, max_subqueries=cfg.max_subqueries, max_intents=cfg.max_intents)
         prov = {"generator": "templates", "template": TEMPLATE_ID, "version": TEMPLATE_VERSION,
                 "keywords": list(t.keywords[:3]), "industry": t.industry, "period": period_label(t.dates)}
         queries.extend(to_queries(t.topic_id, intents, prov))

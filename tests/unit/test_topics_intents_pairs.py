@@ -44,3 +44,23 @@ def test_a_shared_metric_or_event_is_no_theme():
     # 净利率 and 疫情 are written in reports of any industry
     assert shared_theme("重庆啤酒（600132）：净利率提升", "洽洽食品（002557）：净利率承压") is None
     assert shared_theme("齐心集团（002301）：疫情影响短期业绩", "传智教育（003032）：关注疫情态势") is None
+
+
+def test_the_stage_honours_max_intents():
+    """topics.intents.max_intents reaches the templates (the stage once passed only max_subqueries)."""
+    from types import SimpleNamespace
+
+    from fincprg.config import load_config
+    from fincprg.topics.stage import make_queries
+
+    titles = ("航发动力（600893）：单三季度营业收入环比+30%，航发产品交付加速",
+              "通威股份（600438）：三季度盈利大增，持续加速组件业务推进",
+              "涪陵榨菜（002507）：Q2业绩略超预期")
+    topic = TopicInput("t4", ("组件",), titles, "国防军工", DATES)
+
+    def intents(n: int) -> int:
+        ctx = SimpleNamespace(config=load_config(overrides=[f"topics.intents.max_intents={n}"]))
+        return sum(q.level == "intent" for q in make_queries([topic], ctx)[0])
+
+    assert intents(3) > 1  # three unrelated companies: more than one intent when allowed
+    assert intents(1) == 1
