@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import METRICS, norm, periods, read_ask
+from fincprg.verify.readers import METRICS, SENT_SPLIT, SURFACES, norm, periods, read_ask
 
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
@@ -62,13 +62,12 @@ _EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, rever
 _WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
 _CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
 _SPECIFIC = re.compile(r"\d|[「」“”《》\"]|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
-_SENT = re.compile(r"[。！？!?；;\n]")
 
 # --- boilerplate -----------------------------------------------------------------------------------------------
 _BOILER = re.compile(r"超过[^，,。？?]{0,12}(?:资产总额|净资产|总资产|营业收入)的?\d*%?|承诺|应当|不得|将按照|违约|赔偿|"
                      r"若[^，,。？?]{1,20}则|如果[^，,。？?]{1,20}(?:超过|低于|达到)")
 _RESULTS = frozenset({"营业收入", "净利润", "扣非净利润"})
-_SURFACE_RE = re.compile("|".join(sorted({re.escape(s) for ss in METRICS.values() for s in ss}, key=len, reverse=True)))
+_SURFACE_RE = re.compile("|".join(map(re.escape, SURFACES)))
 
 
 def check_garbled(query: str) -> Verdict | None:
@@ -213,7 +212,7 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         return None
     for event in sorted(events):
         stated = False
-        for sent in _SENT.split(norm(source)):
+        for sent in SENT_SPLIT.split(norm(source)):
             hits = [m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event]
             if hits and not _CONDITIONAL.search(sent) and _SPECIFIC.search(sent.replace(hits[0].group(), "", 1)):
                 stated = True
