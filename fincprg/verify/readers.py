@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 # --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
@@ -257,7 +257,7 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
                 elif kind == "f":
                     forecast = True  # and 「利润率有望回升」: the metrics just named are forecasts too
                     for i in since_period:
-                        facts[i] = _with(facts[i], forecast=True)
+                        facts[i] = replace(facts[i], forecast=True)
                 elif kind == "m":
                     fam, surf = val  # type: ignore[misc]
                     fc = forecast or bool(date and years and min(years) > date.year)
@@ -269,16 +269,11 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
                     targets = pending or ([] if mine else last)
                     for i in targets:
                         if facts[i].direction is None:
-                            facts[i] = _with(facts[i], direction=val)
+                            facts[i] = replace(facts[i], direction=val)
                     pending = []
             if mine:
                 last = mine
     return tuple(facts)
-
-
-def _with(f: Fact, **kw: object) -> Fact:
-    d = {**f.__dict__, **kw}
-    return Fact(**d)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
