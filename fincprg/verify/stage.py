@@ -32,10 +32,10 @@ from fincprg.verify.roundtrip import CharBM25, Target, judge_ranking
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_part_whole, check_vague
 from fincprg.verify.subject import Subjects, check_subject
+from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
 
 log = logging.getLogger(__name__)
-LEVELS = ("sentence", "passage", "topic", "intent")
 N_EXAMPLES = 3
 
 
