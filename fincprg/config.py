@@ -9,7 +9,7 @@ import datetime as dt
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -248,7 +248,8 @@ class VerifyJudgeConfig(Section):
     max_source_chars: int = Field(1500, ge=100)  # source text shown to the judge (passage, or the topic's titles)
 
 
-VERIFY_CHECKS = ("subject", "answer", "related", "round_trip")
+VerifyCheck = Literal["subject", "answer", "related", "round_trip"]
+VERIFY_CHECKS: tuple[str, ...] = get_args(VerifyCheck)
 
 
 class VerifyConfig(Section):
@@ -256,7 +257,7 @@ class VerifyConfig(Section):
 
     # subject: names the source's company/industry; answer: metric, direction, period, forecast as the source
     # reads; related: an intent pairs related companies; round_trip: retrieves its own source (char BM25)
-    checks: list[Literal["subject", "answer", "related", "round_trip"]] = Field(
+    checks: list[VerifyCheck] = Field(
         default_factory=lambda: list(VERIFY_CHECKS))
     top_k: int = Field(10, ge=1)  # round trip: an own passage must rank in the top k of the whole corpus
     # ambiguous: this many unrelated reports score within ambiguous_margin (relative) of the own passage

@@ -8,6 +8,7 @@ from typing import Any
 from fincprg import layout as L
 from fincprg.config import ExportConfig, PipelineConfig, section_hash
 from fincprg.export.beir import SUBSETS
+from fincprg.verify.summary import ordered_levels, ordered_reasons
 
 STAT_COLUMNS = ("queries", "avg_query_chars", "avg_passage_chars", "rel_per_query", "pairs")
 
@@ -181,18 +182,15 @@ def render_card(
 def verify_lines(manifest: Mapping[str, Any] | None) -> list[str]:
     """The verify stage's verdicts: the share of each level kept, why the rest was dropped, examples."""
     counts = (manifest or {}).get("counts") or {}
-    levels = counts.get("levels") or {}
-    if not levels:
+    if not counts.get("levels"):
         return []
     out = ["## Query verification", "",
            "Every generated query was checked against its source by a reading independent of the generator's "
            "(`verify` stage: subject, answerability, related companies, round-trip retrieval"
            + (", LLM judge" if counts.get("judge") else "") + "); only kept queries are in this dataset.", "",
            "| level | generated | kept | yield |", "|---|---:|---:|---:|"]
-    order = ("sentence", "passage", "topic", "intent")
-    out += [f"| {lv} | {c['generated']} | {c['kept']} | {c['yield']:.1%} |"
-            for lv, c in sorted(levels.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)]
-    reasons = sorted((counts.get("reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    out += [f"| {lv} | {c['generated']} | {c['kept']} | {c['yield']:.1%} |" for lv, c in ordered_levels(counts)]
+    reasons = ordered_reasons(counts)
     if reasons:
         out += ["", "Dropped, by reason: " + ", ".join(f"`{r}` {n}" for r, n in reasons) + "."]
         for reason, _ in reasons:

@@ -16,6 +16,7 @@ from fincprg.evaluate.data import level_rank, read_qrels
 from fincprg.pipeline.io import read_jsonl
 from fincprg.records import TopicHierarchy
 from fincprg.report import svg
+from fincprg.verify.summary import ordered_levels, ordered_reasons
 
 log = logging.getLogger(__name__)
 
@@ -119,20 +120,19 @@ def quality(out: Path) -> dict[str, Any] | None:
             "filtered_total": sum((e.get("filtered") or {}).values())}
 
 
-def verification(out: Path, n: int = 3) -> dict[str, Any] | None:
-    """The verify stage's yield per level, drop reasons per level and a few dropped queries per reason."""
-    counts = (L.Build(out).manifest(L.VERIFY) or {}).get("counts") or {}
+def verification(out: Path) -> dict[str, Any] | None:
+    """The verify stage's yield per level, drop reasons per level and the first dropped queries of each reason
+    (the manifest's examples: the first of dropped.jsonl per reason, without reading that file again)."""
+    build = L.Build(out)
+    counts = (build.manifest(L.VERIFY) or {}).get("counts") or {}
     if not counts.get("levels"):
         return None
     by_level = counts.get("reasons_by_level") or {}
-    reasons = list(counts.get("reasons") or {})
-    examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in _jsonl(L.Build(out).path(L.VERIFY, L.DROPPED)):
-        if len(examples[row.get("reason", "?")]) < n:
-            examples[row.get("reason", "?")].append(row)
-    return {"levels": [{"level": lv, **c, "reasons": by_level.get(lv, {})} for lv, c in counts["levels"].items()],
-            "reasons": reasons, "examples": [{"reason": r, "rows": examples[r]} for r in reasons],
-            "no_subject": counts.get("passages_without_subject", 0), "source": _rel(L.Build(out), L.VERIFY, L.DROPPED)}
+    reasons = [r for r, _ in ordered_reasons(counts)]
+    examples = counts.get("examples") or {}
+    return {"levels": [{"level": lv, **c, "reasons": by_level.get(lv, {})} for lv, c in ordered_levels(counts)],
+            "reasons": reasons, "examples": [{"reason": r, "rows": examples.get(r, [])} for r in reasons],
+            "no_subject": counts.get("passages_without_subject", 0), "source": _rel(build, L.VERIFY, L.DROPPED)}
 
 
 def histograms(out: Path) -> dict[str, Any]:

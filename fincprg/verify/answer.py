@@ -76,9 +76,7 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
     if not cands:
         have = ", ".join(sorted({_label(f.years, f.part) for f in facts}))
         return Verdict("wrong_period", f"asks {metric} for {_label(ask.years, ask.part)}; the source gives {have}")
-    if metric in NO_TENSE:
-        pass
-    elif ask.forecast and not any(f.forecast for f in cands):
+    if metric not in NO_TENSE and ask.forecast and not any(f.forecast for f in cands):
         return Verdict("forecast_mismatch", f"asks a forecast of {metric}; the source states actual figures only")
     if not ask.forecast and all(f.forecast for f in cands):
         return Verdict("forecast_mismatch", f"asks {metric} as an actual; the source gives only a forecast")
@@ -96,12 +94,14 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
     """None when the passage (its ``sentence`` first, then the passage, then the ``title``) answers the query."""
     ask = read_ask(query, date)
     default = _default_years(date)
-    p_facts = read_facts(norm(passage), date)
+    p_norm = norm(passage)
+    p_facts = read_facts(p_norm, date)
     t_facts = read_facts(norm(title), date) if title else ()
     span = None
     if sentence:
-        i = norm(passage).find(norm(sentence))
-        span = (i, i + len(norm(sentence))) if i >= 0 else None
+        s_norm = norm(sentence)
+        i = p_norm.find(s_norm)
+        span = (i, i + len(s_norm)) if i >= 0 else None
     for metric in ask.metrics:
         in_p = [f for f in p_facts if f.metric == metric]
         focus = [f for f in in_p if span and span[0] <= f.start < span[1]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 # --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
@@ -48,9 +48,9 @@ METRICS: dict[str, tuple[str, ...]] = {
 # 「业绩」 and 「盈利」 read as profit for direction (业绩下滑) but are too loose to demand a profit figure
 LOOSE = frozenset({"业绩", "盈利", "利润", "收入"})
 _SURFACE = {s: fam for fam, forms in METRICS.items() for s in forms}
+SURFACES = tuple(sorted(_SURFACE, key=len, reverse=True))  # every metric's surface forms, longest first
 # 「盈利预测」 is the forecast table, 「盈利能力」 a quality: neither is a profit figure
-_METRIC_RE = re.compile(r"盈利预测|盈利能力|" + "|".join(sorted(map(re.escape, _SURFACE), key=len, reverse=True)),
-                        re.I)
+_METRIC_RE = re.compile(r"盈利预测|盈利能力|" + "|".join(map(re.escape, SURFACES)), re.I)
 
 # --- parts of the year ----------------------------------------------------------------------------------------
 FY, H1, H2, M9, Q1, Q2, Q3, Q4, QS, MONTH = "FY", "H1", "H2", "9M", "Q1", "Q2", "Q3", "Q4", "Q", "M"
@@ -105,7 +105,7 @@ _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
     (r"下降|下滑|减少|下跌|降低|回落|下行|萎缩|承压|同降|大降|缩减|亏损|收窄|下调", _DOWN),
 )
 _DIR_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _) in enumerate(_DIRECTIONS)))
-_SENT_SPLIT = re.compile(r"[。！？!?；;\n]")
+SENT_SPLIT = re.compile(r"[。！？!?；;\n]")  # sentence ends
 _CLAUSE_SPLIT = re.compile(r"[，,：:]")
 
 
@@ -226,7 +226,7 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
     years: frozenset[int] = frozenset()
     part: str | None = None
     pos = 0
-    for sent in _SENT_SPLIT.split(t):
+    for sent in SENT_SPLIT.split(t):
         s0 = pos
         pos += len(sent) + 1
         forecast = False  # from a forecast word to the end of its sentence, or to a past year named after it
@@ -257,7 +257,7 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
                 elif kind == "f":
                     forecast = True  # and 「利润率有望回升」: the metrics just named are forecasts too
                     for i in since_period:
-                        facts[i] = _with(facts[i], forecast=True)
+                        facts[i] = replace(facts[i], forecast=True)
                 elif kind == "m":
                     fam, surf = val  # type: ignore[misc]
                     fc = forecast or bool(date and years and min(years) > date.year)
@@ -269,16 +269,11 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
                     targets = pending or ([] if mine else last)
                     for i in targets:
                         if facts[i].direction is None:
-                            facts[i] = _with(facts[i], direction=val)
+                            facts[i] = replace(facts[i], direction=val)
                     pending = []
             if mine:
                 last = mine
     return tuple(facts)
-
-
-def _with(f: Fact, **kw: object) -> Fact:
-    d = {**f.__dict__, **kw}
-    return Fact(**d)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,10 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+# the columns StockTable reads; it keeps only the CITIC mapping, so the table's own industry is read here
+from fincprg.finance.stocks import _INDUSTRY_COLS, _NAME_COLS, norm_name
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import norm
-
-_NAME_COLS = ("name", "short_name", "股票简称", "证券简称", "简称", "名称")
-_INDUSTRY_COLS = ("industry", "industry_name", "行业", "所属行业")
 
 
 @lru_cache(maxsize=4)
@@ -31,7 +30,7 @@ def fine_industries(path: str) -> Mapping[str, str]:
         if name is None or ind is None:
             return out
         for row in reader:
-            n, i = norm(row.get(name) or "").replace(" ", ""), (row.get(ind) or "").strip()
+            n, i = norm_name(row.get(name) or ""), (row.get(ind) or "").strip()
             if n and i:
                 out.setdefault(n, i)
     return out

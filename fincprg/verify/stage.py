@@ -32,10 +32,10 @@ from fincprg.verify.roundtrip import CharBM25, Target, judge_ranking
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_part_whole, check_vague
 from fincprg.verify.subject import Subjects, check_subject
+from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
 
 log = logging.getLogger(__name__)
-LEVELS = ("sentence", "passage", "topic", "intent")
 N_EXAMPLES = 3
 
 
@@ -59,14 +59,12 @@ class _Sources:
         self._subjects: dict[str, Subjects] = {}
 
     def mentioned(self, text: str) -> tuple[str, ...]:
+        """The listed companies ``text`` names (the stock table), cached per text."""
         if self.table is None:
             return ()
         if text not in self._mentions:
             self._mentions[text] = tuple(m.name for m in self.table.mentions(text))
         return self._mentions[text]
-
-    def listed(self, text: str) -> list[str]:
-        return list(self.mentioned(text))
 
     def passage(self, pid: str) -> Passage | None:
         i = self.passage_at.get(pid)
@@ -99,7 +97,7 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
             return Verdict("no_source", "its passage is not in the corpus")
         info = src.reports[p.report_id]
         if "subject" in checks:
-            v = check_subject(q.text, src.passage_subjects(p), listed=src.listed)
+            v = check_subject(q.text, src.passage_subjects(p), listed=src.mentioned)
             if v is not None:
                 return v
         if "answer" in checks:
@@ -115,11 +113,11 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
         return Verdict("no_source", f"topic {topic!r} has no reports")
     subjects = src.topic_subjects(topic)
     if "subject" in checks:
-        v = check_subject(q.text, subjects, listed=src.listed) or check_garbled(q.text)
+        v = check_subject(q.text, subjects, listed=src.mentioned) or check_garbled(q.text)
         if v is not None:
             return v
     if "answer" in checks:
-        v = check_topic_strict(q.text, infos, subjects.companies, subjects.industries, listed=src.listed)
+        v = check_topic_strict(q.text, infos, subjects.companies, subjects.industries, listed=src.mentioned)
         if v is not None:
             return v
         v = check_topic_answer(q.text, [(i.title, i.date) for i in infos])

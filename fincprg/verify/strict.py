@@ -16,14 +16,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import METRICS, norm, periods, read_ask
+from fincprg.verify.answer import NO_TENSE, Verdict
+from fincprg.verify.readers import METRICS, SENT_SPLIT, SURFACES, norm, periods, read_ask
 
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
 _REL_PERIOD = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内|近[一二三两五\d]+年|过去|同期|季度|月份?")
 _NOW = re.compile(r"目前|当前|现有|截至|截止|最新|现阶段")
-_UNDATED = frozenset({"目标价", "估值"})
 _STOCKS = frozenset({"产能", "市占率", "订单", "市值", "目标价", "估值"})
 # time-dependent figures the metric table does not carry
 _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负债率|周转|装机|用户数|客户数|门店数|员工数|存款|贷款|"
@@ -62,13 +61,12 @@ _EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, rever
 _WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
 _CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
 _SPECIFIC = re.compile(r"\d|[「」“”《》\"]|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
-_SENT = re.compile(r"[。！？!?；;\n]")
 
 # --- boilerplate -----------------------------------------------------------------------------------------------
 _BOILER = re.compile(r"超过[^，,。？?]{0,12}(?:资产总额|净资产|总资产|营业收入)的?\d*%?|承诺|应当|不得|将按照|违约|赔偿|"
                      r"若[^，,。？?]{1,20}则|如果[^，,。？?]{1,20}(?:超过|低于|达到)")
 _RESULTS = frozenset({"营业收入", "净利润", "扣非净利润"})
-_SURFACE_RE = re.compile("|".join(sorted({re.escape(s) for ss in METRICS.values() for s in ss}, key=len, reverse=True)))
+_SURFACE_RE = re.compile("|".join(map(re.escape, SURFACES)))
 
 
 def check_garbled(query: str) -> Verdict | None:
@@ -105,8 +103,8 @@ def check_vague(query: str, source: str) -> Verdict | None:
     q = norm(query)
     ask = read_ask(q)
     if _FIGURE_ASK.search(q) and not _has_period(q):
-        # a target price or valuation is the report's own, of its date: not asked with a period
-        timed = [m for m in ask.metrics if m not in _UNDATED and (m not in _STOCKS or not _NOW.search(q))]
+        # a target price or valuation (NO_TENSE) is the report's own, of its date: not asked with a period
+        timed = [m for m in ask.metrics if m not in NO_TENSE and (m not in _STOCKS or not _NOW.search(q))]
         word = _TIMED_WORDS.search(q)
         if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
             what = timed[0] if timed else word.group()  # type: ignore[union-attr]
@@ -169,8 +167,9 @@ def check_part_whole(query: str, source: str, names: Iterable[str]) -> Verdict |
     """``not_answered`` when the query asks the company's metric and the source states it only for a part."""
     q = norm(query)
     names = list(names)
+    asked = read_ask(q).metrics
     for fam in _WHOLE_METRICS:
-        if fam not in read_ask(q).metrics:
+        if fam not in asked:
             continue
         if not all(metric_scopes(q, METRICS[fam], names)):
             continue  # the query itself asks a part (电池业务收入)
@@ -188,6 +187,11 @@ def _blank(text: str, names: Iterable[str]) -> str:
     return text
 
 
+def _events(text: str) -> set[str]:
+    """The events (EVENTS keys) a text names."""
+    return {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(text)}
+
+
 def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_in_sentence``: the sentence must itself name what a sentence query asks (its period may come from
     the passage or the title)."""
@@ -199,8 +203,8 @@ def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> V
         missing = list(ask.metrics)  # 业绩 or 收入 alone: any results figure of the sentence answers it
     if missing:
         return Verdict("not_in_sentence", f"asks {missing[0]}; its sentence does not state it")
-    events = {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(q)}
-    if events and not any(_EVENT_OF[m.group()] in events for m in _EVENT_RE.finditer(s)):
+    events = _events(q)
+    if events and not events & _events(s):
         return Verdict("not_in_sentence", f"asks about {sorted(events)[0]}; its sentence does not state it")
     return None
 
@@ -208,12 +212,12 @@ def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> V
 def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_answered``: a what/which question about an event the source does not state with specifics."""
     q, source = _blank(norm(query), names), _blank(norm(source), names)
-    events = {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(q)}
+    events = _events(q)
     if not events or not _WHAT.search(q):
         return None
     for event in sorted(events):
         stated = False
-        for sent in _SENT.split(norm(source)):
+        for sent in SENT_SPLIT.split(norm(source)):
             hits = [m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event]
             if hits and not _CONDITIONAL.search(sent) and _SPECIFIC.search(sent.replace(hits[0].group(), "", 1)):
                 stated = True

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import METRICS, PART_WORDS, norm
+from fincprg.verify.readers import PART_WORDS, SURFACES, norm
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject
 BROKERS = ("中信建投", "中信证券", "国泰君安", "申万宏源", "东方财富", "东方证券", "北京高华", "太平洋", "中金公司",
@@ -37,7 +37,7 @@ _LEAD_TIME = re.compile(r"^(?:近期|目前|当前|未来|近年来?|今年|去�
 _STOP = re.compile(r"[\d\s]|的|在|是|有|对|将|与|和|及|、|，|,|？|\?|：|:|。|如何|怎样|怎么|什么|哪些|多少|是否|为何|"
                    r"为什么|面临|需要|受到|主要|目前|未来|近期|相关|方面|业务|板块|产品|同比|环比|预计|实现|达到|占|已|"
                    r"通过|能否|情况|表现|变化|增长|提升|下降|下滑|出货|销售|发展|前景|风险|未来|年|季度|月|"
-                   + "|".join(sorted({s for ss in METRICS.values() for s in ss}, key=len, reverse=True)))
+                   + "|".join(map(re.escape, SURFACES)))
 
 
 # what strategy, macro and bond reports are about besides industries: markets, indices, asset classes, the economy
@@ -49,7 +49,7 @@ MARKET_TERMS = ("A股", "港股", "美股", "沪深300", "上证指数", "上证
 
 
 _RAW_END = re.compile(r"[\d\s]|的|如何|怎样|什么|哪些|多少|是否|为何|为什么|[？?，,。]")
-_METRIC_WORDS = frozenset(s for ss in METRICS.values() for s in ss)
+_METRIC_WORDS = frozenset(SURFACES)
 
 
 @lru_cache(maxsize=1)

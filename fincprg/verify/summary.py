@@ -2,17 +2,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
+
+from fincprg.records import QueryLevel
+
+LEVELS: tuple[str, ...] = get_args(QueryLevel)  # sentence, passage, topic, intent
+
+
+def ordered_levels(counts: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The manifest's per-level counts in :data:`LEVELS` order (a manifest stores its keys sorted by name)."""
+    return sorted((counts.get("levels") or {}).items(),
+                  key=lambda kv: LEVELS.index(kv[0]) if kv[0] in LEVELS else len(LEVELS))
+
+
+def ordered_reasons(counts: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """The manifest's drop reasons, most frequent first (ties by name)."""
+    return sorted((counts.get("reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def summary_lines(counts: Mapping[str, Any], top: int = 5) -> list[str]:
     """``sentence: kept 1751/2084 (84.0%)`` per level, then the ``top`` reasons with one example each."""
-    lines = []
-    order = ("sentence", "passage", "topic", "intent")
-    levels = sorted((counts.get("levels") or {}).items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)
-    for level, c in levels:
-        lines.append(f"{level}: kept {c['kept']}/{c['generated']} ({c['yield']:.1%})")
-    reasons = sorted((counts.get("reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    lines = [f"{level}: kept {c['kept']}/{c['generated']} ({c['yield']:.1%})" for level, c in ordered_levels(counts)]
+    reasons = ordered_reasons(counts)
     if reasons:
         lines.append("dropped: " + ", ".join(f"{r} {n}" for r, n in reasons))
         for reason, _ in reasons[:top]:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import FY, METRICS, is_forecast, norm, periods, read_ask
+from fincprg.verify.readers import FY, SENT_SPLIT, SURFACES, is_forecast, norm, periods, read_ask
 from fincprg.verify.sources import ReportInfo
 
 _INTERIM_PARTS = frozenset({"H1", "9M", "Q1", "Q2", "Q3", "Q4", "Q"})
@@ -25,7 +25,7 @@ _INDUSTRY_WIDE = re.compile(r"行业|板块|全行业|产业链|竞争格局|格
 _LATIN = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]{3,}(?![A-Za-z])")
 _FUNCTION_CHARS = set("的之与和及、看好在年为是对把被从向将再又也都就")
 _ACTUAL = re.compile(r"实现|完成|同比|录得|达到")
-_SENT = re.compile(r"[。！？!?；;\n]")
+_METRIC_WORDS = frozenset(s.upper() for s in SURFACES)  # a Latin metric (EPS, ROE) is no name
 
 
 def as_of_year(texts: Iterable[str]) -> int | None:
@@ -33,7 +33,7 @@ def as_of_year(texts: Iterable[str]) -> int | None:
     sentence without a forecast word)."""
     best = None
     for text in texts:
-        for sent in _SENT.split(norm(text)):
+        for sent in SENT_SPLIT.split(norm(text)):
             if not _ACTUAL.search(sent) or is_forecast(sent):
                 continue
             ys = [y for p in periods(sent) for y in p.years if 1990 < y < 2100]
@@ -84,9 +84,8 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
     others = [n for n in (listed(q) if listed else ()) if n not in companies and n not in titles]
     if others:
         return Verdict("wrong_subject", f"names {others[0]}, which the topic's titles do not name")
-    metric_words = {s.upper() for ss in METRICS.values() for s in ss}
     for w in _LATIN.findall(q):
-        if w.upper() not in metric_words and w.lower() not in titles.lower():
+        if w.upper() not in _METRIC_WORDS and w.lower() not in titles.lower():
             return Verdict("wrong_subject", f"names {w}, which the topic's titles do not name")
     if not any(c in q for c in companies):
         named = companies | set(listed(titles) if listed else ())

@@ -8,6 +8,8 @@ import json
 from fincprg import layout as L
 from fincprg.config import load_config
 from fincprg.pipeline.runner import run_pipeline
+from fincprg.report.data import verification
+from fincprg.verify.summary import LEVELS, summary_lines
 
 def _report(rid: str, company: str, code: str, date: str, title: str, text: str) -> dict:
     return {"id": rid, "title": f"{company}（{code}）：{title}", "company": company, "date": date, "text": text}
@@ -82,6 +84,13 @@ def test_verify_drops_with_reasons_and_mine_and_export_see_only_kept_queries(tmp
         counts["reasons_by_level"]["sentence"].values())
     assert counts["reasons"]["contradicted"] >= 1 and counts["examples"]["wrong_period"]
     assert "Query verification" in build.dataset.card.read_text("utf-8")
+    # the build report lists the levels in pipeline order (the manifest stores them by name) with the
+    # manifest's examples of each reason
+    report = verification(out)
+    assert [lv["level"] for lv in report["levels"]] == [lv for lv in LEVELS if lv in counts["levels"]]
+    rows = {e["reason"]: [r["text"] for r in e["rows"]] for e in report["examples"]}
+    assert QUERIES["代工出货量"] in rows["contradicted"] and list(rows) == report["reasons"]
+    assert summary_lines(counts)[0].startswith("sentence: kept ")
 
 
 def test_the_llm_judge_drops_what_it_finds_unanswered(tmp_path, llm_server, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+import pytest
 
 from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.readers import FY, H1, M9, Q1, periods, read_ask, read_facts
@@ -59,18 +60,18 @@ def test_a_contradicted_premise_is_dropped():
     assert check_answer("兆驰股份2019年代工出货量增长了多少？", src, date=D19) is None
 
 
-def test_a_full_year_question_on_half_year_figures_is_wrong_period():
-    src = "公司发布2021年半年报，2021H1实现营收25.3亿元，同比增长30%，归母净利润3.1亿元，同比增长12%。"
-    v = check_answer("X 2021年归母净利润和营收表现如何？", src, date=D21)
+@pytest.mark.parametrize("src, wrong, right, date", [
+    # a full-year question on half-year figures
+    ("公司发布2021年半年报，2021H1实现营收25.3亿元，同比增长30%，归母净利润3.1亿元，同比增长12%。",
+     "X 2021年归母净利润和营收表现如何？", "X 2021年上半年归母净利润和营收表现如何？", D21),
+    # a quarter of another year
+    ("公司2021年实现营收100亿元。22Q1公司实现营收30亿元，同比增长10%。",
+     "X 2021年一季度营收是多少？", "X 2022年一季度营收是多少？", D22),
+], ids=["full_year_on_half_year", "quarter_of_another_year"])
+def test_a_period_the_source_does_not_give_is_wrong_period(src, wrong, right, date):
+    v = check_answer(wrong, src, date=date)
     assert v is not None and v.reason == "wrong_period"
-    assert check_answer("X 2021年上半年归母净利润和营收表现如何？", src, date=D21) is None
-
-
-def test_a_quarter_of_another_year_is_wrong_period():
-    src = "公司2021年实现营收100亿元。22Q1公司实现营收30亿元，同比增长10%。"
-    v = check_answer("X 2021年一季度营收是多少？", src, date=D22)
-    assert v is not None and v.reason == "wrong_period"
-    assert check_answer("X 2022年一季度营收是多少？", src, date=D22) is None
+    assert check_answer(right, src, date=date) is None
 
 
 def test_forecast_and_actual_must_match():
