@@ -10,6 +10,7 @@ bits 10-30 the XOR offset to the children).
 from __future__ import annotations
 
 import struct
+from collections import deque
 from collections.abc import Mapping
 
 _MAX_OFFSET = 1 << 21  # larger offsets need darts' shifted encoding (low 8 bits zero); tables here stay far below
@@ -28,24 +29,34 @@ def _trie(keys: Mapping[bytes, int]) -> dict[int, dict]:
     return root
 
 
+def _next_free(used: bytearray, start: int) -> int:
+    """The first free unit at or after ``start`` (past the end: all free there)."""
+    at = used.find(0, start)
+    return at if at >= 0 else max(start, len(used))
+
+
 def double_array(keys: Mapping[bytes, int]) -> list[int]:
     """The darts-clone units of a trie mapping each byte string to a value (< 2**31)."""
     units = [0] * 256
     used = bytearray(256)
     used[0] = 1  # the root
     bases: set[int] = set()
-    scan = 1
-    queue: list[tuple[int, dict]] = [(0, _trie(keys))]
+    free = 1  # no unit below this one is free
+    queue: deque[tuple[int, dict]] = deque([(0, _trie(keys))])
     while queue:
-        pos, node = queue.pop(0)
-        labels = sorted(node)
-        while scan < len(used) and used[scan]:
-            scan += 1
-        base = scan ^ labels[0]
+        pos, node = queue.popleft()
+        first, *others = labels = sorted(node)
         # first fit: every child slot base^label free, and no other node with this base (so a lookup
-        # from one node can never land on another node's child that carries the same label)
-        while base in bases or any(base ^ lb < len(used) and used[base ^ lb] for lb in labels):
-            base += 1
+        # from one node can never land on another node's child that carries the same label). The
+        # candidates are the free units for the first child, found by bytearray.find (C speed):
+        # trying every base in turn took seconds for a real table.
+        free = _next_free(used, free)
+        slot = free
+        while True:
+            base = slot ^ first
+            if base not in bases and not any(base ^ lb < len(used) and used[base ^ lb] for lb in others):
+                break
+            slot = _next_free(used, slot + 1)
         bases.add(base)
         top = (base | 255) + 1  # a lookup may probe any base^byte: keep the whole 256-block in range
         if top > len(units):

@@ -16,22 +16,28 @@ from typing import Any
 POOL_BATCHES = 50  # batches sorted together: larger pools pad less, smaller ones mix lengths more
 
 
+def _fill(items: list[int], keys: Sequence[frozenset[str]] | None, batch_size: int) -> tuple[list[int], list[int]]:
+    """One batch taken in order, skipping a row whose texts are already in it; and the rows left over."""
+    cur: list[int] = []
+    seen: set[str] = set()
+    rest: list[int] = []
+    for i in items:
+        if len(cur) < batch_size and (keys is None or seen.isdisjoint(keys[i])):
+            cur.append(i)
+            if keys is not None:
+                seen |= keys[i]
+        else:
+            rest.append(i)
+    return cur, rest
+
+
 def _greedy(items: list[int], keys: Sequence[frozenset[str]] | None,
             batch_size: int) -> tuple[list[list[int]], list[int]]:
-    """Full batches taken in order, skipping a row whose texts are already in the batch; and the rest."""
+    """Full batches taken in order (:func:`_fill`); and the rest."""
     batches: list[list[int]] = []
     rest = items
     while len(rest) >= batch_size:
-        cur: list[int] = []
-        seen: set[str] = set()
-        skipped: list[int] = []
-        for i in rest:
-            if len(cur) < batch_size and (keys is None or seen.isdisjoint(keys[i])):
-                cur.append(i)
-                if keys is not None:
-                    seen |= keys[i]
-            else:
-                skipped.append(i)
+        cur, skipped = _fill(rest, keys, batch_size)
         if len(cur) < batch_size:  # duplicates left no full batch: hand the rows to the next pool
             return batches, cur + skipped
         batches.append(cur)
@@ -59,18 +65,9 @@ def length_batches(lengths: Sequence[int], batch_size: int, *, seed: int, keys: 
         done, carry = _greedy(chunk, keys, batch_size)
         batches += done
     while carry:  # the tail: partial batches, still without duplicates
-        cur: list[int] = []
-        seen: set[str] = set()
-        rest: list[int] = []
-        for i in carry:
-            if len(cur) < batch_size and (keys is None or seen.isdisjoint(keys[i])):
-                cur.append(i)
-                seen |= keys[i] if keys is not None else set()
-            else:
-                rest.append(i)
+        cur, carry = _fill(carry, keys, batch_size)
         if len(cur) == batch_size or not drop_last:
             batches.append(cur)
-        carry = rest
     rng.shuffle(batches)
     return batches
 

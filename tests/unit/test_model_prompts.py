@@ -158,6 +158,26 @@ def test_length_batches_group_lengths_and_never_repeat_a_text():
     assert all(len(b) == 16 for b in dropped) and len(dropped) == 1000 // 16
 
 
+def test_length_grouped_sampler_over_a_dataset():
+    import datasets
+
+    from fincprg.train.st_sampler import LengthGroupedBatchSampler, LengthGroupedNoDuplicatesBatchSampler
+
+    anchors = [f"问题{i % 5}" for i in range(40)]  # each query on 8 rows
+    positives = ["段" * (1 + (i * 37) % 90) + str(i) for i in range(40)]
+    ds = datasets.Dataset.from_dict({"anchor": anchors, "positive": positives, "label": [1.0] * 40})
+    s = LengthGroupedNoDuplicatesBatchSampler(ds, batch_size=4, drop_last=False, valid_label_columns=["label"],
+                                              seed=1)
+    assert s.lengths == [len(a) + len(p) for a, p in zip(anchors, positives)]  # the label column is no text
+    first = list(s)
+    assert sorted(i for b in first for i in b) == list(range(40)) and len(s) == len(first)
+    assert all(len({anchors[i] for i in b}) == len(b) for b in first)  # no query twice in a batch
+    s.set_epoch(1)
+    assert list(s) != first  # a new order each epoch
+    plain = LengthGroupedBatchSampler(ds, batch_size=4, drop_last=False, seed=1)
+    assert any(len({anchors[i] for i in b}) < len(b) for b in plain)  # only the mnrl one checks duplicates
+
+
 def _beir(folder: Path) -> Path:
     corpus = [{"_id": f"r{r}#p{i}", "title": f"报告{r}", "text": f"第{r}份报告的第{i}段正文。" * (1 + i),
                "report_id": f"r{r}"} for r in range(3) for i in range(4)]
@@ -194,8 +214,11 @@ def test_train_with_prompts_frozen_embeddings_and_length_groups(models, tmp_path
             fed.extend((str(t), prompt) for t in inputs)
         return real(self, inputs, prompt=prompt, **kw)
 
+    samplers: list = []
+
     def train_spy(self, *a, **kw):
         training.append(1)
+        samplers.append(self.args.batch_sampler)
         try:
             return real_train(self, *a, **kw)
         finally:
@@ -209,6 +232,9 @@ def test_train_with_prompts_frozen_embeddings_and_length_groups(models, tmp_path
                              max_seq_length=32, eval_strategy="epoch", show_progress=False,
                              freeze_embeddings=True, group_by_length=True)
     summary = train(ds, models["with"], out, settings)
+    from fincprg.train.st_sampler import LengthGroupedNoDuplicatesBatchSampler
+
+    assert samplers == [LengthGroupedNoDuplicatesBatchSampler]  # --group-by-length reached the trainer
     assert summary["steps"] >= 2 and summary["prompts"] == PROMPTS  # 8 rows of 4, more when texts repeat
     assert summary["frozen_parameters"] > 0 and "test_cosine_ndcg@10" in summary["test_eval"]
     queries = {f"问题{r}{i}" for r in range(3) for i in range(4)}
