@@ -68,6 +68,7 @@ class StockTable:
             self.by_name: dict[str, str] = {}
             self.name_of: dict[str, str] = {}  # six digits -> short name
             self.code_of: dict[str, str] = {}  # short name -> six digits
+            self.own_industry: dict[str, str] = {}  # short name -> the table's own (often finer) industry name
             self.unmapped = 0
             for row in reader:
                 digits = (row.get(code) or "").strip().split(".")[0]
@@ -76,6 +77,8 @@ class StockTable:
                 if digits and short:
                     self.name_of.setdefault(digits, short)
                     self.code_of.setdefault(short, digits)
+                if short and (row.get(ind) or "").strip():
+                    self.own_industry.setdefault(short, row[ind].strip())
                 citic = to_citic(row.get(ind))
                 if citic is None:
                     self.unmapped += bool((row.get(ind) or "").strip())

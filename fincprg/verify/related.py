@@ -7,33 +7,10 @@ same CITIC industry; companies whose industry is unknown are not judged.
 """
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
-from pathlib import Path
 
-# the columns StockTable reads; it keeps only the CITIC mapping, so the table's own industry is read here
-from fincprg.finance.stocks import _INDUSTRY_COLS, _NAME_COLS, norm_name
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import norm
-
-
-@lru_cache(maxsize=4)
-def fine_industries(path: str) -> Mapping[str, str]:
-    """Short name -> the stock table's own industry name (finer than CITIC level 1)."""
-    out: dict[str, str] = {}
-    with open(Path(path), encoding="utf-8-sig", newline="") as f:
-        reader = csv.DictReader(f)
-        cols = reader.fieldnames or []
-        name = next((c for c in _NAME_COLS if c in cols), None)
-        ind = next((c for c in _INDUSTRY_COLS if c in cols), None)
-        if name is None or ind is None:
-            return out
-        for row in reader:
-            n, i = norm_name(row.get(name) or ""), (row.get(ind) or "").strip()
-            if n and i:
-                out.setdefault(n, i)
-    return out
 
 
 def named_companies(query: str, candidates: Sequence[str]) -> list[str]:

@@ -27,7 +27,7 @@ from fincprg import layout as L
 from fincprg.pipeline.io import atomic_write_jsonl
 from fincprg.records import Passage, Qrel, Query, Report, Sentence, TopicAssignment
 from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
-from fincprg.verify.related import check_related, fine_industries
+from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, judge_ranking
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_part_whole, check_vague
@@ -199,7 +199,8 @@ def run(ctx: Any) -> dict[str, Any]:
     gen = list(ctx.read(L.GENERATE, L.QUERIES, Query))
     queries = gen + list(ctx.read(L.TOPICS, L.QUERIES, Query))
     checks = set(cfg.checks)
-    industry_of: dict[str, str | None] = dict(fine_industries(table_path)) if table_path else {}
+    # the table's own industry (Tushare's 白酒 vs 食品) is finer than CITIC level 1
+    industry_of: dict[str, str | None] = dict(table.own_industry) if table_path else {}
     for info in src.reports.values():  # companies without a table entry: their reports' CITIC industry
         a = src.assign.get(info.id)
         for c in info.companies:
