@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from fincprg.finance.compare import period_conflict, periods
+from fincprg.finance.stocks import find_names, name_index
 
 # Report types (Report.report_type) whose passages speak for an industry or the market as a whole.
 WIDE_TYPES = frozenset({"industry", "strategy", "macro"})
@@ -93,14 +94,13 @@ def topic_scope(reports: Iterable[Any], queries: Iterable[Any]) -> TopicScope:
 
 
 @lru_cache(maxsize=4)
-def _names_re(names: frozenset[str]) -> re.Pattern[str] | None:
-    """One alternation of the build's company names (longest first): a scan per text, not per name."""
-    return re.compile("|".join(map(re.escape, sorted(names, key=lambda n: (-len(n), n))))) if names else None
+def _name_index(names: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    return name_index(names)
 
 
 def _names_in(text: str, names: frozenset[str]) -> set[str]:
-    pattern = _names_re(names)
-    return set(pattern.findall(text)) if pattern is not None else set()
+    """The build's company names ``text`` writes (leftmost longest, as the stock table finds them)."""
+    return {n for n, _ in find_names(text, _name_index(names))} if names else set()
 
 
 def named_companies(text: str, facts: Any, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
