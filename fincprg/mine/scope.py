@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from fincprg.finance.compare import period_conflict, periods
+from fincprg.finance.compare import SENTENCE, period_conflict, periods
 from fincprg.finance.stocks import find_names, name_index
 
 # Report types (Report.report_type) whose passages speak for an industry or the market as a whole.
@@ -40,7 +40,6 @@ INDUSTRY_WORDS = ("行业", "板块", "产业", "全行业", "业内", "全国",
 MARKET_WORDS = ("市场", "A股", "大盘", "指数", "全市场")
 # A company speaking of itself; 上市公司/龙头公司/各公司 are aggregates, not one company.
 _SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)公司|本公司|我司")
-_SENTENCE = re.compile(r"[。；！？;!?\n]")
 _MARKET_Q = re.compile(r"A股|市场|大盘|指数")
 # Question words that are no subject (beyond the coverage scorer's frame words).
 _NOT_SUBJECT = frozenset("受到 受 对 有何 哪些 新 发展 水平 面临 新变化".split())
@@ -147,7 +146,7 @@ def speaks_for_industry(subquery: str, passage: str, names: frozenset[str]) -> b
 
     scope_words = INDUSTRY_WORDS + (MARKET_WORDS if _MARKET_Q.search(subquery) and "行业" not in subquery else ())
     subject = subject_words(subquery)
-    for s in _SENTENCE.split(passage or ""):
+    for s in SENTENCE.split(passage or ""):
         low = s.lower()
         if not any(w.lower() in low for w in scope_words) or not all(w in low for w in subject):
             continue
