@@ -189,12 +189,13 @@ def metric_periods(text: str, metric: str | None = None, months: bool | None = N
     as parts of the year; an event's date (「2019年1月回购」) is no period."""
     from fincprg.finance import extract
 
+    if months is None:
+        months = metric is not None
     out: set[Any] = set()
     for s in SENTENCE.split(text or ""):
         f = extract(s)
         if metric is None or metric in f.metrics:
-            out |= _with_months(periods(f, s), s) if (metric is not None if months is None else months) \
-                else periods(f, s)
+            out |= _with_months(periods(f, s), s) if months else periods(f, s)
     return frozenset(out)
 
 

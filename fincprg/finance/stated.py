@@ -50,8 +50,8 @@ EVENTS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
         (r"政府补助|补贴", r"补助|补贴"),
     ))
 # Specifics of an event: an amount or count with its unit, or a date.
-_SPECIFIC = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)|\d{1,2}月\d{1,2}日")
 _AMOUNT = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)")
+_SPECIFIC = re.compile(_AMOUNT.pattern + r"|\d{1,2}月\d{1,2}日")
 _ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)|《[^《》]*》")
 _YEAR = re.compile(r"(?<!\d)(19[89]\d|20[0-4]\d)(?!\d)")
 

@@ -42,7 +42,7 @@ MARKET_WORDS = ("市场", "A股", "大盘", "指数", "全市场")
 _SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)公司|本公司|我司")
 _MARKET_Q = re.compile(r"A股|市场|大盘|指数")
 # Question words that are no subject (beyond the coverage scorer's frame words).
-_NOT_SUBJECT = frozenset("受到 受 对 有何 哪些 新 发展 水平 面临 新变化".split())
+NOT_SUBJECT = frozenset("受到 受 对 有何 哪些 新 发展 水平 面临 新变化".split())
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def subject_words(text: str) -> tuple[str, ...]:
 
     industry = _industry_names()
     return tuple(w for w in content_words(text)
-                 if w not in industry and w not in _NOT_SUBJECT and w not in INDUSTRY_WORDS
+                 if w not in industry and w not in NOT_SUBJECT and w not in INDUSTRY_WORDS
                  and w not in MARKET_WORDS and w.lower() != "a股")
 
 
