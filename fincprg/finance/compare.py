@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -49,8 +49,9 @@ _UNIT_SCALE = {
     "倍": 1.0, "x": 1.0, "X": 1.0,
 }
 _FORECAST_CUE = re.compile(r"预计|预测|预期|展望|有望|指引")
-_CLAUSE = re.compile(r"[，。；！？;!?\n]|,(?!\d{3})")  # not the comma of 9,579
-_SENTENCE = re.compile(r"[。；！？;!?\n]")
+# how the finance rules cut sources (also fincprg.finance.stated and fincprg.mine.scope)
+CLAUSE = re.compile(r"[，。；！？;!?\n]|,(?!\d{3})")  # not the comma of 9,579
+SENTENCE = re.compile(r"[。；！？;!?\n]")
 
 
 def _number_key(n: Any) -> tuple[str, float]:
@@ -84,7 +85,7 @@ def forecast_years(text: str) -> frozenset[int]:
     from fincprg.finance import extract
 
     out: set[int] = set()
-    for clause in _CLAUSE.split(text or ""):
+    for clause in CLAUSE.split(text or ""):
         m = _FORECAST_CUE.search(clause)
         if m:
             out.update(p.year for p in extract(clause[m.end():]).periods if p.year)
@@ -152,21 +153,33 @@ def metric_numbers(text: str, metric: str) -> tuple[Any, ...]:
     """Numbers (years left out) of the clauses of ``text`` that name ``metric`` (any synonym), and of the
     clauses that follow one in its sentence until a clause names another metric: in
     「营收189.77亿元，同比增长51.45%，归母净利润26.54亿元」 both 189.77亿 and 51.45% are the revenue's."""
+    out: list[Any] = []
+    for sentence in SENTENCE.split(text or ""):
+        for _, f in metric_clauses(sentence, metric):
+            # figures with a unit: a bare number is too often a list index or a split decimal
+            out.extend(n for n in f.numbers if n.unit)
+    return tuple(out)
+
+
+def metric_clauses(sentence: str, metric: str,
+                   accept: Callable[[str, str], bool] | None = None) -> Iterator[tuple[str, Any]]:
+    """(clause, its facts) of the clauses of ``sentence`` about ``metric``: a clause naming it (any
+    synonym) and those following until a clause names another metric. ``accept(clause lowercased,
+    synonym)`` may turn a naming clause (and its followers) away."""
     from fincprg.finance import METRIC_SYNONYMS, extract
 
     syns = [s.lower() for s in METRIC_SYNONYMS.get(metric, (metric,))]
-    out: list[Any] = []
-    for sentence in _SENTENCE.split(text or ""):
-        on = False
-        for clause in _CLAUSE.split(sentence):
-            f = extract(clause)
-            if any(s in clause.lower() for s in syns):
-                on = True
-            elif f.metrics:
-                on = False
-            if on:  # figures with a unit: a bare number is too often a list index or a split decimal
-                out.extend(n for n in f.numbers if n.unit)
-    return tuple(out)
+    on = False
+    for clause in CLAUSE.split(sentence):
+        low = clause.lower()
+        f = extract(clause)
+        hit = next((s for s in syns if s in low), None)
+        if hit is not None:
+            on = accept is None or accept(low, hit)
+        elif f.metrics:
+            on = False
+        if on:
+            yield clause, f
 
 
 @lru_cache(maxsize=65_536)
@@ -176,12 +189,13 @@ def metric_periods(text: str, metric: str | None = None, months: bool | None = N
     as parts of the year; an event's date (「2019年1月回购」) is no period."""
     from fincprg.finance import extract
 
+    if months is None:
+        months = metric is not None
     out: set[Any] = set()
-    for s in _SENTENCE.split(text or ""):
+    for s in SENTENCE.split(text or ""):
         f = extract(s)
         if metric is None or metric in f.metrics:
-            out |= _with_months(periods(f, s), s) if (metric is not None if months is None else months) \
-                else periods(f, s)
+            out |= _with_months(periods(f, s), s) if months else periods(f, s)
     return frozenset(out)
 
 

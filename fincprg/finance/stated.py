@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_SENTENCE = re.compile(r"[。；！？;!?\n]")
-_CLAUSE = re.compile(r"[，。；！？;!?\n]|,(?!\d{3})")
+from fincprg.finance.compare import SENTENCE, metric_clauses
 
 # Sentences that promise, condition, prescribe or warn instead of reporting what happened.
 NOT_STATING = re.compile(
@@ -51,8 +50,8 @@ EVENTS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
         (r"政府补助|补贴", r"补助|补贴"),
     ))
 # Specifics of an event: an amount or count with its unit, or a date.
-_SPECIFIC = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)|\d{1,2}月\d{1,2}日")
 _AMOUNT = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)")
+_SPECIFIC = re.compile(_AMOUNT.pattern + r"|\d{1,2}月\d{1,2}日")
 _ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)|《[^《》]*》")
 _YEAR = re.compile(r"(?<!\d)(19[89]\d|20[0-4]\d)(?!\d)")
 
@@ -100,26 +99,18 @@ def stated_kinds(text: str, metric: str, segment_ok: bool = False) -> frozenset[
     clauses naming the metric and those following it until a clause names another metric (as
     :func:`fincprg.finance.compare.metric_numbers`). ``segment_ok``: the question names a segment, so
     segment clauses count."""
-    from fincprg.finance import METRIC_SYNONYMS, extract
-
-    syns = [s.lower() for s in METRIC_SYNONYMS.get(metric, (metric,))]
     out: set[str] = set()
-    for sentence in _SENTENCE.split(text or ""):
+    for sentence in SENTENCE.split(text or ""):
         if NOT_STATING.search(sentence):
             continue
-        on = False
-        for clause in _CLAUSE.split(sentence):
-            low = clause.lower()
-            f = extract(clause)
-            hit = next((s for s in syns if s in low), None)
-            if hit is not None:
-                # a qualifier before the metric word in its clause names a segment: not the total
-                on = segment_ok or not SEGMENT.search(low[:low.index(hit)])
-            elif f.metrics:
-                on = False
-            if on:
-                out.update(_kind(n, clause, metric) for n in f.numbers if n.unit)
+        for clause, f in metric_clauses(sentence, metric, None if segment_ok else _total):
+            out.update(_kind(n, clause, metric) for n in f.numbers if n.unit)
     return frozenset(out)
+
+
+def _total(clause: str, synonym: str) -> bool:
+    """A qualifier before the metric word in its clause names a segment: not the total."""
+    return not SEGMENT.search(clause[:clause.index(synonym)])
 
 
 def states_metric(text: str, metric: str, question: str) -> bool:
@@ -137,7 +128,7 @@ def event_of(question: str) -> re.Pattern[str] | None:
 @lru_cache(maxsize=65_536)
 def _states_event(text: str, pattern: str, years: frozenset[int], count: bool = False) -> bool:
     event = re.compile(pattern)
-    for sentence in _SENTENCE.split(text or ""):
+    for sentence in SENTENCE.split(text or ""):
         # an aside or a document title (「（不扣除已回购的股份…）」, 「《回购股份报告书》」) does not report the event
         main = _ASIDE.sub("", sentence)
         if not event.search(main) or NOT_STATING.search(sentence) or NOT_STATING_EVENT.search(sentence):
@@ -163,7 +154,7 @@ def states_subject(text: str, words: tuple[str, ...]) -> bool:
     """Whether some sentence of ``text`` names every subject word of an open question (「主要客户有哪些」:
     客户) and is no commitment, condition, risk note, policy or shareholder table (a marker that is itself
     a subject word, 「政策」 for a question about policies, does not count)."""
-    for sentence in _SENTENCE.split(text or ""):
+    for sentence in SENTENCE.split(text or ""):
         if not all(w in sentence for w in words) or NOT_STATING.search(sentence):
             continue
         if any(m.group() not in words for m in NOT_STATING_EVENT.finditer(sentence)):

@@ -11,6 +11,7 @@ import csv
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +31,28 @@ MIN_NAME_CHARS = 3
 def norm_name(name: str) -> str:
     """Full-width letters and spaces folded (万科Ａ -> 万科A, ＊ST -> *ST)."""
     return unicodedata.normalize("NFKC", name).replace(" ", "").strip()
+
+
+def name_index(names: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """First character -> the names starting with it, longest first (for :func:`find_names`)."""
+    index: dict[str, list[str]] = {}
+    for n in set(names):
+        if n:
+            index.setdefault(n[0], []).append(n)
+    return {k: tuple(sorted(v, key=len, reverse=True)) for k, v in index.items()}
+
+
+def find_names(text: str, index: dict[str, tuple[str, ...]]) -> Iterator[tuple[str, int]]:
+    """(name, offset) of the names of ``index`` in ``text``: leftmost, longest, not overlapping. A position
+    tries only the names starting with its character: thousands of names cost what a few do."""
+    i = 0
+    while i < len(text):
+        hit = next((n for n in index.get(text[i], ()) if text.startswith(n, i)), None)
+        if hit:
+            yield hit, i
+            i += len(hit)
+        else:
+            i += 1
 
 
 @dataclass(frozen=True)
@@ -103,23 +126,13 @@ class StockTable:
         """The listed companies a text names, by short name (>= 3 characters, longest match) or by a
         stock code the table knows, most mentioned first (ties: first mentioned first)."""
         if not self._by_first:
-            index: dict[str, list[str]] = {}
-            for n in self.code_of:
-                if len(n) >= MIN_NAME_CHARS:
-                    index.setdefault(n[0], []).append(n)
-            self._by_first = {k: tuple(sorted(v, key=len, reverse=True)) for k, v in index.items()}
+            self._by_first = name_index(n for n in self.code_of if len(n) >= MIN_NAME_CHARS)
         t = unicodedata.normalize("NFKC", text)
         counts: Counter[str] = Counter()
         first: dict[str, int] = {}
-        i = 0
-        while i < len(t):
-            hit = next((n for n in self._by_first.get(t[i], ()) if t.startswith(n, i)), None)
-            if hit:
-                counts[hit] += 1
-                first.setdefault(hit, i)
-                i += len(hit)
-            else:
-                i += 1
+        for hit, i in find_names(t, self._by_first):
+            counts[hit] += 1
+            first.setdefault(hit, i)
         for m in _CODE.finditer(t):
             n = self.name_of.get(m.group(1))
             if n:

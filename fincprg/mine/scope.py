@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from fincprg.finance.compare import period_conflict, periods
+from fincprg.finance.compare import SENTENCE, period_conflict, periods
+from fincprg.finance.stocks import find_names, name_index
 
 # Report types (Report.report_type) whose passages speak for an industry or the market as a whole.
 WIDE_TYPES = frozenset({"industry", "strategy", "macro"})
@@ -39,10 +40,9 @@ INDUSTRY_WORDS = ("行业", "板块", "产业", "全行业", "业内", "全国",
 MARKET_WORDS = ("市场", "A股", "大盘", "指数", "全市场")
 # A company speaking of itself; 上市公司/龙头公司/各公司 are aggregates, not one company.
 _SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)公司|本公司|我司")
-_SENTENCE = re.compile(r"[。；！？;!?\n]")
 _MARKET_Q = re.compile(r"A股|市场|大盘|指数")
 # Question words that are no subject (beyond the coverage scorer's frame words).
-_NOT_SUBJECT = frozenset("受到 受 对 有何 哪些 新 发展 水平 面临 新变化".split())
+NOT_SUBJECT = frozenset("受到 受 对 有何 哪些 新 发展 水平 面临 新变化".split())
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,13 @@ def topic_scope(reports: Iterable[Any], queries: Iterable[Any]) -> TopicScope:
 
 
 @lru_cache(maxsize=4)
-def _names_re(names: frozenset[str]) -> re.Pattern[str] | None:
-    """One alternation of the build's company names (longest first): a scan per text, not per name."""
-    return re.compile("|".join(map(re.escape, sorted(names, key=lambda n: (-len(n), n))))) if names else None
+def _name_index(names: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    return name_index(names)
 
 
 def _names_in(text: str, names: frozenset[str]) -> set[str]:
-    pattern = _names_re(names)
-    return set(pattern.findall(text)) if pattern is not None else set()
+    """The build's company names ``text`` writes (leftmost longest, as the stock table finds them)."""
+    return {n for n, _ in find_names(text, _name_index(names))} if names else set()
 
 
 def named_companies(text: str, facts: Any, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
@@ -123,7 +122,7 @@ def subject_words(text: str) -> tuple[str, ...]:
 
     industry = _industry_names()
     return tuple(w for w in content_words(text)
-                 if w not in industry and w not in _NOT_SUBJECT and w not in INDUSTRY_WORDS
+                 if w not in industry and w not in NOT_SUBJECT and w not in INDUSTRY_WORDS
                  and w not in MARKET_WORDS and w.lower() != "a股")
 
 
@@ -147,7 +146,7 @@ def speaks_for_industry(subquery: str, passage: str, names: frozenset[str]) -> b
 
     scope_words = INDUSTRY_WORDS + (MARKET_WORDS if _MARKET_Q.search(subquery) and "行业" not in subquery else ())
     subject = subject_words(subquery)
-    for s in _SENTENCE.split(passage or ""):
+    for s in SENTENCE.split(passage or ""):
         low = s.lower()
         if not any(w.lower() in low for w in scope_words) or not all(w in low for w in subject):
             continue

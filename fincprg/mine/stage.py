@@ -48,13 +48,12 @@ log = logging.getLogger(__name__)
 _SCORED = ".scored.jsonl"  # scratch: scored batches, committed one by one, deleted at the end
 
 
-def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], dict[str, str | None], list[Query]]:
+def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], dict[str, str | None]]:
     nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
     assignments = list(ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment))
     subtree = {a.report_id: a.subtree_topic for a in assignments if a.subtree_topic}
     industry = {a.report_id: a.industry for a in assignments}
-    # verify's kept queries: the topic and intent ones
-    return nodes, subtree, industry, [q for q in ctx.read(L.VERIFY, L.QUERIES, Query) if q.level in ("topic", "intent")]
+    return nodes, subtree, industry
 
 
 def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic], subtree: dict[str, str],
@@ -81,7 +80,9 @@ def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic]
 def run(ctx: Any) -> dict[str, Any]:
     """Traverse the configured spaces, veto, propagate; write pairs, histogram and mined qrels."""
     cfg = ctx.config.mine
-    register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
+    # one pass over the reports, their texts dropped: the tokenizer's company names and the topic rules' scopes
+    reports = [r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)]
+    register_companies(reports)
     # passages and sentences are streamed, never held: their texts are read back by offset when the veto asks
     def passages() -> Iterator[Passage]:
         return ctx.read(L.CHUNK, L.PASSAGES, Passage)
@@ -89,11 +90,13 @@ def run(ctx: Any) -> dict[str, Any]:
     def sentences() -> Iterator[Sentence]:
         return ctx.read(L.CHUNK, L.SENTENCES, Sentence)
 
-    # the queries verify kept (sentence and passage here; topic and intent in _load_topics) and their direct qrels
-    gen_queries = [q for q in ctx.read(L.VERIFY, L.QUERIES, Query) if q.level in ("sentence", "passage")]
+    # the queries verify kept, of every level, and their direct qrels
+    kept = list(ctx.read(L.VERIFY, L.QUERIES, Query))
+    gen_queries = [q for q in kept if q.level in ("sentence", "passage")]
     direct = list(ctx.read(L.VERIFY, L.QRELS, Qrel))
-    nodes, subtree, industry, topic_queries = _load_topics(ctx) if "topic" in cfg.spaces or "passage" in cfg.spaces \
-        else ({}, {}, {}, [])
+    topics_needed = "topic" in cfg.spaces or "passage" in cfg.spaces
+    nodes, subtree, industry = _load_topics(ctx) if topics_needed else ({}, {}, {})
+    topic_queries = [q for q in kept if q.level in ("topic", "intent")] if topics_needed else []
     queries = gen_queries + topic_queries
     texts = {q.id: q.text for q in queries}
 
@@ -133,7 +136,7 @@ def run(ctx: Any) -> dict[str, Any]:
 
     veto = cfg.veto.model_dump(exclude={"enabled"}) if cfg.veto.enabled else None
     # the topic rules read each passage query's report (company, type, title periods, date)
-    topic = topic_scope(ctx.read(L.INGEST, L.REPORTS, Report), gen_queries) \
+    topic = topic_scope(reports, gen_queries) \
         if veto and cfg.veto.topic and spaces["topic"] else None
     env = MineEnv(texts=texts, reranker=reranker, threshold=threshold, direction=cfg.direction,
                   keep_min_score=cfg.keep_min_score, boilerplate=frozenset(bp), facts=facts, veto=veto,

@@ -54,9 +54,9 @@ def _open_subject(text: str | None, facts: Any) -> tuple[str, ...]:
     its content words less company names and question frame words; () for other questions."""
     from fincprg.finance.stated import event_of
     from fincprg.mine.coverage import content_words
-    from fincprg.mine.scope import _NOT_SUBJECT
+    from fincprg.mine.scope import NOT_SUBJECT
 
     if not text or facts.metrics or event_of(text):
         return ()
     names = [*facts.companies, *facts.codes]
-    return tuple(w for w in content_words(text) if w not in _NOT_SUBJECT and not any(w in n for n in names))
+    return tuple(w for w in content_words(text) if w not in NOT_SUBJECT and not any(w in n for n in names))

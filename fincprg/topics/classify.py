@@ -24,7 +24,6 @@ import numpy as np
 
 from fincprg.errors import BackendError
 from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon, to_citic
-from fincprg.finance.stocks import StockTable  # noqa: F401  (re-exported: topics used to own it)
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from fincprg.errors import ConfigError
+from fincprg.finance.stocks import StockTable
 from fincprg.generate.quality import check_query
-from fincprg.topics.classify import StockTable
 
 SRC = "2021年公司毛利率较科信下降2.1个百分点，消费电子营业收入23.13亿元。预计公司2022-2024年净利润分别为8.5、10.9、13.4亿元。"
 
@@ -59,8 +59,6 @@ def test_rules_read_what_a_finance_reader_reads():
 
 
 def test_stock_table_finds_the_companies_a_text_names(tmp_path):
-    from fincprg.finance.stocks import StockTable
-
     csv = tmp_path / "stocks.csv"
     csv.write_text("ts_code,symbol,name,industry\n600519.SH,600519,贵州茅台,白酒\n000002.SZ,000002,万科Ａ,全国地产\n"
                    "000001.SZ,000001,平安银行,银行\n", encoding="utf-8")

@@ -140,3 +140,11 @@ def test_identical_questions_whose_sources_differ_are_vetoed(q, a, b, reason):
 ])
 def test_identical_questions_with_the_same_facts_pass(q, a, b):
     assert source_veto(q, a, b) is None
+
+
+def test_build_names_are_found_leftmost_longest():
+    from fincprg.finance.stocks import find_names, name_index
+
+    index = name_index({"常熟", "常熟银行", "银行", "江苏"})
+    assert list(find_names("常熟银行与江苏银行", index)) == [("常熟银行", 0), ("江苏", 5), ("银行", 7)]
+    assert list(find_names("净息差", index)) == []
