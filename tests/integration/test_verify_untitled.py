@@ -47,3 +47,43 @@ def test_untitled_bodies_build_and_keep_no_fragment_subject(tmp_path):
     assert all(reasons[q.id] == "no_subject" for q in generated if q.report_id == "b3")
     fragments = [q for q in generated if q.text.startswith(("钢基材料", "代理销售", "受下游"))]
     assert all(reasons[q.id] == "fragment_subject" for q in fragments)
+
+
+# what an LLM writes for the same bodies: sentence key -> query (fragments and subject-less ones on purpose)
+GOOD = "宁德时代2023年营业收入是多少？"  # the passage query of b0: the listed company its body names, kept
+LLM_QUERIES = {
+    "受下游储能需求": "受下游储能2023年出货量增长了多少？",  # fragment cut from the sentence
+    "钢基材料": "钢基材料价格回落对毛利率有何影响？",  # fragment: a material, not a company
+    "行业需求回暖": "行业需求回暖的原因是什么？",  # a body that names no company: no subject
+}
+
+
+def _llm_answer(request: dict) -> str:
+    user = request["messages"][-1]["content"]
+    sentences, _ = json.JSONDecoder().raw_decode(user[user.index('["'):])
+    queries = [next((q for k, q in LLM_QUERIES.items() if k in s), "") for s in sentences]
+    good = GOOD if any("4009亿元" in s for s in sentences) else ""
+    return json.dumps({"passage_query": good, "sentence_queries": queries}, ensure_ascii=False)
+
+
+def test_untitled_llm_queries_with_fragment_or_no_subject_are_dropped(tmp_path, llm_server, monkeypatch):
+    corpus = tmp_path / "bodies.jsonl"
+    corpus.write_text("\n".join(json.dumps({"id": f"b{i}", "text": t}, ensure_ascii=False)
+                                for i, t in enumerate(BODIES)), encoding="utf-8")
+    table = tmp_path / "stocks.csv"
+    table.write_text(TABLE, encoding="utf-8")
+    llm_server.set_responder(_llm_answer)
+    monkeypatch.setenv("FINCPRG_TEST_KEY", "sk-test")
+    cfg = load_config(overrides=[f"finance.stock_table={table}", "topics.viz=none", "chunk.min_passage_chars=10",
+                                 "generate.backend=llm", "generate.complete=false", "llm.max_retries=0",
+                                 f"llm.base_url={llm_server.base_url}", "llm.api_key_env=FINCPRG_TEST_KEY"])
+    out = tmp_path / "out"
+    run_pipeline(corpus, out, cfg, show_progress=False)
+    build = L.Build(out)
+    kept = {q.text for q in build.queries(L.VERIFY)}
+    reasons = {d["text"]: d["reason"] for d in build.dropped()}
+    assert GOOD in kept
+    for key in ("受下游储能需求", "钢基材料"):
+        assert reasons.get(LLM_QUERIES[key]) in ("fragment_subject", "no_subject"), (key, reasons)
+    assert reasons.get(LLM_QUERIES["行业需求回暖"]) == "no_subject", reasons
+    assert not kept & {LLM_QUERIES[k] for k in ("受下游储能需求", "钢基材料", "行业需求回暖")}
