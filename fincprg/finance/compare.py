@@ -36,9 +36,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
+
+from fincprg.finance.clauses import CLAUSE, SENTENCE, metric_clauses
 
 CHECKS = ("company", "stock_code", "period_year", "period_forecast", "period_part", "metric", "numbers")
 
@@ -49,9 +51,6 @@ _UNIT_SCALE = {
     "倍": 1.0, "x": 1.0, "X": 1.0,
 }
 _FORECAST_CUE = re.compile(r"预计|预测|预期|展望|有望|指引")
-# how the finance rules cut sources (also fincprg.finance.stated and fincprg.mine.scope)
-CLAUSE = re.compile(r"[，。；！？;!?\n]|,(?!\d{3})")  # not the comma of 9,579
-SENTENCE = re.compile(r"[。；！？;!?\n]")
 
 
 def _number_key(n: Any) -> tuple[str, float]:
@@ -160,26 +159,6 @@ def metric_numbers(text: str, metric: str) -> tuple[Any, ...]:
             out.extend(n for n in f.numbers if n.unit)
     return tuple(out)
 
-
-def metric_clauses(sentence: str, metric: str,
-                   accept: Callable[[str, str], bool] | None = None) -> Iterator[tuple[str, Any]]:
-    """(clause, its facts) of the clauses of ``sentence`` about ``metric``: a clause naming it (any
-    synonym) and those following until a clause names another metric. ``accept(clause lowercased,
-    synonym)`` may turn a naming clause (and its followers) away."""
-    from fincprg.finance import METRIC_SYNONYMS, extract
-
-    syns = [s.lower() for s in METRIC_SYNONYMS.get(metric, (metric,))]
-    on = False
-    for clause in CLAUSE.split(sentence):
-        low = clause.lower()
-        f = extract(clause)
-        hit = next((s for s in syns if s in low), None)
-        if hit is not None:
-            on = accept is None or accept(low, hit)
-        elif f.metrics:
-            on = False
-        if on:
-            yield clause, f
 
 
 @lru_cache(maxsize=65_536)

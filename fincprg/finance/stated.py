@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from fincprg.finance.compare import SENTENCE, metric_clauses
+from fincprg.finance.clauses import SENTENCE, metric_clauses
 
 # Sentences that promise, condition, prescribe or warn instead of reporting what happened.
 NOT_STATING = re.compile(

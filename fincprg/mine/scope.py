@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from fincprg.finance.compare import SENTENCE, period_conflict, periods
+from fincprg.finance.clauses import SENTENCE
+from fincprg.finance.compare import period_conflict, periods
 from fincprg.finance.stocks import find_names, name_index
 
 # Report types (Report.report_type) whose passages speak for an industry or the market as a whole.
