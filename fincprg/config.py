@@ -248,6 +248,14 @@ class VerifyJudgeConfig(Section):
     max_source_chars: int = Field(1500, ge=100)  # source text shown to the judge (passage, or the topic's titles)
 
 
+class VerifyDenseConfig(Section):
+    """The round trip also with a bi-encoder (local folder or hub id; its query/passage prompts are used)."""
+
+    model: str | None = None  # e.g. the folder `fincprg models import-e5` writes; None: character BM25 only
+    batch_size: int = 32
+    device: str | None = None  # cpu, cuda...; default cuda when available
+
+
 VerifyCheck = Literal["subject", "answer", "related", "round_trip"]
 VERIFY_CHECKS: tuple[str, ...] = get_args(VerifyCheck)
 
@@ -264,6 +272,7 @@ class VerifyConfig(Section):
     ambiguous_reports: int = Field(5, ge=1)
     ambiguous_margin: float = Field(0.05, ge=0, lt=1)
     judge: VerifyJudgeConfig = Field(default_factory=VerifyJudgeConfig)
+    dense: VerifyDenseConfig = Field(default_factory=VerifyDenseConfig)
     batch_size: int = Field(256, ge=1)  # queries per BM25 scoring batch (runtime only)
 
 
