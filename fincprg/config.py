@@ -52,7 +52,9 @@ class IngestConfig(Section):
     encoding: str = "auto"
     skip_empty: bool = True  # reject (and record) reports with no text instead of failing
     on_duplicate_id: Literal["reject", "error"] = "reject"
-    on_bad_date: Literal["reject", "null"] = "null"  # keep the report with date=None, recording a warning
+    # a present date that is not one (Infinity, NaN, 1e308, "2024-13-45", an object): null keeps the report
+    # with date=None and the raw value in meta._bad_date, counted as dates_unparsed; reject rejects it
+    on_bad_date: Literal["reject", "null"] = "null"
     # a report without a title is kept (bottom-up generation needs none; topics and company
     # completion from the title skip it); true rejects it as "missing_title"
     require_title: bool = False

@@ -125,8 +125,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
         every.replace(ctx.output(L.REPORTS))
     atomic_write_text(ctx.output(L.REJECTED), "".join(_rejection_line(r) + "\n" for r in rejected))
     if rejected:
-        log.warning("ingest: %d input records rejected (%s); see %s", len(rejected), dict(reasons),
-                    ctx.output(L.REJECTED))
+        log.warning("ingest: %d input records, files or folders rejected (%s); see %s", len(rejected),
+                    dict(reasons), ctx.output(L.REJECTED))
     if bad_dates:
         log.warning("ingest: %d reports have a date fincprg cannot read (e.g. %s); they are kept without a "
                     "date, the raw value in Report.meta._bad_date (ingest.on_bad_date: reject rejects them "
