@@ -91,12 +91,14 @@ def _text(v: Any, *, multiline: bool = False) -> tuple[str | None, int]:
     if isinstance(v, (dict, list, tuple, bool)):
         kind = {dict: "an object", bool: "a boolean"}.get(type(v), "an array")
         raise NotText(f"{kind} ({_short(v)})")
-    s = str(v)
-    n = len(_CONTROL.findall(s)) + len(_BREAKS.findall(s))
-    s = _CONTROL.sub("", s)
-    s = _BREAKS.sub("\n", s) if multiline else _LINE_BREAKS.sub(" ", s)
+    s, n = _CONTROL.subn("", str(v))
+    if multiline:
+        s, k = _BREAKS.subn("\n", s)
+    else:  # a one-line field is short: counting its breaks apart costs nothing
+        k = len(_BREAKS.findall(s))
+        s = _LINE_BREAKS.sub(" ", s)
     s = s.strip()
-    return s or None, n
+    return s or None, n + k
 
 
 def _short(v: Any) -> str:
