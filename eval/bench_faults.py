@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eval import _faults_input  # noqa: E402
 from eval._readme import commit, write_section  # noqa: E402
 from fincprg import layout as L  # noqa: E402
 from tests.llm_server import LocalLLMServer  # noqa: E402
@@ -72,8 +73,8 @@ def _keys(keyer: Any, request: dict[str, Any]) -> set[str]:
 
 
 def cli_build(out: Path, sets: list[str], *, corpus: Path = SAMPLE, env: dict[str, str] | None = None,
-              extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "-q", *extra]
+              extra: tuple[str, ...] = (), prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    cmd = [*prefix, sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "-q", *extra]
     for s in sets:
         cmd += ["--set", s]
     full_env = {**{k: v for k, v in os.environ.items() if k != "FINCPRG_KILL_AFTER"},
@@ -281,10 +282,13 @@ def render(results: dict[str, Any], secs: float) -> str:
     for name in ("bad-input", "llm"):
         if name in results:
             out += results[name]["markdown"]
+    if "input-hardening" in results:
+        out.append(_faults_input.render(results["input-hardening"]))
     return "\n".join(out)
 
 
-SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults}
+SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
+            "input-hardening": _faults_input.run}
 
 
 def main() -> int:
