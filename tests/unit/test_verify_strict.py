@@ -86,6 +86,21 @@ def test_topic_full_year_question_on_interim_reviews_is_wrong_period():
     assert check_topic_strict("伊利股份2021年业绩表现如何？", annual, ["伊利股份"], []) is None
 
 
+def test_a_company_question_is_read_against_that_companys_reports_only():
+    """Another company's annual review in the topic does not answer 「X 2022年…」 where X has only an interim one."""
+    infos = [_info(1, "重庆啤酒（600132）：2022年中报点评：高端化持续", dt.date(2022, 8, 20), ["重庆啤酒"]),
+             _info(2, "青岛啤酒（600600）：2022年年报点评：量价齐升", dt.date(2023, 3, 30), ["青岛啤酒"]),
+             _info(3, "南方航空（600029）：2021年报点评", dt.date(2022, 4, 1), ["南方航空"])]
+    comps = ["重庆啤酒", "青岛啤酒", "南方航空"]
+    v = check_topic_strict("重庆啤酒2022年收入表现如何？", infos, comps, [])
+    assert _reason(v) == "wrong_period" and "重庆啤酒" in v.detail
+    assert check_topic_strict("青岛啤酒2022年收入表现如何？", infos, comps, []) is None
+    assert check_topic_strict("重庆啤酒2022年上半年收入表现如何？", infos, comps, []) is None
+    v = check_topic_strict("南方航空2022年经营表现如何？", infos, comps, [])  # it has only a 2021 review
+    assert _reason(v) == "wrong_period" and "no report" in v.detail
+    assert check_topic_strict("南方航空2021年经营表现如何？", infos, comps, []) is None
+
+
 def test_topic_industry_question_needs_industry_reports_or_many_companies():
     two = [_info(1, "晨光股份：文具龙头", dt.date(2021, 4, 1), ["晨光股份"]),
            _info(2, "齐心集团：办公集采", dt.date(2021, 5, 1), ["齐心集团"])]
