@@ -135,3 +135,21 @@ def test_a_target_price_is_not_vague_and_a_filler_word_is_no_segment():
     assert check_vague("坚朗五金的目标价是多少？", "目标价80元") is None
     src = "事件 2020Q1 实现收入136亿元，同比下降1.9%。"
     assert check_part_whole("晨鸣纸业2020年一季度收入是多少？", src, ["晨鸣纸业"]) is None
+
+
+def test_a_company_total_needs_a_figure_for_the_company():
+    """Segment figures with the company's metric named only as a share or without a figure do not answer the
+    company's total; a segment's 主营业务收入 is the segment's; another asked metric is no qualifier."""
+    q = "恒立液压2022年收入表现如何？"
+    share = "公司2022年海外收入17 5亿人民币，同比增长41 9 ，收入占比上升至21 5 。"
+    assert _reason(check_part_whole(q, share, ["恒立液压"])) == "not_answered"
+    assert check_part_whole(q, "公司2022年实现营业收入82 0亿元，同比下降12 9 。海外收入17 5亿元。", ["恒立液压"]) is None
+    no_figure = "公司国内、国外收入分别为1048、778亿元，营收实现正增长。"
+    assert _reason(check_part_whole("美的集团2022年上半年收入同比增长了多少？", no_figure, ["美的集团"])) == "not_answered"
+    seg = "2020Q1 Q3 公司移动主营业务收入为人民币 1165 39亿元，同比下降 1 0 。固网主营业务收入达到890亿元"
+    assert _reason(check_part_whole("中国联通2020年前三季度收入同比变化多少？", seg, ["中国联通"])) == "not_answered"
+    assert check_part_whole("中国联通2020年前三季度收入同比变化多少？", "公司主营业务收入2300亿元，同比增长4%",
+                            ["中国联通"]) is None
+    two = "航空新材料业务实现营业收入22 48亿元，实现归母净利润4 19亿元。机床装备业务实现营业收入8607万元"
+    assert _reason(check_part_whole("中航高科2020年三季度的归母净利润和营业收入分别是多少？", two, ["中航高科"])) \
+        == "not_answered"
