@@ -25,7 +25,9 @@ MAX_PASSAGE_CHARS = 600  # a group of 4–5 passages stays well inside a small m
 def cache_root(configured: str | None) -> Path:
     if configured:
         return Path(configured)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fincprg"
+    from fincprg import layout as L
+
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / L.CACHE_DIR) / "fincprg"
 
 
 def llm_client(config: str | None):
