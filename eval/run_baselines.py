@@ -165,13 +165,15 @@ def main() -> int:
         specs += e5_specs(e5) if e5 else []
         print(f"[{name}] {path}: {len(specs)} retrievers ...", flush=True)
         t0 = time.perf_counter()
+        misses = dense.MEMO.misses if dense.MEMO else 0
         res = run_eval(path, specs, show_progress=False)
         write_outputs(res, out / name)
         if e5:
             dense.MEMO.save()  # type: ignore[union-attr]
         n_q = len(set().union(*ds.qrels.values()))
         results[name] = {"res": res, "seconds": time.perf_counter() - t0, "queries": n_q,
-                         "docs": len(ds.corpus), "note": notes.get(name, "")}
+                         "docs": len(ds.corpus), "note": notes.get(name, ""),
+                         "encoded": (dense.MEMO.misses - misses) if dense.MEMO else None}
         print(format_markdown(res).replace(e5 or "\0", "e5-small"), flush=True)
     section = render(results, skipped, e5=e5, when=time.strftime("%Y-%m-%d"), commit=commit(),
                      machine=f"{platform.machine()} CPU ({os.cpu_count()} cores)",

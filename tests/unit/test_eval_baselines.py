@@ -220,3 +220,16 @@ def test_spec_help_lists_every_new_spec():
     for name in ("linear[:SIDE]", "rubric-point", "rubric-list", "rewrite[:llm[:CONFIG]]", "docs-ce=MODEL",
                  "cards[:ce:MODEL|:llm[:CONFIG]]", "borda[:cards|first|ce:MODEL|llm[:CONFIG]]"):
         assert name in SPEC_HELP and name in cli_help()
+
+
+def test_the_fiqa_findings_are_checked_not_assumed():
+    from eval._baselines_report import FIQA_OFFLINE, fiqa_findings
+
+    pair = ("rubric-list", "rubric-point")
+    study = dict(zip(FIQA_OFFLINE, [0.9, 0.5, 0.6, 0.6, 0.7, 0.75, 0.8, 0.4]))  # the study's order
+    assert all(x.startswith("agrees") for x in fiqa_findings(study, FIQA_OFFLINE, pair))
+    flipped = {**study, "rubric-point": 0.95}
+    got = fiqa_findings(flipped, FIQA_OFFLINE, pair)
+    assert got[0].startswith("differs (rubric-point") and got[1].startswith("differs (rank 3")
+    assert got[2].startswith("differs")
+    assert fiqa_findings({"bm25": 1.0}, FIQA_OFFLINE, pair) == ["not enough of the study's systems ran"]
