@@ -111,7 +111,14 @@ def render(results: dict[str, dict[str, Any]], skipped: dict[str, str], *, e5: s
                                                                              f"rubric-point:dense:{e5}"))))
             out.append(f"- **{n}**: " + " — ".join(label(x, e5) for x in lines))
         out.append("")
-        out += ["Notes per retriever (linear's training, pool recall, Borda stability) are in "
-                "runs/baselines/<dataset>/results.md.", ""]
+        out += ["Reading: these are small sets (43–84 evaluated queries; disc_finllm is lexical and nearly saturated, "
+                "R@1 cannot exceed ~0.36 there), and no significance test is run, so a difference of a few "
+                "hundredths is not a finding on its own. alphafin_summary asks for a report by its title, so every "
+                "retriever that reaches the right report first (`hier`) is favoured, and `bm25-report` is left out "
+                "(it would search the answer's own report). The FiQA study's order was measured on English FiQA with "
+                "its own rubric weights; the lines above say where fincprg's versions agree, not whether the study "
+                "holds.", "",
+                "Notes per retriever (linear's training queries or cross-fitting, pool recall, Borda stability) are "
+                "in runs/baselines/<dataset>/results.md.", ""]
     out.append(SEED_SYSTEMS)
     return "\n".join(out)
