@@ -15,9 +15,13 @@ SPEC_HELP = """\
     dense-flag:MODEL          FlagEmbedding FlagModel bi-encoder (e.g. BAAI/bge-base-zh-v1.5)
     rerank:MODEL              cross-encoder over the BM25 top 100 (sentence-transformers CrossEncoder)
     rerank-flag:MODEL         the same with FlagEmbedding FlagReranker (normalize=True)
-    cards                     finance-card reranker over BM25, fused with RRF
-    borda[:cards|first]       bootstrap round-robin Borda over the BM25 top 30 (scorer: cards or BM25 score)
-    hier[:N]                  hierarchical: top N reports (10) by title + opening passage, then passages
+    cards[:ce:MODEL|:llm[:CONFIG]]  finance-card reranker over BM25, fused with RRF (card alignment, or a cross-encoder or LLM score)
+    borda[:cards|first|ce:MODEL|llm[:CONFIG]]  bootstrap round-robin Borda over the BM25 top 30 (group scorer)
+    hier[:N][,docs=R][,passages=R][,docs-ce=MODEL][,passages-ce=MODEL]  hierarchical: top N reports (10) by title + opening passage, then passages; R = bm25 (default) or dense:MODEL, -ce = cross-encoder rerank of that stage
+    linear[:SIDE]             logistic regression over joint query-document features of the hybrid top 200 (SIDE = lsa or dense:MODEL); trained on the folder's train qrels, else 5-fold cross-fitted on the evaluated ones
+    rubric-point[:SIDE]       fixed weighted formula over those features, each candidate on its own
+    rubric-list[:SIDE]        the same formula after min-max normalising each feature over the query's candidates
+    rewrite[:llm[:CONFIG]]    BM25 over rewritten queries: rules (question words out, metric synonyms in) or the LLM
 """
 
 OFFLINE_DEFAULT = ["bm25", "bm25-report", "lsa", "hybrid", "rrf", "cards", "borda", "hier"]
@@ -27,5 +31,6 @@ def cli_help() -> str:
     """SPEC_HELP on one line, for ``--retriever`` (the CLI reflows whitespace)."""
     entries = [re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in SPEC_HELP.splitlines() if line.strip()]
     grammar = " | ".join(": ".join(e) for e in entries)
-    return (f"Retriever SPEC, repeatable. {grammar}. MODEL is a local folder or a hub id. "
+    return (f"Retriever SPEC, repeatable. {grammar}. MODEL is a local folder or a hub id; CONFIG is a pipeline "
+            "YAML whose llm section is used (default: the bundled offline one). "
             f"Default: {', '.join(OFFLINE_DEFAULT)} (bm25-report only when queries carry a report_id).")

@@ -38,6 +38,8 @@ def build_retriever(spec: str, *, show_progress: bool = True) -> Retriever:
 
     spec = spec.strip()
     head, _, arg = spec.partition(":")
+    if spec.startswith("hier,"):  # hier's options may follow the name directly
+        head, arg = "hier", spec[len("hier"):]
     sp = show_progress
     r: Retriever
     if head == "bm25" and not arg:
@@ -67,19 +69,74 @@ def build_retriever(spec: str, *, show_progress: bool = True) -> Retriever:
         r = CrossEncoderRerank(_need(arg, spec, "a cross-encoder model"), BM25(show_progress=sp),
                                backend="flag" if head == "rerank-flag" else "sentence-transformers",
                                show_progress=sp)
-    elif head == "cards" and not arg:
-        r = CardReranker(BM25(show_progress=sp))
+    elif head == "cards":
+        r = CardReranker(BM25(show_progress=sp), scorer=_real_scorer(spec, arg) if arg else None)
     elif head == "borda":
-        if arg not in ("", "cards", "first"):
-            raise ConfigError(f"retriever spec {spec!r}: the Borda scorer is 'cards' or 'first'")
-        r = BordaRerank(BM25(show_progress=sp), scorer=arg or "cards")
+        if arg in ("", "cards", "first"):
+            r = BordaRerank(BM25(show_progress=sp), scorer=arg or "cards")
+        else:
+            r = BordaRerank(BM25(show_progress=sp), scorer=_real_scorer(spec, arg))
     elif head == "hier":
-        try:
-            n = int(arg) if arg else 10
-        except ValueError:
-            raise ConfigError(f"retriever spec {spec!r}: hier:N takes a whole number of reports") from None
-        r = Hierarchical(n_reports=n, show_progress=sp)
+        r = _hier(spec, arg, sp)
+    elif head in ("linear", "rubric-point", "rubric-list"):
+        from fincprg.evaluate.retrievers.features import FeatureScorer
+        from fincprg.evaluate.retrievers.learned import LinearReranker, RubricReranker
+
+        side = build_retriever(arg or "lsa", show_progress=sp)
+        if not hasattr(side, "score_all"):
+            raise ConfigError(f"retriever spec {spec!r}: the feature side is lsa or dense:MODEL")
+        feats = FeatureScorer(side, show_progress=sp)
+        r = LinearReranker(feats) if head == "linear" else RubricReranker(feats, listwise=head == "rubric-list")
+    elif head == "rewrite":
+        from fincprg.evaluate.retrievers.rewrite import RewriteBM25
+
+        mode, _, config = arg.partition(":")
+        if mode not in ("", "llm") or (config and mode != "llm"):
+            raise ConfigError(f"retriever spec {spec!r}: rewrite (rules) or rewrite:llm[:CONFIG]")
+        r = RewriteBM25("llm" if mode else "rules", config or None, show_progress=sp)
     else:
         raise ConfigError(f"unknown retriever spec {spec!r}. Known specs:\n{SPEC_HELP}")
     r.name = spec
     return r
+
+
+def _real_scorer(spec: str, arg: str) -> object:
+    """``ce:MODEL`` -> a cross-encoder scorer; ``llm[:CONFIG]`` -> the LLM group scorer."""
+    from fincprg.evaluate.retrievers.scorers import CrossEncoderScorer, LLMGroupScorer
+
+    kind, _, rest = arg.partition(":")
+    if kind == "ce":
+        return CrossEncoderScorer(_need(rest, spec, "a cross-encoder model"), where=f"retriever {spec}")
+    if kind == "llm":
+        return LLMGroupScorer(rest or None)
+    raise ConfigError(f"retriever spec {spec!r}: the scorer is ce:MODEL or llm[:CONFIG]"
+                      + (" (or cards, first)" if spec.startswith("borda") else ""))
+
+
+_HIER_KEYS = ("docs", "passages", "docs-ce", "passages-ce")
+
+
+def _hier(spec: str, arg: str, sp: bool) -> Retriever:
+    """``hier[:N][,docs=R][,passages=R][,docs-ce=MODEL][,passages-ce=MODEL]``."""
+    from fincprg.evaluate.retrievers.hierarchical import Hierarchical
+
+    n_str, *opts = arg.split(",")
+    try:
+        n = int(n_str) if n_str else 10
+    except ValueError:
+        raise ConfigError(f"retriever spec {spec!r}: hier:N takes a whole number of reports") from None
+    kv: dict[str, str] = {}
+    for o in opts:
+        key, eq, val = o.partition("=")
+        if key not in _HIER_KEYS or not eq or not val:
+            raise ConfigError(f"retriever spec {spec!r}: hier options are {', '.join(k + '=' for k in _HIER_KEYS)} "
+                              "e.g. hier:10,docs=dense:intfloat/multilingual-e5-small,passages-ce=BAAI/bge-reranker-base")
+        kv[key] = val
+    stages: dict[str, Retriever | None] = {}
+    for key in ("docs", "passages"):
+        val = kv.get(key, "bm25")
+        if val != "bm25" and not val.startswith(("dense:", "dense-flag:")):
+            raise ConfigError(f"retriever spec {spec!r}: {key}= is bm25 or dense:MODEL")
+        stages[key] = None if val == "bm25" else build_retriever(val, show_progress=sp)
+    return Hierarchical(n_reports=n, show_progress=sp, reports=stages["docs"], passages=stages["passages"],
+                        reports_ce=kv.get("docs-ce"), passages_ce=kv.get("passages-ce"))

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -29,6 +31,25 @@ class UsesQueryMeta(Protocol):
     def set_query_meta(self, meta: dict[str, dict]) -> None: ...
 
 
+@dataclass
+class TrainingData:
+    """What a trained retriever may learn from: the dataset folder (its ``train`` qrels are read from
+    there), every query text, and the evaluated split's qrels, used only for k-fold cross-fitting when
+    the folder has no train qrels (a query is then scored by a model that never saw its labels)."""
+
+    folder: Path | None
+    split: str
+    queries: dict[str, str]
+    eval_qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@runtime_checkable
+class UsesTraining(Protocol):
+    """Optional: retrievers that learn from labelled queries (e.g. ``linear``)."""
+
+    def set_training(self, data: TrainingData) -> None: ...
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased finance tokens: ``fincprg.finance.tokenize`` (jieba + finance dictionary, no punctuation)."""
     from fincprg.finance import tokenize as finance_tokenize
@@ -41,6 +62,13 @@ def forward_query_meta(retrievers: Iterable[object], meta: dict[str, dict]) -> N
     for r in retrievers:
         if isinstance(r, UsesQueryMeta):
             r.set_query_meta(meta)
+
+
+def forward_training(retrievers: Iterable[object], data: TrainingData) -> None:
+    """Hand the training data to every retriever in ``retrievers`` that learns from it."""
+    for r in retrievers:
+        if isinstance(r, UsesTraining):
+            r.set_training(data)
 
 
 class PoolReranker:

@@ -12,6 +12,11 @@ every grouping gave the candidate the same normalised rank.
 
 Grouping matters for scorers that judge a list (an LLM, a listwise model) or that are noisy; a
 pointwise scorer gives group-relative ranks, which is what the aggregation averages.
+
+Scorers: ``cards`` (rule-based card alignment + first-stage score), ``first``, a cross-encoder
+(``borda:ce:MODEL``: each pooled passage scored once, groups ranked by those scores) or the LLM
+(``borda:llm[:CONFIG]``: each group graded 0–3 in one request, the groups of a round sent together);
+see :mod:`fincprg.evaluate.retrievers.scorers`.
 """
 from __future__ import annotations
 
@@ -56,10 +61,22 @@ class BordaResult:
     stopped_early: bool
 
 
-def bootstrap_borda(candidates: Sequence[str], score_group: Callable[[Sequence[str]], Sequence[float]], *,
+def bootstrap_borda(candidates: Sequence[str], score_group: Callable[[Sequence[str]], Sequence[float]] | None, *,
                     g: int = 4, rounds: int = 10, top_k: int = 10, stop_jaccard: float = 0.9,
-                    seed: int = 42, min_rounds: int = 2) -> BordaResult:
-    """Aggregate group-wise ranks over bootstrap regroupings (see the module docstring)."""
+                    seed: int = 42, min_rounds: int = 2,
+                    score_round: Callable[[list[list[str]]], Sequence[Sequence[float]]] | None = None) -> BordaResult:
+    """Aggregate group-wise ranks over bootstrap regroupings (see the module docstring).
+
+    ``score_round`` (instead of ``score_group``) scores all groups of a round in one call (an LLM batch).
+    """
+    if score_round is None:
+        if score_group is None:
+            raise ValueError("bootstrap_borda needs score_group or score_round")
+        sg = score_group
+
+        def score_round(groups: list[list[str]]) -> list[Sequence[float]]:
+            return [sg(grp) for grp in groups]
+
     cands = list(candidates)
     if not cands:
         return BordaResult({}, 0, 0.0, False)
@@ -69,8 +86,9 @@ def bootstrap_borda(candidates: Sequence[str], score_group: Callable[[Sequence[s
     stopped = False
     t = 0
     for t in range(1, rounds + 1):
-        for group in regroup(cands, g, rng):
-            s = np.asarray(score_group(group), dtype=float)
+        groups = regroup(cands, g, rng)
+        for group, group_scores in zip(groups, score_round(groups)):
+            s = np.asarray(group_scores, dtype=float)
             # rank 1 = best; ties share the order they were shuffled into (stable argsort)
             order = np.argsort(-s, kind="stable")
             ranks = np.empty(len(group), dtype=int)
@@ -92,23 +110,29 @@ class BordaRerank(PoolReranker):
     """Rerank a first-stage pool with bootstrap round-robin Borda over a group scorer.
 
     Scorers: ``cards`` (finance-card alignment + min-max first-stage score, the offline default),
-    ``first`` (the first-stage score alone), or any ``GroupScorer`` passed in. Candidates below the
+    ``first`` (the first-stage score alone), a ``CrossEncoderScorer`` or ``LLMGroupScorer``
+    (:mod:`~fincprg.evaluate.retrievers.scorers`), or any ``GroupScorer`` passed in. Candidates below the
     pool keep their first-stage order underneath the reranked ones. ``stats`` holds the mean rounds,
     the early-stop fraction and the mean rank variance of the last search.
     """
 
-    def __init__(self, first_stage: Retriever, scorer: str | GroupScorer = "cards", pool: int = 30, g: int = 4,
-                 rounds: int = 10, top_k: int = 10, stop_jaccard: float = 0.9, seed: int = 42, name: str = "borda"):
+    def __init__(self, first_stage: Retriever, scorer: str | GroupScorer | object = "cards", pool: int = 30,
+                 g: int = 4, rounds: int = 10, top_k: int = 10, stop_jaccard: float = 0.9, seed: int = 42, name: str = "borda"):
         self.first_stage, self.scorer, self.pool, self.g = first_stage, scorer, pool, g
         self.rounds, self.top_k, self.stop_jaccard, self.seed, self.name = rounds, top_k, stop_jaccard, seed, name
         self.stats: dict[str, float] = {}
         self.last_pool: Results = {}
+        self.real = None if isinstance(scorer, str) or callable(scorer) else scorer  # CE or LLM scorer
 
     def fit(self, corpus: dict[str, dict]) -> None:
         super().fit(corpus)
         self.cards = CardCache(corpus)
 
     def _group_scorer(self, qid: str, text: str, first: dict[str, float]) -> Callable[[Sequence[str]], list[float]]:
+        if self.real is not None:  # a cross-encoder: every pooled passage scored once, groups look them up
+            pooled = list(first)
+            by_doc = dict(zip(pooled, self.real.score(text, pooled, self.corpus)))
+            return lambda group: [by_doc[d] for d in group]
         if callable(self.scorer):
             return lambda group: list(self.scorer(qid, text, group))  # type: ignore[operator]
         norm = minmax(first)
@@ -131,9 +155,15 @@ class BordaRerank(PoolReranker):
             first_run = first_runs.get(q, {})
             order = ranked(first_run)
             pool = order[: self.pool]
-            res = bootstrap_borda(pool, self._group_scorer(q, text, {d: first_run[d] for d in pool}),
-                                  g=self.g, rounds=self.rounds, top_k=self.top_k,
-                                  stop_jaccard=self.stop_jaccard, seed=self.seed + qi)
+            if hasattr(self.real, "score_groups"):  # the LLM grades the groups of a round in one batch
+                res = bootstrap_borda(pool, None, g=self.g, rounds=self.rounds, top_k=self.top_k,
+                                      stop_jaccard=self.stop_jaccard, seed=self.seed + qi,
+                                      score_round=lambda groups, t=text: self.real.score_groups(  # type: ignore[union-attr]
+                                          [(t, grp) for grp in groups], self.corpus))
+            else:
+                res = bootstrap_borda(pool, self._group_scorer(q, text, {d: first_run[d] for d in pool}),
+                                      g=self.g, rounds=self.rounds, top_k=self.top_k,
+                                      stop_jaccard=self.stop_jaccard, seed=self.seed + qi)
             rounds.append(res.rounds)
             variances.append(res.rank_variance)
             early.append(res.stopped_early)
@@ -144,4 +174,6 @@ class BordaRerank(PoolReranker):
         if rounds:
             self.stats = {"rounds_mean": float(np.mean(rounds)), "early_stop_fraction": float(np.mean(early)),
                           "rank_variance": float(np.mean(variances))}
+            if hasattr(self.real, "stats"):
+                self.stats.update(self.real.stats())  # type: ignore[union-attr]
         return out

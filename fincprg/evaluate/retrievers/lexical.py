@@ -124,6 +124,10 @@ class LSA:
     def scores(self, query: str) -> np.ndarray:
         return self._docs @ self.encode([query])[0]
 
+    def score_all(self, queries: list[str]) -> np.ndarray:
+        """Cosine of each query with every document (rows: queries; columns: ``self.ids`` order)."""
+        return self.encode(queries) @ self._docs.T
+
     def search(self, queries: dict[str, str], k: int) -> Results:
         qids = list(queries)
         qv = self.encode([queries[q] for q in qids])
