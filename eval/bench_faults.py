@@ -281,10 +281,15 @@ def render(results: dict[str, Any], secs: float) -> str:
     for name in ("bad-input", "llm"):
         if name in results:
             out += results[name]["markdown"]
+    if "llm-hardening" in results:
+        from eval import _faults_llm
+
+        out.append(_faults_llm.render(results["llm-hardening"]))
     return "\n".join(out)
 
 
-SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults}
+SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
+            "llm-hardening": lambda work: __import__("eval._faults_llm", fromlist=["run"]).run(work)}
 
 
 def main() -> int:

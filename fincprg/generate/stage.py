@@ -207,6 +207,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
         counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
                                                    "stale_cache", "prompt_tokens", "completion_tokens",
                                                    "total_tokens", "cost_usd", "model")}
+        if stats.get("cache_errors"):  # answers the cache could not store: a re-run asks them again
+            counts["llm"]["cache_errors"] = stats["cache_errors"]
     log.info("generate: %s", counts)
     if counts["retryable_failures"]:
         log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "

@@ -7,7 +7,10 @@ the retries, through an httpx request hook reading the ``x-stainless-retry-count
 sets on every attempt.
 
 The API key is read from the environment variable *named* in the config and handed to the client
-in memory only: it is not part of cache keys, cache values, stats, results or log lines.
+in memory only: it is not part of cache keys, cache values, stats, results or log lines, and every
+error text is passed through :func:`fincprg.llm.redact.redact` (a server may quote the key in a 401).
+A refused key or permission (HTTP 401/403) stops the whole batch at once with :class:`LLMAuthError`:
+no request is sent after the first refusal comes back, since every other one would be refused too.
 
 Only answers the caller accepts are cached (``accept=``, e.g. "parses into a valid query tree"), and
 a cached answer is served again only while the caller still accepts it: an invalid answer is never
@@ -28,9 +31,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fincprg.config import LLMConfig
+from fincprg.errors import BackendError
 from fincprg.llm.budget import Budget, BudgetExceeded, active_budget, message_chars
 from fincprg.llm.ratelimit import Limiter, make_limiter
 from fincprg.llm.cache import ResponseCache, cache_key
+from fincprg.llm.redact import redact, register_secret
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +53,17 @@ def _ssl_context() -> Any:
     return httpx2.create_ssl_context()
 
 
+class LLMAuthError(BackendError):
+    """The server refused the API key (HTTP 401) or the permission (403): no later request is sent."""
+
+
 @dataclass(frozen=True)
 class LLMResult:
-    """One answer (or the reason there is none). ``chat_many`` never raises per item."""
+    """One answer (or the reason there is none). ``chat_many`` never raises per item, except
+    :class:`LLMAuthError` (and ``BudgetExceeded``), which stop the whole batch.
+
+    ``meta`` is what the caller stored with the answer (:meth:`LLMClient.remember`), read back on a cache hit.
+    """
 
     text: str | None
     error: str | None = None
@@ -58,6 +71,7 @@ class LLMResult:
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
     model: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -85,12 +99,14 @@ class LLMClient:
         self.cfg = cfg
         # llm.requests_per_minute / tokens_per_minute; on Ray one limiter actor shared by every client
         self.limiter = limiter if limiter is not None else make_limiter(cfg.requests_per_minute, cfg.tokens_per_minute)
+        register_secret(os.environ.get(cfg.api_key_env))  # masked in every error text of this process
         self.cache = ResponseCache(Path(cache_dir)) if cfg.cache else None
+        self._auth_error: LLMAuthError | None = None  # set by the first 401/403: nothing is sent after it
         self._json_mode_supported = True  # flipped once if the server rejects response_format
         self._lock = threading.Lock()
         self._stats: dict[str, float] = dict.fromkeys(
             ("requests", "cache_hits", "retries", "failures", "rejected", "stale_cache", "prompt_tokens",
-             "completion_tokens", "json_mode_fallbacks"), 0)
+             "completion_tokens", "json_mode_fallbacks", "reask_cached"), 0)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._openai: Any = None
         self._sem: asyncio.Semaphore | None = None
@@ -106,11 +122,13 @@ class LLMClient:
     def stats(self) -> dict[str, Any]:
         """Counts since this client was made: requests sent (not counting retries), cache hits,
         retries, failures (no answer), rejected (answers ``accept`` refused, not cached),
-        stale_cache (cached answers ``accept`` refused, asked again), token usage and the cost
-        estimate (USD) from ``cfg.prices``."""
+        stale_cache (cached answers ``accept`` refused, asked again), reask_cached (re-ask answers
+        also stored under the first question, :meth:`remember`), cache_errors (cache reads or writes
+        that failed, see :class:`ResponseCache`), token usage and the cost estimate (USD) from ``cfg.prices``."""
         with self._lock:
             s: dict[str, Any] = {k: int(v) for k, v in self._stats.items()}
         s["total_tokens"] = s["prompt_tokens"] + s["completion_tokens"]
+        s["cache_errors"] = self.cache.errors if self.cache is not None else 0
         price = price_for(self.cfg.model, self.cfg.prices)
         s["priced"] = price is not None
         s["cost_usd"] = (
@@ -187,7 +205,7 @@ class LLMClient:
             hit = self.cache.get(key)
             if hit is not None:
                 cached = LLMResult(hit["text"], None, True, hit.get("usage", {}), hit.get("finish_reason"),
-                                   hit.get("model"))
+                                   hit.get("model"), hit.get("meta") or {})
                 if _accepts(accept, cached):
                     self._add("cache_hits")
                     return cached
@@ -196,17 +214,25 @@ class LLMClient:
 
         client, sem = self._client()
         async with sem:
+            if self._auth_error is not None:  # an earlier answer refused the key: do not send this one
+                raise self._auth_error
             try:
                 resp = await self._send(client, messages, json_mode)
             except BudgetExceeded:
                 raise  # not sent: chat_many stops the batch once the requests in flight are back
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
+                self._add("failures")
+                if self._auth_error is None:
+                    self._auth_error = self._auth_failure(e)
+                raise self._auth_error from None
             except openai.APIError as e:
                 self._add("failures")
                 return LLMResult(None, _describe(e))
             except Exception as e:  # noqa: BLE001 - one bad item must not sink a batch of thousands
                 self._add("failures")
-                log.debug("LLM request failed", exc_info=True)
-                return LLMResult(None, f"{type(e).__name__}: {e}")
+                why = redact(f"{type(e).__name__}: {e}")
+                log.debug("LLM request failed: %s", why)  # no exc_info: a traceback's locals may hold the key
+                return LLMResult(None, why)
         usage = _usage(resp)
         self._add("prompt_tokens", usage.get("prompt_tokens", 0))
         self._add("completion_tokens", usage.get("completion_tokens", 0))
@@ -222,6 +248,35 @@ class LLMClient:
         elif self.cache is not None:
             self.cache.put(key, {"text": text, "usage": usage, "finish_reason": finish, "model": resp.model})
         return result
+
+    def remember(self, messages: Messages, result: LLMResult, *, meta: dict[str, Any] | None = None) -> None:
+        """Cache ``result`` (an accepted answer) as the answer to ``messages`` too, with ``meta``.
+
+        A re-ask's conversation holds the rejected first answer, so its cache key cannot be computed
+        before that answer comes; storing the re-ask's answer under the first question as well lets
+        a rebuild or a resume serve the item without a request (``meta`` says it came from a re-ask).
+        """
+        if self.cache is None or not result.ok:
+            return
+        self.cache.put(self.cache_key_for(messages), {"text": result.text, "usage": result.usage,
+                                                      "finish_reason": result.finish_reason,
+                                                      "model": result.model, "meta": meta or {}})
+        self._add("reask_cached")
+
+    def _auth_failure(self, e: Exception) -> LLMAuthError:
+        """The build-stopping error for a refused key (401) or permission (403): which server, which key."""
+        env = self.cfg.api_key_env
+        status = getattr(e, "status_code", None)
+        key = (f"the key is read from the environment variable {env} (config key llm.api_key_env), "
+               + ("which is set" if os.environ.get(env) else
+                  "which is not set, so the placeholder key 'EMPTY' was sent"))
+        fix = (f"export a valid key for this server in {env}, or set llm.api_key_env to the variable that holds it"
+               if status != 403 else
+               f"use a key (in {env}) that may call model {self.cfg.model!r} on this server, or change llm.model")
+        what = "refused the API key" if status != 403 else "refused the request (no permission)"
+        return LLMAuthError(
+            f"the LLM server {self.cfg.base_url} {what} ({_describe(e)}); {key}. Fix: {fix}, then run the same "
+            "command again (finished stages and the answers already received are kept). No further request was sent.")
 
     def cache_key_for(self, messages: Messages, *, json_mode: bool | None = None) -> str:
         """The cache key ``achat`` would use for ``messages`` (``fincprg estimate`` counts cached answers)."""
@@ -363,4 +418,4 @@ def _describe(e: Exception) -> str:
     status = getattr(e, "status_code", None)
     msg = getattr(e, "message", None) or str(e)
     head = type(e).__name__ + (f" (HTTP {status})" if status else "")
-    return f"{head}: {msg}"[:500]
+    return (redact(f"{head}: {msg}") or head)[:500]  # redacted before the cut, so no key is half-kept
