@@ -65,6 +65,9 @@ class ResponseCache:
             finally:
                 self._db.execute("ROLLBACK")
         except (sqlite3.Error, OSError) as e:
+            db = getattr(self, "_db", None)
+            if db is not None:
+                db.close()
             raise CacheError(f"cannot use the LLM response cache {self.path}: {_reason(e)}; {_FIX}") from None
 
     def _failed(self, what: str, e: Exception) -> None:

@@ -215,7 +215,7 @@ class LLMClient:
         client, sem = self._client()
         async with sem:
             if self._auth_error is not None:  # an earlier answer refused the key: do not send this one
-                raise self._auth_error
+                raise LLMAuthError(str(self._auth_error))  # a fresh one: a shared instance piles up tracebacks
             try:
                 resp = await self._send(client, messages, json_mode)
             except BudgetExceeded:
@@ -224,7 +224,7 @@ class LLMClient:
                 self._add("failures")
                 if self._auth_error is None:
                     self._auth_error = self._auth_failure(e)
-                raise self._auth_error from None
+                raise LLMAuthError(str(self._auth_error)) from None
             except openai.APIError as e:
                 self._add("failures")
                 return LLMResult(None, _describe(e))
