@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -123,15 +122,20 @@ def reask_cache(work: Path) -> dict[str, Any]:
     return row
 
 
-def _build_as_nobody(out: Path, sets: list[str], home: Path) -> subprocess.CompletedProcess:
-    """``cli_build``'s command, run as ``nobody`` when this is root (root writes anywhere, whatever the mode)."""
+def _build_unprivileged(out: Path, sets: list[str]) -> subprocess.CompletedProcess:
+    """``cli_build``'s command, without root's power to write into read-only folders (CAP_DAC_OVERRIDE):
+    as root it runs under ``setpriv`` with that capability dropped, so file modes bind it like any user."""
     cmd = [sys.executable, "-m", "fincprg", "build", str(SAMPLE), "-o", str(out), "-q"]
     for s in sets:
         cmd += ["--set", s]
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            raise RuntimeError("running as root: the read-only cache case needs setpriv (util-linux) to drop "
+                               "CAP_DAC_OVERRIDE, or run the benchmark as a normal user")
+        cmd = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", *cmd]
     env = {**{k: v for k, v in os.environ.items() if k != "FINCPRG_KILL_AFTER"},
-           "OPENAI_API_KEY": SECRET, "HF_HUB_OFFLINE": "1", "HOME": str(home)}
-    user = {"user": 65534, "group": 65534, "extra_groups": []} if os.geteuid() == 0 else {}
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, **user)
+           "OPENAI_API_KEY": SECRET, "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
 
 def read_only_cache(work: Path) -> list[dict[str, Any]]:
@@ -141,30 +145,22 @@ def read_only_cache(work: Path) -> list[dict[str, Any]]:
         sets = _sets(server)
         filled = work / "filled"  # a real cache from a finished build, then made read-only
         assert _build(filled, sets).returncode == 0
-        if os.geteuid() == 0:  # nobody must reach the work folder (TemporaryDirectory makes it 0700)
-            for p in (work.parent, work):
-                p.chmod(0o755)
-        home = work / "home"
-        home.mkdir(mode=0o777)
-        home.chmod(0o777)
         for name in ("empty", "filled"):
             cache = work / f"ro-{name}"
             if name == "filled":
                 shutil.copytree(filled / L.CACHE_DIR, cache)
             else:
                 (cache / "llm").mkdir(parents=True)
-            out = work / f"out-{name}"
-            out.mkdir(mode=0o777)
-            out.chmod(0o777)
             for p in [cache, *cache.rglob("*")]:
-                p.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
-                        if p.is_dir() else stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+                p.chmod(0o555 if p.is_dir() else 0o444)
             server.reset()
-            r = _build_as_nobody(out, [*sets, f"run.cache_dir={cache}"], home)
+            r = _build_unprivileged(work / f"out-{name}", [*sets, f"run.cache_dir={cache}"])
             rows.append({"cache": name, "rc": r.returncode, "requests": len(server.requests),
                          "traceback": "Traceback" in r.stderr, "names_folder": str(cache) in r.stderr,
                          "error": r.stderr.strip().splitlines()[-1:]})
             print(rows[-1], flush=True)
+            for p in [cache, *cache.rglob("*")]:  # so the temporary folder can be removed
+                p.chmod(0o755 if p.is_dir() else 0o644)
     finally:
         server.close()
     return rows

@@ -25,7 +25,7 @@ passages had succeeded the first time. A valid re-ask answer is also cached unde
 question (:meth:`LLMClient.remember`, marked ``reasked``): the re-ask's own key holds the rejected first
 answer, so without it a rebuild, a resume or ``--retry-failed`` would ask that passage again.
 
-An answer that fails with HTTP 401/403 raises :class:`fincprg.llm.client.LLMAuthError` (the build stops);
+An answer that fails with HTTP 401/403 raises :class:`fincprg.llm.auth.LLMAuthError` (the build stops);
 every error text and raw answer in a Failure has the API key masked (:mod:`fincprg.llm.redact`).
 """
 from __future__ import annotations

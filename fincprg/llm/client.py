@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fincprg.config import LLMConfig
-from fincprg.errors import BackendError
+from fincprg.llm.auth import LLMAuthError, auth_error
 from fincprg.llm.budget import Budget, BudgetExceeded, active_budget, message_chars
 from fincprg.llm.ratelimit import Limiter, make_limiter
 from fincprg.llm.cache import ResponseCache, cache_key
@@ -51,10 +51,6 @@ def _ssl_context() -> Any:
     import httpx2
 
     return httpx2.create_ssl_context()
-
-
-class LLMAuthError(BackendError):
-    """The server refused the API key (HTTP 401) or the permission (403): no later request is sent."""
 
 
 @dataclass(frozen=True)
@@ -223,7 +219,7 @@ class LLMClient:
             except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
                 self._add("failures")
                 if self._auth_error is None:
-                    self._auth_error = self._auth_failure(e)
+                    self._auth_error = auth_error(self.cfg, _describe(e), getattr(e, "status_code", None))
                 raise LLMAuthError(str(self._auth_error)) from None
             except openai.APIError as e:
                 self._add("failures")
@@ -262,21 +258,6 @@ class LLMClient:
                                                       "finish_reason": result.finish_reason,
                                                       "model": result.model, "meta": meta or {}})
         self._add("reask_cached")
-
-    def _auth_failure(self, e: Exception) -> LLMAuthError:
-        """The build-stopping error for a refused key (401) or permission (403): which server, which key."""
-        env = self.cfg.api_key_env
-        status = getattr(e, "status_code", None)
-        key = (f"the key is read from the environment variable {env} (config key llm.api_key_env), "
-               + ("which is set" if os.environ.get(env) else
-                  "which is not set, so the placeholder key 'EMPTY' was sent"))
-        fix = (f"export a valid key for this server in {env}, or set llm.api_key_env to the variable that holds it"
-               if status != 403 else
-               f"use a key (in {env}) that may call model {self.cfg.model!r} on this server, or change llm.model")
-        what = "refused the API key" if status != 403 else "refused the request (no permission)"
-        return LLMAuthError(
-            f"the LLM server {self.cfg.base_url} {what} ({_describe(e)}); {key}. Fix: {fix}, then run the same "
-            "command again (finished stages and the answers already received are kept). No further request was sent.")
 
     def cache_key_for(self, messages: Messages, *, json_mode: bool | None = None) -> str:
         """The cache key ``achat`` would use for ``messages`` (``fincprg estimate`` counts cached answers)."""

@@ -5,7 +5,7 @@ raised inside an HTTP library may carry the ``Authorization`` header. Every erro
 produces goes through :func:`redact` before it is stored, logged or raised. It removes the keys the
 clients of this process were given (:func:`register_secret`, done by every :class:`LLMClient`) and
 anything shaped like a key whatever its value: ``Bearer <token>``, ``sk-...``, Google ``AIza...`` keys,
-and ``api_key=...`` / ``"token": "..."`` pairs.
+``api_key=...`` / ``"token": "..."`` pairs and the password of a URL (``https://user:pass@host``).
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ _PATTERNS = (
     (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=*-]{6,}"), rf"\1 {MASK}"),
     (re.compile(r"\bsk-[A-Za-z0-9_*.-]{6,}"), MASK),
     (re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"), MASK),
+    (re.compile(r"(://[^/\s:@]+:)[^@\s/]+@"), rf"\1{MASK}@"),  # a password in a URL: https://user:pass@host
     (re.compile(r"""(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|x-api-key)["']?\s*[:=]\s*["']?)"""
                 r"""[^\s"',}]{6,}"""), rf"\1{MASK}"),
 )

@@ -18,7 +18,7 @@ from fincprg.config import GenerateConfig, LLMConfig, load_config
 from fincprg.generate.llm_tree import LLMTreeGenerator
 from fincprg.llm import LLMClient
 from fincprg.llm.cache import CacheError, ResponseCache
-from fincprg.llm.client import LLMAuthError
+from fincprg.llm.auth import LLMAuthError
 from fincprg.llm.redact import MASK, redact, register_secret
 from fincprg.pipeline.runner import run_pipeline
 from fincprg.generate.base import QueryTree
@@ -54,11 +54,13 @@ def test_redact_masks_registered_keys_and_key_shapes():
     register_secret("plain-secret-value-123")
     register_secret("EMPTY")  # the placeholder is not a key: masking it would garble messages
     text = ("key plain-secret-value-123, header Authorization: Bearer abc.DEF-123_xyz, sk-proj-AbC123xyz789, "
-            "masked sk-abc1*****xyz9, api_key=qwerty12345, {'token': 'x'}, EMPTY stays")
+            "masked sk-abc1*****xyz9, api_key=qwerty12345, {'token': 'x'}, https://me:hunter2pw@host/v1, EMPTY stays")
     out = redact(text)
-    for leaked in ("plain-secret-value-123", "abc.DEF-123_xyz", "sk-proj-AbC123xyz789", "sk-abc1", "qwerty12345"):
+    for leaked in ("plain-secret-value-123", "abc.DEF-123_xyz", "sk-proj-AbC123xyz789", "sk-abc1", "qwerty12345",
+                   "hunter2pw"):
         assert leaked not in out
     assert "Bearer " + MASK in out and "api_key=" + MASK in out and "EMPTY stays" in out
+    assert f"https://me:{MASK}@host/v1" in out
     # a model's answer is data: only the registered keys go
     assert redact("sk-looks-like-a-key plain-secret-value-123", patterns=False) == f"sk-looks-like-a-key {MASK}"
 
@@ -150,7 +152,8 @@ def test_retry_failed_resends_only_the_failed_passages(llm_server, tmp_path, sam
                                          retry_failed=True) if o.name == "generate"]
     assert gen_run.status == "retried"
     assert len(llm_server.requests) == counts["retryable_failures"]  # each failed passage once, nothing else
-    assert gen_run.counts["retryable_failures"] == 0
+    assert gen_run.counts["retryable_failures"] == 0, gen_run.counts
+    assert gen_run.counts["retried"] == gen_run.counts["recovered"] == counts["retryable_failures"]
 
 
 # -- the cache's disk ---------------------------------------------------------------------------------------
