@@ -49,6 +49,17 @@ def _files_with(root: Path, needle: str) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and raw in p.read_bytes())
 
 
+def _body(request: dict[str, Any]) -> str:
+    return json.dumps(request.get("messages"), ensure_ascii=False, sort_keys=True)
+
+
+def _first_question(request: dict[str, Any]) -> str:
+    """The conversation up to its first answer: the passage's own question, re-ask or not."""
+    msgs = request.get("messages") or []
+    cut = next((i for i, m in enumerate(msgs) if m.get("role") == "assistant"), len(msgs))
+    return json.dumps(msgs[:cut], ensure_ascii=False, sort_keys=True)
+
+
 def _counts(out: Path) -> dict[str, Any]:
     return (L.Build(out).manifest(L.GENERATE) or {}).get("counts", {})
 
@@ -85,14 +96,13 @@ def retry_failed(work: Path) -> dict[str, Any]:
         sets = _sets(server, "llm.max_retries=0")
         first = _build(out, sets)
         before = _counts(out)
-        reasked = sum(json.loads(x)["provenance"].get("reasked", False)
-                      for x in L.Build(out).path(L.GENERATE, L.QUERIES).read_text("utf-8").splitlines()
-                      if json.loads(x)["level"] == "passage")
+        # passages re-asked in the first build: those whose re-ask succeeded must not be asked by the retry
+        reasked = len({_first_question(q) for q in server.requests if _first_question(q) != _body(q)})
         server.reset()
         again = _build(out, sets, "--retry-failed")
         after = _counts(out)
         row = {"rc": [first.returncode, again.returncode], "failed": before.get("retryable_failures"),
-               "recovered_by_reask": reasked, "resent": len(server.requests),
+               "reasked": reasked, "resent": len(server.requests),
                "left": after.get("retryable_failures"), "recovered": after.get("recovered"),
                "faults": dict(faults.counts), "traceback": "Traceback" in first.stderr + again.stderr}
     finally:
@@ -190,8 +200,8 @@ def render(result: dict[str, Any]) -> str:
     r = result["retry_failed"]
     ok = r["resent"] == r["failed"] and not r["left"] and not r["traceback"]
     md.append(f"| 30 % first attempts fail (500 / prose), then `--retry-failed` | {r['rc']} | {r['resent']} re-sent "
-              f"for {r['failed']} failed passages ({r['recovered_by_reask']} recovered by a re-ask: 0 re-sent for "
-              f"them); {r['left']} left | - | {int(r['traceback'])} | {'yes' if ok else '**no**'} |")
+              f"for {r['failed']} failed passages (the first build re-asked {r['reasked']} passages); "
+              f"{r['left']} left | - | {int(r['traceback'])} | {'yes' if ok else '**no**'} |")
     c = result["reask_cache"]
     ok = c["rebuild_requests"] == 0 and c["same_queries"] and c["same_dataset"] and not c["traceback"]
     md.append(f"| every passage recovered by its re-ask, then `--force` | {c['rc']} | {c['first_requests']} first, "

@@ -22,8 +22,10 @@ Only fully valid answers are cached (the client's ``accept``): every passage lis
 :data:`RETRYABLE_KINDS` is asked again by the next run of the stage (``fincprg build --retry-failed``),
 while every valid answer is served from the cache, so the output equals a build in which the failed
 passages had succeeded the first time. A valid re-ask answer is also cached under the passage's first
-question (:meth:`LLMClient.remember`, marked ``reasked``): the re-ask's own key holds the rejected first
-answer, so without it a rebuild, a resume or ``--retry-failed`` would ask that passage again.
+question (:meth:`LLMClient.remember`): the re-ask's own key holds the rejected first answer, so without
+it a rebuild, a resume or ``--retry-failed`` would ask that passage again. A query's provenance does not
+say whether its answer needed a re-ask: that is the history of one run (a fault, a cache hit), and the
+output must not depend on it (the stage's ``llm.rejected`` count says how many answers were re-asked).
 
 An answer that fails with HTTP 401/403 raises :class:`fincprg.llm.auth.LLMAuthError` (the build stops);
 every error text and raw answer in a Failure has the API key masked (:mod:`fincprg.llm.redact`).
@@ -190,9 +192,9 @@ class LLMTreeGenerator:
             else f"{problem.message}. Answer again with valid JSON and exactly {n} sentence_queries."
         return [*conv, {"role": "assistant", "content": answer}, {"role": "user", "content": follow}]
 
-    def _provenance(self, reasked: bool | int) -> dict[str, Any]:
+    def _provenance(self) -> dict[str, Any]:
         return {"generator": "llm", "model": self.client.cfg.model, "template": self.prompt.id,
-                "version": self.prompt.version, "reasked": bool(reasked)}
+                "version": self.prompt.version}
 
     async def agenerate_one(self, item: PassageInput) -> QueryTree | Failure:
         """Ask for one passage's tree, re-asking with the validation error up to ``generate.reask`` times."""
@@ -215,9 +217,9 @@ class LLMTreeGenerator:
             answer = parsed[-1] if parsed else parse_tree(res.text, n, res.finish_reason)
             if isinstance(answer, TreeAnswer):
                 if rnd > 0:  # so a rebuild finds it under the passage's own question
-                    self.client.remember(first, res, meta={"reasked": rnd})
+                    self.client.remember(first, res)
                 return QueryTree(item.passage.id, answer.passage_query, answer.sentence_queries,
-                                 self._provenance(rnd > 0 or res.meta.get("reasked", 0)))
+                                 self._provenance())
             last = (answer.kind, answer.message, res.text)
             if answer.partial is not None:
                 partial = answer
@@ -225,7 +227,7 @@ class LLMTreeGenerator:
         if partial is not None:
             answer = partial.partial
             assert answer is not None
-            prov = self._provenance(self.cfg.reask > 0)
+            prov = self._provenance()
             action = "truncated" if len(answer.sentence_queries) > n else "padded with \"\""
             prefix = TRUNCATED_PREFIX if partial.kind == "truncated" else WARNING_PREFIX
             prov["warning"] = f"{prefix} {partial.message}; kept the aligned part ({action})"

@@ -2,8 +2,8 @@
 
 SQLite (WAL) is used instead of one-file-per-answer because a build may cache hundreds of thousands
 of answers, and a killed run must never leave a half-written entry (each insert is a transaction).
-Only what the server answered is stored (text, usage, finish reason, model, and the caller's ``meta``)
-- never request headers, so the API key cannot end up here.
+Only what the server answered is stored (text, usage, finish reason, model) - never request
+headers, so the API key cannot end up here.
 """
 from __future__ import annotations
 

@@ -56,10 +56,7 @@ def _ssl_context() -> Any:
 @dataclass(frozen=True)
 class LLMResult:
     """One answer (or the reason there is none). ``chat_many`` never raises per item, except
-    :class:`LLMAuthError` (and ``BudgetExceeded``), which stop the whole batch.
-
-    ``meta`` is what the caller stored with the answer (:meth:`LLMClient.remember`), read back on a cache hit.
-    """
+    :class:`LLMAuthError` (and ``BudgetExceeded``), which stop the whole batch."""
 
     text: str | None
     error: str | None = None
@@ -67,7 +64,6 @@ class LLMResult:
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
     model: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -201,7 +197,7 @@ class LLMClient:
             hit = self.cache.get(key)
             if hit is not None:
                 cached = LLMResult(hit["text"], None, True, hit.get("usage", {}), hit.get("finish_reason"),
-                                   hit.get("model"), hit.get("meta") or {})
+                                   hit.get("model"))
                 if _accepts(accept, cached):
                     self._add("cache_hits")
                     return cached
@@ -245,18 +241,18 @@ class LLMClient:
             self.cache.put(key, {"text": text, "usage": usage, "finish_reason": finish, "model": resp.model})
         return result
 
-    def remember(self, messages: Messages, result: LLMResult, *, meta: dict[str, Any] | None = None) -> None:
-        """Cache ``result`` (an accepted answer) as the answer to ``messages`` too, with ``meta``.
+    def remember(self, messages: Messages, result: LLMResult) -> None:
+        """Cache ``result`` (an accepted answer) as the answer to ``messages`` too.
 
         A re-ask's conversation holds the rejected first answer, so its cache key cannot be computed
         before that answer comes; storing the re-ask's answer under the first question as well lets
-        a rebuild or a resume serve the item without a request (``meta`` says it came from a re-ask).
+        a rebuild or a resume serve the item without a request.
         """
         if self.cache is None or not result.ok:
             return
         self.cache.put(self.cache_key_for(messages), {"text": result.text, "usage": result.usage,
                                                       "finish_reason": result.finish_reason,
-                                                      "model": result.model, "meta": meta or {}})
+                                                      "model": result.model})
         self._add("reask_cached")
 
     def cache_key_for(self, messages: Messages, *, json_mode: bool | None = None) -> str:
