@@ -284,11 +284,16 @@ def render(results: dict[str, Any], secs: float) -> str:
             out += results[name]["markdown"]
     if "input-hardening" in results:
         out.append(_faults_input.render(results["input-hardening"]))
+    if "llm-hardening" in results:
+        from eval import _faults_llm
+
+        out.append(_faults_llm.render(results["llm-hardening"]))
     return "\n".join(out)
 
 
 SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
-            "input-hardening": _faults_input.run}
+            "input-hardening": _faults_input.run,
+            "llm-hardening": lambda work: __import__("eval._faults_llm", fromlist=["run"]).run(work)}
 
 
 def main() -> int:

@@ -17,6 +17,9 @@ a run is reproducible whatever the request order, and ``heal_after=k`` makes a r
 says how many of each were injected. From the command line::
 
     python -m tests.llm_server --faults 0.3 --fault-seed 0 --heal-after 1
+
+Two more responders: :func:`auth_failure` (every request refused with 401/403, the message echoing
+the API key) and :class:`RejectFirstAnswer` (every first answer is prose, every re-ask is answered).
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ import threading
 from collections import Counter
 from typing import Any, Callable
 
-from tests.llm_server import Delayed, completion_body, default_responder, error_body
+from tests.llm_server import Delayed, completion_body, default_responder, error_body, request_headers
 
 FAULT_KINDS = ("429", "500", "timeout", "truncated", "not_json", "misaligned")
 
@@ -84,3 +87,30 @@ class FaultInjector:
                 tree["sentence_queries"] = tree["sentence_queries"][:-1]
                 return json.dumps(tree, ensure_ascii=False)
         return "抱歉，我现在无法按要求输出 JSON。"
+
+
+def auth_failure(status: int = 401, *, echo_key: bool = True) -> Callable[[dict[str, Any]], Any]:
+    """A responder refusing every request with ``status`` (401 bad key, 403 no permission); with
+    ``echo_key`` its message quotes the key from the Authorization header verbatim, as some servers do."""
+    def respond(request: dict[str, Any]) -> Any:
+        auth = request_headers().get("authorization", "")
+        key = auth.split(" ", 1)[1] if " " in auth else auth
+        said = f"Incorrect API key provided: {key}." if echo_key else "Incorrect API key provided."
+        kind = "invalid_request_error" if status == 401 else "permission_denied"
+        return status, error_body(f"{said} You can find your API key in your account settings.", type_=kind), {}
+
+    return respond
+
+
+class RejectFirstAnswer:
+    """A responder answering prose (not JSON) to every first question and ``inner``'s answer to a re-ask
+    (a conversation that already holds an assistant turn): every passage is recovered by its re-ask."""
+
+    def __init__(self, inner: Callable[[dict[str, Any]], Any] = default_responder) -> None:
+        self.inner = inner
+        self.counts: Counter[str] = Counter()
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        reask = any(m.get("role") == "assistant" for m in request.get("messages") or [])
+        self.counts["reask" if reask else "rejected"] += 1
+        return self.inner(request) if reask else "抱歉，我现在无法按要求输出 JSON。"

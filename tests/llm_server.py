@@ -19,6 +19,9 @@ A responder gets the request JSON and returns one of:
 * :class:`Delayed`: ``Delayed(seconds, value)`` sleeps before answering ``value`` (use it to hang a
   request past the client timeout).
 
+A responder that needs the request headers (e.g. to echo the API key, as some servers do in a 401
+message) reads them with :func:`request_headers` (lower-case names, this request's only).
+
 ``latency`` (seconds) is added to every request; ``max_in_flight`` is the peak number of requests
 being handled at the same time (use it to check a client's concurrency limit).
 """
@@ -36,6 +39,12 @@ from typing import Any, Callable
 import pytest
 
 Responder = Callable[[dict[str, Any]], Any]
+_CURRENT = threading.local()  # the headers of the request this handler thread is answering
+
+
+def request_headers() -> dict[str, str]:
+    """The headers (lower-case names) of the request being answered, for a responder."""
+    return dict(getattr(_CURRENT, "headers", {}))
 
 
 @dataclass
@@ -274,7 +283,9 @@ class LocalLLMServer:
                 except ValueError:
                     self._send(400, error_body("request body is not JSON"))
                     return
-                server._enter(body, {k.lower(): v for k, v in self.headers.items()})
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                server._enter(body, headers)
+                _CURRENT.headers = headers
                 try:
                     if server.latency:
                         time.sleep(server.latency)

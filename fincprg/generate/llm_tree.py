@@ -21,7 +21,14 @@ Render and parse are separate, pure functions; :class:`LLMTreeGenerator` wires t
 Only fully valid answers are cached (the client's ``accept``): every passage listed with a kind in
 :data:`RETRYABLE_KINDS` is asked again by the next run of the stage (``fincprg build --retry-failed``),
 while every valid answer is served from the cache, so the output equals a build in which the failed
-passages had succeeded the first time.
+passages had succeeded the first time. A valid re-ask answer is also cached under the passage's first
+question (:meth:`LLMClient.remember`): the re-ask's own key holds the rejected first answer, so without
+it a rebuild, a resume or ``--retry-failed`` would ask that passage again. A query's provenance does not
+say whether its answer needed a re-ask: that is the history of one run (a fault, a cache hit), and the
+output must not depend on it (the stage's ``llm.rejected`` count says how many answers were re-asked).
+
+An answer that fails with HTTP 401/403 raises :class:`fincprg.llm.auth.LLMAuthError` (the build stops);
+every error text and raw answer in a Failure has the API key masked (:mod:`fincprg.llm.redact`).
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ from fincprg.config import GenerateConfig
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.llm import JSONParseError, LLMClient, LLMResult, Prompt, parse_json_detailed
 from fincprg.llm.prompts import stage_prompt
+from fincprg.llm.redact import redact
 from fincprg.llm.stream import ordered_stream
 from fincprg.records import Failure
 
@@ -184,14 +192,14 @@ class LLMTreeGenerator:
             else f"{problem.message}. Answer again with valid JSON and exactly {n} sentence_queries."
         return [*conv, {"role": "assistant", "content": answer}, {"role": "user", "content": follow}]
 
-    def _provenance(self, reasked: bool) -> dict[str, Any]:
+    def _provenance(self) -> dict[str, Any]:
         return {"generator": "llm", "model": self.client.cfg.model, "template": self.prompt.id,
-                "version": self.prompt.version, "reasked": reasked}
+                "version": self.prompt.version}
 
     async def agenerate_one(self, item: PassageInput) -> QueryTree | Failure:
         """Ask for one passage's tree, re-asking with the validation error up to ``generate.reask`` times."""
         n = len(item.sentences)
-        conv = self.render(item)
+        conv = first = self.render(item)
         partial: TreeProblem | None = None  # latest usable-in-part answer (misaligned or truncated)
         last: tuple[str, str, str | None] = ("request_failed", "no answer", None)  # kind, message, raw answer
         for rnd in range(1 + self.cfg.reask):
@@ -208,8 +216,10 @@ class LLMTreeGenerator:
                 break  # transport errors were already retried by the client
             answer = parsed[-1] if parsed else parse_tree(res.text, n, res.finish_reason)
             if isinstance(answer, TreeAnswer):
+                if rnd > 0:  # so a rebuild finds it under the passage's own question
+                    self.client.remember(first, res)
                 return QueryTree(item.passage.id, answer.passage_query, answer.sentence_queries,
-                                 self._provenance(rnd > 0))
+                                 self._provenance())
             last = (answer.kind, answer.message, res.text)
             if answer.partial is not None:
                 partial = answer
@@ -217,13 +227,14 @@ class LLMTreeGenerator:
         if partial is not None:
             answer = partial.partial
             assert answer is not None
-            prov = self._provenance(self.cfg.reask > 0)
+            prov = self._provenance()
             action = "truncated" if len(answer.sentence_queries) > n else "padded with \"\""
             prefix = TRUNCATED_PREFIX if partial.kind == "truncated" else WARNING_PREFIX
             prov["warning"] = f"{prefix} {partial.message}; kept the aligned part ({action})"
             return QueryTree(item.passage.id, answer.passage_query, align(answer, n), prov)
         kind, msg, raw = last
-        return Failure(stage="generate", item_id=item.passage.id, kind=kind, message=msg, raw=raw)
+        return Failure(stage="generate", item_id=item.passage.id, kind=kind, message=redact(msg) or kind,
+                       raw=redact(raw, patterns=False))
 
     def stream(self, items: Iterable[PassageInput]) -> Iterator[QueryTree | Failure]:
         """One result per item, in order, with ``llm.concurrency`` requests in flight from the first

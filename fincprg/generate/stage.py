@@ -21,6 +21,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
+from fincprg.errors import FincprgError
 from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.finance.stocks import load_stock_table
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
@@ -185,6 +186,11 @@ def run(ctx: StageContext) -> dict[str, Any]:
         try:
             lines = ctx.map_batches(zip(todo, trees), records, outputs=OUTPUTS, batch_size=bs,
                                     total=n_items, desc=f"generate ({generator.name})", skipped=True)
+        except Exception as e:
+            cause = getattr(e, "cause", None)  # Ray wraps an actor's error (a refused key...) with its traceback
+            if isinstance(cause, FincprgError):
+                raise cause from None
+            raise
         finally:
             trees.close()  # zip stops at the last item without exhausting the stream: close it now
     else:
@@ -207,6 +213,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
         counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
                                                    "stale_cache", "prompt_tokens", "completion_tokens",
                                                    "total_tokens", "cost_usd", "model")}
+        if stats.get("cache_errors"):  # answers the cache could not store: a re-run asks them again
+            counts["llm"]["cache_errors"] = stats["cache_errors"]
     log.info("generate: %s", counts)
     if counts["retryable_failures"]:
         log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "

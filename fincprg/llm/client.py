@@ -7,7 +7,10 @@ the retries, through an httpx request hook reading the ``x-stainless-retry-count
 sets on every attempt.
 
 The API key is read from the environment variable *named* in the config and handed to the client
-in memory only: it is not part of cache keys, cache values, stats, results or log lines.
+in memory only: it is not part of cache keys, cache values, stats, results or log lines, and every
+error text is passed through :func:`fincprg.llm.redact.redact` (a server may quote the key in a 401).
+A refused key or permission (HTTP 401/403) stops the whole batch at once with :class:`LLMAuthError`:
+no request is sent after the first refusal comes back, since every other one would be refused too.
 
 Only answers the caller accepts are cached (``accept=``, e.g. "parses into a valid query tree"), and
 a cached answer is served again only while the caller still accepts it: an invalid answer is never
@@ -28,9 +31,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fincprg.config import LLMConfig
+from fincprg.llm.auth import LLMAuthError, auth_error
 from fincprg.llm.budget import Budget, BudgetExceeded, active_budget, message_chars
 from fincprg.llm.ratelimit import Limiter, make_limiter
 from fincprg.llm.cache import ResponseCache, cache_key
+from fincprg.llm.redact import redact, register_secret
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +55,8 @@ def _ssl_context() -> Any:
 
 @dataclass(frozen=True)
 class LLMResult:
-    """One answer (or the reason there is none). ``chat_many`` never raises per item."""
+    """One answer (or the reason there is none). ``chat_many`` never raises per item, except
+    :class:`LLMAuthError` (and ``BudgetExceeded``), which stop the whole batch."""
 
     text: str | None
     error: str | None = None
@@ -85,12 +91,14 @@ class LLMClient:
         self.cfg = cfg
         # llm.requests_per_minute / tokens_per_minute; on Ray one limiter actor shared by every client
         self.limiter = limiter if limiter is not None else make_limiter(cfg.requests_per_minute, cfg.tokens_per_minute)
+        register_secret(os.environ.get(cfg.api_key_env))  # masked in every error text of this process
         self.cache = ResponseCache(Path(cache_dir)) if cfg.cache else None
+        self._auth_error: LLMAuthError | None = None  # set by the first 401/403: nothing is sent after it
         self._json_mode_supported = True  # flipped once if the server rejects response_format
         self._lock = threading.Lock()
         self._stats: dict[str, float] = dict.fromkeys(
             ("requests", "cache_hits", "retries", "failures", "rejected", "stale_cache", "prompt_tokens",
-             "completion_tokens", "json_mode_fallbacks"), 0)
+             "completion_tokens", "json_mode_fallbacks", "reask_cached"), 0)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._openai: Any = None
         self._sem: asyncio.Semaphore | None = None
@@ -106,11 +114,13 @@ class LLMClient:
     def stats(self) -> dict[str, Any]:
         """Counts since this client was made: requests sent (not counting retries), cache hits,
         retries, failures (no answer), rejected (answers ``accept`` refused, not cached),
-        stale_cache (cached answers ``accept`` refused, asked again), token usage and the cost
-        estimate (USD) from ``cfg.prices``."""
+        stale_cache (cached answers ``accept`` refused, asked again), reask_cached (re-ask answers
+        also stored under the first question, :meth:`remember`), cache_errors (cache reads or writes
+        that failed, see :class:`ResponseCache`), token usage and the cost estimate (USD) from ``cfg.prices``."""
         with self._lock:
             s: dict[str, Any] = {k: int(v) for k, v in self._stats.items()}
         s["total_tokens"] = s["prompt_tokens"] + s["completion_tokens"]
+        s["cache_errors"] = self.cache.errors if self.cache is not None else 0
         price = price_for(self.cfg.model, self.cfg.prices)
         s["priced"] = price is not None
         s["cost_usd"] = (
@@ -196,17 +206,25 @@ class LLMClient:
 
         client, sem = self._client()
         async with sem:
+            if self._auth_error is not None:  # an earlier answer refused the key: do not send this one
+                raise LLMAuthError(str(self._auth_error))  # a fresh one: a shared instance piles up tracebacks
             try:
                 resp = await self._send(client, messages, json_mode)
             except BudgetExceeded:
                 raise  # not sent: chat_many stops the batch once the requests in flight are back
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
+                self._add("failures")
+                if self._auth_error is None:
+                    self._auth_error = auth_error(self.cfg, _describe(e), getattr(e, "status_code", None))
+                raise LLMAuthError(str(self._auth_error)) from None
             except openai.APIError as e:
                 self._add("failures")
                 return LLMResult(None, _describe(e))
             except Exception as e:  # noqa: BLE001 - one bad item must not sink a batch of thousands
                 self._add("failures")
-                log.debug("LLM request failed", exc_info=True)
-                return LLMResult(None, f"{type(e).__name__}: {e}")
+                why = redact(f"{type(e).__name__}: {e}")
+                log.debug("LLM request failed: %s", why)  # no exc_info: a traceback's locals may hold the key
+                return LLMResult(None, why)
         usage = _usage(resp)
         self._add("prompt_tokens", usage.get("prompt_tokens", 0))
         self._add("completion_tokens", usage.get("completion_tokens", 0))
@@ -222,6 +240,20 @@ class LLMClient:
         elif self.cache is not None:
             self.cache.put(key, {"text": text, "usage": usage, "finish_reason": finish, "model": resp.model})
         return result
+
+    def remember(self, messages: Messages, result: LLMResult) -> None:
+        """Cache ``result`` (an accepted answer) as the answer to ``messages`` too.
+
+        A re-ask's conversation holds the rejected first answer, so its cache key cannot be computed
+        before that answer comes; storing the re-ask's answer under the first question as well lets
+        a rebuild or a resume serve the item without a request.
+        """
+        if self.cache is None or not result.ok:
+            return
+        self.cache.put(self.cache_key_for(messages), {"text": result.text, "usage": result.usage,
+                                                      "finish_reason": result.finish_reason,
+                                                      "model": result.model})
+        self._add("reask_cached")
 
     def cache_key_for(self, messages: Messages, *, json_mode: bool | None = None) -> str:
         """The cache key ``achat`` would use for ``messages`` (``fincprg estimate`` counts cached answers)."""
@@ -363,4 +395,4 @@ def _describe(e: Exception) -> str:
     status = getattr(e, "status_code", None)
     msg = getattr(e, "message", None) or str(e)
     head = type(e).__name__ + (f" (HTTP {status})" if status else "")
-    return f"{head}: {msg}"[:500]
+    return (redact(f"{head}: {msg}") or head)[:500]  # redacted before the cut, so no key is half-kept

@@ -235,6 +235,11 @@ def llm_stream(items: Iterable[Any], llm_cfg: Any, gen_cfg: Any, cache_dir: Path
     finally:
         for ref in ahead:
             ray.cancel(ref)
+        for ref in ahead:  # collect each outcome: Ray prints an unretrieved error's traceback (a refused key: all)
+            try:
+                ray.get(ref, timeout=30)
+            except Exception:  # noqa: BLE001 - cancelled, or the error the consumer already raised
+                pass
         stats = ray.get([a.stats.remote() for a in actors])
         ray.get([a.close.remote() for a in actors])
         for a in actors:

@@ -118,10 +118,11 @@ def test_retries_exhausted_is_an_error_not_an_exception(llm_server, tmp_path):
 
 
 def test_client_errors_are_not_retried(llm_server, tmp_path):
-    llm_server.set_responder(lambda req: (401, error_body("bad key", type_="auth_error"), {}))
+    # (401/403 stop the whole batch instead: tests/unit/test_llm_hardening.py)
+    llm_server.set_responder(lambda req: (422, error_body("bad input"), {}))
     client = LLMClient(make_cfg(llm_server), tmp_path)
     [res] = client.chat_many([msgs(0)], progress=False)
-    assert res.error.startswith("AuthenticationError (HTTP 401)")
+    assert res.error.startswith("UnprocessableEntityError (HTTP 422)")
     assert len(llm_server.requests) == 1 and client.stats["retries"] == 0
 
 

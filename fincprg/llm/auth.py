@@ -1,0 +1,33 @@
+"""The error that stops a build when the LLM server refuses the API key (HTTP 401) or the request (403).
+
+Every later request would be refused too, so :class:`fincprg.llm.LLMClient` sends none after the first
+refusal and raises :class:`LLMAuthError` instead of recording one failure per item; the message says
+which server, which env var (``llm.api_key_env``) and what to do.
+"""
+from __future__ import annotations
+
+import os
+
+from fincprg.config import LLMConfig
+from fincprg.errors import BackendError
+from fincprg.llm.redact import redact
+
+
+class LLMAuthError(BackendError):
+    """The server refused the API key (HTTP 401) or the permission (403): no later request is sent."""
+
+
+def auth_error(cfg: LLMConfig, detail: str, status: int | None) -> LLMAuthError:
+    """The build-stopping error; ``detail`` is the server's answer, already redacted."""
+    env = cfg.api_key_env
+    key = (f"the key is read from the environment variable {env} (config key llm.api_key_env), "
+           + ("which is set" if os.environ.get(env) else "which is not set, so the placeholder key 'EMPTY' was sent"))
+    if status == 403:
+        what = "refused the request (no permission)"
+        fix = f"use a key (in {env}) that may call model {cfg.model!r} on this server, or change llm.model"
+    else:
+        what = "refused the API key"
+        fix = f"export a valid key for this server in {env}, or set llm.api_key_env to the variable that holds it"
+    return LLMAuthError(
+        f"the LLM server {redact(cfg.base_url)} {what} ({detail}); {key}. Fix: {fix}, then run the same command again "
+        "(finished stages and the answers already received are kept). No further request was sent.")
