@@ -5,6 +5,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +43,47 @@ def atomic_writer(path: Path) -> Iterator[Callable[[str], Any]]:
 def atomic_write_text(path: Path, text: str) -> None:
     with atomic_writer(path) as write:
         write(text)
+
+
+def _beside(dest: Path, tag: str) -> Path:
+    return dest.with_name(f".{dest.name}.{tag}")
+
+
+def staging_dir(dest: Path) -> Path:
+    """A fresh, empty folder beside ``dest`` to write its replacement into (then :func:`swap_in`).
+
+    A ``dest`` that a kill between the two renames of :func:`swap_in` left aside is put back first, and
+    the leftovers of a failed or killed earlier attempt are removed (they may fill a disk).
+    """
+    new, old = _beside(dest, "new"), _beside(dest, "old")
+    if old.is_dir() and not dest.exists():
+        os.replace(old, dest)
+    for d in (new, old):
+        if d.exists():
+            shutil.rmtree(d)
+    new.mkdir(parents=True)
+    return new
+
+
+def swap_in(new: Path, dest: Path) -> None:
+    """Replace folder ``dest`` by the complete folder ``new`` (same file system, so both moves are renames):
+    the old ``dest`` moves aside, ``new`` takes its place, and only then is the old one deleted. A failed
+    rename puts the old one back; there is never a moment when a half-written ``dest`` exists."""
+    old = _beside(dest, "old")
+    if dest.exists():
+        os.replace(dest, old)
+    try:
+        os.replace(new, dest)
+    except BaseException:
+        if old.exists() and not dest.exists():
+            os.replace(old, dest)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def discard_staging(dest: Path) -> None:
+    """Remove what a failed attempt wrote beside ``dest`` (``dest`` itself is untouched)."""
+    shutil.rmtree(_beside(dest, "new"), ignore_errors=True)
 
 
 def count_lines(path: Path) -> int:
