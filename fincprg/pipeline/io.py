@@ -8,7 +8,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from pydantic import BaseModel
 
@@ -31,13 +31,29 @@ def atomic_writer(path: Path) -> Iterator[Callable[[str], Any]]:
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            yield f.write
-            f.flush()
-            os.fsync(f.fileno())
+            def write(text: str) -> int:
+                try:
+                    return f.write(text)
+                except OSError as e:
+                    _raise_named(e, path)
+
+            yield write
+            try:
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError as e:
+                _raise_named(e, path)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)  # a full disk must not leave a half-written temp file behind
         raise
+
+
+def _raise_named(e: OSError, path: Path) -> NoReturn:
+    """A write error names no file ("No space left on device"); the user needs to know which one."""
+    if e.filename or not e.errno:
+        raise e
+    raise OSError(e.errno, e.strerror, str(path)) from e
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -145,8 +161,11 @@ class JsonlAppender:
         self._f.write((line + "\n").encode("utf-8"))
 
     def commit(self) -> int:
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        try:
+            self._f.flush()
+            os.fsync(self._f.fileno())
+        except OSError as e:
+            _raise_named(e, self.path)
         return self._f.tell()
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -117,3 +118,22 @@ def test_staging_dir_restores_a_folder_a_kill_left_aside(tmp_path):
     new = pio.staging_dir(dest)
     assert (dest / "f.txt").read_text() == "old" and not aside.exists()
     assert new.is_dir() and not any(new.iterdir())  # the half-written attempt is gone
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux) to fail a write with ENOSPC")
+def test_a_full_disk_error_names_the_file(tmp_path):
+    """A failed write() or flush() names no file; the error the user sees must say which one."""
+    target = tmp_path / "passages.jsonl"
+    (tmp_path / f".{target.name}.tmp").symlink_to("/dev/full")  # the temp file's writes go to a full device
+    with pytest.raises(OSError) as e:
+        pio.atomic_write_text(target, "长" * 10_000)
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(target)
+    assert not (tmp_path / f".{target.name}.tmp").exists() and not target.exists()
+
+    appender = pio.JsonlAppender(Path("/dev/full"))
+    appender.write({"id": "p1"})
+    with pytest.raises(OSError) as e:
+        appender.commit()
+    assert e.value.errno == errno.ENOSPC and e.value.filename == "/dev/full"
+    with pytest.raises(OSError):  # the buffered line cannot be flushed; the file is closed all the same
+        appender.close()
