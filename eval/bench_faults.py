@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from eval._readme import commit, write_section  # noqa: E402
+from eval import _faults_fs  # noqa: E402
 from fincprg import layout as L  # noqa: E402
 from tests.llm_server import LocalLLMServer  # noqa: E402
 
@@ -281,10 +282,13 @@ def render(results: dict[str, Any], secs: float) -> str:
     for name in ("bad-input", "llm"):
         if name in results:
             out += results[name]["markdown"]
+    if "fs-hardening" in results:
+        out.append(_faults_fs.render(results["fs-hardening"]))
     return "\n".join(out)
 
 
 SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults}
+SECTIONS["fs-hardening"] = _faults_fs.run
 
 
 def main() -> int:
