@@ -19,16 +19,13 @@ byte, leftovers, lost records and whether the resumed build equals a clean build
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import resource
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,24 +34,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from fincprg import layout as L  # noqa: E402
-from tests.fs_limits import permissions_bind, without_root_override  # noqa: E402
+from tests.fs_limits import file_size_limit, permissions_bind, without_root_override  # noqa: E402
 
 SETS_A = ["topics.viz=bertopic"]
 SETS_B = [*SETS_A, "export.test_fraction=0.3"]  # re-runs only the export
 TIMING_KEYS = ("seconds", "finished_at")
 DATASET = L.STAGE_DIRS[L.EXPORT]
-
-
-@contextlib.contextmanager
-def file_size_limit(n_bytes: int) -> Iterator[None]:
-    """Children started inside may write no file over ``n_bytes`` (the soft limit is inherited; this process
-    writes nothing large meanwhile, and raises it back afterwards)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (n_bytes, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
 def tree(out: Path, *, skip: tuple[str, ...] = (L.AUDIT_DIR,)) -> dict[str, bytes]:

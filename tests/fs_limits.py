@@ -1,6 +1,6 @@
 """File-system faults for a CLI subprocess, without root or a small tmpfs (tests and eval/bench_faults.py).
 
-- :func:`file_size_limit`: ``RLIMIT_FSIZE`` in the child, so any write past N bytes fails with EFBIG
+- :func:`file_size_limit`: ``RLIMIT_FSIZE``, so any write past N bytes fails with EFBIG
   ("File too large"), as a write on a full disk fails with ENOSPC; the small files before it succeed.
   (Python ignores SIGXFSZ, so the write raises instead of the signal killing the process.)
 - :func:`without_root_override`: permissions as for an ordinary user. A root process ignores a folder's
@@ -9,20 +9,26 @@
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import resource
-from collections.abc import Callable
+from collections.abc import Iterator
 
 _PR_CAPBSET_DROP = 24
 _CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH, _CAP_FOWNER = 1, 2, 3
 
 
-def file_size_limit(n_bytes: int) -> Callable[[], None]:
-    """A ``preexec_fn``: the child may write no file larger than ``n_bytes``."""
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (n_bytes, n_bytes))
-    return limit
+@contextlib.contextmanager
+def file_size_limit(n_bytes: int) -> Iterator[None]:
+    """No file over ``n_bytes`` may be written inside the block, by this process or the children it starts
+    (they inherit the soft limit); the limit is raised back afterwards."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (n_bytes, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
 def without_root_override() -> None:

@@ -29,22 +29,26 @@ def atomic_writer(path: Path) -> Iterator[Callable[[str], Any]]:
     succeeds: a failure, a full disk or a kill leaves the old file (or none), never a half-written one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            def write(text: str) -> int:
-                try:
-                    return f.write(text)
-                except OSError as e:
-                    _raise_named(e, path)
+    f = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below, where a failed close must not hide why
 
-            yield write
-            try:
-                f.flush()
-                os.fsync(f.fileno())
-            except OSError as e:
-                _raise_named(e, path)
+    def write(text: str) -> int:
+        try:
+            return f.write(text)
+        except OSError as e:
+            _raise_named(e, path)
+
+    try:
+        yield write
+        try:
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+        except OSError as e:
+            _raise_named(e, path)
         os.replace(tmp, path)
     except BaseException:
+        with contextlib.suppress(OSError):
+            f.close()  # flushing the rest fails again on a full disk; the first error is the one to report
         tmp.unlink(missing_ok=True)  # a full disk must not leave a half-written temp file behind
         raise
 

@@ -137,3 +137,15 @@ def test_a_full_disk_error_names_the_file(tmp_path):
     assert e.value.errno == errno.ENOSPC and e.value.filename == "/dev/full"
     with pytest.raises(OSError):  # the buffered line cannot be flushed; the file is closed all the same
         appender.close()
+
+
+def test_a_write_past_the_file_size_limit_names_the_file_and_leaves_nothing(tmp_path):
+    """EFBIG half-way (as ENOSPC on a disk that fills up): some lines were written, more are buffered, and
+    closing the file fails again; the error raised is the first one, with the file's name."""
+    from tests.fs_limits import file_size_limit
+
+    target = tmp_path / "corpus.jsonl"
+    with pytest.raises(OSError) as e, file_size_limit(100_000):
+        pio.atomic_write_jsonl(target, ({"id": i, "text": "营业收入同比增长" * 40} for i in range(1000)))
+    assert e.value.errno == errno.EFBIG and e.value.filename == str(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
