@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from eval import _faults_input  # noqa: E402
 from eval._readme import commit, write_section  # noqa: E402
+from eval import _faults_fs  # noqa: E402
 from fincprg import layout as L  # noqa: E402
 from tests.llm_server import LocalLLMServer  # noqa: E402
 
@@ -288,12 +289,15 @@ def render(results: dict[str, Any], secs: float) -> str:
         from eval import _faults_llm
 
         out.append(_faults_llm.render(results["llm-hardening"]))
+    if "fs-hardening" in results:
+        out.append(_faults_fs.render(results["fs-hardening"]))
     return "\n".join(out)
 
 
 SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
             "input-hardening": _faults_input.run,
-            "llm-hardening": lambda work: __import__("eval._faults_llm", fromlist=["run"]).run(work)}
+            "llm-hardening": lambda work: __import__("eval._faults_llm", fromlist=["run"]).run(work),
+            "fs-hardening": _faults_fs.run}
 
 
 def main() -> int:

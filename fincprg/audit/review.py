@@ -163,9 +163,11 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0,
 
     GET / renders the page with the decisions saved so far; GET /decisions.jsonl returns them;
     POST /decisions (``Content-Type: application/json``, one object or a list) appends them. The JSON
-    content type cannot be sent cross-site without a CORS preflight, which this server never grants,
-    and the Host header must name this server (127.0.0.1, localhost or [::1] with its port), which
-    defeats DNS rebinding. Every request is bounded (body size, ``timeout`` seconds per read, field
+    content type cannot be sent cross-site without a CORS preflight, which this server never grants; a
+    POST whose Origin is not this server's own address is refused (403) all the same, in case a browser
+    lets a simple request through. The Host header must be one and name this server (127.0.0.1,
+    localhost or [::1] with its port), which defeats DNS rebinding; a body must have exactly one
+    Content-Length (two could be read differently by a proxy in front: request smuggling). Every request is bounded (body size, ``timeout`` seconds per read, field
     sizes and ranges) and every error is a JSON ``{"error": ...}`` with a 4xx status; no traceback
     ever reaches the client.
     """
@@ -174,6 +176,7 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0,
     keys = {j["key"] for j in _read(judged_path)}
     lock = threading.Lock()
     allowed_hosts: set[str] = set()
+    allowed_origins: set[str] = set()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -211,8 +214,8 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0,
 
         def _guard(self, body: Any) -> None:
             try:
-                host = (self.headers.get("Host") or "").strip().lower()
-                if host not in allowed_hosts:
+                hosts = self.headers.get_all("Host") or [""]
+                if len(hosts) > 1 or hosts[0].strip().lower() not in allowed_hosts:
                     raise _BadRequest(400, "unexpected Host header; open the page at the address the server printed")
                 body()
             except _BadRequest as e:
@@ -249,7 +252,10 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0,
             charset = params.strip().lower().replace(" ", "")
             if media.strip().lower() != "application/json" or charset not in ("", "charset=utf-8"):
                 raise _BadRequest(415, "send Content-Type: application/json")
-            raw_len = (self.headers.get("Content-Length") or "").strip()
+            lengths = self.headers.get_all("Content-Length") or []
+            if len(lengths) > 1:
+                raise _BadRequest(400, "send exactly one Content-Length header")
+            raw_len = (lengths[0] if lengths else "").strip()
             if not raw_len:
                 raise _BadRequest(411, "a Content-Length header is required")
             if not raw_len.isdigit() or len(raw_len) > 12:
@@ -270,6 +276,11 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0,
         def _post(self) -> None:
             if self.path.split("?", 1)[0] != "/decisions":
                 raise _BadRequest(404, "POST decisions to /decisions")
+            # the page's own fetch sends this server's address; a browser on another site sends its own
+            origins = self.headers.get_all("Origin") or []
+            if any(o.strip().lower() not in allowed_origins for o in origins):
+                raise _BadRequest(403, "cross-origin POST refused; decisions are saved only from the review page "
+                                       "this server serves")
             data = self._body()
             try:
                 obj = json.loads(data.decode("utf-8"))
@@ -294,4 +305,5 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0,
     server = ReviewServer((host, port), Handler)
     real_port = server.server_address[1]
     allowed_hosts.update(f"{h}:{real_port}" for h in ("127.0.0.1", "localhost", "[::1]", host.lower()))
+    allowed_origins.update(f"http://{h}" for h in allowed_hosts)
     return server

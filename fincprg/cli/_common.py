@@ -63,6 +63,8 @@ _OS_FIXES = {
     errno.ENOSPC: "the disk is full: free some space, or write to another disk (-o/--out, run.cache_dir), and "
                   "re-run the same command (finished stages are kept, a half-done one resumes)",
     errno.EDQUOT: "the disk quota is used up: free some space or write elsewhere (-o/--out), then re-run",
+    errno.EFBIG: "the file is larger than this process may write (ulimit -f) or the file system allows: raise the "
+                 "limit or write to another disk (-o/--out), then re-run the same command",
     errno.EROFS: "the file system is read-only: choose an output folder on a writable disk (-o/--out)",
     errno.EACCES: "permission denied: fix the permissions (chmod/chown) or choose a folder you can write to",
     errno.EPERM: "operation not permitted: fix the permissions or choose a folder you can write to",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 from fincprg.config import NegativesConfig
 from fincprg.export.negatives import mine_negatives
+from fincprg.pipeline.io import atomic_writer
 
 
 def build_examples(
@@ -113,17 +113,11 @@ def write_flagembedding(path: Path, examples: Iterable[dict[str, Any]]) -> int:
     Lines inline passage texts, so at paper scale the file is ~2 GB: it is written line by line
     to a temp file and renamed, never joined in memory.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
     n = 0
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_writer(path) as write:  # a failed write names the file and leaves no temp file behind
         for ex in examples:
             if not ex["neg"]:
                 continue  # FlagEmbedding divides by len(neg); negatives_summary reports these
-            f.write(json.dumps({"query": ex["query"], "pos": ex["pos"], "neg": ex["neg"]}, ensure_ascii=False))
-            f.write("\n")
+            write(json.dumps({"query": ex["query"], "pos": ex["pos"], "neg": ex["neg"]}, ensure_ascii=False) + "\n")
             n += 1
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
     return n

@@ -5,9 +5,10 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from pydantic import BaseModel
 
@@ -28,20 +29,81 @@ def atomic_writer(path: Path) -> Iterator[Callable[[str], Any]]:
     succeeds: a failure, a full disk or a kill leaves the old file (or none), never a half-written one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
+    f = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below, where a failed close must not hide why
+
+    def write(text: str) -> int:
+        try:
+            return f.write(text)
+        except OSError as e:
+            _raise_named(e, path)
+
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            yield f.write
+        yield write
+        try:
             f.flush()
             os.fsync(f.fileno())
+            f.close()
+        except OSError as e:
+            _raise_named(e, path)
         os.replace(tmp, path)
     except BaseException:
+        with contextlib.suppress(OSError):
+            f.close()  # flushing the rest fails again on a full disk; the first error is the one to report
         tmp.unlink(missing_ok=True)  # a full disk must not leave a half-written temp file behind
         raise
+
+
+def _raise_named(e: OSError, path: Path) -> NoReturn:
+    """A write error names no file ("No space left on device"); the user needs to know which one."""
+    if e.filename or not e.errno:
+        raise e
+    raise OSError(e.errno, e.strerror, str(path)) from e
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     with atomic_writer(path) as write:
         write(text)
+
+
+def _beside(dest: Path, tag: str) -> Path:
+    return dest.with_name(f".{dest.name}.{tag}")
+
+
+def staging_dir(dest: Path) -> Path:
+    """A fresh, empty folder beside ``dest`` to write its replacement into (then :func:`swap_in`).
+
+    A ``dest`` that a kill between the two renames of :func:`swap_in` left aside is put back first, and
+    the leftovers of a failed or killed earlier attempt are removed (they may fill a disk).
+    """
+    new, old = _beside(dest, "new"), _beside(dest, "old")
+    if old.is_dir() and not dest.exists():
+        os.replace(old, dest)
+    for d in (new, old):
+        if d.exists():
+            shutil.rmtree(d)
+    new.mkdir(parents=True)
+    return new
+
+
+def swap_in(new: Path, dest: Path) -> None:
+    """Replace folder ``dest`` by the complete folder ``new`` (same file system, so both moves are renames):
+    the old ``dest`` moves aside, ``new`` takes its place, and only then is the old one deleted. A failed
+    rename puts the old one back; there is never a moment when a half-written ``dest`` exists."""
+    old = _beside(dest, "old")
+    if dest.exists():
+        os.replace(dest, old)
+    try:
+        os.replace(new, dest)
+    except BaseException:
+        if old.exists() and not dest.exists():
+            os.replace(old, dest)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def discard_staging(dest: Path) -> None:
+    """Remove what a failed attempt wrote beside ``dest`` (``dest`` itself is untouched)."""
+    shutil.rmtree(_beside(dest, "new"), ignore_errors=True)
 
 
 def count_lines(path: Path) -> int:
@@ -103,8 +165,11 @@ class JsonlAppender:
         self._f.write((line + "\n").encode("utf-8"))
 
     def commit(self) -> int:
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        try:
+            self._f.flush()
+            os.fsync(self._f.fileno())
+        except OSError as e:
+            _raise_named(e, self.path)
         return self._f.tell()
 
     def close(self) -> None:

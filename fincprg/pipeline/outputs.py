@@ -32,8 +32,8 @@ def versions() -> dict[str, str]:
 def output_files(stage_dir: Path) -> list[Path]:
     """Data files whose bytes define a stage's output hash.
 
-    HTML views are left out: plotly writes random element ids, and a re-drawn chart must not
-    invalidate every later stage.
+    HTML views are left out: they are views of the data, and a chart re-drawn by another plotly
+    version must not invalidate every later stage.
     """
     return [p for p in stage_dir.rglob("*") if p.is_file() and p.name not in (L.MANIFEST, L.PROGRESS)
             and not p.name.startswith(".") and p.suffix != ".html"]

@@ -39,6 +39,7 @@ from fincprg.pipeline.contract import (
     signature,
 )
 from fincprg.pipeline.io import JsonlAppender, atomic_write_json, batch_lines, count_lines, hash_files, read_jsonl
+from fincprg.pipeline.io import discard_staging, staging_dir, swap_in
 from fincprg.pipeline.lock import build_lock
 from fincprg.pipeline.outputs import check_outputs, corpus_hash, output_files, versions
 
@@ -53,6 +54,9 @@ M = TypeVar("M", bound=BaseModel)
 KILL_ENV = "FINCPRG_KILL_AFTER"
 # the stages whose batch work engine: ray moves to Ray actors; the others always run in this process
 RAY_STAGES = frozenset({"chunk", "generate", "mine"})
+# stages written beside their folder and swapped in when complete: a failed export (full disk, read-only
+# OUT) keeps the previous dataset. Not the resumable stages: their committed batches live in the folder
+SWAPPED_STAGES = frozenset({L.EXPORT})
 
 __all__ = ["STAGES", "STAGE_BY_NAME", "StageContext", "StageOutcome", "StageSpec", "run_pipeline", "stage_status"]
 
@@ -80,6 +84,7 @@ class StageContext:
     # where map stages run (config ``engine`` / ``ray``; never part of a signature: same bytes either way)
     engine: str = "local"
     ray: RayConfig = field(default_factory=RayConfig)
+    staging: Path | None = None  # SWAPPED_STAGES: the folder beside the stage's own that the runner swaps in
 
     def __post_init__(self) -> None:
         if isinstance(self.config, PipelineConfig):
@@ -96,7 +101,7 @@ class StageContext:
 
     @property
     def dir(self) -> Path:
-        return self.out / self.spec.dir
+        return self.staging or self.out / self.spec.dir
 
     def input_path(self, stage: str, filename: str) -> Path:
         if (stage, filename) not in self.spec.reads:
@@ -331,12 +336,14 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
             previous = tuple(read_jsonl(failures)) if retry and failures.is_file() else ()
             prog = _load_json(stage_dir / L.PROGRESS)
             resumed = bool(not force and prog and prog.get("signature") == sig)
-            if not resumed and stage_dir.exists():
+            staged = spec.name in SWAPPED_STAGES
+            if not resumed and not staged and stage_dir.exists():
                 shutil.rmtree(stage_dir)
-            stage_dir.mkdir(parents=True, exist_ok=True)
-            (stage_dir / L.MANIFEST).unlink(missing_ok=True)
+            work_dir = staging_dir(stage_dir) if staged else stage_dir
+            work_dir.mkdir(parents=True, exist_ok=True)
+            (work_dir / L.MANIFEST).unlink(missing_ok=True)
             ctx = StageContext(spec, out, cfg, sig, corpus=corpus, show_progress=show, retry_failed=retry,
-                               previous_failures=previous)
+                               previous_failures=previous, staging=work_dir if staged else None)
             mod_name, fn_name = spec.entry.split(":")
             fn = getattr(importlib.import_module(mod_name), fn_name)
             t0 = time.perf_counter()
@@ -344,13 +351,17 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
                 counts = fn(ctx) or {}
             except BudgetExceeded as e:
                 raise _stopped(e, spec, ctx, outcomes, budget) from None
+            except BaseException:
+                if staged:  # the previous folder is untouched; a half-written one must not fill the disk
+                    discard_staging(stage_dir)
+                raise
             secs = time.perf_counter() - t0
             if _kill_point(spec.name) == 0:
                 os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
-            check_outputs(spec, stage_dir)
-            (stage_dir / L.PROGRESS).unlink(missing_ok=True)
-            out_hash = hash_files(output_files(stage_dir), stage_dir)
-            atomic_write_json(stage_dir / L.MANIFEST, {
+            check_outputs(spec, work_dir)
+            (work_dir / L.PROGRESS).unlink(missing_ok=True)
+            out_hash = hash_files(output_files(work_dir), work_dir)
+            atomic_write_json(work_dir / L.MANIFEST, {
                 "stage": spec.name, "signature": sig, "inputs": inputs, "output_hash": out_hash,
                 "config": declared_config(cfg, spec.config_keys),
                 **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
@@ -358,9 +369,11 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
                 "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "versions": versions(),
             })
-            for scratch in stage_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists
+            for scratch in work_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists
                 if scratch.is_file():
                     scratch.unlink()
+            if staged:
+                swap_in(work_dir, stage_dir)
             done[spec.name] = {"signature": sig, "output_hash": out_hash}
             status = "retried" if retry else "resumed" if resumed else "ran"
             outcomes.append(StageOutcome(spec.name, status, secs, counts))

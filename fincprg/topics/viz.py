@@ -6,12 +6,18 @@ open offline; each is ~5 MB). The barchart replaces ``visualize_topics()``, whos
 fits UMAP on every call (35 s of a 40 s topics stage on the 31-report sample). Below 3 topics, or
 with ``mode="simple"``, a small self-contained HTML page (a table of topics and a nested list of
 the tree) is written instead.
+
+Each figure's element id is a hash of the figure (plotly's default is a random UUID), so two builds of
+the same data write byte-identical pages. Only drawing a figure may fall back to the simple pages; a
+failed write (a full disk) fails the stage, so a re-run redoes it instead of keeping a fallback.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import logging
 from pathlib import Path
+from typing import Any
 
 from fincprg import layout as L
 from fincprg.pipeline.io import atomic_write_text
@@ -49,18 +55,34 @@ def write_simple(out_dir: Path, nodes: dict[str, Topic], root: str) -> None:
                       _PAGE.format(title="Topic hierarchy", body=_tree_list(nodes, root)))
 
 
+def figure_html(fig: Any) -> str:
+    """A plotly figure as a whole offline page whose element id is derived from the figure itself."""
+    div_id = "fig-" + hashlib.sha256(fig.to_json().encode("utf-8")).hexdigest()[:16]
+    return fig.to_html(include_plotlyjs=True, full_html=True, div_id=div_id)
+
+
+def _bertopic_pages(tree: TopicTree) -> dict[str, str] | None:
+    """The two plotly pages, or None when BERTopic cannot draw them (then the simple pages are written)."""
+    try:
+        figs = {L.TOPICS_HTML: tree.model.visualize_barchart(top_n_topics=min(tree.n_topics, 24), n_words=8),
+                L.HIERARCHY_HTML: tree.model.visualize_hierarchy(hierarchical_topics=tree.hierarchy)}
+        return {name: figure_html(fig) for name, fig in figs.items()}
+    except Exception as e:  # noqa: BLE001 - drawing is a convenience; a failed drawing falls back
+        log.warning("BERTopic visualisation failed (%s); writing the simple HTML pages", e)
+        return None
+
+
 def write_html(out_dir: Path, tree: TopicTree, nodes: dict[str, Topic], mode: str = "bertopic") -> str:
-    """Write topics.html and hierarchy.html; returns the mode actually used."""
+    """Write topics.html and hierarchy.html; returns the mode actually used.
+
+    Raises OSError when a page cannot be written: the stage fails and its re-run writes them again.
+    """
     if mode == "none":
         return "none"
-    if mode == "bertopic" and tree.model is not None and tree.n_topics >= 3:
-        try:
-            figs = {L.TOPICS_HTML: tree.model.visualize_barchart(top_n_topics=min(tree.n_topics, 24), n_words=8),
-                    L.HIERARCHY_HTML: tree.model.visualize_hierarchy(hierarchical_topics=tree.hierarchy)}
-            for name, fig in figs.items():
-                atomic_write_text(out_dir / name, fig.to_html(include_plotlyjs=True, full_html=True))
-            return "bertopic"
-        except Exception as e:  # noqa: BLE001 - plots are a convenience; fall back, never fail the stage
-            log.warning("BERTopic visualisation failed (%s); writing the simple HTML pages", e)
-    write_simple(out_dir, nodes, tree.root)
-    return "simple"
+    pages = _bertopic_pages(tree) if mode == "bertopic" and tree.model is not None and tree.n_topics >= 3 else None
+    if pages is None:
+        write_simple(out_dir, nodes, tree.root)
+        return "simple"
+    for name, page in pages.items():  # outside the fallback: a write error is not a drawing error
+        atomic_write_text(out_dir / name, page)
+    return "bertopic"

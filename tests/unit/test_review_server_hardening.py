@@ -84,6 +84,29 @@ def test_bad_content_length(server, length, status):
     assert code == status and body["error"]
 
 
+@pytest.mark.parametrize("second", ["0", "5", None])
+def test_two_content_lengths_are_refused(server, second):
+    """Two Content-Length headers (request smuggling: a proxy may read the other one) are a 400, even equal ones."""
+    port, _, key = server
+    body = decision(key)
+    code, answer, _ = post(port, body, extra=f"Content-Length: {second or len(body)}\r\n")
+    assert code == 400 and "one Content-Length" in answer["error"]
+
+
+def test_two_host_headers_are_refused(server):
+    port, _, key = server
+    code, body, _ = post(port, decision(key), extra="Host: evil.example\r\n")
+    assert code == 400 and "Host" in body["error"]
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://127.0.0.1:1", "https://127.0.0.1:{port}",
+                                    "http://localhost:{port}.evil.example", ""])
+def test_foreign_origin_post_is_refused(server, origin):
+    port, _, key = server
+    code, body, _ = post(port, decision(key), extra=f"Origin: {origin.format(port=port)}\r\n")
+    assert code == 403 and "cross-origin" in body["error"]
+
+
 def test_chunked_body_is_refused(server):
     port, _, key = server
     code, body, _ = post(port, b"", length="0", extra="Transfer-Encoding: chunked\r\n")
@@ -155,8 +178,9 @@ def test_good_requests_still_work(server):
     port, audit, key = server
     try:
         for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            # the page's own fetch sends its origin (the address it was opened at)
             code, body, _ = post(port, decision(key, time="2024-05-01T09:30:00.000Z", judge_score=3, note="同义"),
-                                 ctype="application/json; charset=UTF-8", host=host)
+                                 ctype="application/json; charset=UTF-8", host=host, extra=f"Origin: http://{host}\r\n")
             assert (code, body) == (200, {"saved": 1})
         code, saved, _ = get(port, "/decisions.jsonl")
         assert code == 200 and len(saved.splitlines()) == 2
