@@ -48,7 +48,8 @@ def _scores(model: str, bench: Bench, show_progress: bool) -> dict[str, dict[str
 
 
 def _labelled(bench: Bench) -> tuple[list[str], list[str]]:
-    """(subsets of ``bench`` with labelled queries in its split, asked subsets without any)."""
+    """(subsets of ``bench`` with labelled queries in its split, subsets asked by name without any); with no
+    subsets named, empty ones are left out, as ``fincprg eval`` does."""
     from fincprg.evaluate.data import available_subsets, load_beir
 
     files = available_subsets(bench.path, bench.split)
@@ -56,7 +57,7 @@ def _labelled(bench: Bench) -> tuple[list[str], list[str]]:
     present = [s for s in asked if s in files]
     qrels = load_beir(bench.path, split=bench.split, subsets=present).qrels if present else {}
     have = [s for s in present if qrels.get(s)]
-    return have, [s for s in asked if s not in have]
+    return have, [s for s in bench.subsets or [] if s not in have]
 
 
 def before_after(base: str, tuned: str, benches: list[Bench], show_progress: bool = False) -> list[Row]:
