@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eval import _faults_cli  # noqa: E402
 from eval._readme import commit, write_section  # noqa: E402
 from fincprg import layout as L  # noqa: E402
 from tests.llm_server import LocalLLMServer  # noqa: E402
@@ -281,10 +282,13 @@ def render(results: dict[str, Any], secs: float) -> str:
     for name in ("bad-input", "llm"):
         if name in results:
             out += results[name]["markdown"]
+    if "cli-hardening" in results:
+        out.append(_faults_cli.render(results["cli-hardening"]))
     return "\n".join(out)
 
 
-SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults}
+SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
+            "cli-hardening": _faults_cli.run}
 
 
 def main() -> int:
