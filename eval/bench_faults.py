@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from eval import _faults_cli  # noqa: E402
+from eval import _faults_input  # noqa: E402
 from eval._readme import commit, write_section  # noqa: E402
 from fincprg import layout as L  # noqa: E402
 from tests.llm_server import LocalLLMServer  # noqa: E402
@@ -73,8 +74,8 @@ def _keys(keyer: Any, request: dict[str, Any]) -> set[str]:
 
 
 def cli_build(out: Path, sets: list[str], *, corpus: Path = SAMPLE, env: dict[str, str] | None = None,
-              extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "-q", *extra]
+              extra: tuple[str, ...] = (), prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    cmd = [*prefix, sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "-q", *extra]
     for s in sets:
         cmd += ["--set", s]
     full_env = {**{k: v for k, v in os.environ.items() if k != "FINCPRG_KILL_AFTER"},
@@ -282,13 +283,15 @@ def render(results: dict[str, Any], secs: float) -> str:
     for name in ("bad-input", "llm"):
         if name in results:
             out += results[name]["markdown"]
+    if "input-hardening" in results:
+        out.append(_faults_input.render(results["input-hardening"]))
     if "cli-hardening" in results:
         out.append(_faults_cli.render(results["cli-hardening"]))
     return "\n".join(out)
 
 
 SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
-            "cli-hardening": _faults_cli.run}
+            "input-hardening": _faults_input.run, "cli-hardening": _faults_cli.run}
 
 
 def main() -> int:

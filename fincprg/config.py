@@ -47,10 +47,14 @@ class IngestConfig(Section):
     # input field name -> Report field, e.g. {"研报标题": "title", "发布日期": "date"}; wins over the
     # built-in aliases (标题/title, 内容/正文/content/text, 日期/publish_date, 股票代码/code, ...)
     fields: dict[str, str] = Field(default_factory=dict)
-    encoding: Literal["auto", "utf-8", "gbk"] = "auto"
+    # auto: a UTF-8/16/32 byte-order mark, else UTF-8 or GBK/GB18030 by majority; or any Python codec name
+    # (gb18030, big5, utf-16-le, cp1252...), checked with codecs.lookup
+    encoding: str = "auto"
     skip_empty: bool = True  # reject (and record) reports with no text instead of failing
     on_duplicate_id: Literal["reject", "error"] = "reject"
-    on_bad_date: Literal["reject", "null"] = "null"  # keep the report with date=None, recording a warning
+    # a present date that is not one (Infinity, NaN, 1e308, "2024-13-45", an object): null keeps the report
+    # with date=None and the raw value in meta._bad_date, counted as dates_unparsed; reject rejects it
+    on_bad_date: Literal["reject", "null"] = "null"
     # a report without a title is kept (bottom-up generation needs none; topics and company
     # completion from the title skip it); true rejects it as "missing_title"
     require_title: bool = False
@@ -63,6 +67,13 @@ class IngestConfig(Section):
                 raise ValueError(f"{src!r} maps to {dst!r}, which is not a Report field; "
                                  f"use one of {', '.join(REPORT_FIELDS)}")
         return v
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_codec(cls, v: str) -> str:
+        from fincprg.ingest.decode import text_codec  # ValueError names the fix
+
+        return v if v == "auto" else text_codec(v)
 
     @field_validator("on_bad_date", mode="before")
     @classmethod
@@ -248,6 +259,14 @@ class VerifyJudgeConfig(Section):
     max_source_chars: int = Field(1500, ge=100)  # source text shown to the judge (passage, or the topic's titles)
 
 
+class VerifyDenseConfig(Section):
+    """The round trip also with a bi-encoder (local folder or hub id; its query/passage prompts are used)."""
+
+    model: str | None = None  # e.g. the folder `fincprg models import-e5` writes; None: character BM25 only
+    batch_size: int = 32
+    device: str | None = None  # cpu, cuda...; default cuda when available
+
+
 VerifyCheck = Literal["subject", "answer", "related", "round_trip"]
 VERIFY_CHECKS: tuple[str, ...] = get_args(VerifyCheck)
 
@@ -264,6 +283,7 @@ class VerifyConfig(Section):
     ambiguous_reports: int = Field(5, ge=1)
     ambiguous_margin: float = Field(0.05, ge=0, lt=1)
     judge: VerifyJudgeConfig = Field(default_factory=VerifyJudgeConfig)
+    dense: VerifyDenseConfig = Field(default_factory=VerifyDenseConfig)
     batch_size: int = Field(256, ge=1)  # queries per BM25 scoring batch (runtime only)
 
 

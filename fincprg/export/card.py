@@ -8,6 +8,7 @@ from typing import Any
 from fincprg import layout as L
 from fincprg.config import ExportConfig, PipelineConfig, section_hash
 from fincprg.export.beir import SUBSETS
+from fincprg.export.hf import mteb_subsets
 from fincprg.verify.summary import ordered_levels, ordered_reasons
 
 STAT_COLUMNS = ("queries", "avg_query_chars", "avg_passage_chars", "rel_per_query", "pairs")
@@ -73,15 +74,43 @@ def model_ids(cfg: PipelineConfig) -> dict[str, str]:
     }
 
 
+def labelled_splits(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, list[str]]:
+    """Subset -> the splits with at least one labelled query (the splits hf/ has a file for)."""
+    out: dict[str, list[str]] = {}
+    for subset in SUBSETS:
+        have = [split for split, s in stats.get(subset, {}).items() if s["queries"]]
+        if have:
+            out[subset] = have
+    return out
+
+
 def _table(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """Table 1, one row per labelled split: an empty split is said in words (``_missing_splits``), not listed."""
     rows = ["| subset | split | queries | avg query length (chars) | avg passage length (chars) "
             "| relevant passages / query | pairs (qrels) |",
             "|---|---|---:|---:|---:|---:|---:|"]
     for subset in SUBSETS:
         for split, s in stats.get(subset, {}).items():
+            if not s["queries"]:
+                continue
             rows.append(f"| {subset} | {split} | {s['queries']} | {s['avg_query_chars']} | "
                         f"{s['avg_passage_chars']} | {s['rel_per_query']} | {s['pairs']} |")
     return rows
+
+
+def _missing_splits(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """Name each subset/split without labels, and what that means for each loader."""
+    out = []
+    for subset in SUBSETS:
+        empty = [split for split, s in stats.get(subset, {}).items() if not s["queries"]]
+        if not empty:
+            continue
+        why = (" (at least two topic nodes must carry labels for one of them to go to test; see the split rule "
+               "below)" if subset == "topic" and "test" in empty else "")
+        files = ", ".join(f"`qrels/{subset}-{split}.tsv`" for split in empty)
+        out.append(f"- `{subset}` has no {' or '.join(empty)} labels in this build{why}: {files} holds only the "
+                   f"header, `hf/` has no such split, and the MTEB snippet below leaves `{subset}` out.")
+    return ["", "Splits without labels:", "", *out] if out else []
 
 
 def _mined_notes(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
@@ -143,6 +172,7 @@ def render_card(
                 f"{corpus.get('undated', 0)} without a date (no date features in topic clustering).", ""]
     out += _table(stats)
     out += ["", "Average passage length is over the distinct passages each file labels relevant."]
+    out += _missing_splits(stats)
     out += _mined_notes(stats)
     out += ["", "## Subsets and splits", "",
             "- `sentence`: sentence queries, direct labels (query ⊂ passage); `sentence-mined`: the same "
@@ -154,8 +184,10 @@ def render_card(
             f"- Split: reports move between train and test as units (`export.split_unit={cfg.export.split_unit}`), "
             f"about {cfg.export.test_fraction:.0%} of reports in test, ordered by a hash of the unit id with "
             f"seed {cfg.export.seed}; no report is in both splits. Topic queries go with their topic node's "
-            "majority split, so a cluster's queries stay together; when the hash left no labelled topic node in "
-            "test, the smallest one moved there with its reports, so the topic subset has a test set. A label is kept only when its query and its "
+            "majority split, so a cluster's queries stay together; when at least two topic nodes carry labels and "
+            "the hash left none of them in test, the smallest one moved there with its reports, so the topic "
+            "subset then has a test set (with one labelled node it stays in train). A label is kept only when "
+            "its query and its "
             "passage's report are in the same split; cross-split labels are dropped "
             f"(here: {dropped.get('cross_split', 0)} cross-split labels dropped, {dropped.get('dangling', 0)} with "
             "unknown query/passage ids dropped).",
@@ -166,7 +198,7 @@ def render_card(
                 "(direct or mined, any subset) or has the same text as one.", ""]
         out += negatives_lines(negatives)
     out += list(extra)  # sections of other modules, e.g. export.quality's diversity and difficulty
-    out += loading_lines()
+    out += loading_lines(labelled_splits(stats), signatures.get("export"))
     out += ["## Provenance", "",
             "Pipeline config hash of the stages that produced this dataset (each stage's declared keys as recorded "
             f"in its manifest, runtime-only knobs excluded): `{config_hash(cfg)}`.", "",
@@ -219,27 +251,81 @@ def negatives_lines(neg: Mapping[str, Any] | None) -> list[str]:
     return out + [""]
 
 
-def loading_lines() -> list[str]:
-    """The card's "Loading" section: BEIR, HuggingFace ``datasets``, MTEB and FlagEmbedding."""
-    return ["## Loading", "",
-            "BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/<subset>-<split>.tsv`):", "", "```python",
-            "from beir.datasets.data_loader import GenericDataLoader",
-            'corpus, queries, qrels = GenericDataLoader("OUT/dataset").load(split="sentence-mined-test")',
-            "```", "",
-            "HuggingFace `datasets` (`hf/`; config `default` is the `all` qrels, `<subset>` any other):", "",
-            "```python", "import datasets",
-            'corpus = datasets.load_dataset("OUT/dataset/hf", "corpus", split="corpus")',
-            'queries = datasets.load_dataset("OUT/dataset/hf", "queries", split="queries")',
-            'qrels = datasets.load_dataset("OUT/dataset/hf", "passage-mined", split="test")',
-            "```", "",
-            "MTEB 2.x retrieval loader (the `default` subset is `all`; another subset is `config=`, and an "
-            "`AbsTaskRetrieval` whose `eval_langs` are keyed by subset names reads the same "
-            "`<subset>-qrels/-corpus/-queries` configs):", "",
-            "```python",
-            "from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader",
-            'data = RetrievalDatasetLoader("OUT/dataset/hf", revision=None, split="test").load()',
-            'data = RetrievalDatasetLoader("OUT/dataset/hf", revision=None, split="test", config="passage-mined").load()',
-            'corpus, queries, qrels = data["corpus"], data["queries"], data["relevant_docs"]',
-            "```", "",
-            "Fine-tuning: `fincprg train OUT/dataset -m MODEL -o OUT/model`, or FlagEmbedding's embedder "
+# The placeholders the Loading snippets use for the dataset folder and the encoder (a test swaps them).
+CARD_DATASET = "OUT/dataset"
+CARD_MODEL = "BAAI/bge-small-zh-v1.5"
+
+
+def _mteb_snippet(subsets: Sequence[str], revision: str | None) -> list[str]:
+    """A complete MTEB 2.x evaluation of ``subsets`` on the test split (an ``AbsTaskRetrieval`` over hf/)."""
+    langs = ", ".join(f'"{s}": ["cmn-Hans"]' for s in subsets)
+    return ["```python",
+            "import mteb",
+            "from mteb.abstasks.retrieval import AbsTaskRetrieval",
+            "from mteb.abstasks.task_metadata import TaskMetadata",
+            "from sentence_transformers import SentenceTransformer",
+            "",
+            "",
+            "class FinCPRG(AbsTaskRetrieval):",
+            "    metadata = TaskMetadata(",
+            '        name="FinCPRG", description="fincprg passage-retrieval dataset", type="Retrieval",',
+            f'        dataset={{"path": "{CARD_DATASET}/hf", "revision": "{revision or "local"}"}},',
+            '        category="t2t", modalities=["text"], eval_splits=["test"], main_score="ndcg_at_10",',
+            f"        eval_langs={{{langs}}},",
+            "    )",
+            "",
+            "",
+            "# cache=None: a rebuilt folder keeps its path, and MTEB's result cache would return the old scores",
+            f'result = mteb.evaluate(SentenceTransformer("{CARD_MODEL}"), FinCPRG(), cache=None)',
+            'for score in result.task_results[0].scores["test"]:',
+            '    print(score["hf_subset"], score["main_score"])',
+            "```"]
+
+
+def loading_lines(available: Mapping[str, Sequence[str]] | None = None, revision: str | None = None) -> list[str]:
+    """The card's "Loading" section: BEIR, HuggingFace ``datasets``, MTEB and FlagEmbedding.
+
+    ``available``: subset -> its labelled splits (``labelled_splits``); every example names one of them,
+    and MTEB evaluates every subset labelled in both splits (``hf.mteb_subsets``). ``revision``: the export signature, as the
+    MTEB task's dataset revision.
+    """
+    if available is None:
+        available = {s: ["train", "test"] for s in SUBSETS}
+    tested = [s for s in SUBSETS if "test" in available.get(s, ())]
+
+    def example(preferred: str) -> tuple[str, str]:  # a test split when any subset has one
+        subset = next((s for s in (preferred, *tested) if s in tested), next(iter(available), preferred))
+        return subset, "test" if subset in tested else (list(available.get(subset, ())) or ["test"])[0]
+
+    beir_subset, beir_split = example("sentence-mined")
+    hf_subset, hf_split = example("passage-mined")
+    listing = ", ".join(f"`{s}` ({', '.join(available[s])})" for s in SUBSETS if s in available)
+    out = ["## Loading", "",
+           f"Labelled splits in this build: {listing or 'none'}. These are the splits the loaders below can read; "
+           "any other qrels file holds only its header.", "",
+           "BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/<subset>-<split>.tsv`):", "", "```python",
+           "from beir.datasets.data_loader import GenericDataLoader",
+           f'corpus, queries, qrels = GenericDataLoader("{CARD_DATASET}").load(split="{beir_subset}-{beir_split}")',
+           "```", "",
+           "HuggingFace `datasets` (`hf/`; config `<subset>` for each subset above; `default` is `all` when it "
+           "has both splits; a missing value is an empty string, where the BEIR files have `null`):", "",
+           "```python", "import datasets",
+           f'corpus = datasets.load_dataset("{CARD_DATASET}/hf", "corpus", split="corpus")',
+           f'queries = datasets.load_dataset("{CARD_DATASET}/hf", "queries", split="queries")',
+           f'qrels = datasets.load_dataset("{CARD_DATASET}/hf", "{hf_subset}", split="{hf_split}")',
+           "```", ""]
+    for_mteb = [s for s in SUBSETS if s in mteb_subsets(available)]
+    if for_mteb:
+        out += [f"MTEB 2.x evaluation of every subset labelled in both splits ({', '.join(f'`{s}`' for s in for_mteb)})"
+                f" on its test split; any sentence-transformers model in place of `{CARD_MODEL}`. Subset `X` is read "
+                "from the `X-qrels`/`X-corpus`/`X-queries` configs, which `hf/` declares only for subsets labelled in "
+                "both splits, because MTEB reads a one-split config whatever split it was asked for (it would score "
+                "train labels as the test set); `mteb.abstasks.retrieval_dataset_loaders.RetrievalDatasetLoader("
+                'path, revision=None, split="test", config=X).load()` reads one subset on its own:', "",
+                *_mteb_snippet(for_mteb, revision), ""]
+    else:
+        out += ["MTEB: no subset has labels in both splits in this build, so `hf/` declares no MTEB configs and "
+                "there is nothing to evaluate.", ""]
+    out += ["Fine-tuning: `fincprg train OUT/dataset -m MODEL -o OUT/model`, or FlagEmbedding's embedder "
             "fine-tuning with `--train_data OUT/dataset/train/flagembedding.jsonl`.", ""]
+    return out

@@ -10,13 +10,20 @@ hf/qrels/<subset>/<split>.parquet    config "<subset>", splits "train" and "test
 MTEB 2.x reads a retrieval dataset through ``RetrievalDatasetLoader``
 (mteb/abstasks/retrieval_dataset_loaders.py): with no subset it loads the qrels from config
 ``default`` (else ``qrels``), the corpus from ``corpus`` and the queries from ``queries``; with
-subset ``X`` (a task's ``hf_subsets``) from ``X-qrels``, ``X-corpus`` and ``X-queries``. A config
-with one split is read whatever the split asked for. So the front matter also declares
-``default`` (the ``all`` qrels) and, per subset, ``<subset>-qrels/-corpus/-queries`` configs that
-point at the same files: no data is duplicated.
+subset ``X`` (a task's ``hf_subsets``) from ``X-qrels``, ``X-corpus`` and ``X-queries``. So the
+front matter also declares ``default`` (the ``all`` qrels) and, per subset,
+``<subset>-qrels/-corpus/-queries`` configs that point at the same files: no data is duplicated.
 
 A split without labels has no file and no entry (``datasets`` cannot read a zero-row parquet
 file), and a subset without any labels has no config; the BEIR files still list them empty.
+MTEB reads a config that has one split whatever split was asked for (``_get_split``), so it
+would score a subset without test labels on its *train* labels without a word: the configs MTEB
+reads (``default`` and ``<subset>-qrels/-corpus/-queries``) are declared only for subsets with
+labels in every split, and asking MTEB for another subset fails with "config not found".
+
+MTEB's batches reject ``None`` in any column (``Found None in batch for key 'parent_id'``) and
+its corpus reader takes ``len(title)``, so a missing value is an empty string here (the BEIR
+files keep ``null``); every id is non-empty, so ``""`` is never a real value of an id column.
 
 ``datasets.load_dataset("OUT/dataset/hf", "sentence-mined", split="test")`` works offline.
 Parquet with an explicit schema is used rather than JSONL so that type inference never trips
@@ -26,11 +33,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
+from fincprg.export.splits import SPLITS
 from fincprg.pipeline.io import atomic_write_text
 
 
@@ -43,6 +51,11 @@ def _write_parquet(path: Path, rows: Sequence[Mapping[str, Any]], schema: Any) -
     tmp = path.with_name(f".{path.name}.tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
+
+
+def mteb_subsets(qrel_files: Mapping[str, Sequence[str]], splits: Sequence[str] = SPLITS) -> list[str]:
+    """The subsets MTEB may read: those with labels in every split (module docstring)."""
+    return [s for s, have in qrel_files.items() if set(splits) <= set(have)]
 
 
 def front_matter(qrel_files: Mapping[str, Sequence[str]]) -> str:
@@ -60,11 +73,12 @@ def front_matter(qrel_files: Mapping[str, Sequence[str]]) -> str:
             out += [f"  - split: {split}", f"    path: qrels/{subset}/{split}.parquet"]
         return out
 
-    if "all" in qrel_files:  # MTEB's default subset (and datasets.load_dataset(path) with no name)
+    for_mteb = mteb_subsets(qrel_files)
+    if "all" in for_mteb:  # MTEB's default subset (and datasets.load_dataset(path) with no name)
         lines += qrels_config("default", "all")
     for subset in qrel_files:
         lines += qrels_config(subset, subset)
-    for subset in qrel_files:  # MTEB hf_subsets: <subset>-qrels / -corpus / -queries
+    for subset in for_mteb:  # MTEB hf_subsets: <subset>-qrels / -corpus / -queries
         lines += qrels_config(f"{subset}-qrels", subset)
         lines += [f"- config_name: {subset}-corpus", "  data_files:", "  - split: corpus",
                   "    path: corpus.parquet",
@@ -72,6 +86,11 @@ def front_matter(qrel_files: Mapping[str, Sequence[str]]) -> str:
                   "    path: queries.parquet"]
     lines += ["---", ""]
     return "\n".join(lines)
+
+
+def _no_nulls(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Each row with exactly ``columns``, ``None`` as ``""`` (MTEB cannot batch ``None``)."""
+    return [{c: "" if r.get(c) is None else r[c] for c in columns} for r in rows]
 
 
 def write_hf(
@@ -91,9 +110,10 @@ def write_hf(
                               ("provenance", s)])
     qrel_schema = pa.schema([("query-id", s), ("corpus-id", s), ("score", pa.int32())])
     written = [folder / "corpus.parquet", folder / "queries.parquet"]
-    _write_parquet(written[0], corpus, corpus_schema)
-    _write_parquet(written[1], [{**q, "provenance": json.dumps(q["provenance"], ensure_ascii=False, sort_keys=True)}
-                                for q in queries], query_schema)
+    _write_parquet(written[0], _no_nulls(corpus, corpus_schema.names), corpus_schema)
+    _write_parquet(written[1], _no_nulls(
+        ({**q, "provenance": json.dumps(q["provenance"], ensure_ascii=False, sort_keys=True)} for q in queries),
+        query_schema.names), query_schema)
     files: dict[str, list[str]] = {}
     for subset, by_split in subset_qrels.items():
         for split, qrels in by_split.items():

@@ -18,6 +18,10 @@ _FORMS: tuple[tuple[re.Pattern[str], bool], ...] = (
 )
 
 
+_USE = " (use 2024-03-01, 2024/3/1, 20240301 or 2024年3月1日)"
+_NUMBER = " (a date given as a number must be yyyymmdd, e.g. 20240301)"
+
+
 def parse_date(value: Any) -> dt.date | None:
     """Parse a date; ``None``/"" give ``None``.
 
@@ -25,8 +29,11 @@ def parse_date(value: Any) -> dt.date | None:
     without a time), datetime strings ("2022-04-10 00:00:00") and Chinese forms (2024年3月1日,
     2024年03月 -> the 1st of the month).
 
+    A number is read only as yyyymmdd (20240301 or 20240301.0).
+
     Raises:
-        ValueError: the value is not empty and matches none of the forms, or names an impossible day.
+        ValueError: the value is not empty and matches none of the forms, or names an impossible day; any
+            object, array, boolean or number that is not yyyymmdd (NaN, Infinity, 1e308).
     """
     if value is None:
         return None
@@ -34,10 +41,17 @@ def parse_date(value: Any) -> dt.date | None:
         return value.date()
     if isinstance(value, dt.date):
         return value
-    if isinstance(value, float) and not math.isfinite(value):  # Infinity, -Infinity, 1e999, NaN
-        raise ValueError(f"{value!r} is not a date (use 2024-03-01, 2024/3/1, 20240301 or 2024年3月1日)")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = str(int(value))
+    if isinstance(value, (dict, list, tuple, bool)):
+        kind = {dict: "an object", bool: "a boolean"}.get(type(value), "an array")
+        raise ValueError(f"{kind} ({str(value)[:40]}) is not a date{_USE}")
+    if isinstance(value, float):
+        if not (math.isfinite(value) and value.is_integer()):  # NaN, Infinity, 1e999, 2024.5
+            raise ValueError(f"the number {value!r} is not a date{_NUMBER}")
+        value = int(value)
+    if isinstance(value, int):
+        if not 10_000_000 <= value <= 99_999_999:  # 1e308 would be a 309-digit "date"
+            raise ValueError(f"the number {str(value)[:20]}{'...' if value >= 10**20 else ''} is not a date{_NUMBER}")
+        value = str(value)
     s = str(value).strip()
     if not s:
         return None
@@ -52,6 +66,4 @@ def parse_date(value: Any) -> dt.date | None:
                 return dt.date(y, mo, d)
             except ValueError as e:
                 raise ValueError(f"{s!r} is not a real calendar date ({e})") from None
-    raise ValueError(
-        f"{s!r} is not a date form fincprg reads (use 2024-03-01, 2024/3/1, 20240301 or 2024年3月1日)"
-    )
+    raise ValueError(f"{s!r} is not a date form fincprg reads{_USE}")

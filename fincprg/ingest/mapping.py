@@ -59,13 +59,51 @@ def _norm_type(v: Any) -> str | None:
     return s
 
 
-def _text(v: Any) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, float) and v != v:  # NaN from spreadsheets
-        return None
-    s = str(v).strip()
-    return s or None
+# C0/C1 control characters (NUL, BEL, ESC, DEL...): never content, and NUL breaks tools downstream.
+# Tab, line feed and carriage return stay in text; vertical tab and form feed (page breaks in extracted
+# PDF text) become a line break so the words either side stay apart.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+_BREAKS = re.compile(r"[\x0b\x0c]")
+_LINE_BREAKS = re.compile(r"[\t\n\r\x0b\x0c]+")  # one-line fields (title, company...) get a space instead
+
+
+class NotText(ValueError):
+    """A field that must be text holds a JSON object, array or boolean."""
+
+
+def _present(v: Any) -> bool:
+    """Whether a field holds a value (None, "", NaN from spreadsheets, [] and {} are empty cells)."""
+    if v is None or (isinstance(v, float) and v != v):
+        return False
+    if isinstance(v, (str, list, dict, tuple)):
+        return bool(v.strip() if isinstance(v, str) else v)
+    return True
+
+
+def _text(v: Any, *, multiline: bool = False) -> tuple[str | None, int]:
+    """A field as clean text and the number of control characters taken out of it.
+
+    Raises:
+        NotText: an object, array or boolean (``str()`` would store its Python repr as the text).
+    """
+    if not _present(v):
+        return None, 0
+    if isinstance(v, (dict, list, tuple, bool)):
+        kind = {dict: "an object", bool: "a boolean"}.get(type(v), "an array")
+        raise NotText(f"{kind} ({_short(v)})")
+    s, n = _CONTROL.subn("", str(v))
+    if multiline:
+        s, k = _BREAKS.subn("\n", s)
+    else:  # a one-line field is short: counting its breaks apart costs nothing
+        k = len(_BREAKS.findall(s))
+        s = _LINE_BREAKS.sub(" ", s)
+    s = s.strip()
+    return s or None, n + k
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
 
 
 class FieldMapper:
@@ -105,12 +143,30 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper) -> Report | Reje
     for f, keys in plan.items():
         for k in keys:
             used.add(k)
-            if f not in vals and _text(raw.fields[k]) is not None:
-                vals[f] = raw.fields[k]
+            v = raw.fields[k]
+            # a NaN date is a non-finite number like Infinity (a bad date), not an empty cell
+            if f not in vals and (_present(v) or (f == "date" and isinstance(v, float))):
+                vals[f] = v
     meta = {k: v for k, v in raw.fields.items() if k not in used}
     src = raw.source
-    title, text = _text(vals.get("title")), _text(vals.get("text"))
-    rid = _text(vals.get("id"))
+    rid = vals.get("id")
+    if rid is not None and not isinstance(rid, (dict, list, tuple, bool)):
+        rid = str(rid).strip()
+        if "#" in rid or _LINE_BREAKS.search(rid) or _CONTROL.search(rid):
+            return Rejection(source=src, report_id=rid, reason="bad_id",
+                             detail=f"{src}: id {rid!r} contains '#' (fincprg uses it in passage ids, <report>#p0) "
+                                    "or a tab, line break or control character (qrels are tab-separated); rename it")
+    cleaned: dict[str, str | None] = {}
+    removed = 0
+    for f in ("id", "title", "text", "company", "industry", "report_type", "stock_code"):
+        try:
+            cleaned[f], n = _text(vals.get(f), multiline=f == "text")
+        except NotText as e:
+            return Rejection(source=src, report_id=rid if isinstance(rid, str) else None, reason="bad_field",
+                             detail=f"{src}: field {f!r} is {e}, not text; give it a string (join paragraph "
+                                    "lists into one string) or map the right input field with ingest.fields")
+        removed += n
+    title, text, rid = cleaned["title"], cleaned["text"], cleaned["id"]
     if text is None:
         detail = (f"{src}: report {rid or ''} has no text; add a text/content/正文 field, map yours with "
                   "ingest.fields (e.g. --set ingest.fields.研报内容=text), or remove the record")
@@ -126,10 +182,6 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper) -> Report | Reje
     if rid is None:
         # Stable across runs and input order: the same report always gets the same id.
         rid = "r" + hashlib.sha1(f"{title}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    elif "#" in rid or any(c in rid for c in "\t\r\n"):
-        return Rejection(source=src, report_id=rid, reason="bad_id",
-                         detail=f"{src}: id {rid!r} contains '#' (fincprg uses it in passage ids, <report>#p0) "
-                                "or a tab/line break (qrels are tab-separated); rename it")
     raw_date = vals.get("date")
     try:
         date = parse_date(raw_date)
@@ -138,13 +190,15 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper) -> Report | Reje
             return Rejection(source=src, report_id=rid, reason="bad_date",
                              detail=f"{src}: {e}; fix the date, or set ingest.on_bad_date: null to keep "
                                     "the report without a date")
-        log.warning("%s: %s; kept with date=None (set ingest.on_bad_date: reject to skip it)", src, e)
-        meta["_bad_date"] = str(raw_date)
+        log.debug("%s: %s; kept with date=None (ingest.on_bad_date: null)", src, e)
+        meta["_bad_date"] = raw_date if isinstance(raw_date, str) else _short(raw_date)  # JSON has no inf/nan
         date = None
-    company, code = _text(vals.get("company")), _norm_code(vals.get("stock_code"))
+    if removed:
+        meta["_control_chars_removed"] = removed
+    company, code = cleaned["company"], _norm_code(vals.get("stock_code"))
     if company is None or code is None:
         t_co, t_code = parse_title_company(title)
         company, code = company or t_co, code or t_code
     return Report(id=rid, title=title, text=text, date=date, company=company, stock_code=code,
-                  industry=_text(vals.get("industry")), report_type=_norm_type(vals.get("report_type")),
+                  industry=cleaned["industry"], report_type=_norm_type(cleaned["report_type"]),
                   source=src, meta=meta)

@@ -3,7 +3,8 @@
 Every reader yields :class:`Raw` (one input record with its ``file:line`` source) or
 :class:`~fincprg.records.Rejection` (something that could not even be parsed). Nothing is
 skipped without a record, except blank lines. A bad record never stops the others: JSON nested
-too deep, an oversized CSV field or an unreadable file each become one Rejection.
+too deep, an oversized CSV field, an unreadable file or folder and a broken symlink each become one
+Rejection. Decoding is in :mod:`fincprg.ingest.decode`, listing a folder in :mod:`fincprg.ingest.walk`.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from fincprg.errors import InputError
+from fincprg.ingest.decode import Undecodable, decode_lines
+from fincprg.ingest.walk import Problem, walk
 from fincprg.records import Rejection
 
 log = logging.getLogger(__name__)
@@ -46,77 +49,21 @@ class ReadStats:
     files: int = 0
 
 
-def _utf8(b: bytes) -> str | None:
-    try:
-        return b.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _gbk(b: bytes) -> tuple[str, str] | None:
-    # GB18030 is a superset of GBK; report "gbk" when plain GBK suffices (the usual case).
-    for enc in ("gbk", "gb18030"):
-        try:
-            return b.decode(enc), enc
-        except UnicodeDecodeError:
-            continue
-    return None
-
-
-def decode_lines(data: bytes, forced: str = "auto") -> tuple[list[str | None], str]:
-    """Decode a file line by line; undecodable lines come back as ``None``.
-
-    The file's encoding is chosen by majority over its non-ASCII lines (UTF-8 unless most
-    of them only decode as GBK/GB18030), so one corrupt byte in a UTF-8 file rejects one
-    line instead of turning the whole file into GBK mojibake.
-    """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    raw_lines = data.split(b"\n")
-    if forced != "auto":
-        enc = "utf-8" if forced == "utf-8" else "gb18030"
-        out: list[str | None] = []
-        for b in raw_lines:
-            try:
-                out.append(b.decode(enc))
-            except UnicodeDecodeError:
-                out.append(None)
-        return out, forced
-    utf8_votes = gbk_votes = 0
-    decoded_u: list[str | None] = []
-    for b in raw_lines:
-        u = _utf8(b)
-        decoded_u.append(u)
-        if b.isascii():
-            continue
-        if u is not None:
-            utf8_votes += 1
-        elif _gbk(b) is not None:
-            gbk_votes += 1
-    if gbk_votes <= utf8_votes:
-        return decoded_u, "utf-8"
-    out = []
-    used = "gbk"
-    for b in raw_lines:
-        g = _gbk(b)
-        if g and g[1] == "gb18030":
-            used = "gb18030"
-        out.append(g[0] if g else None)
-    return out, used
-
-
 def _too_deep(path: Path, line: int) -> Rejection:
     return Rejection(source=f"{path}:{line}", reason="malformed_json",
                      detail=f"{path}:{line}: JSON nested too deeply to read (thousands of levels); "
                             "flatten the record or remove it")
 
 
-def _undecodable(path: Path, line: int, enc: str) -> Rejection:
-    return Rejection(
-        source=f"{path}:{line}", reason="undecodable",
-        detail=(f"{path}:{line}: bytes are neither valid {enc} nor GBK/GB18030; re-save the file as UTF-8 "
-                f"(e.g. `iconv -f <encoding> -t utf-8`) or set ingest.encoding"),
-    )
+def _undecodable(path: Path, line: int, enc: str, forced: str) -> Rejection:
+    if forced != "auto":
+        why = f"bytes are not valid {enc} (ingest.encoding); set ingest.encoding to the file's codec, or to auto"
+    elif enc.startswith("utf-16") or enc.startswith("utf-32"):
+        why = f"bytes are not valid {enc}, although the file starts with a {enc.upper()} byte-order mark"
+    else:
+        why = ("bytes are neither valid UTF-8 nor GBK/GB18030; re-save the file as UTF-8 (e.g. `iconv -f "
+               "<encoding> -t utf-8`) or set ingest.encoding to its codec (e.g. big5, utf-16-le)")
+    return Rejection(source=f"{path}:{line}", reason="undecodable", detail=f"{path}:{line}: {why}")
 
 
 def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
@@ -125,7 +72,7 @@ def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator
     stats.encodings[enc] += 1
     for i, line in enumerate(lines, 1):
         if line is None:
-            yield _undecodable(path, i, enc)
+            yield _undecodable(path, i, enc, encoding)
             continue
         if not line.strip():
             continue
@@ -153,7 +100,7 @@ def _decode_whole(path: Path, stats: ReadStats, encoding: str) -> tuple[list[str
     stats.encodings[enc] += 1
     bad = next((i for i, ln in enumerate(lines, 1) if ln is None), None)
     if bad is not None:
-        return [], _undecodable(path, bad, enc)
+        return [], _undecodable(path, bad, enc, encoding)
     return lines, None
 
 
@@ -193,7 +140,7 @@ def read_csv(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[R
     stats.encodings[enc] += 1
     for i, ln in enumerate(lines, 1):
         if ln is None:
-            yield _undecodable(path, i, enc)
+            yield _undecodable(path, i, enc, encoding)
     # Undecodable lines become empty lines so csv line numbers stay true to the file.
     text = "\n".join(ln if ln is not None else "" for ln in lines)
     # the default limit (131072 characters) would abort the whole file at one long report body
@@ -263,27 +210,39 @@ def require_corpus(corpus: Path) -> None:
     """Raise :class:`InputError` (the one "corpus does not exist" message) when ``corpus`` is missing."""
     if not corpus.exists():
         raise InputError(_MISSING_CORPUS.format(corpus))
+    if not corpus.is_file() and not corpus.is_dir():
+        raise InputError(f"corpus {corpus} is not a regular file or a folder (a pipe or device?); copy the data "
+                         "into a .jsonl/.csv/.json file")
 
 
-def corpus_files(corpus: Path, fmt: str = "auto") -> list[Path]:
-    """The files a corpus path stands for, in a stable order.
+def _problem(p: Problem) -> Rejection:
+    return Rejection(source=f"{p.path}/" if p.folder else f"{p.path}:1", reason=p.reason, detail=f"{p.path}: {p.why}")
+
+
+def corpus_files(corpus: Path, fmt: str = "auto") -> tuple[list[Path], list[Rejection]]:
+    """The files a corpus path stands for, in a stable order, and a Rejection for each folder or
+    file entry that could not be listed or read (see :mod:`fincprg.ingest.walk`).
 
     A directory is read as JSONL/CSV/JSON tables when it holds any (a README.md beside them
     is documentation), else as one report per .txt/.md file.
     """
     require_corpus(corpus)
     if corpus.is_file():
-        return [corpus]
-    files = sorted(p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith("."))
+        return [corpus], []
+    found = walk(corpus)
     want = FORMATS[fmt][0] if fmt in FORMATS else None
     if want is None:
-        tables = [p for p in files if p.suffix.lower() in TABLE_SUFFIXES]
+        tables = [p for p in found.files if p.suffix.lower() in TABLE_SUFFIXES]
         want = TABLE_SUFFIXES if tables else TEXT_SUFFIXES
-    chosen = [p for p in files if p.suffix.lower() in want
+    chosen = [p for p in found.files if p.suffix.lower() in want
               and not (want == TEXT_SUFFIXES and p.name.lower() in _DOC_NAMES)]
-    if not chosen:
+    # a broken entry may have been a report: one with a corpus suffix, or none (a link to a lost folder)
+    maybe = want if fmt in FORMATS else TABLE_SUFFIXES + TEXT_SUFFIXES
+    problems = [_problem(p) for p in found.problems
+                if p.folder or (p.path.suffix.lower() in (*maybe, "") and p.path.name.lower() not in _DOC_NAMES)]
+    if not chosen and not problems:
         raise InputError(f"{corpus} holds no .jsonl/.csv/.json or .txt/.md files; put reports there or pass a file")
-    return chosen
+    return chosen, problems
 
 
 def text_ids(corpus: Path, files: list[Path]) -> dict[Path, str]:
@@ -306,6 +265,8 @@ def _read_file(path: Path, reader: Callable[..., Iterator[Raw | Rejection]], **k
     and the corpus goes on with the next file."""
     try:
         yield from reader(path, **kw)
+    except Undecodable as e:
+        yield Rejection(source=f"{path}:1", reason="undecodable", detail=f"{path}: {e}")
     except OSError as e:
         yield Rejection(source=f"{path}:1", reason="unreadable",
                         detail=f"{path}: cannot read the file ({e.strerror or e}); check its permissions or "
@@ -319,7 +280,8 @@ def _read_file(path: Path, reader: Callable[..., Iterator[Raw | Rejection]], **k
 
 def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats) -> Iterator[Raw | Rejection]:
     """Every record of a corpus path (a file or a directory)."""
-    files = corpus_files(corpus, fmt)
+    files, problems = corpus_files(corpus, fmt)
+    yield from problems
     ids = text_ids(corpus, [p for p in files if fmt == "txt" or p.suffix.lower() in TEXT_SUFFIXES])
     for path in files:
         stats.files += 1

@@ -9,9 +9,11 @@ Both files are written atomically (temp file + rename): ingest is a global stage
 duplicate ids can only be judged over the whole corpus.
 
 One bad record never stops the corpus: whatever goes wrong while reading, mapping or serialising a
-record (a date of ``Infinity``, JSON nested thousands deep, a lone surrogate) becomes a Rejection
-with its reason, and the other records go on. Titles and dates are optional; the summary counts the
-reports without them.
+record (an unreadable file or folder, JSON nested thousands deep, an object where text belongs, a lone
+surrogate) becomes a Rejection with its reason, and the other records go on. Titles and dates are
+optional; the summary counts the reports without them. A date that is present but not a date (Infinity,
+NaN, 1e308, "2024-13-45", an object) is one rule, ``ingest.on_bad_date``: kept without a date and counted
+as ``dates_unparsed`` (default), or rejected as ``bad_date``.
 """
 from __future__ import annotations
 
@@ -68,7 +70,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
         raise InputError("the ingest stage needs a corpus path: fincprg build CORPUS -o OUT")
     stats = ReadStats()
     mapper = FieldMapper(cfg.fields)
-    n_kept = untitled = undated = bad_dates = 0
+    n_kept = untitled = undated = 0
+    bad_dates = 0  # kept without a date (ingest.on_bad_date: null)
+    bad_date_example = ""
+    controls = 0  # reports whose fields had control characters taken out
     metas: list[Report] = []  # text-less copies, for run.sample_reports' strata: the text goes to disk at once
     rejected: list[Rejection] = []
     seen: dict[str, str] = {}  # id -> source of its first occurrence
@@ -93,7 +98,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
             n_kept += 1
             untitled += not rec.title
             undated += rec.date is None
-            bad_dates += "_bad_date" in rec.meta
+            if "_bad_date" in rec.meta:
+                bad_dates += 1
+                bad_date_example = bad_date_example or f"{rec.source}: {rec.meta['_bad_date']!r}"
+            controls += "_control_chars_removed" in rec.meta
 
     reasons = Counter(r.reason for r in rejected)
     if not n_kept:
@@ -117,8 +125,15 @@ def run(ctx: StageContext) -> dict[str, Any]:
         every.replace(ctx.output(L.REPORTS))
     atomic_write_text(ctx.output(L.REJECTED), "".join(_rejection_line(r) + "\n" for r in rejected))
     if rejected:
-        log.warning("ingest: %d input records rejected (%s); see %s", len(rejected), dict(reasons),
-                    ctx.output(L.REJECTED))
+        log.warning("ingest: %d input records, files or folders rejected (%s); see %s", len(rejected),
+                    dict(reasons), ctx.output(L.REJECTED))
+    if bad_dates:
+        log.warning("ingest: %d reports have a date fincprg cannot read (e.g. %s); they are kept without a "
+                    "date, the raw value in Report.meta._bad_date (ingest.on_bad_date: reject rejects them "
+                    "instead)", bad_dates, bad_date_example)
+    if controls:
+        log.info("ingest: control characters (NUL, BEL, ESC...) were taken out of %d reports "
+                 "(Report.meta._control_chars_removed)", controls)
     if untitled:
         log.warning("ingest: %d of %d reports have no title: their passages get bottom-up queries, but topics "
                     "(top-down queries) and company completion from the title skip them", untitled, n_kept)
@@ -129,6 +144,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "untitled": untitled,
         "undated": undated,
         "dates_unparsed": bad_dates,
+        "control_chars_removed": controls,
         "files": stats.files,
         "encodings": dict(sorted(stats.encodings.items())),
     }

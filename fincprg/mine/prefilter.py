@@ -49,8 +49,10 @@ class TextEmbedder:
                 raise ConfigError("mine.prefilter.embedder.model: sentence-transformers needs a model path or id")
             from fincprg.models import TextEncoder  # noqa: PLC0415
 
-            emb = TextEncoder(self.cfg.model, where="mine.prefilter.embedder.model", batch_size=self.cfg.batch_size,
-                              device=self.device, alternative="mine.prefilter.embedder.backend=lsa").encode(uniq)
+            # both sides of a mined pair are queries, so each gets the model's query prompt (e5: "query: ")
+            enc = TextEncoder(self.cfg.model, where="mine.prefilter.embedder.model", batch_size=self.cfg.batch_size,
+                              device=self.device, alternative="mine.prefilter.embedder.backend=lsa")
+            emb = enc.encode(uniq, role="query")
         else:
             raise ConfigError("mine.prefilter.embedder.backend: use lsa or sentence-transformers")
         emb = np.asarray(emb, dtype=np.float32)

@@ -3,15 +3,24 @@
 Query/passage prompts: a sentence-transformers model may name its own prompts in its
 config_sentence_transformers.json (e5: ``query: `` and ``passage: ``). Callers say which role a text
 plays (``role="query"`` or ``"passage"``) and the model's prompt for that role is used; a model
-without prompts gets the texts as they are, so nothing changes for it.
+without prompts gets the texts as they are, so nothing changes for it. FlagEmbedding's ``FlagModel``
+knows only a query instruction and CLS pooling, so for a local sentence-transformers folder the same
+prompts are put before the texts here and its pooling mode is passed on (see ``load_flag_embedder``).
+
+Encodings are memoised per process (a few corpora, by model, role and a hash of the texts): ``fincprg
+eval -r dense:M -r hybrid:0.75:dense:M`` encodes the corpus once, not once per retriever.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from fincprg.models.load import ENCODE_MEMO as _MEMO
 from fincprg.models.load import load_flag_embedder, load_sentence_transformer
 
 
@@ -28,6 +37,25 @@ def prompt_name(model: Any, role: str | None) -> str | None:
         raise ValueError(f"role {role!r} is not one of {', '.join(ROLE_PROMPTS)}")
     prompts = getattr(model, "prompts", None) or {}
     return next((n for n in ROLE_PROMPTS[role] if prompts.get(n)), None)
+
+
+def folder_prompts(model: str) -> dict[str, str]:
+    """The prompts a local sentence-transformers folder declares ({} for a hub id or a folder without)."""
+    cfg = Path(model) / "config_sentence_transformers.json"
+    if not cfg.is_file():
+        return {}
+    try:
+        return {k: v for k, v in (json.loads(cfg.read_text(encoding="utf-8")).get("prompts") or {}).items() if v}
+    except (OSError, ValueError):
+        return {}
+
+
+def role_prompt(prompts: dict[str, str], role: str | None) -> str:
+    """The prompt for ``role`` from a prompts dict, by the names :data:`ROLE_PROMPTS` allows."""
+    return next((prompts[n] for n in ROLE_PROMPTS.get(role or "", ()) if prompts.get(n)), "")
+
+
+_MEMO_SIZE = 8
 
 
 def prompt_text(model: Any, role: str) -> str:
@@ -59,12 +87,25 @@ class TextEncoder:
 
     def encode(self, texts: Sequence[str], show_progress: bool = False, role: str | None = None) -> np.ndarray:
         """Unit-norm rows; ``role`` (``query``/``passage``) picks the model's own prompt when it has one."""
+        digest = hashlib.sha1("\0".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+        key = (self.model_id, self.backend, self.device, self.fp16, role, len(texts), digest)
+        if key in _MEMO:
+            _MEMO.move_to_end(key)
+            return _MEMO[key].copy()
+        v = self._encode(texts, show_progress, role)
+        _MEMO[key] = v
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+        return v.copy()
+
+    def _encode(self, texts: Sequence[str], show_progress: bool, role: str | None) -> np.ndarray:
         m = self.model()
         if not texts:
             dim = m.get_sentence_embedding_dimension() if self.backend != "flag" else 0
             return np.zeros((0, dim or 0), dtype=np.float32)
         if self.backend == "flag":
-            v = m.encode(list(texts), batch_size=self.batch_size)
+            prompt = role_prompt(folder_prompts(self.model_id), role)
+            v = m.encode([prompt + t for t in texts], batch_size=self.batch_size)
         else:
             v = m.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                          show_progress_bar=show_progress, convert_to_numpy=True, prompt_name=prompt_name(m, role))

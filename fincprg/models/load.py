@@ -5,8 +5,10 @@ device and precision, so two retrievers (or a stage and its prefilter) share one
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +21,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _CACHE: dict[tuple[Any, ...], Any] = {}
+# encodings memoised by fincprg.models.encoders (model, role, texts' hash -> rows); cleared with the models
+ENCODE_MEMO: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
 
 class ModelLoadError(BackendError):
@@ -123,9 +127,22 @@ def load_flag_reranker(model: str, *, where: str, device: str | None = None, fp1
     return _cached(("flag-reranker", model, dev, half, batch_size), build)
 
 
+def folder_pooling(model: str) -> str:
+    """``mean`` or ``cls`` from a local sentence-transformers folder's pooling config; ``cls`` otherwise (BGE)."""
+    for cfg in sorted(Path(model).glob("*_Pooling/config.json")) if Path(model).is_dir() else []:
+        try:
+            c = json.loads(cfg.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if c.get("pooling_mode") == "mean" or c.get("pooling_mode_mean_tokens"):  # sentence-transformers 5 / 2-4
+            return "mean"
+    return "cls"
+
+
 def load_flag_embedder(model: str, *, where: str, device: str | None = None, fp16: bool = True,
                        alternative: str | None = None) -> Any:
-    """FlagEmbedding ``FlagModel`` (a BGE-style bi-encoder)."""
+    """FlagEmbedding ``FlagModel`` (a BGE-style bi-encoder); a local sentence-transformers folder's pooling
+    mode (e5: mean) is passed on, since FlagModel would otherwise pool the CLS token."""
     dev = resolve_device(device)
     half = use_half(dev, fp16)
 
@@ -133,7 +150,7 @@ def load_flag_embedder(model: str, *, where: str, device: str | None = None, fp1
         with _guard(model, where, "FlagEmbedding", alternative):
             from FlagEmbedding import FlagModel  # noqa: PLC0415
 
-            return FlagModel(model, use_fp16=half, devices=dev)
+            return FlagModel(model, use_fp16=half, devices=dev, pooling_method=folder_pooling(model))
 
     return _cached(("flag-embedder", model, dev, half), build)
 
@@ -156,5 +173,6 @@ def load_sequence_classifier(model: str, *, where: str, device: str | None = Non
 
 
 def clear_cache() -> None:
-    """Forget loaded models (tests that rewrite a model folder in place)."""
+    """Forget loaded models and their memoised encodings (tests that rewrite a model folder in place)."""
     _CACHE.clear()
+    ENCODE_MEMO.clear()

@@ -5,13 +5,13 @@ JSONL line whole JSON (a torn or interleaved write is never marked complete).
 """
 from __future__ import annotations
 
+import hashlib
 import platform
 from pathlib import Path
 
 from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.pipeline.contract import StageSpec
-from fincprg.pipeline.io import hash_files
 from fincprg.version import __version__
 
 
@@ -40,10 +40,27 @@ def output_files(stage_dir: Path) -> list[Path]:
 
 
 def corpus_hash(corpus: Path) -> str:
-    """Hash of the corpus bytes (``run_pipeline`` has already checked that it exists)."""
-    if corpus.is_file():
-        return hash_files([corpus], corpus.parent)
-    return hash_files([p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith(".")], corpus)
+    """Hash of the corpus bytes (``run_pipeline`` has already checked that it exists).
+
+    A file or folder that cannot be read is hashed by its name and error, not raised: ingest records it
+    as a rejection and reads the rest, and the hash changes once it can be read."""
+    from fincprg.ingest.walk import walk
+
+    found = walk(corpus) if corpus.is_dir() else None
+    files, root = (found.files, corpus) if found else ([corpus], corpus.parent)
+    h = hashlib.sha256()
+    for p in sorted(files):  # the bytes hash_files would hash, so a readable corpus keeps its hash
+        h.update(str(p.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            with open(p, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        except OSError as e:
+            h.update(f"unreadable: {e.strerror or e}".encode("utf-8", "backslashreplace"))
+        h.update(b"\0")
+    for problem in found.problems if found else ():
+        h.update(f"{problem.path.relative_to(corpus)}\0{problem.reason}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:16]
 
 
 def check_outputs(spec: StageSpec, stage_dir: Path) -> None:

@@ -78,6 +78,16 @@ def surface_form(keyword: str, titles: Sequence[str]) -> str:
 
 
 _EXPECTATION = re.compile(r"符合预期|超预期|低于预期|不及预期|略低于预期|好于预期")
+_GROWTH = re.compile(r"增长|高增|大增|提升|上升|回升|增加|翻倍|放量|向好|改善")
+_NOT_DRIVEN = frozenset({"产能"})
+
+
+def _asked_period(title: str) -> str:
+    """The period a title reviews as a question names it (2022年上半年, 2020年二季度, 2021年), or ""."""
+    from fincprg.generate.complete import asked_period, dominant_period
+
+    p = dominant_period(title)
+    return asked_period(p) if p is not None and p.year else ""
 
 
 def _pick(key: str, forms: list[str]) -> str:
@@ -97,20 +107,23 @@ def _subject_terms() -> frozenset[str]:
 
 def _title_question(key: str, company: str, title: str) -> str:
     """A question about one company's report title: its metric, its event, or whether results met
-    expectations. The year is the title's own (a report dated 2022 may be about 2021)."""
+    expectations. The period is the title's own (a report dated 2022 may be about 2021), with its part of the
+    year: a half-year review is asked as 2022年上半年, never as the whole of 2022."""
     from fincprg.finance import METRIC_SYNONYMS, extract
     from fincprg.generate.phrases import EVENTS, event_of
     from fincprg.generate.templates import _surface
 
     f = extract(title)
-    years = sorted({p.year for p in f.periods if p.year})
-    y = f"{years[-1]}年" if years else ""
+    y = _asked_period(title)
     metrics = sorted(f.metrics, key=lambda m: min((title.find(s) for s in METRIC_SYNONYMS[m] if s in title),
                                                   default=len(title)))
     if metrics and metrics[0] != "目标价":
         m = _surface(metrics[0], title)
-        return _pick(key, [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？",
-                           f"{company}{y}{m}增长的驱动因素是什么？"])
+        forms = [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？"]
+        # asking what drove growth presumes the title says it grew; capacity is built, not driven
+        if _GROWTH.search(title) and metrics[0] not in _NOT_DRIVEN:
+            forms.append(f"{company}{y}{m}增长的驱动因素是什么？")
+        return _pick(key, forms)
     event = event_of(title)
     if event:
         return _pick(key, [s.replace("{E}", company).replace("{P}", y) for s in EVENTS[event]])
@@ -235,9 +248,10 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         subs = list(dict.fromkeys(subs + keyword_questions(own, max_subqueries - len(subs))))[:max_subqueries]
         if not subs:
             continue
-        # the period the group's own titles write (a topic's date range spans other companies' reports)
-        years = sorted({p.year for n in names for p in _title_periods(companies[n]) if p.year})
-        when = f"{years[0]}年" if len(years) == 1 else ""
+        # the period the group's own titles review, with its part of the year (a topic's date range spans
+        # other companies' reports); titles of different periods get none
+        whens = {_asked_period(companies[n]) for n in names}
+        when = whens.pop() if len(whens) == 1 else ""
         if len(names) >= 2:
             a, b = names[0], names[1]
             intent = _pick(gkey, [f"了解{a}和{b}{when}在{theme}领域的业绩表现与前景",
@@ -252,12 +266,6 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
             intent = _pick(gkey, forms)
         out.append({"intent": intent, "subqueries": subs})
     return out
-
-
-def _title_periods(title: str) -> frozenset[Any]:
-    from fincprg.finance import extract
-
-    return extract(title).periods
 
 
 def to_queries(topic_id: str, intents: list[dict[str, Any]], provenance: dict[str, Any]) -> list[Query]:

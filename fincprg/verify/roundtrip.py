@@ -10,6 +10,9 @@ over pairs.
 * ``ambiguous``: at least ``n`` other, unrelated reports (another company's, or outside the topic) have a
   passage scoring within ``margin`` (relative) of the query's best own passage: it would match many
   reports about equally well.
+* ``not_retrieved_dense`` (``verify.dense.model`` set): the same top-``k`` test with a bi-encoder (e.g.
+  multilingual-e5-small, with its query/passage prompts), run on the queries BM25 kept. Dense cosines
+  crowd into a narrow band, so the relative-margin ambiguity test stays with BM25.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -106,13 +110,40 @@ class Target:
     related: frozenset[str] = frozenset()
 
 
+def dense_search(queries: Sequence[str], docs: Sequence[str], cfg: Any, depth: int,
+                 progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``depth`` documents per query by cosine with ``cfg.model`` (``verify.dense``), best first."""
+    from fincprg.models import TextEncoder
+
+    enc = TextEncoder(cfg.model, where="verify.dense.model", batch_size=cfg.batch_size, device=cfg.device,
+                      alternative="verify.dense.model: null (character BM25 only)")
+    d = enc.encode(list(docs), show_progress=False, role="passage")
+    depth = min(depth, len(docs))
+    idx = np.zeros((len(queries), depth), dtype=np.int64)
+    val = np.zeros((len(queries), depth), dtype=np.float64)
+    for s in range(0, len(queries), 256):
+        sims = np.round(enc.encode(list(queries[s:s + 256]), role="query") @ d.T, 6)
+        for r, row in enumerate(sims):
+            order = sorted(np.argpartition(-row, depth - 1)[:depth], key=lambda j: (-row[j], j))
+            idx[s + r], val[s + r] = order, row[order]
+        if progress is not None:
+            progress(len(sims))
+    return idx, val
+
+
 def judge_ranking(ranked: np.ndarray, scores: np.ndarray, target: Target, report_of: Sequence[str], *,
-                  k: int, n: int, margin: float) -> Verdict | None:
-    """Round-trip verdict for one query from its ranked passages (corpus indices) and their scores."""
+                  k: int, n: int | None, margin: float, dense: str | None = None) -> Verdict | None:
+    """Round-trip verdict for one query from its ranked passages (corpus indices) and their scores;
+    ``dense`` (the model) for a dense ranking: only the top-``k`` test, ``n`` None skips ambiguity."""
     best = next((r for r, d in enumerate(ranked[:k]) if int(d) in target.own), None)
+    if best is None and dense:
+        return Verdict("not_retrieved_dense", f"none of its own passages is in the top {k} of the dense model "
+                                              f"{dense} over the corpus")
     if best is None:
         return Verdict("not_retrieved", f"none of its own passages is in the top {k} of a character BM25 over "
                                         "the corpus")
+    if n is None:
+        return None
     floor = scores[best] * (1 - margin)
     others = {report_of[int(d)] for d, s in zip(ranked, scores) if s >= floor and s > 0} \
         - target.own_reports - target.related

@@ -28,7 +28,7 @@ from fincprg.pipeline.io import atomic_write_jsonl
 from fincprg.records import Passage, Qrel, Query, Report, Sentence, TopicAssignment
 from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
 from fincprg.verify.related import check_related
-from fincprg.verify.roundtrip import CharBM25, Target, judge_ranking
+from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_part_whole, check_vague
 from fincprg.verify.subject import Subjects, check_subject
@@ -139,16 +139,21 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
             or check_part_whole(query, source, names) or check_event(query, source, names))
 
 
-def round_trip(queries: list[Query], src: _Sources, cfg: Any, progress: Callable[[int], None] | None = None
-               ) -> list[Verdict | None]:
-    """Round-trip verdicts for ``queries`` in one batched BM25 pass over the whole corpus."""
+def round_trip(queries: list[Query], src: _Sources, cfg: Any, progress: Callable[[int], None] | None = None,
+               dense: bool = False) -> list[Verdict | None]:
+    """Round-trip verdicts for ``queries`` in one batched pass over the whole corpus: character BM25, or
+    (``dense``) the bi-encoder ``verify.dense.model``."""
     if not queries or not src.passages:
         return [None] * len(queries)
     # a passage is indexed with its report's title, as the exported corpus row carries it
-    bm25 = CharBM25([f"{src.reports[p.report_id].title}\n{p.text}" if p.report_id in src.reports else p.text
-                     for p in src.passages])
-    depth = max(cfg.top_k, 10 * cfg.ambiguous_reports)
-    idx, scores = bm25.search([q.text for q in queries], depth, batch=cfg.batch_size, progress=progress)
+    docs = [f"{src.reports[p.report_id].title}\n{p.text}" if p.report_id in src.reports else p.text
+            for p in src.passages]
+    texts = [q.text for q in queries]
+    if dense:
+        idx, scores = dense_search(texts, docs, cfg.dense, cfg.top_k, progress=progress)
+    else:
+        depth = max(cfg.top_k, 10 * cfg.ambiguous_reports)
+        idx, scores = CharBM25(docs).search(texts, depth, batch=cfg.batch_size, progress=progress)
     report_of = [p.report_id for p in src.passages]
     passages_of: dict[str, list[int]] = defaultdict(list)
     for i, rid in enumerate(report_of):
@@ -174,8 +179,9 @@ def round_trip(queries: list[Query], src: _Sources, cfg: Any, progress: Callable
             targets[key] = Target(frozenset(i for r in reports for i in passages_of[r]), frozenset(reports))
         return targets[key]
 
-    return [judge_ranking(idx[r], scores[r], target(q), report_of, k=cfg.top_k, n=cfg.ambiguous_reports,
-                          margin=cfg.ambiguous_margin) for r, q in enumerate(queries)]
+    return [judge_ranking(idx[r], scores[r], target(q), report_of, k=cfg.top_k,
+                          n=None if dense else cfg.ambiguous_reports, margin=cfg.ambiguous_margin,
+                          dense=cfg.dense.model if dense else None) for r, q in enumerate(queries)]
 
 
 def _judge_source(q: Query, src: _Sources) -> str:
@@ -218,6 +224,12 @@ def run(ctx: Any) -> dict[str, Any]:
         with tqdm(total=len(todo), desc="verify round trip", disable=not ctx.show_progress, leave=False) as bar:
             found = round_trip(todo, src, cfg, progress=bar.update)
         verdicts.update({q.id: v for q, v in zip(todo, found) if v is not None})
+        if cfg.dense.model:
+            todo = [q for q in queries if q.id not in verdicts]
+            with tqdm(total=len(todo), desc="verify dense round trip", disable=not ctx.show_progress,
+                      leave=False) as bar:
+                found = round_trip(todo, src, cfg, progress=bar.update, dense=True)
+            verdicts.update({q.id: v for q, v in zip(todo, found) if v is not None})
     judge_counts: dict[str, Any] | bool = False
     if cfg.judge.backend == "llm":
         from fincprg.verify.judge import JudgeItem, judge

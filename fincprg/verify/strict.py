@@ -13,6 +13,7 @@ Each is a general rule over the query and its source text (verify's own reading,
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -40,7 +41,12 @@ _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利
 _PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板块|分部|旗下|子公司|参股|联营|合营|客户|同行|可比公司|"
                         r"竞争对手|全国|全球|全行业|行业|国内|海外|境外|境内|业务|渠道|板块|产品|品类|地区|区域|门店|"
                         r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司")
-_WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|集团(?!旗下)|主营业务|主营|合并|整体|综合|上市公司")
+_WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|集团(?!旗下)|合并|整体|综合|上市公司")
+# 主营业务收入 is the company's, 移动主营业务收入 a segment's: the prefix is read off before the marks
+_MAIN_PREFIX = re.compile(r"(?:主营业务|主营)$")
+# 收入占比 / 收入结构 is a share, not the amount
+_SHARE_AFTER = re.compile(r"占比|比重|份额|结构|占")
+_FIGURE = re.compile(r"\d")
 _CLAUSE = re.compile(r"[。！？!?；;\n，,：:（(]")
 
 # --- events ----------------------------------------------------------------------------------------------------
@@ -137,16 +143,25 @@ def _qualifiers(text: str, word: str) -> list[str]:
     return out
 
 
-def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str]) -> list[bool]:
+@functools.lru_cache(maxsize=1)
+def _metric_words() -> re.Pattern[str]:
+    words = {w for ws in METRICS.values() for w in ws if len(w) >= 2}
+    return re.compile("|".join(sorted(map(re.escape, words), key=len, reverse=True)))
+
+
+def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, figures: bool = False
+                  ) -> list[bool | None]:
     """For each mention of a metric (``surfaces``) in ``text``: True when its clause states it for the company
-    (the company's name, 公司, nothing), False when for a part (a segment, subsidiary, peer, the industry)."""
+    (the company's name, 公司, nothing), False when for a part (a segment, subsidiary, peer, the industry).
+    With ``figures``, a company mention is None unless its clause gives a figure for it (「营收实现正增长」,
+    「收入占比21%」 state no amount or rate of the company's revenue)."""
     t = norm(text)
     pat = re.compile("|".join(sorted(map(re.escape, surfaces), key=len, reverse=True)))
     names = [n for n in names if len(n) >= 2]
-    out = []
+    out: list[bool | None] = []
     for m in pat.finditer(t):
         start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
-        before = t[start:m.start()]
+        before = _MAIN_PREFIX.sub("", t[start:m.start()])
         for n in names:
             before = before.replace(n, "公司")
         last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)
@@ -158,8 +173,16 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str]) -> l
         spans = periods(tail)
         tail = "".join(ch for i, ch in enumerate(tail) if not any(p.start <= i < p.end for p in spans))
         tail = re.split(r"[\s\d.%]+", tail)[-1]  # the words right before the metric
+        tail = _metric_words().sub("", tail)  # 「归母净利润和营业收入」: another metric is no qualifier
         tail = re.sub(r"[年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
-        out.append(len(tail) < 2)
+        whole = len(tail) < 2
+        if whole and figures:
+            end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
+            after = t[m.end():end]
+            if _SHARE_AFTER.match(after.lstrip()) or not _FIGURE.search(after):
+                out.append(None)
+                continue
+        out.append(whole)
     return out
 
 
@@ -173,10 +196,10 @@ def check_part_whole(query: str, source: str, names: Iterable[str]) -> Verdict |
             continue
         if not all(metric_scopes(q, METRICS[fam], names)):
             continue  # the query itself asks a part (电池业务收入)
-        scopes = metric_scopes(source, METRICS[fam], names)
-        if scopes and not any(scopes):
-            return Verdict("not_answered", f"asks the company's {fam}; the source states it only for a segment, "
-                                           "subsidiary, customer, peer or the industry")
+        scopes = metric_scopes(source, METRICS[fam], names, figures=True)
+        if False in scopes and True not in scopes:
+            return Verdict("not_answered", f"asks the company's {fam}; the source gives figures for it only for a "
+                                           "segment, subsidiary, customer, peer or the industry")
     return None
 
 

@@ -2,7 +2,9 @@
 year of an undated report.
 
 * ``wrong_period``: a full-year question (a year, no part) where every report of the topic for that year is an
-  interim review (半年报, 三季报, 1Q, 业绩预告 …);
+  interim review (半年报, 三季报, 1Q, 业绩预告 …); a question naming companies is read against those companies'
+  reports only, and asking a year none of them reviews is wrong too (another company's annual report does
+  not answer 「X 2022年收入表现如何？」);
 * ``wrong_subject``: an industry-wide question (行业, 板块, 竞争格局 …) built on fewer than 3 reports, or on
   reports of fewer than 3 companies and no industry report; a listed company or a Latin-script name the
   topic's titles do not name;
@@ -67,13 +69,18 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
     """The strict topic checks, first failure first (see the module docstring)."""
     q = norm(query)
     ask = read_ask(q)
-    if ask.years and not ask.explicit_part and not ask.forecast:
-        for y in sorted(ask.years):
-            of_year = [i for i in infos if y in _report_years(i)]
-            if of_year and all(_interim(i.title) for i in of_year):
-                return Verdict("wrong_period", f"asks {y} as a whole year; every report of the topic for {y} is "
-                                               "an interim review")
     companies = set(companies)
+    if ask.years and not ask.explicit_part and not ask.forecast:
+        named = {c for c in companies if c in q}
+        scope = [i for i in infos if named & set(i.companies)] if named else list(infos)
+        whose = f"of {'、'.join(sorted(named))}" if named else "of the topic"
+        for y in sorted(ask.years):
+            of_year = [i for i in scope if y in _report_years(i)]
+            if of_year and all(_interim(i.title) for i in of_year):
+                return Verdict("wrong_period", f"asks {y} as a whole year; every report {whose} for {y} is "
+                                               "an interim review")
+            if named and scope and not of_year:
+                return Verdict("wrong_period", f"asks {y}; no report {whose} reviews {y}")
     m = _INDUSTRY_WIDE.search(q)
     if m:
         n_comp = len({c for i in infos for c in i.companies})

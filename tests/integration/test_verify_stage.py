@@ -102,3 +102,54 @@ def test_the_llm_judge_drops_what_it_finds_unanswered(tmp_path, llm_server, monk
     assert judge["not_answerable"] == 1 and judge["asked"] >= 3 and judge["llm"]["requests"] == judge["asked"]
     asked = [r for r in llm_server.requests if "可回答" in json.dumps(r, ensure_ascii=False)]
     assert not any(QUERIES["代工出货量"] in json.dumps(r, ensure_ascii=False) for r in asked)
+
+
+def _tiny_encoder(folder) -> str:
+    """A 1-layer random BERT over this corpus's characters with e5's prompts, saved as sentence-transformers."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    chars = {c for r in REPORTS for c in r["title"] + r["text"]} | {c for q in QUERIES.values() for c in q}
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "query", "passage", ":"] + sorted(
+        c for c in chars if not c.isspace())
+    hf = folder / "hf"
+    hf.mkdir(parents=True)
+    (hf / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
+    tok = BertTokenizer.from_pretrained(str(hf))
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=256)).save_pretrained(str(hf))
+    tok.save_pretrained(str(hf))
+    SentenceTransformer(str(hf), device="cpu", prompts={"query": "query: ", "passage": "passage: "}).save(
+        str(folder / "st"))
+    return str(folder / "st")
+
+
+def test_the_dense_round_trip_drops_what_the_bi_encoder_does_not_retrieve(tmp_path, llm_server, monkeypatch):
+    """verify.dense.model: a query BM25 kept must also find its own passage in the model's top k (its
+    query/passage prompts applied); checked against the model's own ranking, computed here."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    model = _tiny_encoder(tmp_path / "model")
+    out, outcomes, dropped = _build(tmp_path, llm_server, monkeypatch,
+                                    [f"verify.dense.model={model}", "verify.top_k=1", "verify.checks=[round_trip]"])
+    build = L.Build(out)
+    passages = list(build.passages())
+    titles = {r["id"]: r["title"] for r in REPORTS}
+    st = SentenceTransformer(model, device="cpu")
+    docs = st.encode([f"passage: {titles[p.report_id]}\n{p.text}" for p in passages], normalize_embeddings=True)
+    at = {p.id: i for i, p in enumerate(passages)}
+    bm25_dropped = {d["query_id"] for d in dropped.values() if d["reason"] != "not_retrieved_dense"}
+    checked = 0
+    for q in [*build.queries(L.GENERATE)]:
+        if q.id in bm25_dropped or q.level not in ("sentence", "passage"):
+            continue
+        sims = docs @ st.encode([f"query: {q.text}"], normalize_embeddings=True)[0]
+        own = at[q.source_ids[0]]
+        missed = sims[own] < np.max(sims) - 1e-6  # another passage ranks first
+        assert (dropped.get(q.text, {}).get("reason") == "not_retrieved_dense") == missed, q.text
+        checked += 1
+    reasons = outcomes["verify"].counts["reasons"]
+    assert checked >= 4 and reasons.get("not_retrieved_dense", 0) >= 1

@@ -79,14 +79,16 @@ def test_not_an_e5_file_is_refused(tmp_path):
         import_e5(tmp_path / "e5", weights=bad, show_progress=False)
 
 
-def test_offline_e5_pipeline_uses_e5_for_titles_and_negatives():
+def test_offline_e5_pipeline_uses_e5_for_titles_negatives_and_the_round_trip():
     from fincprg.config import load_config
 
     root = Path(__file__).resolve().parents[2]
     e5 = load_config(root / "pipelines" / "offline-e5.yaml")
     base = load_config(root / "pipelines" / "offline.yaml")
     assert e5.topics.embedder.backend == "sentence-transformers" and e5.export.negatives.method == "dense"
-    assert e5.topics.embedder.model == e5.export.negatives.model == "models/multilingual-e5-small"
+    assert e5.topics.embedder.model == e5.export.negatives.model == e5.verify.dense.model \
+        == "models/multilingual-e5-small"
+    assert base.verify.dense.model is None
     yaml = (root / "pipelines" / "offline-e5.yaml").read_text("utf-8")
     assert "fincprg models import-e5 models/multilingual-e5-small" in yaml  # says how to make the folder
     # everything else is the offline pipeline

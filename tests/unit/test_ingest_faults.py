@@ -14,25 +14,21 @@ def _lines(*raw: str) -> str:
     return "\n".join(raw) + "\n"
 
 
-@pytest.mark.parametrize("literal", ["Infinity", "-Infinity", "1e999"])
-def test_non_finite_dates_are_one_bad_date_not_a_crash(tmp_path, literal):
+@pytest.mark.parametrize("literal", ["Infinity", "-Infinity", "1e999", "NaN", "1e308", '"2024-13-45"',
+                                     '{"y": 2024}', "true", "[2024, 3, 1]"])
+def test_every_bad_date_is_one_rule_kept_and_counted_or_rejected(tmp_path, literal):
     f = tmp_path / "c.jsonl"
     bad = json.dumps(good(2), ensure_ascii=False).replace('"2024-03-01"', literal)
     f.write_text(_lines(json.dumps(good(1), ensure_ascii=False), bad, json.dumps(good(3), ensure_ascii=False)),
                  encoding="utf-8")
     counts, reports, _ = run_ingest(f, tmp_path / "kept")
     assert [r.id for r in reports] == ["r1", "r2", "r3"] and reports[1].date is None
-    assert counts["dates_unparsed"] == 1 and counts["undated"] == 1
+    assert counts["dates_unparsed"] == 1 and counts["undated"] == 1 and "_bad_date" in reports[1].meta
+    json.loads((tmp_path / "kept" / "ingest" / "reports.jsonl").read_text(encoding="utf-8").splitlines()[1],
+               parse_constant=lambda c: pytest.fail(f"{c} written into reports.jsonl"))
     _, reports, rejected = run_ingest(f, tmp_path / "rejected", ["ingest.on_bad_date=reject"])
     assert [r.id for r in reports] == ["r1", "r3"]
     assert [(r.reason, r.source) for r in rejected] == [("bad_date", f"{f}:2")]
-
-
-def test_nan_date_means_no_date(tmp_path):  # spreadsheets write NaN for an empty cell
-    f = tmp_path / "c.jsonl"
-    f.write_text(json.dumps(good(1), ensure_ascii=False).replace('"2024-03-01"', "NaN") + "\n", encoding="utf-8")
-    counts, reports, rejected = run_ingest(f, tmp_path / "out", ["ingest.on_bad_date=reject"])
-    assert reports[0].date is None and not rejected and counts["undated"] == 1
 
 
 def test_deeply_nested_line_is_rejected_and_the_rest_survives(tmp_path):

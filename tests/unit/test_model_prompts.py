@@ -127,6 +127,60 @@ def test_dense_negatives_and_topic_titles_use_the_roles(models, monkeypatch):
     assert np.allclose(v, _plain(models["with"], ["query: " + t for t in titles]), atol=1e-5)
 
 
+def test_flag_backend_reads_the_folders_prompts_and_pooling(models):
+    """FlagModel knows only a query instruction and CLS pooling: through fincprg it must embed like the
+    sentence-transformers backend (the folder's prompts for both roles, its mean pooling)."""
+    pytest.importorskip("FlagEmbedding")
+    from fincprg.models import TextEncoder
+    from fincprg.models.load import folder_pooling
+
+    assert folder_pooling(models["with"]) == "mean" and folder_pooling("BAAI/bge-base-zh-v1.5") == "cls"
+    texts = ["招商银行的零售AUM是多少", "贵州茅台的毛利率"]
+    st = TextEncoder(models["with"], where="t", device="cpu")
+    flag = TextEncoder(models["with"], where="t", backend="flag", device="cpu", fp16=False)
+    for role in ("query", "passage"):
+        assert np.allclose(flag.encode(texts, role=role), st.encode(texts, role=role), atol=1e-4), role
+    assert not np.allclose(flag.encode(texts, role="query"), flag.encode(texts), atol=1e-3)  # the prompt is used
+
+
+def test_encodings_are_memoised_per_model_role_and_texts(models, monkeypatch):
+    from fincprg.models import encoders
+    from fincprg.models.load import clear_cache
+
+    calls: list[tuple[int, str | None]] = []
+    real = encoders.TextEncoder._encode
+
+    def spy(self, texts, show_progress, role):
+        calls.append((len(texts), role))
+        return real(self, texts, show_progress, role)
+
+    monkeypatch.setattr(encoders.TextEncoder, "_encode", spy)
+    clear_cache()
+    enc = encoders.TextEncoder(models["with"], where="t")
+    texts = ["招商银行的零售AUM是多少", "贵州茅台的毛利率"]
+    a = enc.encode(texts, role="passage")
+    a[:] = 0  # a caller writing into its rows must not change what the next caller gets
+    b = encoders.TextEncoder(models["with"], where="other").encode(texts, role="passage")
+    assert calls == [(2, "passage")] and np.abs(b).sum() > 0
+    enc.encode(texts, role="query")
+    enc.encode(texts[:1], role="passage")
+    assert calls == [(2, "passage"), (2, "query"), (1, "passage")]
+    clear_cache()
+    enc.encode(texts, role="passage")
+    assert len(calls) == 4
+
+
+def test_prefilter_embeds_both_sides_as_queries(models):
+    from fincprg.config import EmbedderConfig
+    from fincprg.mine.prefilter import TextEmbedder
+
+    texts = ["招商银行的零售AUM是多少", "贵州茅台的毛利率"]
+    emb = TextEmbedder(EmbedderConfig(backend="sentence-transformers", model=models["with"]), seed=0,
+                       device="cpu")
+    emb.prepare(texts)
+    assert np.allclose(emb.embed(texts), _plain(models["with"], ["query: " + t for t in texts]), atol=1e-5)
+
+
 def test_column_prompts_for_training():
     from fincprg.train.trainer import column_prompts
 

@@ -21,3 +21,23 @@ def test_template_intents_use_title_casing():
     assert "AI" in it["intent"] and "算力" in it["intent"]
     assert not any("ai" in t or "a股" in t for t in texts), texts
     assert any(t.startswith("电子行业AI") for t in it["subqueries"])
+
+
+def test_intents_ask_the_part_of_the_year_the_titles_review():
+    """A half-year or Q3 review is asked as that part of the year, never as the whole year."""
+    import datetime as dt
+
+    titles = ("重庆啤酒（600132）：2022年中报点评：收入稳健增长", "安琪酵母（600298）：2022年前三季度收入增长")
+    topic = TopicInput("t1", ("收入",), titles, "食品饮料", (dt.date(2022, 8, 20), dt.date(2022, 10, 30)))
+    texts = [t for it in template_intents(topic, max_intents=3) for t in [it["intent"], *it["subqueries"]]]
+    assert any("重庆啤酒2022年上半年" in t for t in texts) and any("安琪酵母2022年前三季度" in t for t in texts)
+    assert not any("2022年的" in t or "2022年收入" in t for t in texts), texts
+
+
+def test_the_driver_question_needs_a_title_that_says_it_grew():
+    from fincprg.topics.intents import _title_question
+
+    forms = {_title_question(f"k{i}", "南山铝业", "南山铝业（600219）：产能投放助推业绩") for i in range(40)}
+    assert forms and not any("驱动因素" in f for f in forms)
+    grew = {_title_question(f"k{i}", "伊利股份", "伊利股份（600887）：2021年收入增长稳健") for i in range(40)}
+    assert any("收入增长的驱动因素" in f for f in grew) and all("2021年" in f for f in grew)

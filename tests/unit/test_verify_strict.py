@@ -86,6 +86,21 @@ def test_topic_full_year_question_on_interim_reviews_is_wrong_period():
     assert check_topic_strict("伊利股份2021年业绩表现如何？", annual, ["伊利股份"], []) is None
 
 
+def test_a_company_question_is_read_against_that_companys_reports_only():
+    """Another company's annual review in the topic does not answer 「X 2022年…」 where X has only an interim one."""
+    infos = [_info(1, "重庆啤酒（600132）：2022年中报点评：高端化持续", dt.date(2022, 8, 20), ["重庆啤酒"]),
+             _info(2, "青岛啤酒（600600）：2022年年报点评：量价齐升", dt.date(2023, 3, 30), ["青岛啤酒"]),
+             _info(3, "南方航空（600029）：2021年报点评", dt.date(2022, 4, 1), ["南方航空"])]
+    comps = ["重庆啤酒", "青岛啤酒", "南方航空"]
+    v = check_topic_strict("重庆啤酒2022年收入表现如何？", infos, comps, [])
+    assert _reason(v) == "wrong_period" and "重庆啤酒" in v.detail
+    assert check_topic_strict("青岛啤酒2022年收入表现如何？", infos, comps, []) is None
+    assert check_topic_strict("重庆啤酒2022年上半年收入表现如何？", infos, comps, []) is None
+    v = check_topic_strict("南方航空2022年经营表现如何？", infos, comps, [])  # it has only a 2021 review
+    assert _reason(v) == "wrong_period" and "no report" in v.detail
+    assert check_topic_strict("南方航空2021年经营表现如何？", infos, comps, []) is None
+
+
 def test_topic_industry_question_needs_industry_reports_or_many_companies():
     two = [_info(1, "晨光股份：文具龙头", dt.date(2021, 4, 1), ["晨光股份"]),
            _info(2, "齐心集团：办公集采", dt.date(2021, 5, 1), ["齐心集团"])]
@@ -120,3 +135,21 @@ def test_a_target_price_is_not_vague_and_a_filler_word_is_no_segment():
     assert check_vague("坚朗五金的目标价是多少？", "目标价80元") is None
     src = "事件 2020Q1 实现收入136亿元，同比下降1.9%。"
     assert check_part_whole("晨鸣纸业2020年一季度收入是多少？", src, ["晨鸣纸业"]) is None
+
+
+def test_a_company_total_needs_a_figure_for_the_company():
+    """Segment figures with the company's metric named only as a share or without a figure do not answer the
+    company's total; a segment's 主营业务收入 is the segment's; another asked metric is no qualifier."""
+    q = "恒立液压2022年收入表现如何？"
+    share = "公司2022年海外收入17 5亿人民币，同比增长41 9 ，收入占比上升至21 5 。"
+    assert _reason(check_part_whole(q, share, ["恒立液压"])) == "not_answered"
+    assert check_part_whole(q, "公司2022年实现营业收入82 0亿元，同比下降12 9 。海外收入17 5亿元。", ["恒立液压"]) is None
+    no_figure = "公司国内、国外收入分别为1048、778亿元，营收实现正增长。"
+    assert _reason(check_part_whole("美的集团2022年上半年收入同比增长了多少？", no_figure, ["美的集团"])) == "not_answered"
+    seg = "2020Q1 Q3 公司移动主营业务收入为人民币 1165 39亿元，同比下降 1 0 。固网主营业务收入达到890亿元"
+    assert _reason(check_part_whole("中国联通2020年前三季度收入同比变化多少？", seg, ["中国联通"])) == "not_answered"
+    assert check_part_whole("中国联通2020年前三季度收入同比变化多少？", "公司主营业务收入2300亿元，同比增长4%",
+                            ["中国联通"]) is None
+    two = "航空新材料业务实现营业收入22 48亿元，实现归母净利润4 19亿元。机床装备业务实现营业收入8607万元"
+    assert _reason(check_part_whole("中航高科2020年三季度的归母净利润和营业收入分别是多少？", two, ["中航高科"])) \
+        == "not_answered"
