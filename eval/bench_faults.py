@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eval import _faults_cli  # noqa: E402
 from eval import _faults_input  # noqa: E402
 from eval._readme import commit, write_section  # noqa: E402
 from eval import _faults_fs  # noqa: E402
@@ -291,13 +292,15 @@ def render(results: dict[str, Any], secs: float) -> str:
         out.append(_faults_llm.render(results["llm-hardening"]))
     if "fs-hardening" in results:
         out.append(_faults_fs.render(results["fs-hardening"]))
+    if "cli-hardening" in results:
+        out.append(_faults_cli.render(results["cli-hardening"]))
     return "\n".join(out)
 
 
 SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
             "input-hardening": _faults_input.run,
             "llm-hardening": lambda work: __import__("eval._faults_llm", fromlist=["run"]).run(work),
-            "fs-hardening": _faults_fs.run}
+            "fs-hardening": _faults_fs.run, "cli-hardening": _faults_cli.run}
 
 
 def main() -> int:

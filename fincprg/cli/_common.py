@@ -9,7 +9,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from fincprg.cli._help import HelpGroup, help_markup_mode
 from fincprg.errors import FincprgError
+from fincprg.version import __version__
+
+HELP_MARKUP = help_markup_mode()  # rich panels on a wide terminal, whole-word plain text elsewhere (_help.py)
 
 app = typer.Typer(
     help=(
@@ -22,7 +26,22 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=HELP_MARKUP,
+    cls=HelpGroup,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"fincprg {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the fincprg version and exit.")] = False) -> None:
+    pass  # the app's help is Typer(help=...) above; this callback only carries --version
+
 
 ConfigOpt = Annotated[
     Optional[Path],
@@ -48,11 +67,14 @@ STOPPED_EXIT = 3  # a clean stop at --max-requests / --max-cost: resumable, not 
 def setup_logging(quiet: bool) -> None:
     import os
 
+    from rich.console import Console
     from rich.logging import RichHandler
 
     level = logging.WARNING if quiet else logging.INFO
-    # the handler's own level matters: libraries such as bm25s set their loggers to DEBUG
-    handler = RichHandler(show_path=False, show_time=False, level=level)
+    # the handler's own level matters: libraries such as bm25s set their loggers to DEBUG. Logs go to
+    # stderr, so that stdout holds only what was asked for (`fincprg eval ... > results.md`); tqdm's bars
+    # are on stderr already.
+    handler = RichHandler(console=Console(stderr=True), show_path=False, show_time=False, level=level)
     logging.basicConfig(level=level, format="%(message)s", handlers=[handler], force=True)
     if quiet:
         os.environ["TQDM_DISABLE"] = "1"  # also silences the bars of BERTopic and other libraries

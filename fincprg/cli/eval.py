@@ -8,6 +8,8 @@ import typer
 
 from fincprg.cli._common import HANDLED, fail, setup_logging
 
+RETRIEVER_FAILED_EXIT = 1  # some retrievers failed, the others' results were printed and written (2: bad input)
+
 from fincprg.evaluate.retriever_specs import cli_help
 
 _SPEC_HELP = cli_help()
@@ -45,12 +47,15 @@ def eval_cmd(
     """Benchmark retrievers on a BEIR-layout dataset: Recall@1/5/10/100, nDCG@10, MRR@10, MAP@100 per subset.
 
     MRR@10 truncates each run to its top 10 before trec_eval's recip_rank (which has no cut-off).
+    The tables go to stdout, logs and progress to stderr. Exit code 1 when a retriever failed (the
+    others' results are still printed and written), 2 on bad input.
     Example: fincprg eval runs/demo/dataset -r bm25 -r lsa -r hybrid:0.6 --out runs/demo/eval
     """
     from fincprg.errors import FincprgError
     from fincprg.evaluate.metrics import METRICS
 
     setup_logging(quiet)
+    failed: dict[str, str] = {}
     try:
         if metric not in METRICS:
             raise FincprgError(f"--metric {metric!r} is not one of {', '.join(METRICS)}")
@@ -67,13 +72,11 @@ def eval_cmd(
 
             res = run_eval(dataset, retriever or None, subsets=subset or None, split=split, k=k,
                            show_progress=not quiet, keep_runs=save_runs, slices=slice_ or None)
-            typer.echo(format_markdown(res))
+            typer.echo(format_markdown(res))  # stdout holds the tables only: `fincprg eval ... > results.md`
             if out is not None:
                 for p in write_outputs(res, out):
-                    typer.echo(f"wrote {p}")
-            if res.failures:
-                typer.secho(f"{len(res.failures)} retriever(s) failed: {', '.join(res.failures)}", err=True,
-                            fg=typer.colors.YELLOW)
+                    typer.echo(f"wrote {p}", err=True)
+            failed = res.failures
             by_subset = res.metric(metric)
         if correlate is not None:
             from fincprg.evaluate.correlation import correlate as corr
@@ -83,4 +86,9 @@ def eval_cmd(
             typer.echo(corr(read_scores_csv(correlate), by_subset))
     except HANDLED as e:
         fail(e)
+    if failed:
+        # the others' tables are printed and written above; a script must still see that the run was incomplete
+        typer.secho(f"error: {len(failed)} retriever(s) failed: {', '.join(failed)} (why: the log above and the "
+                    "tables' notes); the other retrievers' results are complete", err=True, fg=typer.colors.RED)
+        raise typer.Exit(RETRIEVER_FAILED_EXIT)
 

@@ -9,13 +9,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from fincprg.cli._common import guarded, setup_logging
+from fincprg.cli._common import HELP_MARKUP, guarded, setup_logging
+from fincprg.cli._help import HelpGroup
 
 models_app = typer.Typer(
     help="Prepare embedding models offline (no hub access needed).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=HELP_MARKUP,
+    cls=HelpGroup,
 )
 
 

@@ -18,8 +18,8 @@ def train_cmd(
              "qrels/<subset>-train.tsv and, for --loss mnrl, train/flagembedding.jsonl.")],
     model: Annotated[str, typer.Option("--model", "-m", help="Base model: a sentence-transformers folder or hub id "
                                                              "(a plain transformers model gets mean pooling).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where the fine-tuned model, checkpoints/ and "
-                                                          "fincprg_train.json go.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the fine-tuned model, checkpoints/ and "
+                                                          "fincprg_train.json (checked before anything loads).")],
     loss: Annotated[str, typer.Option(help="cosent: CoSENT on positive pairs + random negatives scored 0, mean "
                                            "pooling (the paper's setting). mnrl: MultipleNegativesRanking with the "
                                            "exported hard negatives and in-batch negatives.")] = "mnrl",
@@ -30,8 +30,10 @@ def train_cmd(
     batch_size: Annotated[int, typer.Option(min=2, help="Pairs per batch (mnrl: also the in-batch negatives).")]
     = 32,
     lr: Annotated[float, typer.Option("--lr", help="Peak learning rate (AdamW, linear decay).")] = 2e-5,
-    max_seq_length: Annotated[int, typer.Option(min=8, help="Tokens per text while training (longer texts are cut); the saved "
-                                                          "model keeps the base model's length when that is longer.")] = 256,
+    max_seq_length: Annotated[int, typer.Option(min=8, help="Tokens per text while training (longer texts are cut; "
+                                                          "at most what the model can embed, with a warning); the "
+                                                          "saved model keeps the base model's length when that is "
+                                                          "longer.")] = 256,
     warmup: Annotated[float, typer.Option(help="Warm-up as a share of all steps.")] = 0.1,
     seed: Annotated[int, typer.Option(help="Seed for sampling, shuffling, negatives and initialisation.")] = 42,
     negatives: Annotated[int, typer.Option(
@@ -93,6 +95,10 @@ def train_cmd(
                    f"{summary['rows']} rows, {summary['steps']} steps, {summary['train_seconds']}s on "
                    f"{summary['device']} ({summary['precision']})"
                    + (f", resumed from {summary['resumed_from']}" if summary["resumed_from"] else ""))
+        if summary.get("max_seq_length_clamped"):
+            c = summary["max_seq_length_clamped"]
+            typer.echo(f"  trained with {c['used']} tokens per text, the most {model} can embed "
+                       f"(--max-seq-length {c['asked']} asked)")
         if summary.get("prompts"):
             typer.echo("  prompts: " + ", ".join(f"{k} {v!r}" for k, v in summary["prompts"].items()))
         if summary.get("frozen_parameters"):

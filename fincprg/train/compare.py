@@ -47,16 +47,35 @@ def _scores(model: str, bench: Bench, show_progress: bool) -> dict[str, dict[str
     return next(iter(res.scores.values()))
 
 
+def _labelled(bench: Bench) -> tuple[list[str], list[str]]:
+    """(subsets of ``bench`` with labelled queries in its split, subsets asked by name without any); with no
+    subsets named, empty ones are left out, as ``fincprg eval`` does."""
+    from fincprg.evaluate.data import available_subsets, load_beir
+
+    files = available_subsets(bench.path, bench.split)
+    asked = bench.subsets or list(files)
+    present = [s for s in asked if s in files]
+    qrels = load_beir(bench.path, split=bench.split, subsets=present).qrels if present else {}
+    have = [s for s in present if qrels.get(s)]
+    return have, [s for s in bench.subsets or [] if s not in have]
+
+
 def before_after(base: str, tuned: str, benches: list[Bench], show_progress: bool = False) -> list[Row]:
-    """nDCG@10 and Recall@10 of ``base`` and ``tuned`` on every benchmark and subset."""
+    """nDCG@10 and Recall@10 of ``base`` and ``tuned`` on every benchmark and subset; a subset without
+    labelled queries in the split is a row with 0 queries and no scores (nothing is run for it)."""
     rows: list[Row] = []
+    nan = float("nan")
     for b in benches:
-        before = _scores(base, b, show_progress)
-        after = _scores(tuned, b, show_progress)
-        for subset, sc in before.items():
-            a = after[subset]
-            rows.append(Row(b.label or str(b.path), subset, int(sc["n"]), sc["nDCG@10"], a["nDCG@10"],
-                            sc["R@10"], a["R@10"]))
+        have, empty = _labelled(b)
+        label = b.label or str(b.path)
+        if have:
+            b = Bench(b.path, have, b.split, b.label)
+            before = _scores(base, b, show_progress)
+            after = _scores(tuned, b, show_progress)
+            for subset, sc in before.items():
+                a = after[subset]
+                rows.append(Row(label, subset, int(sc["n"]), sc["nDCG@10"], a["nDCG@10"], sc["R@10"], a["R@10"]))
+        rows += [Row(label, s, 0, nan, nan, nan, nan) for s in empty]
     return rows
 
 
@@ -71,6 +90,7 @@ def format_table(rows: list[Row], base: str, tuned: str) -> str:
            "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         delta = r.ndcg_after - r.ndcg_before
+        change = "no test queries" if not r.n else "–" if math.isnan(delta) else f"{delta:+.4f}"
         out.append(f"| {r.bench} | {r.subset} | {r.n} | {_f(r.ndcg_before)} | {_f(r.ndcg_after)} | "
-                   f"{delta:+.4f} | {_f(r.recall_before)} | {_f(r.recall_after)} |")
+                   f"{change} | {_f(r.recall_before)} | {_f(r.recall_after)} |")
     return "\n".join(out)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -102,6 +103,41 @@ def last_checkpoint(out: Path) -> Path | None:
     return ck[-1] if ck else None
 
 
+def check_out(out: Path) -> None:
+    """Refuse an ``-o`` that cannot become the model folder, before the data and the model are loaded."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"-o {out} is a file; the fine-tuned model is a folder: choose a folder path (or move "
+                         "the file away)")
+    parent = out
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"-o {out}: {parent} is a file, so no folder can be made under it; choose another path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"-o {out}: {parent} is not writable (permissions or a read-only disk); choose a folder "
+                         "you can write to")
+
+
+# models whose position ids start after the padding index (RoBERTa family): max_position_embeddings - 2 usable
+_POSITION_OFFSET_TYPES = ("roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "ibert", "data2vec-text")
+
+
+def model_max_positions(st: Any) -> int | None:
+    """The longest input, in tokens, ``st``'s transformer can embed (None when its config does not say)."""
+    try:
+        config = st[0].auto_model.config
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+    n = getattr(config, "max_position_embeddings", None)
+    if not isinstance(n, int) or n <= 0:
+        return None
+    if getattr(config, "model_type", "") in _POSITION_OFFSET_TYPES:
+        pad = getattr(config, "pad_token_id", None)
+        n -= (1 if pad is None else pad) + 1
+    # not the tokenizer's model_max_length: sentence-transformers sets it to its own max_seq_length
+    return n
+
+
 def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) -> Path | None:
     ck = last_checkpoint(out)
     saved = out / "checkpoints" / SETTINGS_FILE
@@ -170,6 +206,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     settings = settings or TrainSettings()
     settings.check()
     dataset, out = Path(dataset), Path(out)
+    check_out(out)  # before anything slow
     ckpt = _check_resume(out, settings, model, resume)
     cols, info = _examples(dataset, settings)
     if not next(iter(cols.values())):
@@ -183,6 +220,14 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     st = load_sentence_transformer(model, where="--model", device=device, shared=False)
     base_len = st.max_seq_length
     st.max_seq_length = settings.max_seq_length
+    limit = model_max_positions(st)
+    if limit and settings.max_seq_length > limit:
+        # longer inputs would not fit the position embeddings (a tensor-size error in the first long batch);
+        # the settings keep the asked length, so a --resume with the same options compares equal
+        log.warning("train: --max-seq-length %d is longer than %s can embed (%d tokens); training with %d",
+                    settings.max_seq_length, model, limit, limit)
+        st.max_seq_length = limit
+        info["max_seq_length_clamped"] = {"asked": settings.max_seq_length, "used": limit}
     from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
 
     queries = cols["sentence1" if settings.loss == "cosent" else "anchor"]
@@ -209,7 +254,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
     seconds = time.perf_counter() - t0
     # the training length is a compute budget, not a property of the model: keep the base's length
-    if base_len and base_len > settings.max_seq_length:
+    if base_len and base_len > st.max_seq_length:
         st.max_seq_length = base_len
     st.save(str(out))
     summary: dict[str, Any] = {"model": model, "dataset": str(dataset), "out": str(out), **info,
@@ -305,4 +350,27 @@ def _trainer(st: Any, cols: dict[str, list], dataset: Path, out: Path, settings:
         disable_tqdm=not settings.show_progress,
         dataloader_num_workers=0,
     )
-    return SentenceTransformerTrainer(model=st, args=args, train_dataset=train_ds, loss=loss, evaluator=evaluator)
+    trainer = SentenceTransformerTrainer(model=st, args=args, train_dataset=train_ds, loss=loss, evaluator=evaluator)
+    _logs_to_stderr(trainer)
+    return trainer
+
+
+def _logs_to_stderr(trainer: Any) -> None:
+    """The HF trainer prints its loss lines to stdout (``print``, or ``tqdm.write`` under the bar); they go to
+    the log (stderr) instead, so that stdout holds only the summary and the before/after table."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
+
+    class Bar(ProgressCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            pass
+
+    class LogLines(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            if state.is_world_process_zero and logs:
+                log.info("train: %s", ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                                               for k, v in logs.items() if k != "total_flos"))
+
+    if trainer.pop_callback(ProgressCallback) is not None:
+        trainer.add_callback(Bar)
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(LogLines())

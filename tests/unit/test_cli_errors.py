@@ -75,3 +75,21 @@ def test_a_failed_atomic_write_leaves_no_temp_file(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         io.atomic_write_text(tmp_path / "x.json", "{}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_eval_with_a_failing_retriever_exits_1_and_keeps_the_others(tmp_path):
+    """`fincprg eval -r bm25 -r dense:/nonexistent` used to exit 0 with a yellow line; the tables and files of
+    the retrievers that worked must still come, and only the tables go to stdout (logs to stderr)."""
+    from tests.unit import _eval_fixture as fx
+
+    data = fx.write_beir(tmp_path / "ds")
+    res = runner.invoke(app, ["eval", str(data), "-r", "bm25", "-r", str("dense:" + str(tmp_path / "none")),
+                              "--k", "10", "-o", str(tmp_path / "ev")])
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert "| bm25 | 1.0000 |" in res.stdout and (tmp_path / "ev" / "results.csv").read_text().count("bm25,") == 2
+    assert res.stdout.startswith("Dataset: ")  # no log line before the markdown
+    assert "INFO" not in res.stdout and "wrote " not in res.stdout and "INFO" in res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert "1 retriever(s) failed: dense:" in line
+    ok = runner.invoke(app, ["eval", str(data), "-r", "bm25", "--k", "10", "-q"])
+    assert ok.exit_code == 0 and not [ln for ln in ok.stderr.splitlines() if ln.startswith("error:")]

@@ -130,3 +130,79 @@ def test_cli_bad_options_fail_with_a_fix(tmp_path):
     assert res.exit_code == 2 and "available: all" in res.output  # the dataset has no topic labels
     res = CliRunner().invoke(app, ["train", str(ds), "-m", str(tmp_path / "missing"), "-o", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--model" in res.output
+
+
+def test_out_that_cannot_be_a_folder_is_refused_before_loading(tmp_path, monkeypatch):
+    """-o pointing at a file used to fail only after the data and the model were loaded."""
+    from typer.testing import CliRunner
+
+    import fincprg.train.data as data
+    from fincprg.cli import app
+
+    def never(*a, **k):
+        raise AssertionError("the data was loaded before -o was checked")
+
+    monkeypatch.setattr(data, "load_pairs", never)
+    ds = _beir(tmp_path / "ds")
+    (tmp_path / "afile").write_text("x")
+    for out, says in ((tmp_path / "afile", "is a file; the fine-tuned model is a folder"),
+                      (tmp_path / "afile" / "model", "is a file, so no folder can be made under it")):
+        res = CliRunner().invoke(app, ["train", str(ds), "-m", "none", "-o", str(out), "--loss", "cosent"])
+        assert res.exit_code == 2 and "Traceback" not in res.output and says in res.output, res.output
+
+
+def test_no_test_queries_is_said_not_nan(tmp_path):
+    """`--subset topic` on a dataset without topic test labels printed `Δ +nan`; nothing is run for it."""
+    from fincprg.train.compare import Bench, before_after, format_table
+
+    ds = _beir(tmp_path / "ds")
+    (ds / "qrels" / "sentence-test.tsv").write_text("query-id\tcorpus-id\tscore\n", "utf-8")  # header only
+    rows = before_after("no-such-model", "no-such-model-either", [Bench(ds, ["topic", "sentence"], label="ds")])
+    assert [(r.subset, r.n) for r in rows] == [("topic", 0), ("sentence", 0)]
+    table = format_table(rows, "base", "tuned")
+    assert "nan" not in table and table.count("| no test queries |") == 2
+
+
+def _tiny_bert(folder: Path, chars: str, positions: int):
+    from transformers import BertConfig, BertModel
+
+    tok = _tokenizer(folder, chars)
+    BertModel(BertConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=positions)).save_pretrained(str(folder))
+    return folder
+
+
+def test_model_max_positions(tmp_path):
+    from sentence_transformers import SentenceTransformer
+    from transformers import RobertaConfig
+
+    from fincprg.train.trainer import model_max_positions
+
+    st = SentenceTransformer(str(_tiny_bert(tmp_path / "m", "报告", 48)), device="cpu")
+    assert model_max_positions(st) == 48
+    st[0].auto_model.config = RobertaConfig(max_position_embeddings=514, pad_token_id=1)  # positions after pad
+    assert model_max_positions(st) == 512
+
+
+def test_train_clamps_max_seq_length_to_the_model(tmp_path):
+    """A model with fewer positions than the default --max-seq-length (256) crashed with a tensor-size
+    traceback on the first long batch; it trains with the model's length and says so."""
+    from typer.testing import CliRunner
+
+    from fincprg.cli import app
+
+    ds = _beir(tmp_path / "ds")
+    long = "正文" * 60  # every passage is longer than the model's 32 positions
+    corpus = [json.loads(x) for x in (ds / "corpus.jsonl").read_text("utf-8").splitlines()]
+    (ds / "corpus.jsonl").write_text("".join(json.dumps({**c, "text": c["text"] + long}, ensure_ascii=False) + "\n"
+                                             for c in corpus), "utf-8")
+    chars = "".join(sorted({ch for c in corpus for ch in c["text"] + c["title"]} | set("问题0123456789")))
+    model = _tiny_bert(tmp_path / "m", chars, 32)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["train", str(ds), "-m", str(model), "-o", str(out), "--loss", "cosent",
+                                   "--batch-size", "4", "--max-pairs", "4", "--eval", "no", "--no-compare", "-q"])
+    assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+    assert "trained with 32 tokens per text" in res.stdout and "(--max-seq-length 256 asked)" in res.stdout
+    assert "longer than" in res.stderr and "{'train_runtime'" not in res.stdout  # trainer logs are not stdout
+    summary = json.loads((out / "fincprg_train.json").read_text("utf-8"))
+    assert summary["max_seq_length_clamped"] == {"asked": 256, "used": 32} and summary["max_seq_length"] == 32
