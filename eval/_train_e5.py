@@ -53,8 +53,11 @@ def render_e5(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
         "passages, titles and rating headers removed).",
         f"- **Training:** `fincprg train -m E5 --freeze-embeddings --group-by-length --loss {args.loss} --negatives "
         f"{args.negatives} --epochs {args.epochs:g} --batch-size {args.batch_size} --lr {args.lr:g} "
-        f"--max-seq-length {args.max_seq_length}`: {summ['steps']} steps, **{r['train_cpu']:.0f} s CPU** "
-        f"({summ['train_seconds']:.0f} s wall, {summ['train_seconds'] / steps:.1f} s a step), one run.",
+        f"--max-seq-length {args.max_seq_length}`: {summ['steps']} steps, " + (
+            f"**{r['train_cpu']:.0f} s CPU** " if r["train_cpu"] is not None else "CPU time not measured (the "
+            "model trained in an earlier run of this script was scored again, `--reuse-model`) ")
+        + f"({summ['train_seconds']:.0f} s wall, {summ['train_seconds'] / steps:.1f} s a step, on cores shared with "
+        "other work), one run.",
         "- Scores: `fincprg eval` (pytrec_eval) with `bm25`, `dense:MODEL` and `hybrid:0.75:dense:MODEL` (min-max "
         "0.75·BM25 + 0.25·dense); CPU seconds per model are summed over the three benchmarks.", "",
         "| benchmark | queries | " + " | ".join(f"{m} nDCG@10 / R@10" for m in models) + " |",
@@ -73,7 +76,8 @@ def render_e5(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
                   "", "| configuration | commit | steps | training CPU s | dataset test | disc_finllm | "
                   "alphafin_summary | alphafin_summary hybrid |", "|---|---|---:|---:|---:|---:|---:|---:|"]
         for x in [r, *also]:
-            lines.append(f"| {_config(x)} | {x['commit']} | {x['train']['steps']} | {x['train_cpu']:.0f} | " + " | ".join(
+            cpu = f"{x['train_cpu']:.0f}" if x["train_cpu"] is not None else "not measured"
+            lines.append(f"| {_config(x)} | {x['commit']} | {x['train']['steps']} | {cpu} | " + " | ".join(
                 f"{x['results'][b][TUNED]['nDCG@10']:.4f}" for b in x["results"])
                 + f" | {x['results'][SUMMARY][TUNED_HYBRID]['nDCG@10']:.4f} |")
     return "\n".join(lines)

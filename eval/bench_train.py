@@ -172,13 +172,21 @@ def run_e5(args: argparse.Namespace) -> int:
                              learning_rate=args.lr, max_seq_length=args.max_seq_length, negatives=args.negatives,
                              max_pairs=args.max_pairs, seed=args.seed, freeze_embeddings=True, group_by_length=True,
                              eval_strategy="no", save_steps=10_000, show_progress=False, device="cpu")
-    if tuned.exists():
-        import shutil
+    saved = tuned / "fincprg_train.json"
+    if args.reuse_model and saved.exists():
+        summ = json.loads(saved.read_text("utf-8"))
+        if summ["settings"] != {**summ["settings"], **{k: v for k, v in vars(settings).items()
+                                                        if k in summ["settings"]}}:
+            raise SystemExit(f"--reuse-model: {tuned} was trained with other settings: {summ['settings']}")
+        train_cpu = None
+    else:
+        if tuned.exists():
+            import shutil
 
-        shutil.rmtree(tuned)
-    t = time.process_time()
-    summ = train(dataset, str(base), tuned, settings)
-    train_cpu = time.process_time() - t
+            shutil.rmtree(tuned)
+        t = time.process_time()
+        summ = train(dataset, str(base), tuned, settings)
+        train_cpu = time.process_time() - t
     models = {"bm25": "bm25", "e5-small (base)": f"dense:{base}", "e5 base + BM25": f"hybrid:0.75:dense:{base}",
               "e5-small fine-tuned": f"dense:{tuned}", "e5 fine-tuned + BM25": f"hybrid:0.75:dense:{tuned}"}
     results, cpu = score_models(models, benches)
@@ -210,6 +218,9 @@ def main() -> int:
     ap.add_argument("--negatives", type=int, default=0)
     ap.add_argument("--max-pairs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=42, help="training seed (pair sample, batch order)")
+    ap.add_argument("--reuse-model", action="store_true",
+                    help="e5: score the fine-tuned model already in WORK (trained with these settings) again "
+                         "without training; the record keeps its wall time and says CPU time was not measured")
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
     ap.add_argument("--also", type=Path, action="append", default=[],
                     help="result.json of an earlier run (other settings), listed under 'Configurations tried'")
