@@ -17,7 +17,7 @@ SPEC_HELP = """\
     rerank-flag:MODEL         the same with FlagEmbedding FlagReranker (normalize=True)
     cards[:ce:MODEL|:llm[:CONFIG]]  finance-card reranker over BM25, fused with RRF (card alignment, or a cross-encoder or LLM score)
     borda[:cards|first|ce:MODEL|llm[:CONFIG]]  bootstrap round-robin Borda over the BM25 top 30 (group scorer)
-    hier[:N][,docs=R][,passages=R][,docs-ce=MODEL][,passages-ce=MODEL]  hierarchical: top N reports (10) by title + opening passage, then passages; R = bm25 (default) or dense:MODEL, -ce = cross-encoder rerank of that stage
+    hier[:N][,OPT...]         hierarchical: top N reports (10) by title + opening passage, then passages; OPT = docs=R, passages=R (R = bm25, the default, or dense:MODEL), docs-ce=MODEL, passages-ce=MODEL (a cross-encoder reranks that stage)
     linear[:SIDE]             logistic regression over joint query-document features of the hybrid top 200 (SIDE = lsa or dense:MODEL); trained on the folder's train qrels, else 5-fold cross-fitted on the evaluated ones
     rubric-point[:SIDE]       fixed weighted formula over those features, each candidate on its own
     rubric-list[:SIDE]        the same formula after min-max normalising each feature over the query's candidates
