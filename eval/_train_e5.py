@@ -27,7 +27,8 @@ def import_base(folder: Path) -> tuple[Path, float]:
 def _config(r: dict[str, Any]) -> str:
     s, a = r["train"]["settings"], r["args"]
     return (f"`--subset {a['subset']} --loss {s['loss']} --negatives {s['negatives']} --epochs {s['epochs']:g} "
-            f"--batch-size {s['batch_size']} --lr {s['learning_rate']:g} --max-pairs {a.get('max_pairs')} "
+            f"--batch-size {s['batch_size']} --lr {s['learning_rate']:g} --scale {s.get('scale') or 20:g} "
+            f"--max-pairs {a.get('max_pairs')} "
             f"--max-seq-length {s['max_seq_length']}`")
 
 
@@ -53,6 +54,7 @@ def render_e5(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
         "passages, titles and rating headers removed).",
         f"- **Training:** `fincprg train -m E5 --freeze-embeddings --group-by-length --loss {args.loss} --negatives "
         f"{args.negatives} --epochs {args.epochs:g} --batch-size {args.batch_size} --lr {args.lr:g} "
+        f"--scale {summ['settings'].get('scale') or 20:g} "
         f"--max-seq-length {args.max_seq_length}`: {summ['steps']} steps, " + (
             f"**{r['train_cpu']:.0f} s CPU** " if r["train_cpu"] is not None else "CPU time not measured (the "
             "model trained in an earlier run of this script was scored again, `--reuse-model`) ")

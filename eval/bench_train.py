@@ -171,6 +171,7 @@ def run_e5(args: argparse.Namespace) -> int:
     settings = TrainSettings(loss=args.loss, subsets=[args.subset], epochs=args.epochs, batch_size=args.batch_size,
                              learning_rate=args.lr, max_seq_length=args.max_seq_length, negatives=args.negatives,
                              max_pairs=args.max_pairs, seed=args.seed, freeze_embeddings=True, group_by_length=True,
+                             scale=args.scale,
                              eval_strategy="no", save_steps=10_000, show_progress=False, device="cpu")
     saved = tuned / "fincprg_train.json"
     if args.reuse_model and saved.exists():
@@ -218,6 +219,7 @@ def main() -> int:
     ap.add_argument("--negatives", type=int, default=0)
     ap.add_argument("--max-pairs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=42, help="training seed (pair sample, batch order)")
+    ap.add_argument("--scale", type=float, default=None, help="loss similarity scale (fincprg train --scale)")
     ap.add_argument("--reuse-model", action="store_true",
                     help="e5: score the fine-tuned model already in WORK (trained with these settings) again "
                          "without training; the record keeps its wall time and says CPU time was not measured")

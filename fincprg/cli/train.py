@@ -35,6 +35,10 @@ def train_cmd(
                                                           "saved model keeps the base model's length when that is "
                                                           "longer.")] = 256,
     warmup: Annotated[float, typer.Option(help="Warm-up as a share of all steps.")] = 0.1,
+    scale: Annotated[Optional[float], typer.Option(
+        min=1, help="Similarity scale of the loss (inverse temperature); default: the loss's own, 20. Use the "
+                    "model's pre-training value to keep its geometry: multilingual-e5 was trained at temperature "
+                    "0.01, so --scale 100.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling, shuffling, negatives and initialisation.")] = 42,
     negatives: Annotated[int, typer.Option(
         min=0, help="Per pair: random negatives scored 0 (cosent, >= 1) or hard negatives from "
@@ -88,7 +92,7 @@ def train_cmd(
             max_seq_length=max_seq_length, warmup_ratio=warmup, seed=seed, negatives=negatives,
             max_pairs=max_pairs, precision=precision, device=device, add_cjk=add_cjk,
             eval_strategy=eval_strategy, eval_steps=eval_steps, save_steps=save_steps, show_progress=not quiet,
-            freeze_embeddings=freeze_embeddings, group_by_length=group_by_length)
+            freeze_embeddings=freeze_embeddings, group_by_length=group_by_length, scale=scale)
         summary = train(dataset, model, out, settings, resume=resume)
         typer.echo(f"\nfincprg train summary ({out}):")
         typer.echo(f"  loss {loss} on {', '.join(settings.subsets)}: {summary['pairs']} pairs, "

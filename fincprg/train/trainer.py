@@ -53,6 +53,8 @@ class TrainSettings:
         eval_strategy: run the test-split IR evaluator every ``epoch``, every ``eval_steps`` or ``no``.
         freeze_embeddings: keep the word-embedding table fixed (not in the optimizer).
         group_by_length: batches of texts of similar length (shuffled pools), less padding.
+        scale: the loss's similarity scale (inverse temperature); None: the loss's own (20). A model
+            pre-trained at another temperature keeps its geometry at its own (e5: 0.01, so 100).
     """
 
     loss: str = "mnrl"
@@ -76,6 +78,7 @@ class TrainSettings:
     show_progress: bool = True
     freeze_embeddings: bool = False
     group_by_length: bool = False
+    scale: float | None = None
 
     def check(self) -> None:
         if self.loss not in LOSSES:
@@ -299,7 +302,8 @@ def _trainer(st: Any, cols: dict[str, list], dataset: Path, out: Path, settings:
     from sentence_transformers.sentence_transformer import losses
 
     train_ds = datasets.Dataset.from_dict(cols)
-    loss = losses.CoSENTLoss(st) if settings.loss == "cosent" else losses.MultipleNegativesRankingLoss(st)
+    kw = {"scale": settings.scale} if settings.scale else {}
+    loss = losses.CoSENTLoss(st, **kw) if settings.loss == "cosent" else losses.MultipleNegativesRankingLoss(st, **kw)
     evaluator = None
     strategy = settings.eval_strategy
     if strategy != "no":
