@@ -58,8 +58,9 @@ def test_borda_with_a_cross_encoder_puts_its_best_candidate_first(models, folder
     for q, text in fx.queries().items():
         pool = ranked(res.runs["bm25"][q])[:30]
         ce = _ce(models["ce"], [(text, _text(d)) for d in pool])
-        # a pointwise scorer's best candidate wins every group it is in: Borda mean 1
-        assert ranked(res.runs[spec][q])[0] == pool[int(np.argmax(ce))]
+        # a pointwise scorer's best candidate wins every group it is in: Borda mean 1 (a random model may tie
+        # two candidates, so the winner is checked by its score, not its id)
+        assert ce[pool.index(ranked(res.runs[spec][q])[0])] == pytest.approx(max(ce), abs=1e-5)
 
 
 def test_hier_with_a_dense_report_stage_keeps_the_reports_the_model_ranks_first(models, folder):
