@@ -34,6 +34,8 @@ def _config(r: dict[str, Any]) -> str:
 
 def render_e5(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
     """The eval/README.md ``train-e5`` section, from a saved result.json (plus earlier runs, as "tried")."""
+    from eval.bench_train import score_table
+
     results, models, manifest, summ = r["results"], r["models"], r["manifest"], r["train"]
     args = argparse.Namespace(**r["args"])
     sb = results[SUMMARY]
@@ -62,12 +64,7 @@ def render_e5(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
         "other work), one run.",
         "- Scores: `fincprg eval` (pytrec_eval) with `bm25`, `dense:MODEL` and `hybrid:0.75:dense:MODEL` (min-max "
         "0.75·BM25 + 0.25·dense); CPU seconds per model are summed over the three benchmarks.", "",
-        "| benchmark | queries | " + " | ".join(f"{m} nDCG@10 / R@10" for m in models) + " |",
-        "|---|---:|" + "---:|" * len(models)]
-    for bname, by_model in results.items():
-        n = next(iter(by_model.values()))["n"]
-        lines.append(f"| {bname} | {n} | " + " | ".join(
-            f"{by_model[m]['nDCG@10']:.4f} / {by_model[m]['R@10']:.4f}" for m in models) + " |")
+        *score_table(results, models)]
     lines += ["", "CPU seconds to score (the hybrid reuses the dense model's encodings, memoised per process): "
               + ", ".join(f"{m} {r['score_cpu'][m]:.0f}" for m in models) + ".", "",
               f"**Targets on `alphafin_summary`:** fine-tuned ≥ base + 0.05 nDCG@10: "

@@ -191,16 +191,22 @@ def run_e5(args: argparse.Namespace) -> int:
     models = {"bm25": "bm25", "e5-small (base)": f"dense:{base}", "e5 base + BM25": f"hybrid:0.75:dense:{base}",
               "e5-small fine-tuned": f"dense:{tuned}", "e5 fine-tuned + BM25": f"hybrid:0.75:dense:{tuned}"}
     results, cpu = score_models(models, benches)
+    return finish(args, work, {"wall": time.time() - t_all, "train_reports": len(train_rows), "manifest": manifest,
+                               "summary_bench": summary_info, "import_seconds": import_secs, "train": summ,
+                               "train_cpu": train_cpu, "models": models, "results": results, "score_cpu": cpu},
+                  render_e5, SECTION_E5)
+
+
+def finish(args: argparse.Namespace, work: Path, figures: dict[str, Any], render_fn: Any, section: str) -> int:
+    """Save WORK/result.json (the figures, where and how they were measured) and write the README section."""
     result = {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "machine": platform.machine(),
-              "cpus": os.cpu_count(), "wall": time.time() - t_all, "train_reports": len(train_rows),
-              "manifest": manifest, "summary_bench": summary_info, "import_seconds": import_secs, "train": summ,
-              "train_cpu": train_cpu, "models": models, "results": results, "score_cpu": cpu,
+              "cpus": os.cpu_count(), **figures,
               "args": {k: v for k, v in vars(args).items() if k not in ("work", "also", "render")}}
     (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str), "utf-8")
-    section = render_e5(result, [json.loads(p.read_text("utf-8")) for p in args.also])
-    print(section)
+    text = render_fn(result, [json.loads(p.read_text("utf-8")) for p in args.also])
+    print(text)
     if not args.no_readme:
-        write_section(SECTION_E5, section)
+        write_section(section, text)
         print("updated eval/README.md")
     return 0
 
@@ -282,19 +288,20 @@ def main() -> int:
     models = {"bm25": "bm25", "all-MiniLM-L6-v2 (base)": f"dense:{base}",
               "+ CJK vocabulary, untrained": f"dense:{cjk}", "+ CJK, fine-tuned (fincprg train)": f"dense:{tuned}"}
     results, cpu = score_models(models, benches)
+    return finish(args, work, {"wall": time.time() - t_all, "train_reports": len(train_rows), "manifest": manifest,
+                               "summary_bench": summary_info, "vocab": vocab, "train": summ, "train_cpu": train_cpu,
+                               "models": models, "results": results, "score_cpu": cpu}, render, SECTION)
 
-    result = {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "machine": platform.machine(),
-              "cpus": os.cpu_count(), "wall": time.time() - t_all, "train_reports": len(train_rows),
-              "manifest": manifest, "summary_bench": summary_info, "vocab": vocab, "train": summ,
-              "train_cpu": train_cpu, "models": models, "results": results, "score_cpu": cpu,
-              "args": {k: v for k, v in vars(args).items() if k not in ("work", "also", "render")}}
-    (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str), "utf-8")
-    section = render(result, [json.loads(p.read_text("utf-8")) for p in args.also])
-    print(section)
-    if not args.no_readme:
-        write_section(SECTION, section)
-        print("updated eval/README.md")
-    return 0
+
+def score_table(results: dict[str, dict[str, dict[str, float]]], models: dict[str, str]) -> list[str]:
+    """Markdown rows: one per benchmark, nDCG@10 / R@10 of each model."""
+    lines = ["| benchmark | queries | " + " | ".join(f"{m} nDCG@10 / R@10" for m in models) + " |",
+             "|---|---:|" + "---:|" * len(models)]
+    for bname, by_model in results.items():
+        n = next(iter(by_model.values()))["n"]
+        lines.append(f"| {bname} | {n} | " + " | ".join(
+            f"{by_model[m]['nDCG@10']:.4f} / {by_model[m]['R@10']:.4f}" for m in models) + " |")
+    return lines
 
 
 def _config(r: dict[str, Any]) -> str:
@@ -334,12 +341,7 @@ def render(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
         f"**{train_cpu:.0f} s CPU** ({summ['train_seconds']:.0f} s wall), one run.",
         "- Scores: `fincprg eval` (pytrec_eval) with `bm25` and `dense:MODEL`; CPU seconds per model are the sum "
         "over the three benchmarks (fit + search).", "",
-        "| benchmark | queries | " + " | ".join(f"{m} nDCG@10 / R@10" for m in models) + " |",
-        "|---|---:|" + "---:|" * len(models)]
-    for bname, by_model in results.items():
-        n = next(iter(by_model.values()))["n"]
-        lines.append(f"| {bname} | {n} | " + " | ".join(
-            f"{by_model[m]['nDCG@10']:.4f} / {by_model[m]['R@10']:.4f}" for m in models) + " |")
+        *score_table(results, models)]
     lines += ["", "CPU seconds to score: " + ", ".join(f"{m} {r['score_cpu'][m]:.0f}" for m in models) + ".", "",
               f"**Target** (fine-tuned ≥ 0.9 × BM25 and ≥ base + 0.10 nDCG@10 on `alphafin_summary`): "
               f"{'met' if target_ok else 'not met'}. Fine-tuned {ft:.4f} = {ft / bm:.2f} × BM25 ({bm:.4f}; "
