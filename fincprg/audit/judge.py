@@ -133,6 +133,7 @@ class LLMJudge:
         convs = [self.prompt.render(query_a=a, query_b=b) for a, b in pairs]
         out: list[Judgement | None] = [None] * len(pairs)
         pending = list(range(len(pairs)))
+        first = list(convs)  # each pair's own question: a valid re-ask is cached under it too
         meta = {"model": self.client.cfg.model, "template": self.prompt.id, "version": self.prompt.version}
         for attempt in range(self.reask + 1):
             # only a parseable verdict is cached: an unparseable one is asked again on the next run
@@ -148,6 +149,8 @@ class LLMJudge:
                 if err is None:
                     out[i] = Judgement(score, reason, self.label, raw=res.text,
                                        meta={**meta, "reasked": attempt > 0})
+                    if attempt > 0:
+                        self.client.remember(first[i], res)
                 elif attempt < self.reask:
                     follow = self.prompt.render_block("reask", error=err)
                     convs[i] = [*convs[i], {"role": "assistant", "content": res.text},

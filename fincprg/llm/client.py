@@ -241,7 +241,7 @@ class LLMClient:
             self.cache.put(key, {"text": text, "usage": usage, "finish_reason": finish, "model": resp.model})
         return result
 
-    def remember(self, messages: Messages, result: LLMResult) -> None:
+    def remember(self, messages: Messages, result: LLMResult, *, json_mode: bool | None = None) -> None:
         """Cache ``result`` (an accepted answer) as the answer to ``messages`` too.
 
         A re-ask's conversation holds the rejected first answer, so its cache key cannot be computed
@@ -250,7 +250,7 @@ class LLMClient:
         """
         if self.cache is None or not result.ok:
             return
-        self.cache.put(self.cache_key_for(messages), {"text": result.text, "usage": result.usage,
+        self.cache.put(self.cache_key_for(messages, json_mode=json_mode), {"text": result.text, "usage": result.usage,
                                                       "finish_reason": result.finish_reason,
                                                       "model": result.model})
         self._add("reask_cached")

@@ -359,6 +359,8 @@ def llm_intents(topics: Sequence[TopicInput], cfg: Any, llm_cfg: Any, cache_dir:
         for i, r in zip(retry, client.chat_many(convs, json_mode=False, desc="topic intents (re-ask)",
                                                 accept=valid), strict=True):
             check(i, r.text, r.error)
+            if i not in errors:  # a valid re-ask: served from the cache under the first question next time
+                client.remember(msgs[i], r, json_mode=False)
     failures = [Failure(stage="topics", item_id=topics[i].topic_id, kind="intent", message=msg, raw=raw)
                 for i, (msg, raw) in sorted(errors.items())]
     provenance_note = {"template": prompt.id, "version": prompt.version}

@@ -67,6 +67,8 @@ def judge(items: Sequence[JudgeItem], cfg: Any, llm_cfg: Any, cache_dir: Path, *
         for i, r in zip(retry, client.chat_many(convs, desc="verify judge (re-ask)", progress=progress,
                                                 accept=valid), strict=True):
             take(i, r)
+            if i not in errors:  # a valid re-ask: served from the cache under the first question next time
+                client.remember(msgs[i], r)
     verdicts: list[Verdict | None] = [
         Verdict("judge_not_answered", answers[i][1] or "the judge found it not answered")
         if i in answers and not answers[i][0] else None for i in range(len(items))]

@@ -187,3 +187,27 @@ def test_cache_full_mid_run_warns_once_and_keeps_the_answers(llm_server, tmp_pat
     assert client.stats["cache_errors"] == 5
     warned = [r for r in caplog.records if "cannot be written" in r.getMessage()]
     assert len(warned) == 1 and "disk is full" in warned[0].getMessage()
+
+
+def test_reask_answers_of_the_verify_judge_and_topic_intents_are_cached_too(llm_server, tmp_path):
+    """Every stage that re-asks stores a valid re-ask under the item's own question: a rerun sends nothing."""
+    import json as _json
+
+    from fincprg.config import IntentConfig, VerifyJudgeConfig
+    from fincprg.topics.intents import TopicInput, llm_intents
+    from fincprg.verify.judge import JudgeItem, judge
+
+    llm_server.set_responder(RejectFirstAnswer(lambda req: _json.dumps(
+        {"answerable": True, "reason": "来源给出"} if "answerable" in _json.dumps(req, ensure_ascii=False)
+        else {"intents": [{"intent": "了解星河科技的业绩", "subqueries": ["星河科技2023年营收是多少？"]}]},
+        ensure_ascii=False)))
+    items = [JudgeItem("星河科技2023年营收是多少？", "sentence", "2023年公司实现营收12亿元。")]
+    topics = [TopicInput("t0", ("营收",), ("星河科技：2023年营收高增",), "电子")]
+    for run in range(2):
+        llm_server.reset()
+        verdicts, counts = judge(items, VerifyJudgeConfig(backend="llm"), cfg(llm_server), tmp_path / "cache",
+                                 progress=False)
+        done, failures, _ = llm_intents(topics, IntentConfig(backend="llm"), cfg(llm_server),
+                                        tmp_path / "cache")
+        assert verdicts == [None] and counts["judge_failures"] == 0 and "t0" in done and not failures
+        assert len(llm_server.requests) == (4 if run == 0 else 0)  # first + re-ask each, then none
