@@ -102,6 +102,11 @@ def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: li
         slices: also score each subset per query ``level`` and/or report ``year`` (:data:`SLICES`).
     """
     ds = load_beir(dataset, split=split, subsets=subsets)
+    # a build in this process leaves its company names in the shared tokenizer; scores must not depend on
+    # what ran before, so eval tokenises as a fresh `fincprg eval` process does (no extra words)
+    from fincprg.finance.lexicon import use_words
+
+    use_words(())
     keys = {kind: slice_keys(ds, kind) for kind in slices or []}
     has_reports = any(m.get("report_id") for m in ds.query_meta.values())
     specs = specs or default_specs(has_reports)

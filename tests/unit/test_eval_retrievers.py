@@ -140,3 +140,19 @@ def test_pool_rerankers_forward_query_meta_and_keep_their_pool():
     first = r.first_pool({"q": "text"}, 5)
     assert seen == {"meta": {"q": {"report_id": "x"}}, "fit": 3, "k": 5}
     assert r.last_pool == {"q": {"a": 3.0, "b": 2.0}} and len(first["q"]) == 3 and r.corpus
+
+
+def test_eval_scores_do_not_depend_on_words_a_build_left_in_the_tokenizer(tmp_path):
+    """A build registers its company names with the shared jieba tokenizer; eval in the same process
+    must score as a fresh `fincprg eval` does."""
+    from fincprg.evaluate.harness import run_eval
+    from fincprg.finance.lexicon import use_words
+
+    from tests.unit import _eval_fixture as fx
+
+    folder = fx.write_beir(tmp_path / "beir")
+    fresh = run_eval(folder, ["bm25"], show_progress=False, keep_runs=True)
+    use_words({"数字营销平台收入", "装机量全球市占率", "储能业务毛利率", "净息差下降"})  # as a build would
+    after = run_eval(folder, ["bm25"], show_progress=False, keep_runs=True)
+    assert after.runs["bm25"] == fresh.runs["bm25"]
+    use_words(())
