@@ -57,7 +57,7 @@ def purity(clusters: list[int], labels: list[str | None]) -> float:
     return sum(cnt.most_common(1)[0][1] for cnt in by.values()) / n if n else 0.0
 
 
-def bench_topics(limit: int | None, cluster_overrides: dict, t2v_weight: float) -> dict:
+def bench_topics(limit: int | None, cluster_overrides: dict, t2v_weight: float, embedder: str | None = None) -> dict:
     from fincprg.config import TopicsConfig
     from fincprg.finance.industries import to_citic
     from fincprg.records import Report
@@ -73,7 +73,9 @@ def bench_topics(limit: int | None, cluster_overrides: dict, t2v_weight: float) 
     em = {r["id"]: r["industry_name"] for r in rows}
     reports = [Report(id=r["id"], title=r["title"], text="", date=dt.date.fromisoformat(r["publish_date"]))
                for r in rows]
-    cfg = TopicsConfig.model_validate({"cluster": cluster_overrides, "time2vec": {"weight": t2v_weight}})
+    emb_cfg = {"backend": "sentence-transformers", "model": embedder, "batch_size": 64} if embedder else {}
+    cfg = TopicsConfig.model_validate({"cluster": cluster_overrides, "time2vec": {"weight": t2v_weight},
+                                       **({"embedder": emb_cfg} if emb_cfg else {})})
     steps: dict[str, float] = {}
     s = time.perf_counter()
     kept, dropped = select_titles(reports, cfg.min_title_chars)
@@ -81,7 +83,7 @@ def bench_topics(limit: int | None, cluster_overrides: dict, t2v_weight: float) 
     steps["filter+classify"] = time.perf_counter() - s
     s = time.perf_counter()
     emb = embed_titles(kept, cfg, 42, clf)
-    steps["embed (LSA+time2vec)"] = time.perf_counter() - s
+    steps["embed (e5+time2vec)" if embedder else "embed (LSA+time2vec)"] = time.perf_counter() - s
     s = time.perf_counter()
     import bertopic  # noqa: F401 - timed on its own: the import alone is slow
 
@@ -98,7 +100,7 @@ def bench_topics(limit: int | None, cluster_overrides: dict, t2v_weight: float) 
     em_citic = [to_citic(x) for x in em_raw]
     return {
         "titles": len(rows), "kept": len(kept), "dropped": dict(Counter(t.reason for t in dropped)),
-        "dims": int(emb.shape[1]), "cluster_config": cfg.cluster.model_dump(),
+        "dims": int(emb.shape[1]), "cluster_config": cfg.cluster.model_dump(), "embedder": embedder or "lsa",
         "time2vec_weight": cfg.time2vec.weight,
         "wall_s": round(total, 1), "steps_s": {k: round(v, 1) for k, v in steps.items()},
         "peak_rss_mb": round(peak_rss_mb()),
@@ -174,12 +176,38 @@ def write_readme(res: dict, ind: dict) -> None:
     README.write_text(text, encoding="utf-8")
 
 
+def write_e5_section(res: dict) -> None:
+    """The ``topics-e5`` section: e5 title vectors beside the LSA run recorded in the ``topics`` section."""
+    from eval._readme import commit, write_section
+
+    text = README.read_text(encoding="utf-8")
+    lsa = re.search(r"\*\*Wall time ([\d.]+) s\*\*.*?\*\*outlier share ([\d.]+)%\*\*.*?([\d.]+)% after mapping them to CITIC",
+                    text, re.S)
+    t = res
+    rows = ["| title vectors | wall s (median) | embed s | topics | outlier share | CITIC purity | East Money purity |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+            f"| e5-small + CITIC one-hot + Time2Vec ({t['dims']} d) | {t['wall_s']} | "
+            f"{next(v for k, v in t['steps_s'].items() if k.startswith('embed'))} | {t['topics']} | "
+            f"{t['outlier_share']:.1%} | {t['purity_citic']:.1%} | {t['purity_eastmoney']:.1%} |"]
+    if lsa:
+        rows.append(f"| LSA + CITIC one-hot + Time2Vec (the topics section above) | {lsa.group(1)} | – | – | "
+                    f"{lsa.group(2)}% | {lsa.group(3)}% | – |")
+    write_section("topics-e5", "\n".join([
+        "## Topics with e5 title vectors (`eval/bench_topics.py --embedder E5`)", "",
+        f"Measured {dt.date.today().isoformat()} at commit {commit()} on a {os.cpu_count()}-core CPU; "
+        f"{t.get('repeats', 1)} run(s) in a fresh process; the same titles, filter, classifier and clustering "
+        f"config as the LSA run (`{json.dumps(t['cluster_config'])}`); only the title vectors differ "
+        "(multilingual-e5-small with its query prompt, batch 64).", "", *rows, "",
+        f"Steps (s): {t['steps_s']}; peak RSS {t['peak_rss_mb']} MB."]))
+
+
 def run_child(args: argparse.Namespace) -> dict:
     """One measured run in a fresh process, so imports and tokenizer caches are paid every time."""
     cmd = [sys.executable, __file__, "--child", "--min-cluster-size", str(args.min_cluster_size),
            "--min-samples", str(args.min_samples), "--pca", str(args.pca), "--t2v-weight", str(args.t2v_weight)]
     cmd += ["--umap"] if args.umap else []
     cmd += ["--limit", str(args.limit)] if args.limit else []
+    cmd += ["--embedder", args.embedder] if args.embedder else []
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -194,6 +222,9 @@ def main() -> int:
     ap.add_argument("--umap", action="store_true")
     ap.add_argument("--t2v-weight", type=float, default=0.3)
     ap.add_argument("--repeats", type=int, default=3, help="measured runs, each in a fresh process; medians reported")
+    ap.add_argument("--embedder", default=None,
+                    help="a sentence-transformers title embedder (e.g. the e5 folder of `fincprg models import-e5`) "
+                         "instead of LSA; results go to the topics-e5 section beside the LSA one")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if not TITLES.exists() or not SECTOR.exists():
@@ -202,7 +233,7 @@ def main() -> int:
     if args.child:
         overrides = {"min_cluster_size": args.min_cluster_size, "min_samples": args.min_samples,
                      "pca_components": 0 if args.umap else args.pca, "umap": args.umap, "workers": 2}
-        print(json.dumps(bench_topics(args.limit, overrides, args.t2v_weight), ensure_ascii=False))
+        print(json.dumps(bench_topics(args.limit, overrides, args.t2v_weight, args.embedder), ensure_ascii=False))
         return 0
     runs = [run_child(args) for _ in range(args.repeats)]
     res = dict(runs[0])  # clustering is seeded: topics, purity etc. are identical across runs
@@ -215,6 +246,10 @@ def main() -> int:
     res["same_result"] = all(r["topics"] == runs[0]["topics"] and r["purity_citic"] == runs[0]["purity_citic"]
                              for r in runs)
     print(json.dumps(res, ensure_ascii=False, indent=1))
+    if args.embedder:
+        if not args.no_readme and not args.limit:
+            write_e5_section(res)
+        return 0
     ind = bench_industry()
     print(json.dumps(ind, ensure_ascii=False, indent=1))
     if not args.no_readme and not args.limit:
