@@ -132,13 +132,13 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     from fincprg.evaluate.data import load_beir
     from fincprg.evaluate.harness import format_markdown, run_eval, write_outputs
-    from fincprg.evaluate.retrievers import dense
+    from fincprg.models.encoders import MEMO
 
     out = args.out.resolve()
     e5 = None if args.no_dense or not args.e5.is_dir() else str(args.e5.resolve())
     if e5:
         tag = hashlib.sha1(e5.encode()).hexdigest()[:8]
-        dense.MEMO = dense.EmbeddingMemo(out / f"embeddings-{tag}.npz")
+        MEMO.persist(out / f"embeddings-{tag}.npz")  # a re-run encodes only what changed
     t_all, cpu_all = time.time(), time.process_time()
     datasets: dict[str, Path | None] = {"disc_finllm": DATA / "beir" / "disc_finllm"}
     notes: dict[str, str] = {}
@@ -165,15 +165,14 @@ def main() -> int:
         specs += e5_specs(e5) if e5 else []
         print(f"[{name}] {path}: {len(specs)} retrievers ...", flush=True)
         t0 = time.perf_counter()
-        misses = dense.MEMO.misses if dense.MEMO else 0
+        misses = MEMO.misses
         res = run_eval(path, specs, show_progress=False)
         write_outputs(res, out / name)
-        if e5:
-            dense.MEMO.save()  # type: ignore[union-attr]
+        MEMO.save()  # nothing without --e5 (no file set)
         n_q = len(set().union(*ds.qrels.values()))
         results[name] = {"res": res, "seconds": time.perf_counter() - t0, "queries": n_q,
                          "docs": len(ds.corpus), "note": notes.get(name, ""),
-                         "encoded": (dense.MEMO.misses - misses) if dense.MEMO else None}
+                         "encoded": (MEMO.misses - misses) if e5 else None}
         print(format_markdown(res).replace(e5 or "\0", "e5-small"), flush=True)
     section = render(results, skipped, e5=e5, when=time.strftime("%Y-%m-%d"), commit=commit(),
                      machine=f"{platform.machine()} CPU ({os.cpu_count()} cores)",

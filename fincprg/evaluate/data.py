@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,6 +82,17 @@ def read_qrels(path: Path) -> Qrels:
                 raise InputError(f"{path}:{i}: score {row[2]!r} is not a number") from e
             qrels.setdefault(row[0], {})[row[1]] = score
     return qrels
+
+
+def merge_qrels(subsets: Iterable[Qrels]) -> Qrels:
+    """Several subsets' qrels in one (the highest grade of a pair wins)."""
+    out: Qrels = {}
+    for qr in subsets:
+        for q, docs in qr.items():
+            row = out.setdefault(q, {})
+            for d, rel in docs.items():
+                row[d] = max(rel, row.get(d, rel))
+    return out
 
 
 # Paper order (Tables 2-3); unknown subsets follow alphabetically.

@@ -13,7 +13,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.errors import FincprgError
-from fincprg.evaluate.data import BeirDataset, load_beir
+from fincprg.evaluate.data import BeirDataset, load_beir, merge_qrels
 from fincprg.evaluate.metrics import METRICS, evaluate, mean, per_query, pool_recall
 from fincprg.evaluate.retrievers import build_retriever, default_specs
 from fincprg.evaluate.retrievers.base import TrainingData, forward_query_meta, forward_training
@@ -46,17 +46,6 @@ class EvalResult:
     def metric(self, metric: str = "nDCG@10") -> dict[str, dict[str, float]]:
         """subset -> {retriever: value} for one metric (the input of the correlation analysis)."""
         return {s: {r: sc[s][metric] for r, sc in self.scores.items() if s in sc} for s in self.subsets}
-
-
-def merged_qrels(ds: BeirDataset) -> dict[str, dict[str, int]]:
-    """Every subset's qrels in one (the highest grade of a pair wins)."""
-    out: dict[str, dict[str, int]] = {}
-    for qr in ds.qrels.values():
-        for q, docs in qr.items():
-            row = out.setdefault(q, {})
-            for d, rel in docs.items():
-                row[d] = max(rel, row.get(d, rel))
-    return out
 
 
 def _queries_for(ds: BeirDataset) -> dict[str, str]:
@@ -114,7 +103,7 @@ def run_eval(dataset: str | Path, specs: list[str] | None = None, *, subsets: li
     queries = _queries_for(ds)
     result = EvalResult(str(dataset), split, list(ds.qrels), len(ds.corpus))
     log.info("evaluating %d retrievers on %d queries, %d docs", len(specs), len(queries), len(ds.corpus))
-    training = TrainingData(Path(dataset), split, ds.queries, merged_qrels(ds))
+    training = TrainingData(Path(dataset), split, ds.queries, merge_qrels(ds.qrels.values()))
     for spec, r in zip(specs, retrievers):
         t0 = time.perf_counter()
         try:

@@ -7,20 +7,22 @@ without prompts gets the texts as they are, so nothing changes for it. FlagEmbed
 knows only a query instruction and CLS pooling, so for a local sentence-transformers folder the same
 prompts are put before the texts here and its pooling mode is passed on (see ``load_flag_embedder``).
 
-Encodings are memoised per process (a few corpora, by model, role and a hash of the texts): ``fincprg
-eval -r dense:M -r hybrid:0.75:dense:M`` encodes the corpus once, not once per retriever.
+Encodings are memoised per text (:data:`MEMO`, keyed by model, backend, device, precision, role and
+text): ``fincprg eval -r dense:M -r hybrid:0.75:dense:M`` encodes the corpus once, not once per
+retriever, and a list that repeats some texts encodes only the new ones. A script that encodes the
+same corpus again on a later run keeps the memo on disk (``MEMO.persist(path)``, ``MEMO.save()``).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fincprg.models.load import ENCODE_MEMO as _MEMO
 from fincprg.models.load import load_flag_embedder, load_sentence_transformer
 
 
@@ -55,13 +57,73 @@ def role_prompt(prompts: dict[str, str], role: str | None) -> str:
     return next((prompts[n] for n in ROLE_PROMPTS.get(role or "", ()) if prompts.get(n)), "")
 
 
-_MEMO_SIZE = 8
-
-
 def prompt_text(model: Any, role: str) -> str:
     """The prompt string ``model`` puts before a ``role`` text ("" when it has none)."""
     name = prompt_name(model, role)
     return model.prompts[name] if name else ""
+
+
+class EncodeMemo:
+    """Encoded rows by key, the least recently used dropped beyond ``max_rows``; optionally on disk.
+
+    One per process (:data:`MEMO`). ``persist(path)`` loads an ``.npz`` written by :meth:`save` and
+    makes :meth:`save` write there; without it the memo lives and dies with the process.
+    """
+
+    def __init__(self, max_rows: int = 1 << 18):  # 2^18 rows of 384 floats: ~400 MB at most
+        self.max_rows = max_rows
+        self.path: Path | None = None
+        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def rows(self, keys: list[str], texts: Sequence[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """One row per key: memoised ones looked up, the rest from ``encode(their texts)`` (each once)."""
+        if not keys:
+            return encode([])
+        got: dict[str, np.ndarray] = {}
+        for k in keys:
+            if k in self._rows:
+                self._rows.move_to_end(k)
+                got[k] = self._rows[k]
+        todo = {k: t for k, t in zip(keys, texts) if k not in got}
+        self.hits += len(keys) - len(todo)
+        self.misses += len(todo)
+        if todo:
+            got.update(zip(todo, encode(list(todo.values()))))
+            self._rows.update((k, got[k]) for k in todo)
+            while len(self._rows) > self.max_rows:
+                self._rows.popitem(last=False)
+        return np.stack([got[k] for k in keys])  # a fresh array: callers may write into it
+
+    def persist(self, path: Path) -> None:
+        """Load the rows saved at ``path`` (if any) and save there from now on."""
+        self.path = Path(path)
+        if self.path.exists():
+            with np.load(self.path) as z:  # keys<dim>/rows<dim> pairs: models of different widths side by side
+                for name in (f for f in z.files if f.startswith("keys")):
+                    self._rows.update(zip(z[name].tolist(), z["rows" + name[4:]]))
+
+    def save(self) -> None:
+        if self.path is None or not self._rows:
+            return
+        by_dim: dict[int, list[str]] = {}
+        for k, v in self._rows.items():
+            by_dim.setdefault(v.shape[0], []).append(k)
+        arrays = {}
+        for d, ks in by_dim.items():
+            arrays[f"keys{d}"], arrays[f"rows{d}"] = np.array(ks), np.stack([self._rows[k] for k in ks])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, **arrays)
+        tmp.replace(self.path)
+
+    def clear(self) -> None:
+        """Forget every row and the file (the file itself stays)."""
+        self._rows.clear()
+        self.path, self.hits, self.misses = None, 0, 0
+
+
+MEMO = EncodeMemo()
 
 
 class TextEncoder:
@@ -87,16 +149,9 @@ class TextEncoder:
 
     def encode(self, texts: Sequence[str], show_progress: bool = False, role: str | None = None) -> np.ndarray:
         """Unit-norm rows; ``role`` (``query``/``passage``) picks the model's own prompt when it has one."""
-        digest = hashlib.sha1("\0".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
-        key = (self.model_id, self.backend, self.device, self.fp16, role, len(texts), digest)
-        if key in _MEMO:
-            _MEMO.move_to_end(key)
-            return _MEMO[key].copy()
-        v = self._encode(texts, show_progress, role)
-        _MEMO[key] = v
-        while len(_MEMO) > _MEMO_SIZE:
-            _MEMO.popitem(last=False)
-        return v.copy()
+        head = f"{self.model_id}\0{self.backend}\0{self.device}\0{self.fp16}\0{role}\0"
+        keys = [hashlib.sha1((head + t).encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
+        return MEMO.rows(keys, texts, lambda todo: self._encode(todo, show_progress, role))
 
     def _encode(self, texts: Sequence[str], show_progress: bool, role: str | None) -> np.ndarray:
         m = self.model()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,8 +20,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _CACHE: dict[tuple[Any, ...], Any] = {}
-# encodings memoised by fincprg.models.encoders (model, role, texts' hash -> rows); cleared with the models
-ENCODE_MEMO: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
 
 class ModelLoadError(BackendError):
@@ -174,5 +171,7 @@ def load_sequence_classifier(model: str, *, where: str, device: str | None = Non
 
 def clear_cache() -> None:
     """Forget loaded models and their memoised encodings (tests that rewrite a model folder in place)."""
+    from fincprg.models.encoders import MEMO  # noqa: PLC0415 - encoders imports this module
+
     _CACHE.clear()
-    ENCODE_MEMO.clear()
+    MEMO.clear()

@@ -181,7 +181,12 @@ def llm_case(folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("kind", ["cards", "borda"])
-def test_cards_and_borda_take_an_llm_scorer(tmp_path, llm_server, kind):
+def test_cards_and_borda_take_an_llm_scorer(tmp_path, llm_server, kind, monkeypatch):
+    from fincprg.llm import LLMClient
+
+    closed: list[LLMClient] = []
+    real_close = LLMClient.close
+    monkeypatch.setattr(LLMClient, "close", lambda self: closed.append(self) or real_close(self))
     llm_server.set_responder(_grader("答案在此", "储能储能储能"))
     folder = llm_case(tmp_path / "ds")
     spec = f"{kind}:llm:{_llm_config(tmp_path, llm_server.base_url)}"
@@ -194,6 +199,7 @@ def test_cards_and_borda_take_an_llm_scorer(tmp_path, llm_server, kind):
     assert ex["llm_failed_groups"] == 0 and ex["llm_requests"] == len(llm_server.requests) > 0
     first = _user(llm_server.requests[0])
     assert "检索查询：星河科技储能业务" in first and "0–3" in first  # prompts/passage_relevance.zh.j2
+    assert len(closed) == 1  # the search closes its client's sqlite cache
 
 
 def test_an_unparseable_llm_grade_counts_as_failed_and_is_not_cached(tmp_path, llm_server):

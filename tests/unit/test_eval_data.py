@@ -39,3 +39,10 @@ def test_missing_corpus_says_what_a_beir_folder_holds(tmp_path):
     (folder / "corpus.jsonl").unlink()
     with pytest.raises(InputError, match="corpus.jsonl is missing"):
         load_beir(folder)
+
+
+def test_merge_qrels_keeps_every_pair_at_its_highest_grade():
+    from fincprg.evaluate.data import merge_qrels
+
+    merged = merge_qrels([{"q1": {"a": 1, "b": 0}}, {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1}}, {"q1": {"a": 1}}])
+    assert merged == {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1}}

@@ -163,11 +163,40 @@ def test_encodings_are_memoised_per_model_role_and_texts(models, monkeypatch):
     b = encoders.TextEncoder(models["with"], where="other").encode(texts, role="passage")
     assert calls == [(2, "passage")] and np.abs(b).sum() > 0
     enc.encode(texts, role="query")
-    enc.encode(texts[:1], role="passage")
+    assert calls == [(2, "passage"), (2, "query")]
+    # per text: a list that repeats memoised texts encodes only the new one, once, rows in the caller's order
+    c = enc.encode(["新文本", texts[1], "新文本"], role="passage")
     assert calls == [(2, "passage"), (2, "query"), (1, "passage")]
+    assert np.array_equal(c[1], b[1]) and np.array_equal(c[0], c[2]) and not np.array_equal(c[0], b[0])
     clear_cache()
     enc.encode(texts, role="passage")
     assert len(calls) == 4
+
+
+def test_the_encoding_memo_persists_to_disk_and_drops_the_oldest(models, monkeypatch, tmp_path):
+    from fincprg.models import encoders
+    from fincprg.models.load import clear_cache
+
+    calls: list[int] = []
+    real = encoders.TextEncoder._encode
+    monkeypatch.setattr(encoders.TextEncoder, "_encode",
+                        lambda self, texts, sp, role: calls.append(len(texts)) or real(self, texts, sp, role))
+    clear_cache()
+    path = tmp_path / "memo.npz"
+    encoders.MEMO.persist(path)
+    enc = encoders.TextEncoder(models["with"], where="t")
+    texts = ["招商银行的零售AUM是多少", "贵州茅台的毛利率"]
+    a = enc.encode(texts, role="passage")
+    encoders.MEMO.save()
+    clear_cache()  # a later process: nothing in memory, the file read back
+    assert encoders.MEMO.path is None
+    encoders.MEMO.persist(path)
+    assert np.array_equal(enc.encode(texts, role="passage"), a) and calls == [2]
+    assert (encoders.MEMO.hits, encoders.MEMO.misses) == (2, 0)
+    monkeypatch.setattr(encoders.MEMO, "max_rows", 2)
+    enc.encode(["第三段"], role="passage")  # the oldest row goes
+    enc.encode(texts, role="passage")
+    assert calls == [2, 1, 1]
 
 
 def test_prefilter_embeds_both_sides_as_queries(models):

@@ -176,4 +176,6 @@ class BordaRerank(PoolReranker):
                           "rank_variance": float(np.mean(variances))}
             if hasattr(self.real, "stats"):
                 self.stats.update(self.real.stats())  # type: ignore[union-attr]
+        if hasattr(self.real, "close"):  # the LLM scorer's response cache
+            self.real.close()  # type: ignore[union-attr]
         return out

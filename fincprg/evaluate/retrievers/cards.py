@@ -123,6 +123,7 @@ class CardReranker(PoolReranker):
             out[q] = {d: fused[d] for d in ranked(fused)[:k]}
         if graded:
             self.stats = self.scorer.stats()  # type: ignore[attr-defined]
+            self.scorer.close()  # type: ignore[attr-defined]
         return out
 
     def _llm_grades(self, queries: dict[str, str], firsts: dict[str, list[str]]) -> dict[str, dict[str, float]]:

@@ -4,9 +4,7 @@ torch and the model libraries are imported inside ``fit``/``search`` only.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,47 +18,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FAISS_MIN_DOCS = 50_000  # above this, an exact faiss inner-product index replaces the numpy matmul
-
-
-class EmbeddingMemo:
-    """Embeddings keyed by sha1(model, role, text), optionally saved to an ``.npz`` file.
-
-    Off by default (:data:`MEMO` is ``None``): a script that encodes the same corpus for several
-    retrievers, or again on a later run, sets one (eval/run_baselines.py does, per model).
-    """
-
-    def __init__(self, path: Path | None = None):
-        self.path = Path(path) if path else None
-        self._vecs: dict[str, np.ndarray] = {}
-        self.hits = self.misses = 0
-        if self.path is not None and self.path.exists():
-            with np.load(self.path) as z:
-                self._vecs = {k: z[k] for k in z.files}
-
-    @staticmethod
-    def key(model: str, role: str | None, text: str) -> str:
-        return hashlib.sha1(f"{model}\x00{role}\x00{text}".encode()).hexdigest()
-
-    def encode(self, model: str, role: str | None, texts: list[str], encode) -> np.ndarray:
-        """``encode(missing texts)`` for the texts not memoised yet; rows in ``texts`` order."""
-        keys = [self.key(model, role, t) for t in texts]
-        todo = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in self._vecs))
-        self.hits += len(texts) - len(todo)
-        self.misses += len(todo)
-        if todo:
-            for t, v in zip(todo, encode(todo)):
-                self._vecs[self.key(model, role, t)] = v
-        return np.stack([self._vecs[k] for k in keys]) if keys else encode([])
-
-    def save(self) -> None:
-        if self.path is not None and self._vecs:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp.npz")
-            np.savez(tmp, **self._vecs)
-            tmp.replace(self.path)
-
-
-MEMO: EmbeddingMemo | None = None
 
 
 class Dense:
@@ -92,11 +49,8 @@ class Dense:
         if self._model is None:  # loaded once per process by fincprg.models, shared by every retriever
             self._model = TextEncoder(self.model_id, where=f"retriever {self.name}", backend=self.backend,
                                       batch_size=self.batch_size, device=self.device, fp16=self.fp16)
-        model = self._model
-        if MEMO is not None:
-            return MEMO.encode(self.model_id, role, list(texts), lambda todo: model.encode(
-                todo, show_progress=self.show_progress and len(todo) >= 200, role=role))
-        return model.encode(texts, show_progress=self.show_progress and len(texts) >= 200, role=role)
+        # memoised per text by fincprg.models: dense and hybrid specs over one corpus encode it once
+        return self._model.encode(texts, show_progress=self.show_progress and len(texts) >= 200, role=role)
 
     def score_all(self, queries: list[str]) -> np.ndarray:
         """Cosine of each query with every document (rows: queries; columns: ``self.ids`` order)."""

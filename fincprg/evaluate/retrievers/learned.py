@@ -100,7 +100,7 @@ class LinearReranker(_FeatureReranker):
 
     def _train_qrels(self) -> dict[str, dict[str, int]]:
         """The folder's train qrels (every subset merged), or {} when it has none."""
-        from fincprg.evaluate.data import available_subsets, read_qrels
+        from fincprg.evaluate.data import available_subsets, merge_qrels, read_qrels
 
         t = self.training
         if t is None or t.folder is None or t.split == "train":
@@ -109,10 +109,7 @@ class LinearReranker(_FeatureReranker):
             files = available_subsets(t.folder, "train")
         except FincprgError:
             return {}
-        out: dict[str, dict[str, int]] = {}
-        for f in files.values():
-            for q, docs in read_qrels(f).items():
-                out.setdefault(q, {}).update({d: r for d, r in docs.items() if r > out.get(q, {}).get(d, 0)})
+        out = merge_qrels(read_qrels(f) for f in files.values())
         return {q: docs for q, docs in out.items() if q in t.queries}
 
     def _fit_model(self, pools: dict[str, tuple[list[str], np.ndarray]], qrels: dict[str, dict[str, int]]):

@@ -115,6 +115,12 @@ class LLMGroupScorer:
             out.append(g)
         return out
 
+    def close(self) -> None:
+        """Close the client's response cache (sqlite); a later call opens a fresh client."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def stats(self) -> dict[str, float]:
         s = self.client.stats if self._client is not None else {}
         return {"llm_requests": float(s.get("requests", 0)), "llm_cache_hits": float(s.get("cache_hits", 0)),
