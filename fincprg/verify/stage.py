@@ -139,49 +139,57 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
             or check_part_whole(query, source, names) or check_event(query, source, names))
 
 
-def round_trip(queries: list[Query], src: _Sources, cfg: Any, progress: Callable[[int], None] | None = None,
-               dense: bool = False) -> list[Verdict | None]:
-    """Round-trip verdicts for ``queries`` in one batched pass over the whole corpus: character BM25, or
-    (``dense``) the bi-encoder ``verify.dense.model``."""
-    if not queries or not src.passages:
-        return [None] * len(queries)
-    # a passage is indexed with its report's title, as the exported corpus row carries it
-    docs = [f"{src.reports[p.report_id].title}\n{p.text}" if p.report_id in src.reports else p.text
-            for p in src.passages]
-    texts = [q.text for q in queries]
-    if dense:
-        idx, scores = dense_search(texts, docs, cfg.dense, cfg.top_k, progress=progress)
-    else:
-        depth = max(cfg.top_k, 10 * cfg.ambiguous_reports)
-        idx, scores = CharBM25(docs).search(texts, depth, batch=cfg.batch_size, progress=progress)
-    report_of = [p.report_id for p in src.passages]
-    passages_of: dict[str, list[int]] = defaultdict(list)
-    for i, rid in enumerate(report_of):
-        passages_of[rid].append(i)
-    reports_of: dict[str, set[str]] = defaultdict(set)  # company -> its reports (related to each other)
-    for info in src.reports.values():
-        for c in info.companies:
-            reports_of[c].add(info.id)
-    targets: dict[str, Target] = {}
+class RoundTrip:
+    """Round-trip verdicts over the whole corpus. The corpus rows and each query's target (its own passages and
+    related reports) are built once and shared by the BM25 pass and the dense pass that follows it."""
 
-    def target(q: Query) -> Target:
+    def __init__(self, src: _Sources, cfg: Any):
+        self.src, self.cfg = src, cfg
+        # a passage is indexed with its report's title, as the exported corpus row carries it
+        self.docs = [f"{src.reports[p.report_id].title}\n{p.text}" if p.report_id in src.reports else p.text
+                     for p in src.passages]
+        self.report_of = [p.report_id for p in src.passages]
+        self.passages_of: dict[str, list[int]] = defaultdict(list)
+        for i, rid in enumerate(self.report_of):
+            self.passages_of[rid].append(i)
+        self.reports_of: dict[str, set[str]] = defaultdict(set)  # company -> its reports (related to each other)
+        for info in src.reports.values():
+            for c in info.companies:
+                self.reports_of[c].add(info.id)
+        self.targets: dict[str, Target] = {}
+
+    def target(self, q: Query) -> Target:
+        src, targets = self.src, self.targets
         if q.level in ("sentence", "passage"):
             p = src.passage(q.source_ids[0])
             assert p is not None
             key = f"p:{p.id}"
             if key not in targets:
-                same = {r for c in src.reports[p.report_id].companies for r in reports_of[c]}
+                same = {r for c in src.reports[p.report_id].companies for r in self.reports_of[c]}
                 targets[key] = Target(frozenset({src.passage_at[p.id]}), frozenset({p.report_id}), frozenset(same))
             return targets[key]
         key = f"t:{q.source_ids[0]}"
         if key not in targets:
             reports = {i.id for i in src.topic_reports(q.source_ids[0])}
-            targets[key] = Target(frozenset(i for r in reports for i in passages_of[r]), frozenset(reports))
+            targets[key] = Target(frozenset(i for r in reports for i in self.passages_of[r]), frozenset(reports))
         return targets[key]
 
-    return [judge_ranking(idx[r], scores[r], target(q), report_of, k=cfg.top_k,
-                          n=None if dense else cfg.ambiguous_reports, margin=cfg.ambiguous_margin,
-                          dense=cfg.dense.model if dense else None) for r, q in enumerate(queries)]
+    def __call__(self, queries: list[Query], progress: Callable[[int], None] | None = None,
+                 dense: bool = False) -> list[Verdict | None]:
+        """Verdicts for ``queries`` in one batched pass: character BM25, or (``dense``) the bi-encoder
+        ``verify.dense.model``."""
+        cfg = self.cfg
+        if not queries or not self.docs:
+            return [None] * len(queries)
+        texts = [q.text for q in queries]
+        if dense:
+            idx, scores = dense_search(texts, self.docs, cfg.dense, cfg.top_k, progress=progress)
+        else:
+            depth = max(cfg.top_k, 10 * cfg.ambiguous_reports)
+            idx, scores = CharBM25(self.docs).search(texts, depth, batch=cfg.batch_size, progress=progress)
+        return [judge_ranking(idx[r], scores[r], self.target(q), self.report_of, k=cfg.top_k,
+                              n=None if dense else cfg.ambiguous_reports, margin=cfg.ambiguous_margin,
+                              dense=cfg.dense.model if dense else None) for r, q in enumerate(queries)]
 
 
 def _judge_source(q: Query, src: _Sources) -> str:
@@ -220,15 +228,16 @@ def run(ctx: Any) -> dict[str, Any]:
     if "round_trip" in checks:
         from tqdm.auto import tqdm
 
+        round_trip = RoundTrip(src, cfg)
         todo = [q for q in queries if q.id not in verdicts]
         with tqdm(total=len(todo), desc="verify round trip", disable=not ctx.show_progress, leave=False) as bar:
-            found = round_trip(todo, src, cfg, progress=bar.update)
+            found = round_trip(todo, progress=bar.update)
         verdicts.update({q.id: v for q, v in zip(todo, found) if v is not None})
         if cfg.dense.model:
             todo = [q for q in queries if q.id not in verdicts]
             with tqdm(total=len(todo), desc="verify dense round trip", disable=not ctx.show_progress,
                       leave=False) as bar:
-                found = round_trip(todo, src, cfg, progress=bar.update, dense=True)
+                found = round_trip(todo, progress=bar.update, dense=True)
             verdicts.update({q.id: v for q, v in zip(todo, found) if v is not None})
     judge_counts: dict[str, Any] | bool = False
     if cfg.judge.backend == "llm":
