@@ -349,31 +349,20 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
             t0 = time.perf_counter()
             try:
                 counts = fn(ctx) or {}
+                secs = time.perf_counter() - t0
+                if _kill_point(spec.name) == 0:
+                    os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
+                out_hash = _seal(spec, work_dir, cfg, sig, inputs, counts, secs)
+                if staged:
+                    swap_in(work_dir, stage_dir)
             except BudgetExceeded as e:
                 raise _stopped(e, spec, ctx, outcomes, budget) from None
             except BaseException:
-                if staged:  # the previous folder is untouched; a half-written one must not fill the disk
+                # the previous folder is untouched; a half-written one (the stage, or the manifest on a full
+                # disk) must not fill the disk
+                if staged:
                     discard_staging(stage_dir)
                 raise
-            secs = time.perf_counter() - t0
-            if _kill_point(spec.name) == 0:
-                os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
-            check_outputs(spec, work_dir)
-            (work_dir / L.PROGRESS).unlink(missing_ok=True)
-            out_hash = hash_files(output_files(work_dir), work_dir)
-            atomic_write_json(work_dir / L.MANIFEST, {
-                "stage": spec.name, "signature": sig, "inputs": inputs, "output_hash": out_hash,
-                "config": declared_config(cfg, spec.config_keys),
-                **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
-                "counts": counts, "engine": cfg.engine if spec.name in RAY_STAGES else "local",
-                "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "versions": versions(),
-            })
-            for scratch in work_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists
-                if scratch.is_file():
-                    scratch.unlink()
-            if staged:
-                swap_in(work_dir, stage_dir)
             done[spec.name] = {"signature": sig, "output_hash": out_hash}
             status = "retried" if retry else "resumed" if resumed else "ran"
             outcomes.append(StageOutcome(spec.name, status, secs, counts))
@@ -381,6 +370,27 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
         if upto and spec.name == upto:
             break
     return outcomes
+
+
+def _seal(spec: StageSpec, work_dir: Path, cfg: PipelineConfig, sig: str, inputs: dict[str, str],
+          counts: dict[str, Any], secs: float) -> str:
+    """Check a finished stage's files, write its manifest (which marks it complete) and drop its resume
+    state; returns the output hash."""
+    check_outputs(spec, work_dir)
+    (work_dir / L.PROGRESS).unlink(missing_ok=True)
+    out_hash = hash_files(output_files(work_dir), work_dir)
+    atomic_write_json(work_dir / L.MANIFEST, {
+        "stage": spec.name, "signature": sig, "inputs": inputs, "output_hash": out_hash,
+        "config": declared_config(cfg, spec.config_keys),
+        **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
+        "counts": counts, "engine": cfg.engine if spec.name in RAY_STAGES else "local",
+        "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "versions": versions(),
+    })
+    for scratch in work_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists
+        if scratch.is_file():
+            scratch.unlink()
+    return out_hash
 
 
 def _stopped(e: BudgetExceeded, spec: StageSpec, ctx: StageContext, outcomes: list[StageOutcome],
