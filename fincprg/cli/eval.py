@@ -7,11 +7,9 @@ from typing import Annotated, Optional
 import typer
 
 from fincprg.cli._common import HANDLED, fail, setup_logging
-
-RETRIEVER_FAILED_EXIT = 1  # some retrievers failed, the others' results were printed and written (2: bad input)
-
 from fincprg.evaluate.retriever_specs import cli_help
 
+RETRIEVER_FAILED_EXIT = 1  # some retrievers failed, the others' results were printed and written (2: bad input)
 _SPEC_HELP = cli_help()
 
 

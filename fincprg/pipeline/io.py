@@ -179,12 +179,23 @@ class JsonlAppender:
 def hash_files(paths: Iterable[Path], root: Path | None = None) -> str:
     """Content hash of files (names relative to ``root`` included, so renames count)."""
     h = hashlib.sha256()
+    update_hash(h, paths, root)
+    return h.hexdigest()[:16]
+
+
+def update_hash(h: Any, paths: Iterable[Path], root: Path | None = None, *, unreadable_ok: bool = False) -> None:
+    """Feed :func:`hash_files`'s bytes for ``paths`` into ``h``. ``unreadable_ok``: a file that cannot be
+    read is hashed by its name and error instead of raising (the corpus hash: ingest rejects that file)."""
     for p in sorted(paths):
         name = str(p.relative_to(root)) if root else p.name
-        h.update(name.encode())
+        h.update(name.encode("utf-8", "surrogateescape"))  # a file name that is not UTF-8 must not crash
         h.update(b"\0")
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
+        try:
+            with open(p, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        except OSError as e:
+            if not unreadable_ok:
+                raise
+            h.update(f"unreadable: {e.strerror or e}".encode("utf-8", "backslashreplace"))
         h.update(b"\0")
-    return h.hexdigest()[:16]

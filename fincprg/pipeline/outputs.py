@@ -12,6 +12,7 @@ from pathlib import Path
 from fincprg import layout as L
 from fincprg.errors import InputError
 from fincprg.pipeline.contract import StageSpec
+from fincprg.pipeline.io import update_hash
 from fincprg.version import __version__
 
 
@@ -49,15 +50,7 @@ def corpus_hash(corpus: Path) -> str:
     found = walk(corpus) if corpus.is_dir() else None
     files, root = (found.files, corpus) if found else ([corpus], corpus.parent)
     h = hashlib.sha256()
-    for p in sorted(files):  # the bytes hash_files would hash, so a readable corpus keeps its hash
-        h.update(str(p.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            with open(p, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-        except OSError as e:
-            h.update(f"unreadable: {e.strerror or e}".encode("utf-8", "backslashreplace"))
-        h.update(b"\0")
+    update_hash(h, files, root, unreadable_ok=True)  # hash_files's bytes, so a readable corpus keeps its hash
     for problem in found.problems if found else ():
         h.update(f"{problem.path.relative_to(corpus)}\0{problem.reason}\0".encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:16]

@@ -106,3 +106,27 @@ def test_read_only_out_keeps_the_previous_dataset(base, changed, tmp_path):
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert _without_timings(_snapshot(dataset)) == _without_timings(changed)
+
+
+def test_disk_full_at_the_export_manifest_keeps_the_previous_dataset(base, tmp_path, monkeypatch):
+    """The export's body succeeded, but the disk fills while its manifest is written: the half-done
+    .dataset.new (a whole dataset copy) must not stay behind, and the previous dataset stays as it was."""
+    import fincprg.pipeline.runner as runner
+
+    out = tmp_path / "out"
+    shutil.copytree(base, out)
+    dataset = out / L.STAGE_DIRS[L.EXPORT]
+    before = _snapshot(dataset)
+    real = runner.atomic_write_json
+
+    def disk_fills(path, obj):
+        if path.name == L.MANIFEST and path.parent.name.startswith(".dataset"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, obj)
+
+    monkeypatch.setattr(runner, "atomic_write_json", disk_fills)
+    with pytest.raises(OSError) as e:
+        run_pipeline(SAMPLE, out, _config([*BASE, CHANGE]), show_progress=False)
+    assert e.value.errno == errno.ENOSPC
+    assert _snapshot(dataset) == before
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".dataset")) == []
