@@ -238,7 +238,7 @@ class LLMClient:
         if not _accepts(accept, result):
             self._add("rejected")
         elif self.cache is not None:
-            self.cache.put(key, {"text": text, "usage": usage, "finish_reason": finish, "model": resp.model})
+            self.cache.put(key, _cached(result))
         return result
 
     def remember(self, messages: Messages, result: LLMResult, *, json_mode: bool | None = None) -> None:
@@ -250,9 +250,7 @@ class LLMClient:
         """
         if self.cache is None or not result.ok:
             return
-        self.cache.put(self.cache_key_for(messages, json_mode=json_mode), {"text": result.text, "usage": result.usage,
-                                                      "finish_reason": result.finish_reason,
-                                                      "model": result.model})
+        self.cache.put(self.cache_key_for(messages, json_mode=json_mode), _cached(result))
         self._add("reask_cached")
 
     def cache_key_for(self, messages: Messages, *, json_mode: bool | None = None) -> str:
@@ -396,3 +394,8 @@ def _describe(e: Exception) -> str:
     msg = getattr(e, "message", None) or str(e)
     head = type(e).__name__ + (f" (HTTP {status})" if status else "")
     return (redact(f"{head}: {msg}") or head)[:500]  # redacted before the cut, so no key is half-kept
+
+
+def _cached(result: LLMResult) -> dict[str, Any]:
+    """What the cache stores of an accepted answer (read back by ``achat``)."""
+    return {"text": result.text, "usage": result.usage, "finish_reason": result.finish_reason, "model": result.model}
