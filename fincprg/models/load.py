@@ -171,7 +171,7 @@ def load_sequence_classifier(model: str, *, where: str, device: str | None = Non
 
 def clear_cache() -> None:
     """Forget loaded models and their memoised encodings (tests that rewrite a model folder in place)."""
-    from fincprg.models.encoders import MEMO  # noqa: PLC0415 - encoders imports this module
+    from fincprg.models.memo import MEMO  # noqa: PLC0415 - numpy only when clearing
 
     _CACHE.clear()
     MEMO.clear()
