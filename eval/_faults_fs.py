@@ -3,8 +3,8 @@
 Every case runs the real CLI in a subprocess on datasets/sample with the plotly pages on (the default
 ``topics.viz=bertopic``: two ~5 MB pages, the largest files of a build):
 
-- **determinism**: two clean builds with different ``PYTHONHASHSEED``; every file under OUT is compared,
-  each manifest without its ``seconds`` and ``finished_at`` (wall time and clock time: provenance, not data).
+- **determinism**: two clean builds with different ``PYTHONHASHSEED``; every file under OUT is compared byte for
+  byte, manifests included (wall and clock times go to ``--timings FILE``, outside OUT).
 - **topics, disk full**: writes over 2 MB fail (``RLIMIT_FSIZE``: EFBIG, as a full disk gives ENOSPC), so the
   plotly page fails while the small files before it are written; then the same command with the limit gone.
 - **export, disk full**: an existing build re-exported with another ``export.test_fraction`` while writes over
@@ -38,22 +38,17 @@ from tests.fs_limits import file_size_limit, permissions_bind, without_root_over
 
 SETS_A = ["topics.viz=bertopic"]
 SETS_B = [*SETS_A, "export.test_fraction=0.3"]  # re-runs only the export
-TIMING_KEYS = ("seconds", "finished_at")
 DATASET = L.STAGE_DIRS[L.EXPORT]
 
 
 def tree(out: Path, *, skip: tuple[str, ...] = (L.AUDIT_DIR,)) -> dict[str, bytes]:
-    """Every file under OUT (manifests without their timing keys); ``skip``: top folders not made by a build."""
+    """Every file under OUT, byte for byte; ``skip``: top folders not made by a build."""
     files = {}
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out)
         if not p.is_file() or rel.parts[0] in skip:
             continue
-        data = p.read_bytes()
-        if p.name == L.MANIFEST:
-            m = json.loads(data)
-            data = json.dumps({k: v for k, v in m.items() if k not in TIMING_KEYS}, sort_keys=True).encode()
-        files[rel.as_posix()] = data
+        files[rel.as_posix()] = p.read_bytes()
     return files
 
 
@@ -206,7 +201,7 @@ def render(result: dict[str, Any]) -> str:
     md = ["### File system, determinism and the review server (`eval/_faults_fs.py`)", "",
           f"Two clean builds (plots on, `PYTHONHASHSEED` 1 and 2): {len(d['differing'])} of {d['files']} files "
           f"under OUT differ" + (f" (**{', '.join(d['differing'][:5])}**)" if d["differing"] else "")
-          + "; each manifest is compared without `seconds` and `finished_at` (wall and clock time).", "",
+          + "; every file is compared byte for byte, manifests included.", "",
           "A full disk is simulated with `RLIMIT_FSIZE` (a write past the limit fails with EFBIG, as one on a full "
           "disk fails with ENOSPC), a read-only OUT with `chmod a-w`"
           + (" (the build runs as root, so its child drops CAP_DAC_OVERRIDE first)" if result["root"] else "")

@@ -165,7 +165,8 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
 
 def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set_: Optional[list[str]], quiet: bool,
          *, upto: Optional[str] = None, force: bool = False, retry_failed: bool = False,
-         limit: Optional[int] = None, max_requests: Optional[int] = None, max_cost: Optional[float] = None) -> None:
+         limit: Optional[int] = None, max_requests: Optional[int] = None, max_cost: Optional[float] = None,
+         timings: Optional[Path] = None) -> None:
     """Shared body of ``build`` and ``demo``: logging, config (default: the shipped offline
     pipeline), run, errors as exit code 2, a stop at a budget limit as exit code 3, and the summary."""
     from fincprg.config import bundled_pipeline, load_config
@@ -184,18 +185,34 @@ def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set
         outcomes = run_pipeline(path, out, cfg, upto=upto, force=force, show_progress=not quiet and None,
                                 budget=budget, retry_failed=retry_failed)
     except BuildStopped as e:
+        _write_timings(timings, out, e.outcomes)
         _print_outcomes(e.outcomes, out, path)
         _print_spent(e.spent)
         typer.secho(str(e), fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(STOPPED_EXIT) from None
     except HANDLED as e:
         fail(e)
+    _write_timings(timings, out, outcomes)
     _print_outcomes(outcomes, out, path)
     if budget is not None and budget.limited:
         _print_spent(budget.summary())
     from fincprg.estimate.compare import print_comparison
 
     print_comparison(out, typer.echo)
+
+
+def _write_timings(path: Optional[Path], out: Path, outcomes: list[Any]) -> None:
+    """Append this run's stage timings to ``path`` (``--timings``): provenance kept outside OUT."""
+    if path is None:
+        return
+    import datetime as dt
+    import json
+
+    now = dt.datetime.now().isoformat(timespec="seconds")
+    with open(path, "a", encoding="utf-8") as f:
+        for o in outcomes:
+            f.write(json.dumps({"out": str(out), "stage": o.name, "status": o.status, "seconds": round(o.seconds, 3),
+                                "finished_at": now}, ensure_ascii=False) + "\n")
 
 
 def _print_spent(spent: dict[str, Any]) -> None:

@@ -38,6 +38,10 @@ def build(
     max_requests: MaxRequestsOpt = None,
     max_cost: MaxCostOpt = None,
     quiet: QuietOpt = False,
+    timings: Annotated[Optional[Path], typer.Option(
+        help="Append one JSON line per stage of this run (out, stage, status, seconds, finished_at) to this file. "
+             "Wall and clock times are kept out of OUT, so two builds of one input are byte-identical.",
+    )] = None,
 ) -> None:
     """Run every stage on CORPUS, writing OUT/<stage>/ (skips finished stages, resumes half-done ones).
 
@@ -48,7 +52,7 @@ def build(
     running cluster) with the same output bytes; see the README's "Running on a Ray cluster or a GPU node".
     """
     run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force, limit=limit,
-              max_requests=max_requests, max_cost=max_cost, retry_failed=retry_failed)
+              max_requests=max_requests, max_cost=max_cost, retry_failed=retry_failed, timings=timings)
 
 
 @app.command()
@@ -66,8 +70,7 @@ def stages(
         fail(FincprgError(f"{out} is not a build folder; run `fincprg build CORPUS -o {out}` first"))
     for row in stage_status(out):
         extra = f" ({row['batches_done']} batches committed)" if row["status"] == "partial" else ""
-        secs = f" {row['seconds']:.1f}s" if row["seconds"] is not None else ""
-        typer.echo(f"{row['stage']:<9} {row['status']:<9}{secs}{extra}  OUT/{row['dir']}/")
+        typer.echo(f"{row['stage']:<9} {row['status']:<9}{extra}  OUT/{row['dir']}/")
 
 
 def _sample_corpus() -> Path:

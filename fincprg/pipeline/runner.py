@@ -136,7 +136,7 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
                 secs = time.perf_counter() - t0
                 if _kill_point(spec.name) == 0:
                     os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
-                out_hash = _seal(spec, work_dir, cfg, sig, inputs, counts, secs)
+                out_hash = _seal(spec, work_dir, cfg, sig, inputs, counts)
                 if staged:
                     swap_in(work_dir, stage_dir)
             except BudgetExceeded as e:
@@ -157,7 +157,7 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
 
 
 def _seal(spec: StageSpec, work_dir: Path, cfg: PipelineConfig, sig: str, inputs: dict[str, str],
-          counts: dict[str, Any], secs: float) -> str:
+          counts: dict[str, Any]) -> str:
     """Check a finished stage's files, write its manifest (which marks it complete) and drop its resume
     state; returns the output hash."""
     check_outputs(spec, work_dir)
@@ -168,8 +168,7 @@ def _seal(spec: StageSpec, work_dir: Path, cfg: PipelineConfig, sig: str, inputs
         "config": declared_config(cfg, spec.config_keys),
         **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
         "counts": counts, "engine": cfg.engine if spec.name in RAY_STAGES else "local",
-        "seconds": round(secs, 3), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "versions": versions(),
+        "versions": versions(),  # no wall or clock time: two builds of one input are byte-identical
     })
     for scratch in work_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists
         if scratch.is_file():
@@ -199,6 +198,6 @@ def stage_status(out: Path) -> list[dict[str, Any]]:
         status = "complete" if m else ("partial" if p else "missing")
         rows.append({"stage": spec.name, "dir": spec.dir, "status": status,
                      "signature": (m or p or {}).get("signature"),
-                     "seconds": (m or {}).get("seconds"), "counts": (m or {}).get("counts", {}),
+                     "counts": (m or {}).get("counts", {}),
                      "batches_done": (p or {}).get("batches_done"), "description": spec.description})
     return rows

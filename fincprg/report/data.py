@@ -67,11 +67,11 @@ def stages(out: Path) -> list[dict[str, Any]]:
     for name in L.STAGE_DIRS:
         m = build.manifest(name)
         if m is None:
-            rows.append({"stage": name, "present": build.dir(name).is_dir(), "counts": []})
+            rows.append({"stage": name, "status": "partial" if build.dir(name).is_dir() else "missing", "counts": []})
             continue
         counts = [(k, f"{v:.4g}" if isinstance(v, float) else str(v)) for k, v in (m.get("counts") or {}).items()
                   if isinstance(v, (int, float, str)) and not isinstance(v, bool)]
-        rows.append({"stage": name, "present": True, "seconds": m.get("seconds"), "counts": counts})
+        rows.append({"stage": name, "status": "complete", "counts": counts})
     return rows
 
 
