@@ -1,4 +1,5 @@
-"""The error that stops a build when the LLM server refuses the API key (HTTP 401) or the request (403).
+"""The errors that stop a build: the LLM server refuses the API key (HTTP 401) or the request (403), or it
+never answers at all (connection refused, DNS, timeouts on every request sent).
 
 Every later request would be refused too, so :class:`fincprg.llm.LLMClient` sends none after the first
 refusal and raises :class:`LLMAuthError` instead of recording one failure per item; the message says
@@ -31,3 +32,24 @@ def auth_error(cfg: LLMConfig, detail: str, status: int | None) -> LLMAuthError:
     return LLMAuthError(
         f"the LLM server {redact(cfg.base_url)} {what} ({detail}); {key}. Fix: {fix}, then run the same command again "
         "(finished stages and the answers already received are kept). No further request was sent.")
+
+
+class LLMUnreachableError(LLMAuthError):
+    """Every request so far failed to connect and none was ever answered: the server is down or the URL wrong.
+
+    A subclass of :class:`LLMAuthError` so that every place that stops a build on a refused key stops on it too.
+    """
+
+
+# consecutive connection failures, with no answer ever received, after which no more requests are sent (each has
+# already been retried llm.max_retries times by the client); one answer means the server exists and later
+# connection errors are per-item failures, re-asked with --retry-failed
+UNREACHABLE_AFTER = 8
+
+
+def unreachable_error(cfg: LLMConfig, detail: str, failed: int) -> LLMUnreachableError:
+    return LLMUnreachableError(
+        f"the LLM server {redact(cfg.base_url)} could not be reached: {failed} requests in a row failed to connect "
+        f"and none was ever answered (last: {detail}). Fix: start the server or correct llm.base_url (and "
+        "llm.timeout for a slow server), then run the same command again (finished stages and the answers already "
+        "received are kept). No further request was sent.")

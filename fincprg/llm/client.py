@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fincprg.config import LLMConfig
-from fincprg.llm.auth import LLMAuthError, auth_error
+from fincprg.llm.auth import UNREACHABLE_AFTER, LLMAuthError, auth_error, unreachable_error
 from fincprg.llm.budget import Budget, BudgetExceeded, active_budget, message_chars
 from fincprg.llm.ratelimit import Limiter, make_limiter
 from fincprg.llm.cache import ResponseCache, cache_key
@@ -94,6 +94,8 @@ class LLMClient:
         register_secret(os.environ.get(cfg.api_key_env))  # masked in every error text of this process
         self.cache = ResponseCache(Path(cache_dir)) if cfg.cache else None
         self._auth_error: LLMAuthError | None = None  # set by the first 401/403: nothing is sent after it
+        self._answered = False  # the server answered once: later connection errors are per-item failures
+        self._unreachable = 0  # connection failures in a row while nothing was ever answered
         self._json_mode_supported = True  # flipped once if the server rejects response_format
         self._lock = threading.Lock()
         self._stats: dict[str, float] = dict.fromkeys(
@@ -207,7 +209,7 @@ class LLMClient:
         client, sem = self._client()
         async with sem:
             if self._auth_error is not None:  # an earlier answer refused the key: do not send this one
-                raise LLMAuthError(str(self._auth_error))  # a fresh one: a shared instance piles up tracebacks
+                raise type(self._auth_error)(str(self._auth_error))  # a fresh one: a shared one piles up tracebacks
             try:
                 resp = await self._send(client, messages, json_mode)
             except BudgetExceeded:
@@ -217,14 +219,20 @@ class LLMClient:
                 if self._auth_error is None:
                     self._auth_error = auth_error(self.cfg, _describe(e), getattr(e, "status_code", None))
                 raise LLMAuthError(str(self._auth_error)) from None
+            except openai.APIConnectionError as e:  # timeouts included
+                self._add("failures")
+                self._note_unreachable(_describe(e))
+                return LLMResult(None, _describe(e))
             except openai.APIError as e:
                 self._add("failures")
+                self._answered = True  # an HTTP status is an answer: the server is there
                 return LLMResult(None, _describe(e))
             except Exception as e:  # noqa: BLE001 - one bad item must not sink a batch of thousands
                 self._add("failures")
                 why = redact(f"{type(e).__name__}: {e}")
                 log.debug("LLM request failed: %s", why)  # no exc_info: a traceback's locals may hold the key
                 return LLMResult(None, why)
+        self._answered = True
         usage = _usage(resp)
         self._add("prompt_tokens", usage.get("prompt_tokens", 0))
         self._add("completion_tokens", usage.get("completion_tokens", 0))
@@ -240,6 +248,15 @@ class LLMClient:
         elif self.cache is not None:
             self.cache.put(key, _cached(result))
         return result
+
+    def _note_unreachable(self, detail: str) -> None:
+        """Stop sending once UNREACHABLE_AFTER requests in a row failed to connect and none was ever answered."""
+        if self._answered:
+            return
+        self._unreachable += 1
+        if self._unreachable >= UNREACHABLE_AFTER and self._auth_error is None:
+            self._auth_error = unreachable_error(self.cfg, detail, self._unreachable)
+            raise type(self._auth_error)(str(self._auth_error)) from None
 
     def remember(self, messages: Messages, result: LLMResult, *, json_mode: bool | None = None) -> None:
         """Cache ``result`` (an accepted answer) as the answer to ``messages`` too.

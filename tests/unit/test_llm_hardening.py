@@ -211,3 +211,47 @@ def test_reask_answers_of_the_verify_judge_and_topic_intents_are_cached_too(llm_
                                         tmp_path / "cache")
         assert verdicts == [None] and counts["judge_failures"] == 0 and "t0" in done and not failures
         assert len(llm_server.requests) == (4 if run == 0 else 0)  # first + re-ask each, then none
+
+
+# -- a server that never answers stops the build; one that answered once does not ----------------------------
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again on exit: connections to it are refused
+
+
+def test_unreachable_server_stops_the_batch_with_a_clear_error(tmp_path):
+    from fincprg.llm.auth import UNREACHABLE_AFTER, LLMUnreachableError
+
+    conf = LLMConfig(base_url=f"http://127.0.0.1:{_closed_port()}/v1", model="m", api_key_env=KEY_ENV,
+                     concurrency=2, max_retries=0, timeout=2.0)
+    client = LLMClient(conf, tmp_path)
+    with pytest.raises(LLMUnreachableError, match="could not be reached") as err:
+        client.chat_many([[{"role": "user", "content": f"q{i}"}] for i in range(40)], progress=False)
+    assert "llm.base_url" in str(err.value) and SECRET not in str(err.value)
+    assert UNREACHABLE_AFTER <= client.stats["failures"] < UNREACHABLE_AFTER + 2  # stopped, not 40 tries
+    assert isinstance(err.value, LLMAuthError)  # every place that stops on a refused key stops on it too
+
+
+def test_connection_failures_after_an_answer_are_per_item_failures(llm_server, tmp_path):
+    from tests.llm_server import Delayed
+
+    answers = iter(["ok"] + [Delayed(3.0, "late")] * 20)
+    llm_server.set_responder(lambda req: next(answers))
+    client = LLMClient(cfg(llm_server, concurrency=1, timeout=0.5), tmp_path)
+    res = client.chat_many([[{"role": "user", "content": f"q{i}"}] for i in range(12)], progress=False)
+    assert res[0].text == "ok" and all(r.text is None and "Timeout" in r.error for r in res[1:])
+
+
+def test_build_against_an_unreachable_server_exits_non_zero(tmp_path, sample_corpus):
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["build", str(sample_corpus), "-o", str(out), "-q", "--set", "generate.backend=llm",
+                                   "--set", f"llm.base_url=http://127.0.0.1:{_closed_port()}/v1",
+                                   "--set", "llm.max_retries=0", "--set", "topics.viz=none"])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    [line] = [ln for ln in res.output.splitlines() if ln.startswith("error:")]
+    assert "could not be reached" in line
+    assert not (out / "generate" / "manifest.json").exists() and not (out / "export").exists()
