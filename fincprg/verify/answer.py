@@ -76,6 +76,11 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
     if not cands:
         have = ", ".join(sorted({_label(f.years, f.part) for f in facts}))
         return Verdict("wrong_period", f"asks {metric} for {_label(ask.years, ask.part)}; the source gives {have}")
+    if metric in NO_TENSE and not ask.forecast and ask.figure and ask.years and default \
+            and min(ask.years) >= max(default):
+        # a multiple or target for the report's own year or later rests on forecast earnings
+        return Verdict("forecast_mismatch", f"asks {metric} for {sorted(ask.years)} as a figure reached; a "
+                                            "valuation of a year not yet reported rests on forecast earnings")
     if metric not in NO_TENSE and ask.forecast and not any(f.forecast for f in cands):
         return Verdict("forecast_mismatch", f"asks a forecast of {metric}; the source states actual figures only")
     if not ask.forecast and all(f.forecast for f in cands):
@@ -105,8 +110,10 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
     for metric in ask.metrics:
         in_p = [f for f in p_facts if f.metric == metric]
         focus = [f for f in in_p if span and span[0] <= f.start < span[1]]
-        # the sentence's own reading first; the rest of the passage, then the title, may answer it instead
-        layers = [ls for ls in (focus, in_p, [f for f in t_facts if f.metric == metric]) if ls]
+        # a sentence that states the metric is what its query asks about: its reading alone decides (another
+        # sentence's full-year figure does not answer a question made from a quarter's); otherwise the rest of
+        # the passage, then the title, may answer it
+        layers = [focus] if focus else [ls for ls in (in_p, [f for f in t_facts if f.metric == metric]) if ls]
         if not layers:
             if metric in ask.loose:
                 continue

@@ -44,6 +44,9 @@ METRICS: dict[str, tuple[str, ...]] = {
     "不良率": ("不良贷款率", "不良率"),
     "保费": ("保费",),
     "市场规模": ("市场规模",),
+    "吞吐量": ("集装箱吞吐量", "货物吞吐量", "吞吐量"),
+    "发电量": ("发电量", "上网电量", "售电量"),
+    "装机": ("装机容量", "装机规模", "装机量"),
 }
 # 「业绩」 and 「盈利」 read as profit for direction (业绩下滑) but are too loose to demand a profit figure
 LOOSE = frozenset({"业绩", "盈利", "利润", "收入"})
@@ -70,6 +73,17 @@ _PART_OF = {w: p for p, ws in PART_WORDS.items() for w in ws}
 # 「3Q」 must not be read inside 「23Q1」: a digit-led part word starts after a non-digit
 _PART_RE = re.compile("|".join((r"(?<!\d)" if w[0].isdigit() else "") + re.escape(w)
                                for w in sorted(_PART_OF, key=len, reverse=True)), re.I)
+# months: a balance on a quarter's last day is for that part of the year; any other month, a month's or a
+# few months' running total (「6月吞吐量」, 「1-4月」, 「前4个月」), is none of FY, H1, 9M or a quarter
+_MONTHS: tuple[tuple[str, str], ...] = (
+    (r"(?<!\d)12月(?:31日|末|底)|年末|年底|1\s?[-~至]\s?12月", FY),
+    (r"(?<!\d)6月(?:30日|末|底)", H1),
+    (r"(?<!\d)3月(?:31日|末|底)", Q1),
+    (r"(?<!\d)9月(?:30日|末|底)", M9),
+    (r"(?<![\d.])1\s?[-~至]\s?(?:[24578]|1[01])月|前(?:[1-9]|1[01]|[一二两四五七八十]|十一)个?月"
+     r"|(?<![\d.\-~])(?:1[0-2]|[1-9])月份?(?![\d日])", MONTH),
+)
+_MONTH_RE = re.compile("|".join(f"(?P<m{i}>{pat})" for i, (pat, _) in enumerate(_MONTHS)))
 
 # years: 2021, 2021年, 2023E, FY22, 21年, 23Q1, 1H21; ranges 2021-2023年 / 2021 2023年 (AlphaFin lost its "-")
 _Y4 = r"(?:19|20)\d{2}"
@@ -89,7 +103,9 @@ _YEAR_GAP = re.compile(r"[\s/、,，和及与-]*(?:年|E|A)?[\s/、,，和及与
 
 # --- forecast and direction -----------------------------------------------------------------------------------
 _EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|高于|略低于|略超|不达|大超|基本符合)预期")
-_FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来")
+# 「给予25倍PE，对应市值…」, 「合理市值」: a valuation built on forecast earnings
+_FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来"
+                          r"|给予|合理(?:估值|市值|价值)|目标市值")
 _UP, _DOWN, _FLAT = "up", "down", "flat"
 # phrase -> direction of the metric it follows; rate phrases first (增速放缓: the metric still grew)
 _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
@@ -166,6 +182,10 @@ def periods(text: str, date: dt.date | None = None) -> list[Period]:
     years = merged
     parts = [(m.start(), m.end(), _PART_OF.get(m.group()) or _PART_OF[m.group().upper()]) for m in _PART_RE.finditer(t)
              if not _inside_year(m.start(), m.end(), years)]
+    for m in _MONTH_RE.finditer(t):
+        if not any(s < m.end() and m.start() < e for s, e, _ in parts) and not _inside_year(m.start(), m.end(), years):
+            parts.append((m.start(), m.end(), _MONTHS[int(m.lastgroup[1:])][1]))
+    parts.sort()
     out: list[Period] = []
     used: set[int] = set()
     for ys_start, ys_end, ys in years:

@@ -18,10 +18,11 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import NO_TENSE, Verdict
-from fincprg.verify.readers import METRICS, SENT_SPLIT, SURFACES, norm, periods, read_ask
+from fincprg.verify.readers import FY, METRICS, SENT_SPLIT, SURFACES, norm, periods, read_ask
 
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
+_REL_YEAR = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内")
 _REL_PERIOD = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内|近[一二三两五\d]+年|过去|同期|季度|月份?")
 _NOW = re.compile(r"目前|当前|现有|截至|截止|最新|现阶段")
 _STOCKS = frozenset({"产能", "市占率", "订单", "市值", "目标价", "估值"})
@@ -30,7 +31,8 @@ _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负�
                           r"资产规模|管理规模|保有量|渗透率|产量|销量|出货量|产能|收入|利润|营收|EPS|每股收益|ROE|毛利率|"
                           r"净利率|股息|分红")
 # capacity/price/volume/output: a source states them per product
-_PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "销量", "产量", "出货量", "开工率", "产能利用率")
+_PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "销量", "产量", "出货量", "开工率", "产能利用率", "市占率",
+                    "市场份额", "份额")
 _NOT_PRODUCT = re.compile(r"(?:公司|本公司|集团|其|现有|总|合计|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|达到|"
                           r"共|累计|目前|当前|主要|整体|平均|销售|出厂|市场|产品|年化|全年|年|月|季度|的|了|和|及|与|"
                           r"实现|完成|全部|权益|可|将|已|为|至|达|约|[\d.%万亿吨元个件台套辆]+)$")
@@ -108,6 +110,9 @@ def check_vague(query: str, source: str) -> Verdict | None:
     """``vague``: a time-dependent figure asked with no period, or a product metric without its product."""
     q = norm(query)
     ask = read_ask(q)
+    if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(q):
+        # 「一季度营收是多少」 matches every year's first quarter
+        return Verdict("vague", f"asks {ask.part} with no year; it matches every year's")
     if _FIGURE_ASK.search(q) and not _has_period(q):
         # a target price or valuation (NO_TENSE) is the report's own, of its date: not asked with a period
         timed = [m for m in ask.metrics if m not in NO_TENSE and (m not in _STOCKS or not _NOW.search(q))]

@@ -168,3 +168,40 @@ def test_round_trip_finds_the_own_passage_and_flags_ambiguous_queries():
     v = judge_ranking(idx[0], sc[0], Target(frozenset({1}), frozenset({"r1"})), report_of, k=1, n=2, margin=0.05)
     assert v is not None and v.reason == "not_retrieved"
     assert isinstance(idx, np.ndarray)
+
+
+# -- months, a sentence's own reading, valuations of an open year -----------------------------------------
+def test_full_year_question_from_a_month_figure_is_wrong_period():
+    import datetime as dt
+
+    from fincprg.verify.answer import check_answer
+
+    src = "2020年6月，港口集装箱吞吐量完成120万标箱，同比增长5%。"
+    v = check_answer("2020年集装箱吞吐量是多少？", src, sentence=src, date=dt.date(2020, 7, 15))
+    assert v is not None and v.reason == "wrong_period"
+    assert check_answer("2020年6月集装箱吞吐量是多少？", src, sentence=src, date=dt.date(2020, 7, 15)) is None
+
+
+def test_sentence_that_states_the_metric_decides_alone():
+    import datetime as dt
+
+    from fincprg.verify.answer import check_answer
+
+    passage = "2019年公司实现营业收入150亿元，同比增长12%。其中19Q4单季收入42.7亿元，同比增长8%。"
+    sentence = "其中19Q4单季收入42.7亿元，同比增长8%。"
+    v = check_answer("2019年营业收入是多少？", passage, sentence=sentence, date=dt.date(2020, 4, 1))
+    assert v is not None and v.reason == "wrong_period"  # the passage's full-year figure is another sentence's
+    assert check_answer("2019年营业收入是多少？", passage, sentence="2019年公司实现营业收入150亿元，同比增长12%。",
+                        date=dt.date(2020, 4, 1)) is None
+
+
+def test_valuation_of_an_open_year_asked_as_reached_is_a_forecast():
+    import datetime as dt
+
+    from fincprg.verify.answer import check_answer
+
+    src = "当前股价对应2024年PE为14倍，估值处于历史低位。"
+    v = check_answer("2024年PE达到了多少？", src, sentence=src, date=dt.date(2024, 3, 1))
+    assert v is not None and v.reason == "forecast_mismatch"
+    assert check_answer("2022年PE是多少？", "2022年PE为20倍。", sentence="2022年PE为20倍。",
+                        date=dt.date(2024, 3, 1)) is None

@@ -153,3 +153,19 @@ def test_a_company_total_needs_a_figure_for_the_company():
     two = "航空新材料业务实现营业收入22 48亿元，实现归母净利润4 19亿元。机床装备业务实现营业收入8607万元"
     assert _reason(check_part_whole("中航高科2020年三季度的归母净利润和营业收入分别是多少？", two, ["中航高科"])) \
         == "not_answered"
+
+
+def test_part_of_year_without_a_year_is_vague():
+    from fincprg.verify.strict import check_vague
+
+    v = check_vague("美的集团一季度营业收入是多少？", "2023年一季度公司营收增长10%。")
+    assert v is not None and v.reason == "vague"
+    assert check_vague("美的集团2023年一季度营业收入是多少？", "2023年一季度公司营收增长10%。") is None
+
+
+def test_market_share_without_its_business_is_vague():
+    from fincprg.verify.strict import check_vague
+
+    src = "公司流感疫苗批签发份额达46%，两融市占率4.99%。"
+    v = check_vague("公司2020年市占率是多少？", src)
+    assert v is not None and "市占率" in v.detail
