@@ -16,10 +16,23 @@ from fincprg.registry import RETRIEVERS
 OFFLINE_DEFAULT = ["bm25", "bm25-report", "lsa", "hybrid", "rrf", "cards", "borda", "hier"]
 
 
-def _build(spec: str, sp: bool) -> Any:
-    from fincprg.evaluate.retrievers import build_retriever  # noqa: PLC0415 - specs nest specs
+def build(spec: str, *, show_progress: bool = True) -> Any:
+    """The retriever a SPEC names: the registered entry of its head, given the rest (see
+    :func:`fincprg.evaluate.retrievers.build_retriever`)."""
+    spec = spec.strip()
+    head, _, arg = spec.partition(":")
+    if spec.startswith("hier,"):  # hier's options may follow the name directly
+        head, arg = "hier", spec[len("hier"):]
+    if head not in RETRIEVERS:
+        raise ConfigError(f"unknown retriever spec {spec!r}. Known specs:\n{spec_help()}"
+                          "(or register your own: fincprg.register_retriever(name, factory, ...))")
+    r = RETRIEVERS.get(head).factory(spec=spec, arg=arg, show_progress=show_progress)
+    r.name = spec
+    return r
 
-    return build_retriever(spec, show_progress=sp)
+
+def _build(spec: str, sp: bool) -> Any:
+    return build(spec, show_progress=sp)  # specs nest specs (hybrid:0.5:dense:M, rrf:a+b, linear:SIDE...)
 
 
 def _need(arg: str, spec: str, what: str) -> str:
@@ -29,14 +42,14 @@ def _need(arg: str, spec: str, what: str) -> str:
 
 
 def _no_arg(cls_name: str) -> Any:
-    def build(*, spec: str, arg: str, show_progress: bool = True) -> Any:
-        from fincprg.evaluate.retrievers import lexical  # noqa: PLC0415
+    def make(*, spec: str, arg: str, show_progress: bool = True) -> Any:
+        import fincprg.evaluate.retrievers.lexical as lexical  # noqa: PLC0415
 
         if arg:
             raise ConfigError(f"retriever spec {spec!r}: {spec.partition(':')[0]} takes no argument")
         return getattr(lexical, cls_name)(show_progress=show_progress)
 
-    return build
+    return make
 
 
 def _bm25(sp: bool) -> Any:

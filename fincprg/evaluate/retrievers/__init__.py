@@ -6,10 +6,8 @@ SPEC grammar (what ``fincprg eval --retriever`` accepts): ``NAME[:ARG]``, one
 """
 from __future__ import annotations
 
-from fincprg.errors import ConfigError
-from fincprg.evaluate.retriever_specs import OFFLINE_DEFAULT, spec_help
+from fincprg.evaluate.retriever_specs import OFFLINE_DEFAULT, build, spec_help
 from fincprg.evaluate.retrievers.base import Results, Retriever, UsesQueryMeta, tokenize
-from fincprg.registry import RETRIEVERS
 
 __all__ = ["Results", "Retriever", "UsesQueryMeta", "build_retriever", "default_specs", "tokenize", "spec_help"]
 
@@ -25,13 +23,4 @@ def build_retriever(spec: str, *, show_progress: bool = True) -> Retriever:
     Raises:
         ConfigError: unknown name or a malformed argument; the message shows the grammar.
     """
-    spec = spec.strip()
-    head, _, arg = spec.partition(":")
-    if spec.startswith("hier,"):  # hier's options may follow the name directly
-        head, arg = "hier", spec[len("hier"):]
-    if head not in RETRIEVERS:
-        raise ConfigError(f"unknown retriever spec {spec!r}. Known specs:\n{spec_help()}"
-                          "(or register your own: fincprg.register_retriever(name, factory, ...))")
-    r: Retriever = RETRIEVERS.get(head).factory(spec=spec, arg=arg, show_progress=show_progress)
-    r.name = spec
-    return r
+    return build(spec, show_progress=show_progress)
