@@ -7,9 +7,18 @@ from __future__ import annotations
 
 from fincprg.config import PipelineConfig, bundled_pipeline, load_config  # noqa: E402
 from fincprg.records import Passage, Qrel, Query, Report, Sentence, Topic  # noqa: E402
+from fincprg.registry import (  # noqa: E402 - your own backends, by name (see fincprg/registry.py)
+    register_classifier,
+    register_embedder,
+    register_llm_client,
+    register_pair_scorer,
+    register_retriever,
+)
 from fincprg.version import __version__  # noqa: E402, F401 - re-exported
 
-__all__ = ["build", "load_config", "PipelineConfig", "Report", "Passage", "Sentence", "Query", "Qrel", "Topic"]
+__all__ = ["build", "load_config", "PipelineConfig", "Report", "Passage", "Sentence", "Query", "Qrel", "Topic",
+           "register_pair_scorer", "register_embedder", "register_classifier", "register_retriever",
+           "register_llm_client"]
 
 
 def build(corpus, out, config=None, overrides=None, **kwargs):

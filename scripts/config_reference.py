@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from fincprg.config import PipelineConfig, Section
+from fincprg.registry import KINDS
 
 
 def rows(model: type[Section] = PipelineConfig, prefix: str = ""):
@@ -22,6 +23,10 @@ def rows(model: type[Section] = PipelineConfig, prefix: str = ""):
             shown = shown[:57] + "…"
         kind = str(field.annotation).replace("typing.", "").replace("<class '", "").replace("'>", "")
         kind = kind.replace("datetime.date", "date").replace("Literal", "one of ").replace("|", "\\|")
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        if "registry" in extra:  # a backend name: whatever its registry holds (fincprg/registry.py)
+            reg = KINDS[extra["registry"]]
+            kind = f"one of {list(extra.get('also') or []) + reg.names()} or your own registered {reg.kind}"
         yield path, kind, shown, (field.description or "")
 
 

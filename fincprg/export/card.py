@@ -9,6 +9,7 @@ from fincprg import layout as L
 from fincprg.config import ExportConfig, PipelineConfig, section_hash
 from fincprg.export.beir import SUBSETS
 from fincprg.export.hf import mteb_subsets
+from fincprg.registry import CLASSIFIERS, PAIR_SCORERS, Registry
 from fincprg.verify.summary import ordered_levels, ordered_reasons
 
 STAT_COLUMNS = ("queries", "avg_query_chars", "avg_passage_chars", "rel_per_query", "pairs")
@@ -54,6 +55,11 @@ def config_hash(cfg: PipelineConfig) -> str:
     return section_hash(cfg, tuple(type(cfg).model_fields))
 
 
+def _backend(registry: Registry, name: str, model: str | None) -> str:
+    """A backend as the card names it: ``name model`` for a model-loading one, else its registry description."""
+    return f"{name} {model or ''}".strip() if registry.get(name).needs_model else registry.get(name).description
+
+
 def model_ids(cfg: PipelineConfig) -> dict[str, str]:
     """The models (or honest offline stand-ins) behind each label, from the config."""
     llm = f"LLM {cfg.llm.model} via {cfg.llm.base_url}"
@@ -61,11 +67,9 @@ def model_ids(cfg: PipelineConfig) -> dict[str, str]:
     return {
         "query generator": llm if cfg.generate.backend == "llm" else "offline templates (no LLM)",
         "topic intents": llm if cfg.topics.intents.backend == "llm" else "offline templates (no LLM)",
-        "industry classifier": (f"transformers {cls.model or ''}".strip() if cls.backend == "transformers"
-                                else "offline CITIC keyword lexicon"),
+        "industry classifier": _backend(CLASSIFIERS, cls.backend, cls.model),
         "title embedder": f"{emb.backend}" + (f" {emb.model}" if emb.model else ""),
-        "reranker": (f"{rr.backend} {rr.model or ''}".strip() if rr.backend != "lexical"
-                     else "offline lexical scorer (char n-grams + finance-field agreement)")
+        "reranker": _backend(PAIR_SCORERS, rr.backend, rr.model)
                     + (f", threshold {rr.threshold}" if rr.threshold is not None else ", backend default threshold"),
         "query verification": (f"rules + {llm} judge" if cfg.verify.judge.backend == "llm"
                                else f"rules ({', '.join(cfg.verify.checks) or 'none'}), no LLM judge"),

@@ -89,11 +89,11 @@ def make_guard(cfg: Any) -> Guard:
     reranker = None
     rr = cfg.reranker
     if rr.backend != "none":
-        from fincprg.models.rerankers import CrossEncoderBackend, FlagRerankerBackend
+        from fincprg.registry import PAIR_SCORERS
 
-        cls = FlagRerankerBackend if rr.backend == "flag" else CrossEncoderBackend
-        reranker = cls(rr.model, batch_size=rr.batch_size, fp16=rr.fp16, device=rr.device,
-                       where="export.negatives.reranker.model", alternative="export.negatives.reranker.backend=none")
+        reranker = PAIR_SCORERS.get(rr.backend).factory(
+            model=rr.model, batch_size=rr.batch_size, fp16=rr.fp16, device=rr.device,
+            where="export.negatives.reranker.model", alternative="export.negatives.reranker.backend=none")
     return Guard(range_min=cfg.range_min, range_max=cfg.range_max, margin=cfg.margin,
                  relative_margin=cfg.relative_margin, max_score=cfg.max_score, reranker=reranker)
 

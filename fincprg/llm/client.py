@@ -36,6 +36,7 @@ from fincprg.llm.budget import Budget, BudgetExceeded, active_budget, message_ch
 from fincprg.llm.ratelimit import Limiter, make_limiter
 from fincprg.llm.cache import ResponseCache, cache_key
 from fincprg.llm.redact import redact, register_secret
+from fincprg.registry import LLM_CLIENTS
 
 log = logging.getLogger(__name__)
 
@@ -416,3 +417,9 @@ def _describe(e: Exception) -> str:
 def _cached(result: LLMResult) -> dict[str, Any]:
     """What the cache stores of an accepted answer (read back by ``achat``)."""
     return {"text": result.text, "usage": result.usage, "finish_reason": result.finish_reason, "model": result.model}
+
+
+# The one client kind today; no config key picks among LLM_CLIENTS yet (see fincprg/registry.py).
+LLM_CLIENTS.register("openai", LLMClient, config=LLMConfig,
+                     description="an OpenAI-compatible chat-completions server at llm.base_url (OpenAI, vLLM, "
+                                 "Ollama...), with cache, retries, budget and rate limits")

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fincprg.mine.facts import FactsCache, entity_keys, period_key
+from fincprg.registry import PAIR_SCORERS
 
 LEXICAL_THRESHOLD = 0.9
 AGREEMENT_WEIGHT = 0.25
@@ -133,6 +134,16 @@ class LexicalReranker:
         agree = np.where(count > 0, total / np.maximum(count, 1.0), cos)
         return np.clip((1.0 - self.weight) * cos + self.weight * agree, 0.0, 1.0).astype(np.float32)
 
+    def for_space(self, space: str) -> object:
+        """The scorer of a traversal space: a broad topic subquery is never lexically *similar* to a specific
+        passage query, so in the topic space the offline stand-in for a reranker's judgement is coverage
+        (:mod:`fincprg.mine.coverage`); a neural scorer judges every space itself."""
+        if space == "topic":
+            from fincprg.mine.coverage import CoverageScorer  # noqa: PLC0415
+
+            return CoverageScorer()
+        return self
+
     def score_block(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         return self.score_rows(self.rows(a), self.rows(b))
 
@@ -159,3 +170,11 @@ def _pad(m: sp.csr_matrix, width: int) -> sp.csr_matrix:
         return m
     m = m.tocsr()
     return sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], width))
+
+
+def _lexical(*, facts: FactsCache | None = None, workers: int = 1, **_: object) -> LexicalReranker:
+    return LexicalReranker(facts=facts, workers=workers)
+
+
+PAIR_SCORERS.register("lexical", _lexical, threshold=LEXICAL_THRESHOLD, gpu=False,
+                      description="offline lexical scorer (char n-grams + finance-field agreement)")

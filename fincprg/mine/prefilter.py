@@ -18,7 +18,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from fincprg.config import EmbedderConfig
-from fincprg.errors import ConfigError
 from fincprg.mine.spaces import Space
 
 
@@ -35,26 +34,11 @@ class TextEmbedder:
     def prepare(self, texts: Sequence[str]) -> None:
         uniq = list(dict.fromkeys(texts))
         self._index = {t: i for i, t in enumerate(uniq)}
-        if self.cfg.backend == "lsa":
-            from sklearn.decomposition import TruncatedSVD  # noqa: PLC0415
-            from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: PLC0415
+        from fincprg.topics.embed import make_embedder  # noqa: PLC0415 - sklearn or the model only when enabled
 
-            x = TfidfVectorizer(analyzer="char", ngram_range=(1, 2), sublinear_tf=True,
-                                dtype=np.float32).fit_transform(uniq)
-            dim = max(1, min(self.cfg.dim, x.shape[1] - 1, len(uniq) - 1))
-            emb = TruncatedSVD(n_components=dim, random_state=self.seed).fit_transform(x) if dim >= 2 \
-                else x.toarray()
-        elif self.cfg.backend == "sentence-transformers":
-            if not self.cfg.model:
-                raise ConfigError("mine.prefilter.embedder.model: sentence-transformers needs a model path or id")
-            from fincprg.models import TextEncoder  # noqa: PLC0415
-
-            # both sides of a mined pair are queries, so each gets the model's query prompt (e5: "query: ")
-            enc = TextEncoder(self.cfg.model, where="mine.prefilter.embedder.model", batch_size=self.cfg.batch_size,
-                              device=self.device, alternative="mine.prefilter.embedder.backend=lsa")
-            emb = enc.encode(uniq, role="query")
-        else:
-            raise ConfigError("mine.prefilter.embedder.backend: use lsa or sentence-transformers")
+        # both sides of a mined pair are queries, so a bi-encoder gives each its query prompt (e5: "query: ")
+        emb = make_embedder(self.cfg, texts="queries", seed=self.seed, device=self.device,
+                            where="mine.prefilter.embedder").embed(uniq)
         emb = np.asarray(emb, dtype=np.float32)
         norms = np.linalg.norm(emb, axis=1, keepdims=True)
         self._emb = emb / np.maximum(norms, 1e-12)

@@ -1,6 +1,7 @@
 """Query-pair scorers for mining, one per traversal space.
 
-Backends (``mine.reranker.backend``):
+Backends (``mine.reranker.backend``): the entries of :data:`fincprg.registry.PAIR_SCORERS`, built-in or
+registered by a user (``fincprg.register_pair_scorer``):
 - ``flag`` and ``cross-encoder``: the neural scorers of :mod:`fincprg.models.rerankers`.
 - ``lexical``: the offline default (:mod:`fincprg.mine.lexical`), a character n-gram TF-IDF
   cosine blended with agreement of finance fields. Its threshold is documented there. In the
@@ -17,12 +18,13 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from fincprg.errors import ConfigError
-from fincprg.models.rerankers import (  # noqa: F401 - Reranker and BGE_THRESHOLD re-exported for mining
+from fincprg.models.rerankers import (  # noqa: F401 - re-exported for mining
     BGE_THRESHOLD,
     CrossEncoderBackend,
     FlagRerankerBackend,
     Reranker,
 )
+from fincprg.registry import PAIR_SCORERS
 
 if TYPE_CHECKING:
     from fincprg.config import RerankerConfig
@@ -52,35 +54,31 @@ class BlockScorer(Protocol):
 
 
 def make_reranker(cfg: RerankerConfig, facts: FactsCache | None = None, workers: int = 1) -> Reranker:
-    """Build the configured backend (``mine.reranker``)."""
-    if cfg.backend == "lexical":
-        from fincprg.mine.lexical import LexicalReranker  # noqa: PLC0415
-
-        return LexicalReranker(facts=facts, workers=workers)
-    if not cfg.model:
+    """Build the configured backend (``mine.reranker``), a :data:`~fincprg.registry.PAIR_SCORERS` entry."""
+    entry = PAIR_SCORERS.get(cfg.backend)
+    if entry.needs_model and not cfg.model:
         raise ConfigError(f"mine.reranker.model: backend {cfg.backend!r} needs a model (local path or hub id, "
                           "e.g. BAAI/bge-reranker-v2-m3), or set mine.reranker.backend=lexical")
-    cls = FlagRerankerBackend if cfg.backend == "flag" else CrossEncoderBackend
-    return cls(cfg.model, batch_size=cfg.batch_size, fp16=cfg.fp16, device=cfg.device)
+    return entry.factory(model=cfg.model, batch_size=cfg.batch_size, fp16=cfg.fp16, device=cfg.device,
+                         where="mine.reranker.model", alternative="mine.reranker.backend=lexical",
+                         facts=facts, workers=workers)
 
 
 def threshold_for(cfg: RerankerConfig, reranker: Reranker) -> float:
-    """``mine.reranker.threshold`` if set, else the backend's documented default."""
-    return float(cfg.threshold) if cfg.threshold is not None else float(reranker.default_threshold)
+    """``mine.reranker.threshold`` if set, else the registered backend's default (else the scorer's own)."""
+    if cfg.threshold is not None:
+        return float(cfg.threshold)
+    default = PAIR_SCORERS.get(cfg.backend).threshold
+    return float(default if default is not None else reranker.default_threshold)
 
 
 def scorers_by_space(cfg: RerankerConfig, spaces: Sequence[str], facts: FactsCache | None = None,
                      workers: int = 1) -> dict[str, Reranker]:
     """The scorer of each traversal space (one model instance shared where they agree).
 
-    A neural reranker judges every space. The offline lexical scorer does not fit the topic space:
-    a broad topic subquery is never lexically *similar* to a specific passage query, so there the
-    offline stand-in for the reranker's judgement is coverage (see :mod:`fincprg.mine.coverage`).
+    A scorer judges every space unless it hands one over (``for_space``): the offline lexical scorer
+    hands the topic space to coverage (see :meth:`fincprg.mine.lexical.LexicalReranker.for_space`).
     """
     base = make_reranker(cfg, facts, workers)
-    out: dict[str, Reranker] = {kind: base for kind in spaces}
-    if cfg.backend == "lexical" and "topic" in out:
-        from fincprg.mine.coverage import CoverageScorer  # noqa: PLC0415
-
-        out["topic"] = CoverageScorer()
-    return out
+    for_space = getattr(base, "for_space", None)
+    return {kind: for_space(kind) if for_space is not None else base for kind in spaces}

@@ -5,6 +5,9 @@
 - ``cross-encoder``: sentence-transformers ``CrossEncoder`` with ``num_labels=1`` and an explicit
   sigmoid activation (same scale as the FlagReranker path).
 
+Both are registered in :data:`fincprg.registry.PAIR_SCORERS` (the offline ``lexical`` one in
+:mod:`fincprg.mine.lexical`); mining, export's negatives guard and eval's ``rerank`` specs build them from there.
+
 All scores are "how likely text b is the same information need as (or answers) text a" in [0, 1].
 """
 from __future__ import annotations
@@ -13,8 +16,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from fincprg.config_sections import RerankerConfig
 from fincprg.models.device import resolve_device
 from fincprg.models.load import load_cross_encoder, load_flag_reranker
+from fincprg.registry import PAIR_SCORERS
 
 BGE_THRESHOLD = 0.99  # paper §4.2 with bge-reranker-v2-m3 and normalize=True
 
@@ -99,3 +104,21 @@ class CrossEncoderBackend(_ModelReranker):
 
     def _predict(self, pairs: list[list[str]]) -> Any:
         return self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
+
+
+def _factory(cls: type[_ModelReranker]) -> Any:
+    def build(model: str, *, batch_size: int = 64, fp16: bool = True, device: str | None = None,
+              where: str = "mine.reranker.model", alternative: str | None = "mine.reranker.backend=lexical",
+              **_: Any) -> _ModelReranker:
+        return cls(model, batch_size=batch_size, fp16=fp16, device=device, where=where, alternative=alternative)
+
+    return build
+
+
+PAIR_SCORERS.register("flag", _factory(FlagRerankerBackend), config=RerankerConfig, threshold=BGE_THRESHOLD,
+                      gpu=True, needs_model=True,
+                      description="FlagEmbedding FlagReranker cross-encoder (e.g. BAAI/bge-reranker-v2-m3), "
+                                  "normalize=True sigmoid scores")
+PAIR_SCORERS.register("cross-encoder", _factory(CrossEncoderBackend), config=RerankerConfig, threshold=BGE_THRESHOLD,
+                      gpu=True, needs_model=True,
+                      description="sentence-transformers CrossEncoder, one logit with a sigmoid (same scale as flag)")

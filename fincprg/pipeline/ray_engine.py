@@ -86,10 +86,13 @@ def check_address(address: str) -> None:
 
 
 def mine_gpus(cfg: RayConfig, reranker_backend: str) -> float:
-    """GPUs per mining actor: ``ray.mine_gpus_per_actor``, else 1 for a neural reranker on a cluster with GPUs."""
+    """GPUs per mining actor: ``ray.mine_gpus_per_actor``, else 1 for a pair scorer whose registry entry wants a
+    GPU (``gpu=True``: the neural ones) on a cluster with GPUs."""
+    from fincprg.registry import PAIR_SCORERS  # noqa: PLC0415
+
     if cfg.mine_gpus_per_actor is not None:
         return cfg.mine_gpus_per_actor
-    if reranker_backend == "lexical":
+    if not PAIR_SCORERS.get(reranker_backend).gpu:
         return 0.0
     return 1.0 if connect(cfg).cluster_resources().get("GPU", 0) >= 1 else 0.0
 

@@ -1,6 +1,7 @@
 """Industry classifiers on the CITIC level-1 scheme.
 
-Two backends behind the ``IndustryClassifier`` protocol:
+Two built-in backends behind the ``IndustryClassifier`` protocol (registered in
+:data:`fincprg.registry.CLASSIFIERS`, where a user adds their own):
 
 * ``LexiconClassifier`` (offline default): keyword lexicon per CITIC industry
   (``fincprg.finance.industries.lexicon``), matched leftmost-longest; each hit scores its length
@@ -22,8 +23,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from fincprg.config_sections import ClassifierConfig
 from fincprg.errors import BackendError
 from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon, to_citic
+from fincprg.registry import CLASSIFIERS
 
 log = logging.getLogger(__name__)
 
@@ -158,10 +161,17 @@ def company_map(pairs: Sequence[tuple[str | None, str | None]]) -> dict[str, str
 
 
 def make_classifier(cfg: Any, companies: Mapping[str, str] | None = None) -> IndustryClassifier:
-    """Build the classifier named by ``topics.classifier`` (a ``ClassifierConfig``)."""
-    if cfg.backend == "transformers":
-        if not cfg.model:
-            raise BackendError("topics.classifier.backend=transformers needs topics.classifier.model "
-                               "(a local folder or hub id of a sequence classifier, e.g. FinBERT2-IC)")
-        return TransformersClassifier(cfg.model, batch_size=cfg.batch_size)
-    return LexiconClassifier(companies=companies)
+    """Build the classifier named by ``topics.classifier`` (a ``ClassifierConfig``), a
+    :data:`~fincprg.registry.CLASSIFIERS` entry."""
+    entry = CLASSIFIERS.get(cfg.backend)
+    if entry.needs_model and not cfg.model:
+        raise BackendError(f"topics.classifier.backend={cfg.backend} needs topics.classifier.model "
+                           "(a local folder or hub id of a sequence classifier, e.g. FinBERT2-IC)")
+    return entry.factory(cfg, companies=companies)
+
+
+CLASSIFIERS.register("lexicon", lambda cfg, companies=None, **_: LexiconClassifier(companies=companies),
+                     config=ClassifierConfig, description="offline CITIC keyword lexicon")
+CLASSIFIERS.register("transformers", lambda cfg, **_: TransformersClassifier(cfg.model, batch_size=cfg.batch_size),
+                     config=ClassifierConfig, gpu=True, needs_model=True,
+                     description="transformers sequence classifier (FinBERT2-IC style); its labels mapped onto CITIC")

@@ -1,5 +1,8 @@
 """Title embedders: TF-IDF/LSA (offline default), sentence-transformers, or the classifier's states.
 
+They are the entries of :data:`fincprg.registry.EMBEDDERS` (registered at the bottom), which mining's
+prefilter embeds its query texts with too; a user registers their own with ``fincprg.register_embedder``.
+
 All embedders return L2-normalised float32 rows, so that cosine and Euclidean distances agree and
 the Time2Vec block (norm <= weight) has a known scale relative to the text block.
 """
@@ -11,7 +14,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fincprg.errors import BackendError
+from fincprg.config_sections import EmbedderConfig
+from fincprg.errors import BackendError, ConfigError
+from fincprg.registry import EMBEDDERS
 
 log = logging.getLogger(__name__)
 
@@ -74,11 +79,11 @@ class SentenceTransformerEmbedder:
 
     name = "sentence-transformers"
 
-    def __init__(self, model: str, batch_size: int = 64, device: str | None = None):
+    def __init__(self, model: str, batch_size: int = 64, device: str | None = None, where: str = "topics.embedder"):
         from fincprg.models import TextEncoder
 
-        self.encoder = TextEncoder(model, where="topics.embedder.model", batch_size=batch_size, device=device,
-                                   alternative="topics.embedder.backend=lsa")
+        self.encoder = TextEncoder(model, where=f"{where}.model", batch_size=batch_size, device=device,
+                                   alternative=f"{where}.backend=lsa")
         self.encoder.model()  # load now: a bad model id fails before clustering starts
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -101,12 +106,61 @@ class ClassifierEmbedder:
         return l2_normalise(self.classifier.embed(texts))
 
 
-def make_embedder(cfg: Any, *, seed: int = 42, classifier: Any = None) -> Embedder:
-    """Build the embedder named by ``topics.embedder`` (an ``EmbedderConfig``)."""
-    if cfg.backend == "classifier":
-        return ClassifierEmbedder(classifier)
-    if cfg.backend == "sentence-transformers":
-        if not cfg.model:
-            raise BackendError("topics.embedder.backend=sentence-transformers needs topics.embedder.model")
-        return SentenceTransformerEmbedder(cfg.model, batch_size=cfg.batch_size)
-    return LSAEmbedder(dim=cfg.dim, seed=seed)
+class CharLSAEmbedder:
+    """Character 1-2-gram TF-IDF + TruncatedSVD over the texts passed to ``embed`` (the ``lsa`` embedder of
+    query texts, used by mining's prefilter; rows are not normalised here, the prefilter does that)."""
+
+    name = "lsa"
+
+    def __init__(self, dim: int = 128, seed: int = 42):
+        self.dim, self.seed = dim, seed
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from sklearn.decomposition import TruncatedSVD  # noqa: PLC0415
+        from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: PLC0415
+
+        x = TfidfVectorizer(analyzer="char", ngram_range=(1, 2), sublinear_tf=True,
+                            dtype=np.float32).fit_transform(texts)
+        dim = max(1, min(self.dim, x.shape[1] - 1, len(texts) - 1))
+        return TruncatedSVD(n_components=dim, random_state=self.seed).fit_transform(x) if dim >= 2 else x.toarray()
+
+
+def make_embedder(cfg: Any, *, seed: int = 42, classifier: Any = None, texts: str = "titles",
+                  device: str | None = None, where: str = "topics.embedder") -> Embedder:
+    """Build the embedder named by ``cfg.backend`` (an ``EmbedderConfig``), a :data:`~fincprg.registry.EMBEDDERS`
+    entry. ``texts`` is what it embeds: ``titles`` (topics) or ``queries`` (mining's prefilter); ``where`` is
+    the config section, for messages."""
+    entry = EMBEDDERS.get(cfg.backend)
+    if entry.needs_model and not cfg.model:
+        raise BackendError(f"{where}.backend={cfg.backend} needs {where}.model (a local folder or hub id), "
+                           f"or set {where}.backend=lsa")
+    return entry.factory(cfg, texts=texts, seed=seed, device=device, classifier=classifier, where=where)
+
+
+def _lsa(cfg: Any, *, texts: str = "titles", seed: int = 42, **_: Any) -> Embedder:
+    # titles: jieba + finance-dictionary words; query texts (short, many near-duplicates): characters
+    return LSAEmbedder(dim=cfg.dim, seed=seed) if texts == "titles" else CharLSAEmbedder(dim=cfg.dim, seed=seed)
+
+
+def _sentence_transformers(cfg: Any, *, device: str | None = None, where: str = "topics.embedder",
+                           **_: Any) -> Embedder:
+    return SentenceTransformerEmbedder(cfg.model, batch_size=cfg.batch_size, device=device, where=where)
+
+
+def _classifier(cfg: Any, *, texts: str = "titles", classifier: Any = None, where: str = "topics.embedder",
+                **_: Any) -> Embedder:
+    if texts != "titles":
+        raise ConfigError(f"{where}.backend: classifier embeds titles only (the industry classifier's hidden "
+                          "states); use lsa or sentence-transformers")
+    return ClassifierEmbedder(classifier)
+
+
+EMBEDDERS.register("lsa", _lsa, config=EmbedderConfig,
+                   description="offline TF-IDF + TruncatedSVD (titles: finance-aware jieba words; queries: "
+                               "char 1-2-grams)")
+EMBEDDERS.register("sentence-transformers", _sentence_transformers, config=EmbedderConfig, gpu=True,
+                   needs_model=True, description="a sentence-transformers bi-encoder (local folder or hub id); "
+                                                 "its query prompt is used (e5: 'query: ')")
+EMBEDDERS.register("classifier", _classifier, config=EmbedderConfig, gpu=True,
+                   description="pooled hidden states of the transformers industry classifier (titles only; "
+                               "needs topics.classifier.backend=transformers)")

@@ -83,6 +83,7 @@ class Dense:
 class CrossEncoderRerank(PoolReranker):
     """Rerank the top ``pool`` candidates of a first-stage retriever with a cross-encoder.
 
+    ``backend`` is a :data:`~fincprg.registry.PAIR_SCORERS` entry (``sentence-transformers`` means ``cross-encoder``).
     The model is loaded by :mod:`fincprg.models` (the same backends mining uses): sentence-transformers
     ``CrossEncoder`` with a sigmoid, or FlagEmbedding ``FlagReranker`` with ``normalize=True``; both on
     ``cuda`` when available (fp16 there), else CPU. Scores are in [0, 1].
@@ -99,11 +100,13 @@ class CrossEncoderRerank(PoolReranker):
 
     def _load(self) -> Reranker:
         if self._model is None:
-            from fincprg.models import CrossEncoderBackend, FlagRerankerBackend
+            from fincprg.registry import PAIR_SCORERS
 
-            cls = FlagRerankerBackend if self.backend == "flag" else CrossEncoderBackend
-            self._model = cls(self.model_id, batch_size=self.batch_size, fp16=self.fp16, device=self.device,
-                              where=f"retriever {self.name}", alternative=None)
+            # backend "sentence-transformers" (the library) is the pair scorer registered as "cross-encoder"
+            scorer = "cross-encoder" if self.backend == "sentence-transformers" else self.backend
+            self._model = PAIR_SCORERS.get(scorer).factory(
+                model=self.model_id, batch_size=self.batch_size, fp16=self.fp16, device=self.device,
+                where=f"retriever {self.name}", alternative=None)
         return self._model
 
     def search(self, queries: dict[str, str], k: int) -> Results:
