@@ -75,13 +75,13 @@ _PART_RE = re.compile("|".join((r"(?<!\d)" if w[0].isdigit() else "") + re.escap
                                for w in sorted(_PART_OF, key=len, reverse=True)), re.I)
 # months: a balance on a quarter's last day is for that part of the year; any other month, a month's or a
 # few months' running total (「6月吞吐量」, 「1-4月」, 「前4个月」), is none of FY, H1, 9M or a quarter
-_MONTHS: tuple[tuple[str, str], ...] = (
-    (r"(?<!\d)12月(?:31日|末|底)|年末|年底|1\s?[-~至]\s?12月", FY),
-    (r"(?<!\d)6月(?:30日|末|底)", H1),
-    (r"(?<!\d)3月(?:31日|末|底)", Q1),
-    (r"(?<!\d)9月(?:30日|末|底)", M9),
-    (r"(?<![\d.])1\s?[-~至]\s?(?:[24578]|1[01])月|前(?:[1-9]|1[01]|[一二两四五七八十]|十一)个?月"
-     r"|(?<![\d.\-~])(?:1[0-2]|[1-9])月份?(?![\d日])", MONTH),
+_MONTHS: tuple[tuple[str, str], ...] = (  # 「2020 年 6 月」: AlphaFin bodies space their numbers
+    (r"(?<!\d)12\s?月\s?(?:31\s?日|末|底)|年末|年底|(?<![\d.])1\s?[-~至]\s?12\s?月", FY),
+    (r"(?<!\d)6\s?月\s?(?:30\s?日|末|底)", H1),
+    (r"(?<!\d)3\s?月\s?(?:31\s?日|末|底)", Q1),
+    (r"(?<!\d)9\s?月\s?(?:30\s?日|末|底)", M9),
+    (r"(?<![\d.])1\s?[-~至]\s?(?:[24578]|1[01])\s?月|前(?:[1-9]|1[01]|[一二两四五七八十]|十一)个?月"
+     r"|(?<![\d.\-~])(?:1[0-2]|[1-9])\s?月份?(?!\s?\d|日)", MONTH),
 )
 _MONTH_RE = re.compile("|".join(f"(?P<m{i}>{pat})" for i, (pat, _) in enumerate(_MONTHS)))
 
