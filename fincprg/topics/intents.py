@@ -80,6 +80,12 @@ def surface_form(keyword: str, titles: Sequence[str]) -> str:
 _EXPECTATION = re.compile(r"符合预期|超预期|低于预期|不及预期|略低于预期|好于预期")
 _GROWTH = re.compile(r"增长|高增|大增|提升|上升|回升|增加|翻倍|放量|向好|改善")
 _NOT_DRIVEN = frozenset({"产能"})
+# measures that do not 「表现」: capacity is built, a multiple or a price is a level
+_NOT_PERFORMING = {
+    "产能": ("{c}{y}产能建设进展如何？", "{c}{y}产能扩张情况如何？"),
+    "PE": ("{c}{y}估值水平如何？",), "PB": ("{c}{y}估值水平如何？",), "PS": ("{c}{y}估值水平如何？",),
+    "市值": ("{c}{y}估值水平如何？",),
+}
 
 
 def _asked_period(title: str) -> str:
@@ -119,7 +125,8 @@ def _title_question(key: str, company: str, title: str) -> str:
                                                   default=len(title)))
     if metrics and metrics[0] != "目标价":
         m = _surface(metrics[0], title)
-        forms = [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？"]
+        forms = ([q.format(c=company, y=y, m=m) for q in _NOT_PERFORMING[metrics[0]]]
+                 if metrics[0] in _NOT_PERFORMING else [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？"])
         # asking what drove growth presumes the title says it grew; capacity is built, not driven
         if _GROWTH.search(title) and metrics[0] not in _NOT_DRIVEN:
             forms.append(f"{company}{y}{m}增长的驱动因素是什么？")
@@ -254,9 +261,12 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         when = whens.pop() if len(whens) == 1 else ""
         if len(names) >= 2:
             a, b = names[0], names[1]
-            intent = _pick(gkey, [f"了解{a}和{b}{when}在{theme}领域的业绩表现与前景",
-                                  f"{when}{a}和{b}等公司关于{theme}的研究观点",
-                                  f"比较{a}和{b}{when}{theme}业务的经营表现"])
+            if theme in a or theme in b:  # 「南方航空航空业务」, 「银行等公司关于银行」: the name already says it
+                intent = _pick(gkey, [f"了解{a}和{b}{when}的业绩表现与前景", f"比较{a}和{b}{when}的经营表现"])
+            else:
+                intent = _pick(gkey, [f"了解{a}和{b}{when}在{theme}领域的业绩表现与前景",
+                                      f"{when}{a}和{b}等公司关于{theme}的研究观点",
+                                      f"比较{a}和{b}{when}{theme}业务的经营表现"])
         else:
             # a metric (营业收入) is no topic of a research view; an industry term or an event is
             themes = [k for k in own if k in _theme_terms() or k in _INDUSTRY_EVENTS]

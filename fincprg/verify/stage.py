@@ -30,7 +30,14 @@ from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
-from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_part_whole, check_vague
+from fincprg.verify.strict import (
+    check_amount,
+    check_event,
+    check_garbled,
+    check_in_sentence,
+    check_part_whole,
+    check_vague,
+)
 from fincprg.verify.subject import Subjects, check_subject
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
@@ -131,12 +138,13 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
 def strict_checks(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]
                   ) -> Verdict | None:
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
-    as whole, events with specifics. A sentence query is read against its sentence, a passage query against
+    as whole, events with specifics, an amount the source gives only as a change. A sentence query is read against its sentence, a passage query against
     its passage and title."""
     source = sentence if sentence else f"{passage}\n{title}"
     return (check_garbled(query) or check_vague(query, source)
             or (check_in_sentence(query, sentence, names) if sentence else None)
-            or check_part_whole(query, source, names) or check_event(query, source, names))
+            or check_part_whole(query, source, names) or check_event(query, source, names)
+            or check_amount(query, source))
 
 
 class RoundTrip:

@@ -254,3 +254,34 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
             return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
                                            "with specifics (names, amounts, dates), or only as a condition")
     return None
+
+
+# families whose plain 「是多少」 asks an amount (a sum of money, a count of goods), not a rate or a multiple
+_AMOUNT_FAMILIES = frozenset({"营业收入", "净利润", "扣非净利润", "现金流", "订单", "销量", "出货量", "产量", "吞吐量",
+                              "发电量", "保费", "市值", "业务量", "市场规模"})
+_AMOUNT_ASK = re.compile(r"(?:为|是|达到了?|有|实现了?|共)多少|多少(?:亿|万)|金额|规模")
+_CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
+# 「47 2 万标准箱」: AlphaFin bodies lost their decimal points, so a figure may hold spaces
+_AMOUNT = re.compile(r"\d[\d\s.,]*\s?(?:亿|万|千|百)?\s?(?:元|美元|吨|辆|台|标准箱|标箱|箱|件|千瓦时|度|kWh|GWh|MWh|GW|MW|"
+                     r"部|套|张|人次|头|只|平方米|平米|m2)|\d[\d\s.,]*\s?(?:亿|万)", re.I)
+
+
+def check_amount(query: str, source: str) -> Verdict | None:
+    """``not_answered``: the query asks an amount (「收入为多少」) and the source states that metric only as a
+    change or a share (「收入同比增长19.7%」)."""
+    q = norm(query)
+    if not _AMOUNT_ASK.search(q) or _CHANGE_ASK.search(q):
+        return None
+    wanted = [m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES]
+    s = norm(source)
+    for fam in wanted:
+        stated = False
+        for m in re.finditer("|".join(map(re.escape, sorted(METRICS[fam], key=len, reverse=True))), s):
+            after = s[m.end():m.end() + 30]
+            before = s[max(0, m.start() - 20):m.start()]
+            if _AMOUNT.search(after) or _AMOUNT.search(before):
+                stated = True
+                break
+        if not stated:
+            return Verdict("not_answered", f"asks the amount of {fam}; the source states only its change or share")
+    return None

@@ -64,3 +64,20 @@ def test_the_stage_honours_max_intents():
 
     assert intents(3) > 1  # three unrelated companies: more than one intent when allowed
     assert intents(1) == 1
+
+
+def test_a_theme_the_names_already_say_is_not_repeated():
+    titles = ("春秋航空（601021）：航空客运恢复，Q3盈利转正", "南方航空（600029）：航空需求回暖，客座率提升")
+    for i in range(6):  # several picks of the template
+        for it in template_intents(TopicInput(f"t{i}", ("航空",), titles, "交通运输", DATES)):
+            assert "航空航空" not in it["intent"] and "关于航空的" not in it["intent"], it
+
+
+def test_capacity_and_multiples_are_not_asked_how_they_perform():
+    from fincprg.topics.intents import _title_question
+
+    for i in range(6):
+        q = _title_question(f"k{i}", "南山铝业", "南山铝业（600219）：新增产能投放，加码产能和经销布局")
+        assert q and "产能表现" not in q and "产能的变化" not in q, q
+        q = _title_question(f"k{i}", "中国平安", "中国平安（601318）：PE仅10倍，估值处于低位")
+        assert q and "PE表现" not in q, q

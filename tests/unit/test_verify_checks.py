@@ -205,3 +205,13 @@ def test_valuation_of_an_open_year_asked_as_reached_is_a_forecast():
     assert v is not None and v.reason == "forecast_mismatch"
     assert check_answer("2022年PE是多少？", "2022年PE为20倍。", sentence="2022年PE为20倍。",
                         date=dt.date(2024, 3, 1)) is None
+
+
+def test_an_incentive_target_is_no_actual():
+    import datetime as dt
+
+    from fincprg.verify.answer import check_answer
+
+    src = "股权激励考核目标为2023年净利润不低于100亿元。"
+    v = check_answer("长城汽车2023年净利润是多少？", src, sentence=src, date=dt.date(2023, 3, 1))
+    assert v is not None and v.reason == "forecast_mismatch"

@@ -169,3 +169,13 @@ def test_market_share_without_its_business_is_vague():
     src = "公司流感疫苗批签发份额达46%，两融市占率4.99%。"
     v = check_vague("公司2020年市占率是多少？", src)
     assert v is not None and "市占率" in v.detail
+
+
+def test_an_amount_asked_of_a_source_that_gives_only_the_change_is_not_answered():
+    from fincprg.verify.strict import check_amount
+
+    v = check_amount("海天味业2020年二季度的调味酱收入为多少？", "2Q20调味酱收入同比增长19.7%，蚝油收入增长12%。")
+    assert v is not None and v.reason == "not_answered"
+    assert check_amount("海天味业2020年二季度的调味酱收入为多少？", "2Q20调味酱收入12.5亿元，同比增长19.7%。") is None
+    assert check_amount("北部湾港2020年6月货物吞吐量是多少？", "2020 年 6 月公司完成货物吞吐量 2468 2 万吨，同比 20 04") is None
+    assert check_amount("海天味业调味酱收入同比增长多少？", "2Q20调味酱收入同比增长19.7%。") is None  # a change asked
