@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
-from fincprg.pipeline.io import read_jsonl
+from fincprg.io import read_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 def write_review_page(audit_dir: Path, summary: dict[str, Any], judged: list[dict[str, Any]],
                       decisions: dict[str, dict[str, Any]]) -> Path:
-    from fincprg.pipeline.io import atomic_write_text
+    from fincprg.io import atomic_write_text
 
     path = audit_dir / L.REVIEW_HTML
     atomic_write_text(path, render_review(summary, judged, _read(audit_dir / L.SAMPLES), decisions))

@@ -18,7 +18,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.errors import InputError
-from fincprg.pipeline.io import read_jsonl
+from fincprg.io import read_jsonl
 
 STEP = 0.02
 

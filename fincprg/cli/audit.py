@@ -15,7 +15,7 @@ def _import_decisions(src: Path, audit_dir: Path) -> int:
     """Append valid decisions from a downloaded decisions.jsonl into audit/decisions.jsonl."""
     from fincprg.errors import InputError
     from fincprg.audit.review import validate_decision
-    from fincprg.pipeline.io import read_jsonl
+    from fincprg.io import read_jsonl
 
     if not src.is_file():
         raise InputError(f"--decisions {src} does not exist")

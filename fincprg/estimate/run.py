@@ -22,7 +22,7 @@ from fincprg import layout as L
 from fincprg.config import PipelineConfig
 from fincprg.estimate.llm import Measured, Request, account, counter_for, mark_cached, measure, probe
 from fincprg.estimate.tokens import TokenCounter
-from fincprg.records import Passage, Report, Sentence
+from fincprg.records import Passage, Sentence
 
 log = logging.getLogger(__name__)
 
@@ -65,23 +65,16 @@ def _rewrite_requests(cfg: PipelineConfig, client: Any, trees: list[Request], co
 
 
 def _cluster(cfg: PipelineConfig, reports_file: Path, scratch: Path, show_progress: bool) -> dict[str, Any]:
-    """The topics stage's clustering step, run in ``scratch``: topic inputs, nodes, report -> subtree."""
-    from fincprg.finance import register_companies
+    """The topics stage's estimate hook (its clustering step) in ``scratch``: topic inputs, nodes,
+    report -> subtree, report -> industry."""
     from fincprg.pipeline.contract import STAGE_BY_NAME
-    from fincprg.pipeline.runner import StageContext
-    from fincprg.topics.stage import cluster_step, topic_inputs
+    from fincprg.pipeline.runner import estimate_stage
 
     (scratch / L.STAGE_DIRS[L.INGEST]).mkdir(parents=True)
     shutil.copy(reports_file, L.Build(scratch).path(L.INGEST, L.REPORTS))
     quiet = cfg.model_copy(deep=True)
     quiet.topics.viz = "none"  # the plots are not needed to count anything
-    ctx = StageContext(STAGE_BY_NAME[L.TOPICS], scratch, quiet, "estimate", show_progress=show_progress)
-    ctx.dir.mkdir(parents=True)
-    register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
-    c = cluster_step(ctx, ctx.config.topics, cfg.run.seed)
-    return {"inputs": topic_inputs(c["topics"], c["nodes"], c["kept"], c["emb"]), "nodes": c["nodes"],
-            "subtree": {a.report_id: a.subtree_topic for a in c["assignments"] if a.subtree_topic},
-            "industry": {a.report_id: a.industry for a in c["assignments"]}}
+    return estimate_stage(STAGE_BY_NAME[L.TOPICS], scratch, quiet, show_progress=show_progress)
 
 
 def _intent_requests(cfg: PipelineConfig, inputs: list[Any], counter: TokenCounter) -> list[Request]:
@@ -220,7 +213,7 @@ def estimate(corpus: Path, cfg: PipelineConfig, *, out: Path | None = None, prob
         result["mine"] = mine_pairs(cfg.mine, passages, sentences, clustered["nodes"], clustered["subtree"],
                                     subqueries, clustered["industry"])
         if out is not None:
-            from fincprg.pipeline.io import atomic_write_json
+            from fincprg.io import atomic_write_json
 
             atomic_write_json(out / L.ESTIMATE, result)
     return result

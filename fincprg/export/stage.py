@@ -30,7 +30,7 @@ from fincprg.export.dedup import dedup_queries
 from fincprg.export.card import produced_by, render_card, subset_stats, verify_lines
 from fincprg.export.flagembedding import build_examples, negatives_summary, write_flagembedding
 from fincprg.export.splits import SPLITS, split_reports, split_topics
-from fincprg.pipeline.io import atomic_write_jsonl, atomic_write_text
+from fincprg.io import atomic_write_jsonl, atomic_write_text
 from fincprg.records import Passage, Qrel, Query, Report, Topic, TopicAssignment
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from fincprg import layout as L
 from fincprg.config import ExportConfig
 from fincprg.errors import InputError
 from fincprg.evaluate.data import level_rank, read_qrels
-from fincprg.pipeline.io import read_jsonl
+from fincprg.io import read_jsonl
 from fincprg.records import TopicHierarchy
 from fincprg.report import svg
 from fincprg.verify.summary import ordered_levels, ordered_reasons

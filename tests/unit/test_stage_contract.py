@@ -38,7 +38,7 @@ def test_a_stage_body_reading_an_undeclared_key_fails_when_it_runs(tmp_path, mon
         return original(reports, cfg, scorer)
 
     from fincprg.records import Report
-    from fincprg.pipeline.io import atomic_write_jsonl
+    from fincprg.io import atomic_write_jsonl
 
     atomic_write_jsonl(tmp_path / "ingest" / L.REPORTS, [Report(id="r", title="t", text="营业收入增长。" * 20)])
     chunk_stage_ctx = StageContext(STAGE_BY_NAME["chunk"], tmp_path, PipelineConfig(), "sig", show_progress=False)
