@@ -51,6 +51,11 @@ def make_generator(cfg: PipelineConfig, cache_dir: Any, *, progress: bool = True
     return TemplateGenerator(cfg.generate)
 
 
+def uses_llm_actors(cfg: Any) -> bool:
+    """The spec's ``llm_actors``: with engine: ray the LLM generator's requests go out from Ray actors."""
+    return bool(cfg.generate.backend == "llm")
+
+
 def llm_worker(gen_cfg: Any, client: Any) -> TreeGenerator:
     """The tree generator an LLM actor runs (``ctx.llm_stream``'s ``worker``), around the actor's own client."""
     from fincprg.generate.llm_tree import LLMTreeGenerator

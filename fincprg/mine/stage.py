@@ -77,6 +77,14 @@ def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic]
     return spaces, side
 
 
+def ray_gpus(cfg: Any, ray: Any) -> float | None:
+    """The spec's ``gpus``: GPUs per mining actor with engine: ray. ``ray.mine_gpus_per_actor``, else none for
+    the lexical scorer, else None: one per actor when the cluster has GPUs."""
+    if ray.mine_gpus_per_actor is not None:
+        return float(ray.mine_gpus_per_actor)
+    return 0.0 if cfg.mine.reranker.backend == "lexical" else None
+
+
 def run(ctx: Any) -> dict[str, Any]:
     """Traverse the configured spaces, veto, propagate; write pairs, histogram and mined qrels."""
     cfg = ctx.config.mine

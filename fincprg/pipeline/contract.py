@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
-from fincprg.config import PipelineConfig, RayConfig, strip_runtime
+from fincprg.config import PipelineConfig, strip_runtime
 from fincprg.errors import ConfigError
 from fincprg.pipeline.codehash import code_hash
 from fincprg.spec import ConfigView, StageSpec, UndeclaredConfigError, declared_config, resolve
@@ -24,20 +24,6 @@ __all__ = ["FILE_KEYS", "STAGES", "STAGE_BY_NAME", "ConfigView", "StageSpec", "U
            "declared_config", "file_hashes", "signature"]
 
 
-# -- what a stage needs from an engine, as functions of its config (named in the table below) -------------------
-def mine_gpus(cfg: Any, ray: RayConfig) -> float | None:
-    """GPUs per mining actor: ``ray.mine_gpus_per_actor``, else none for the lexical scorer, else one per
-    actor when the cluster has GPUs (None)."""
-    if ray.mine_gpus_per_actor is not None:
-        return ray.mine_gpus_per_actor
-    return 0.0 if cfg.mine.reranker.backend == "lexical" else None
-
-
-def generate_llm_actors(cfg: Any) -> bool:
-    return bool(cfg.generate.backend == "llm")
-
-
-_HERE = __name__
 
 
 STAGES: tuple[StageSpec, ...] = (
@@ -49,7 +35,7 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec(L.GENERATE, "fincprg.generate.stage:run", ("generate", "finance", "llm"),
               ((L.INGEST, L.REPORTS), (L.CHUNK, L.PASSAGES), (L.CHUNK, L.SENTENCES)),
               "one query tree per passage (passage + sentence queries), completion, direct qrels",
-              ray=True, llm_actors=f"{_HERE}:generate_llm_actors"),
+              ray=True, llm_actors="fincprg.generate.stage:uses_llm_actors"),
     StageSpec(L.TOPICS, "fincprg.topics.stage:run", ("topics", "finance", "llm", "run.seed"), ((L.INGEST, L.REPORTS),),
               "industry + title + time clustering, topic intents and subqueries, industry subtrees",
               estimate="fincprg.topics.stage:estimate_inputs"),
@@ -61,7 +47,7 @@ STAGES: tuple[StageSpec, ...] = (
               ((L.INGEST, L.REPORTS), (L.CHUNK, L.PASSAGES), (L.CHUNK, L.SENTENCES), (L.VERIFY, L.QUERIES),
                (L.VERIFY, L.QRELS), (L.TOPICS, L.TREE), (L.TOPICS, L.ASSIGNMENTS)),
               "reranker query-pair traversal in local spaces, veto, positive propagation",
-              ray=True, gpus=f"{_HERE}:mine_gpus"),
+              ray=True, gpus="fincprg.mine.stage:ray_gpus"),
     # staged: a failed export (full disk, read-only OUT) keeps the previous dataset. Not the resumable stages:
     # their committed batches live in their folder
     StageSpec(L.EXPORT, "fincprg.export.stage:run", ("export",),

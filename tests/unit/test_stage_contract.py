@@ -1,5 +1,6 @@
 """The stage contract: a stage sees only the config it declares, reads and writes only its declared files,
-every file name lives in fincprg.layout, and no module imports itself through a cycle."""
+every file name lives in fincprg.layout, no module imports itself through a cycle, and a stage's signature
+follows the code it imports."""
 from __future__ import annotations
 
 import ast
@@ -169,3 +170,59 @@ def test_no_import_cycle_between_modules():
         if m not in state:
             visit(m, [m])
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+# --- a stage's code hash: the modules it imports ---------------------------------------------------------------
+
+def _edited_copy(tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / "fincprg"
+    shutil.copytree(PKG, root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _touch(path: Path) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+
+
+def test_editing_a_module_a_stage_imports_changes_its_signature_and_no_other(tmp_path, monkeypatch):
+    from fincprg.pipeline import codehash
+
+    root = _edited_copy(tmp_path)
+    cfg = PipelineConfig()
+    monkeypatch.setattr(codehash, "PKG", root)  # signature() hashes the copy from here on
+    before = {s.name: signature(s, cfg, {}) for s in STAGES}
+    _touch(root / "llm" / "client.py")  # the generator's LLM client: not in the hand-written list that was here
+    after = {s.name: signature(s, cfg, {}) for s in STAGES}
+    changed = {n for n in before if before[n] != after[n]}
+    assert {"generate", "topics", "verify"} <= changed
+    assert {"ingest", "chunk", "export"}.isdisjoint(changed)  # they never import the LLM client
+
+
+def test_code_hash_covers_lazy_imports_layout_and_data_but_not_unimported_modules(tmp_path):
+    from fincprg.pipeline.codehash import code_hash, stage_files
+
+    root = _edited_copy(tmp_path)
+    hashes = {s.name: code_hash(s, root) for s in STAGES}
+    assert hashes == {s.name: code_hash(s) for s in STAGES}  # the same bytes elsewhere: the same hash
+
+    def changed() -> set[str]:
+        new = {s.name: code_hash(s, root) for s in STAGES}
+        out = {n for n in new if new[n] != hashes[n]}
+        hashes.update(new)
+        return out
+
+    # mine imports the prefilter only inside a function (it needs an embedder): a lazy import counts
+    assert "\n        from fincprg.mine.prefilter import" in (root / "mine" / "stage.py").read_text(encoding="utf-8")
+    _touch(root / "mine" / "prefilter.py")
+    assert changed() == {"mine"}
+    _touch(root / "layout.py")  # every stage reads and writes through it
+    assert changed() == {s.name for s in STAGES}
+    (root / "finance" / "data" / "userdict.txt").write_text("新词 5\n", encoding="utf-8")  # package data
+    by_data = changed()
+    assert {"generate", "mine"} <= by_data and "chunk" not in by_data
+    _touch(root / "report" / "html.py")  # the report: no stage imports it
+    _touch(root / "cli" / "build.py")
+    assert changed() == set()
+    assert all(root / "report" / "html.py" not in stage_files(s, root) for s in STAGES)
