@@ -198,6 +198,19 @@ class Build:
     def manifest(self, stage: str) -> dict[str, Any] | None:
         return load_json(self.path(stage, MANIFEST))
 
+    def used(self, stage: str) -> dict[str, Any]:
+        """What ``stage`` actually used (its manifest's ``used``: a backend's default threshold, the model it
+        loaded), {} when it recorded nothing. A mine stage of a build made before manifests recorded it falls
+        back to the threshold its histogram or counts carried."""
+        m = self.manifest(stage) or {}
+        if m.get("used"):
+            return dict(m["used"])
+        if stage != MINE:
+            return {}
+        h, c = self.histogram() or {}, m.get("counts") or {}
+        old = {"threshold": h.get("threshold", c.get("threshold")), "keep_min_score": h.get("keep_min_score")}
+        return {k: v for k, v in old.items() if v is not None}
+
     def progress(self, stage: str) -> dict[str, Any] | None:
         return load_json(self.path(stage, PROGRESS))
 

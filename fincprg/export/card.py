@@ -54,8 +54,18 @@ def config_hash(cfg: PipelineConfig) -> str:
     return section_hash(cfg, tuple(type(cfg).model_fields))
 
 
-def model_ids(cfg: PipelineConfig) -> dict[str, str]:
-    """The models (or honest offline stand-ins) behind each label, from the config."""
+def _reranker(rr: Any, used: Mapping[str, Any]) -> str:
+    """The scorer and threshold mining used (the mine manifest's ``used``), else the configured ones."""
+    backend, model = used.get("reranker", rr.backend), used["model"] if "model" in used else rr.model
+    threshold = used.get("threshold", rr.threshold)
+    name = (f"{backend} {model or ''}".strip() if backend != "lexical"
+            else "offline lexical scorer (char n-grams + finance-field agreement)")
+    return name + (f", threshold {threshold}" if threshold is not None else ", backend default threshold")
+
+
+def model_ids(cfg: PipelineConfig, used: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:
+    """The models (or honest offline stand-ins) behind each label, from the config; ``used`` (stage -> its
+    manifest's ``used``) gives what a stage actually used where it differs (a backend's default threshold)."""
     llm = f"LLM {cfg.llm.model} via {cfg.llm.base_url}"
     cls, emb, rr, neg = cfg.topics.classifier, cfg.topics.embedder, cfg.mine.reranker, cfg.export.negatives
     return {
@@ -64,9 +74,7 @@ def model_ids(cfg: PipelineConfig) -> dict[str, str]:
         "industry classifier": (f"transformers {cls.model or ''}".strip() if cls.backend == "transformers"
                                 else "offline CITIC keyword lexicon"),
         "title embedder": f"{emb.backend}" + (f" {emb.model}" if emb.model else ""),
-        "reranker": (f"{rr.backend} {rr.model or ''}".strip() if rr.backend != "lexical"
-                     else "offline lexical scorer (char n-grams + finance-field agreement)")
-                    + (f", threshold {rr.threshold}" if rr.threshold is not None else ", backend default threshold"),
+        "reranker": _reranker(rr, (used or {}).get(L.MINE) or {}),
         "query verification": (f"rules + {llm} judge" if cfg.verify.judge.backend == "llm"
                                else f"rules ({', '.join(cfg.verify.checks) or 'none'}), no LLM judge"),
         "hard negatives": neg.method + (f" {neg.model}" if neg.method == "dense" else "")
@@ -139,8 +147,10 @@ def render_card(
     train_examples: int | None,
     negatives: Mapping[str, Any] | None = None,
     extra: Sequence[str] = (),
+    used: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """Render the card as Markdown (no front matter; the hf/ copy gets its own)."""
+    """Render the card as Markdown (no front matter; the hf/ copy gets its own). ``used``: stage -> what it
+    actually used, as its manifest records it."""
     out = ["# fincprg passage-retrieval dataset", "",
            "Chinese financial passage retrieval built from research reports (研报) with the FinCPRG method: "
            "hierarchical queries per passage (passage and sentence level), topic queries from clustered report "
@@ -157,7 +167,7 @@ def render_card(
                 "not by a language model; they are fluent only within the templates' range and should not be "
                 "read as LLM-quality queries."]
     out += ["", "| component | model |", "|---|---|"]
-    out += [f"| {k} | {v} |" for k, v in model_ids(cfg).items()]
+    out += [f"| {k} | {v} |" for k, v in model_ids(cfg, used).items()]
     if templates:
         out += ["", "Templates / prompts and versions (from query provenance):", ""]
         out += [f"- `{t}`: {n} queries" for t, n in sorted(templates.items())]

@@ -162,6 +162,7 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
     card = render_card(cfg=produced, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
                        templates=templates, signatures={**signatures, "export": signature},
                        dropped=dropped, train_examples=train_examples, negatives=negatives,
+                       used={s: m.get("used") or {} for s, m in inp.manifests.items()},
                        extra=[*verify_lines(inp.manifests.get(L.VERIFY)), *quality.card_lines(dedup, easiness),
                               *negatives_mod.card_lines(ecfg.negatives)])
     atomic_write_text(ds.card, card)
