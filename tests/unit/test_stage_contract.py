@@ -226,3 +226,33 @@ def test_code_hash_covers_lazy_imports_layout_and_data_but_not_unimported_module
     _touch(root / "cli" / "build.py")
     assert changed() == set()
     assert all(root / "report" / "html.py" not in stage_files(s, root) for s in STAGES)
+
+
+# --- one artifact table -----------------------------------------------------------------------------------------
+
+def test_specs_readers_and_outputs_use_the_artifact_table(tmp_path):
+    from fincprg.records import Passage, Query
+
+    for spec in STAGES:
+        assert spec.writes == tuple(a.name for a in L.ARTIFACTS if a.stage == spec.name)
+        for stage, name in spec.reads:  # every declared read is a file some stage writes (or its manifest)
+            assert name == L.MANIFEST or name in STAGE_BY_NAME[stage].writes, (spec.name, stage, name)
+    assert L.artifact(L.CHUNK, L.PASSAGES).record is Passage
+    with pytest.raises(KeyError, match="artifact table"):
+        L.artifact(L.CHUNK, "nope.jsonl")
+    # a stage reading an input as another type than the table's is a contract break, caught at the read
+    ctx = StageContext(STAGE_BY_NAME["verify"], tmp_path, PipelineConfig(), "sig")
+    from fincprg.io import atomic_write_jsonl
+
+    atomic_write_jsonl(L.Build(tmp_path).path(L.CHUNK, L.PASSAGES), [Passage(id="p", report_id="r", order=0,
+                                                                           text="营业收入增长")])
+    assert [type(p) for p in ctx.read(L.CHUNK, L.PASSAGES)] == [Passage]
+    with pytest.raises(RuntimeError, match="artifact table"):
+        ctx.read(L.CHUNK, L.PASSAGES, Query)
+
+
+def test_a_spec_cannot_read_a_file_no_stage_writes():
+    from fincprg.spec import StageSpec
+
+    with pytest.raises(KeyError, match="artifact table"):
+        StageSpec("x", "m:f", (), ((L.CHUNK, "passages.json"),))
