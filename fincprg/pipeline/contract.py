@@ -23,9 +23,8 @@ from fincprg.version import __version__
 __all__ = ["FILE_KEYS", "STAGES", "STAGE_BY_NAME", "ConfigView", "StageSpec", "UndeclaredConfigError", "code_hash",
            "declared_config", "file_hashes", "signature"]
 
-
-
-
+# What a stage needs from an engine (ray, gpus, llm_actors, precheck, source_hash, staged, estimate) is a field
+# here, pointing into the stage's own package: see fincprg/spec.py. The runner and the Ray engine read only these.
 STAGES: tuple[StageSpec, ...] = (
     StageSpec(L.INGEST, "fincprg.ingest.stage:run", ("ingest", "run.sample_reports", "run.seed"), (),
               "read JSONL/CSV/txt reports into Report records; rejects go to rejected.jsonl; optional sample",

@@ -5,7 +5,8 @@ Data files are hashed as written. Manifests are hashed over the fields that desc
 counts) so that timing, signatures and new provenance fields may change; the dataset cards are hashed with
 their signatures blanked (a code change changes every signature, by design).
 
-Regenerate (only when an output change is intended, and say why in the commit):
+Regenerate (only when an output change is intended, and say why in the commit), from the repository root
+(the corpus path is part of each report's ``source``):
     PYTHONPATH=$PWD HF_HUB_OFFLINE=1 python -m fincprg build datasets/sample -o /tmp/s -q
     PYTHONPATH=$PWD python -m tests.integration._sample_hashes /tmp/s > tests/integration/sample_build.sha256.json
 """

@@ -26,8 +26,9 @@ def test_a_sample_build_writes_the_recorded_bytes(tmp_path):
     out = tmp_path / "out"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     env.pop("FINCPRG_KILL_AFTER", None)
-    proc = subprocess.run([sys.executable, "-m", "fincprg", "build", str(ROOT / "datasets" / "sample"), "-o",
-                           str(out), "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    # the corpus as the recorded build named it: each Report's source is "<corpus path>/<file>:<line>"
+    proc = subprocess.run([sys.executable, "-m", "fincprg", "build", "datasets/sample", "-o", str(out), "-q"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got, want = build_hashes(out), json.loads(EXPECTED.read_text(encoding="utf-8"))
     assert sorted(got) == sorted(want), "files added or missing"
