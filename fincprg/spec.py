@@ -193,7 +193,7 @@ class StageContext(Protocol):
                     outputs: tuple[str, ...], batch_size: int, total: int | None = None, desc: str = "",
                     skipped: bool = False, source: tuple[str, str] | None = None) -> dict[str, int]: ...
 
-    def llm_stream(self, items: Iterable[Any], local: Any, worker: Callable[[Any], Any],
+    def llm_stream(self, items: Iterable[Any], *, local: Any, worker: Callable[[Any], Any], llm: Any,
                    stats_out: dict[str, Any]) -> Iterator[Any]: ...
 
 

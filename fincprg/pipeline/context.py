@@ -215,7 +215,6 @@ class StageContext:
         for lines in ray_engine.map_batches(fn, payloads, self.ray, source=src, gpus=gpus):
             yield lines, batch_size
 
-
     def llm_stream(self, items: Iterable[Any], *, local: Any, worker: Callable[[Any], Any], llm: Any,
                    stats_out: dict[str, Any]) -> Iterator[Any]:
         """One LLM result per item, in order: ``local.stream(items)`` in this process, or with engine: ray
@@ -226,6 +225,7 @@ class StageContext:
 
             return ray_engine.llm_stream(items, worker, llm, self.cache_dir, self.ray, stats_out)
         return local.stream(items)
+
 
 def _batched(items: Iterable[T], n: int) -> Iterator[list[T]]:
     batch: list[T] = []
