@@ -86,7 +86,7 @@ class IngestConfig(Section):
     @field_validator("encoding")
     @classmethod
     def _known_codec(cls, v: str) -> str:
-        from fincprg.ingest.decode import text_codec  # ValueError names the fix
+        from fincprg.io import text_codec  # ValueError names the fix
 
         return v if v == "auto" else text_codec(v)
 

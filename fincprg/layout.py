@@ -5,7 +5,10 @@ A build folder ``OUT`` holds one folder per stage (``OUT/ingest`` ... ``OUT/data
 exported dataset (:class:`Dataset`) is a plain BEIR folder that users load without fincprg.
 
 Every other module takes folder and file names from here, so renaming one is a one-line change and a
-reader can never disagree with the writer about where a file lives.
+reader can never disagree with the writer about where a file lives. :data:`ARTIFACTS` is the one table of
+what each stage writes and the record type of each file: the stage contract (``StageSpec.writes``), the
+stage context's and :class:`Build`'s readers and the report all take it from there, so a reader never
+picks a record type of its own.
 """
 from __future__ import annotations
 
@@ -15,9 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from fincprg.errors import InputError
-from fincprg.pipeline.io import hash_files, read_jsonl
-from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, TopicAssignment, TopicHierarchy
+from fincprg.io import hash_files, read_jsonl
+from fincprg.records import (
+    Failure, Passage, Qrel, Query, Rejection, Removed, Report, ScoredPair, Sentence, Title, TopicAssignment,
+    TopicHierarchy,
+)
 
 # --- stages, in pipeline order, and their folders -------------------------------------------------------------
 INGEST, CHUNK, GENERATE, TOPICS, VERIFY, MINE, EXPORT = (
@@ -48,6 +56,59 @@ SUMMARY_JSON, SUMMARY_MD, REVIEW_HTML = "summary.json", "summary.md", "review.ht
 RESULTS_MD, RESULTS_CSV, RUNS_DIR, EVAL_META = "results.md", "results.csv", "runs", "eval.json"
 
 
+
+# --- the artifact table: (stage, file, record type) ----------------------------------------------------------
+@dataclass(frozen=True)
+class Artifact:
+    """One file a stage writes. ``record``: the type of each JSONL line (or of a JSON file's one object);
+    None for plain dicts, TSV, HTML and folders (``name`` ending in ``/``). ``optional``: a view the stage
+    may leave out (the topic plots with ``topics.viz=none``)."""
+
+    stage: str
+    name: str
+    record: type[BaseModel] | None = None
+    optional: bool = False
+
+
+ARTIFACTS: tuple[Artifact, ...] = (
+    Artifact(INGEST, REPORTS, Report), Artifact(INGEST, REJECTED, Rejection),
+    Artifact(CHUNK, PASSAGES, Passage), Artifact(CHUNK, SENTENCES, Sentence), Artifact(CHUNK, REMOVED, Removed),
+    Artifact(CHUNK, CHUNK_STATS),
+    Artifact(GENERATE, QUERIES, Query), Artifact(GENERATE, QRELS, Qrel), Artifact(GENERATE, FAILURES, Failure),
+    Artifact(GENERATE, HIERARCHY),
+    Artifact(TOPICS, TITLES, Title), Artifact(TOPICS, TREE, TopicHierarchy),
+    Artifact(TOPICS, ASSIGNMENTS, TopicAssignment), Artifact(TOPICS, QUERIES, Query),
+    Artifact(TOPICS, FAILURES, Failure), Artifact(TOPICS, TOPICS_HTML, optional=True),
+    Artifact(TOPICS, HIERARCHY_HTML, optional=True),
+    Artifact(VERIFY, QUERIES, Query), Artifact(VERIFY, QRELS, Qrel), Artifact(VERIFY, DROPPED),
+    Artifact(MINE, PAIRS, ScoredPair), Artifact(MINE, QRELS, Qrel), Artifact(MINE, HISTOGRAM),
+    # the dataset is plain BEIR (dict rows), readable without fincprg
+    Artifact(EXPORT, CORPUS), Artifact(EXPORT, QUERIES), Artifact(EXPORT, QRELS_DIR + "/"),
+    Artifact(EXPORT, TRAIN_FILE), Artifact(EXPORT, HF_DIR + "/"), Artifact(EXPORT, CARD),
+)
+_ARTIFACT = {(a.stage, a.name): a for a in ARTIFACTS}
+
+
+def artifact(stage: str, name: str) -> Artifact:
+    """The table's entry for ``stage``'s file ``name`` (a stage's ``manifest.json`` is always one)."""
+    if name == MANIFEST:
+        return Artifact(stage, MANIFEST)
+    try:
+        return _ARTIFACT[(stage, name)]
+    except KeyError:
+        raise KeyError(f"{stage}/{name} is not in the artifact table (fincprg/layout.py ARTIFACTS)") from None
+
+
+def written_by(stage: str) -> tuple[str, ...]:
+    """The files ``stage`` writes, in table order."""
+    return tuple(a.name for a in ARTIFACTS if a.stage == stage)
+
+
+def read_records(path: Path, stage: str, name: str) -> Iterator[Any]:
+    """The records of ``path``, which holds ``stage``'s file ``name``: typed as the table says."""
+    return read_jsonl(path, artifact(stage, name).record)
+
+
 def qrels_name(subset: str, split: str) -> str:
     """``qrels/<subset>-<split>.tsv`` inside a dataset (``all`` is a subset like the others)."""
     return f"{QRELS_DIR}/{subset}-{split}.tsv"
@@ -63,8 +124,10 @@ def load_json(path: Path) -> Any:
 
 def read_topic_tree(path: Path) -> TopicHierarchy:
     """``topics/tree.json`` as a typed record."""
+    model = artifact(TOPICS, TREE).record
+    assert model is not None
     try:
-        return TopicHierarchy.model_validate_json(path.read_text(encoding="utf-8"))
+        return model.model_validate_json(path.read_text(encoding="utf-8"))
     except ValueError as e:
         raise InputError(f"{path}: cannot read the topic tree ({e}); re-run `fincprg build --force`") from e
 
@@ -135,6 +198,19 @@ class Build:
     def manifest(self, stage: str) -> dict[str, Any] | None:
         return load_json(self.path(stage, MANIFEST))
 
+    def used(self, stage: str) -> dict[str, Any]:
+        """What ``stage`` actually used (its manifest's ``used``: a backend's default threshold, the model it
+        loaded), {} when it recorded nothing. A mine stage of a build made before manifests recorded it falls
+        back to the threshold its histogram or counts carried."""
+        m = self.manifest(stage) or {}
+        if m.get("used"):
+            return dict(m["used"])
+        if stage != MINE:
+            return {}
+        h, c = self.histogram() or {}, m.get("counts") or {}
+        old = {"threshold": h.get("threshold", c.get("threshold")), "keep_min_score": h.get("keep_min_score")}
+        return {k: v for k, v in old.items() if v is not None}
+
     def progress(self, stage: str) -> dict[str, Any] | None:
         return load_json(self.path(stage, PROGRESS))
 
@@ -159,42 +235,46 @@ class Build:
         return self.out / CACHE_DIR
 
     # --- typed readers (raise InputError with the fix when a file is missing or damaged) ---------------------
+    def records(self, stage: str, name: str) -> Iterator[Any]:
+        """``stage``'s JSONL file ``name`` as the record type of the artifact table."""
+        return read_records(self.require(stage, name), stage, name)
+
     def reports(self) -> Iterator[Report]:
-        return read_jsonl(self.require(INGEST, REPORTS), Report)
+        return self.records(INGEST, REPORTS)
 
     def passages(self) -> Iterator[Passage]:
-        return read_jsonl(self.require(CHUNK, PASSAGES), Passage)
+        return self.records(CHUNK, PASSAGES)
 
     def sentences(self) -> Iterator[Sentence]:
-        return read_jsonl(self.require(CHUNK, SENTENCES), Sentence)
+        return self.records(CHUNK, SENTENCES)
 
     def queries(self, stage: str = GENERATE) -> Iterator[Query]:
         """Queries of ``generate`` (sentence, passage), ``topics`` (intent, topic) or ``verify`` (the kept
         queries of every level)."""
-        return read_jsonl(self.require(stage, QUERIES), Query)
+        return self.records(stage, QUERIES)
 
     def direct_qrels(self) -> Iterator[Qrel]:
-        return read_jsonl(self.require(GENERATE, QRELS), Qrel)
+        return self.records(GENERATE, QRELS)
 
     def kept_qrels(self) -> Iterator[Qrel]:
         """The direct qrels of the queries verify kept."""
-        return read_jsonl(self.require(VERIFY, QRELS), Qrel)
+        return self.records(VERIFY, QRELS)
 
     def dropped(self) -> Iterator[dict[str, Any]]:
         """verify's dropped queries with their reasons."""
-        return read_jsonl(self.require(VERIFY, DROPPED))
+        return self.records(VERIFY, DROPPED)
 
     def mined_qrels(self) -> Iterator[Qrel]:
-        return read_jsonl(self.require(MINE, QRELS), Qrel)
+        return self.records(MINE, QRELS)
 
     def pairs(self) -> Iterator[ScoredPair]:
-        return read_jsonl(self.require(MINE, PAIRS), ScoredPair)
+        return self.records(MINE, PAIRS)
 
     def topic_tree(self) -> TopicHierarchy:
         return read_topic_tree(self.require(TOPICS, TREE))
 
     def assignments(self) -> Iterator[TopicAssignment]:
-        return read_jsonl(self.require(TOPICS, ASSIGNMENTS), TopicAssignment)
+        return self.records(TOPICS, ASSIGNMENTS)
 
     def histogram(self) -> dict[str, Any] | None:
         return load_json(self.path(MINE, HISTOGRAM))

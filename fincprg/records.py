@@ -148,3 +148,19 @@ class Failure(Record):
     kind: str
     message: str
     raw: str | None = None
+
+
+class Title(Record):
+    """One title line of ``topics/titles.jsonl``: kept (reason None) or dropped (reason set)."""
+
+    report_id: str
+    title: str
+    date: dt.date | None = None
+    company: str | None = None
+    stock_code: str | None = None
+    source_industry: str | None = None  # Report.industry as given
+    industry: str | None = None  # CITIC level 1 after classification (kept titles)
+    industry_source: str | None = None  # "metadata" | "stock_table" | "company" | classifier name
+    kept: bool = True
+    reason: str | None = None  # "empty" | "too_short" | "duplicate"
+    duplicate_of: str | None = None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
-from fincprg.pipeline.io import read_jsonl
+from fincprg.io import read_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 def write_review_page(audit_dir: Path, summary: dict[str, Any], judged: list[dict[str, Any]],
                       decisions: dict[str, dict[str, Any]]) -> Path:
-    from fincprg.pipeline.io import atomic_write_text
+    from fincprg.io import atomic_write_text
 
     path = audit_dir / L.REVIEW_HTML
     atomic_write_text(path, render_review(summary, judged, _read(audit_dir / L.SAMPLES), decisions))
@@ -144,7 +144,19 @@ def read_decisions(path: Path) -> dict[str, dict[str, Any]]:
 
 
 class ReviewServer(ThreadingHTTPServer):
+    """The review page's server: what its handler needs (the audit folder, the judged keys, the addresses
+    it answers to) lives here, one per server."""
+
     daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], audit_dir: Path, timeout: float) -> None:
+        super().__init__(address, _ReviewHandler)
+        self.audit_dir, self.read_timeout = audit_dir, timeout
+        self.keys = {j["key"] for j in _read(audit_dir / L.JUDGEMENTS)}
+        self.lock = threading.Lock()  # one append to decisions.jsonl at a time
+        port = self.server_address[1]
+        self.allowed_hosts = {f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]", address[0].lower())}
+        self.allowed_origins = {f"http://{h}" for h in self.allowed_hosts}
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # the default prints a traceback to stderr; a dropped or hostile connection is not news
@@ -167,143 +179,144 @@ def make_review_server(audit_dir: Path, host: str = "127.0.0.1", port: int = 0,
     POST whose Origin is not this server's own address is refused (403) all the same, in case a browser
     lets a simple request through. The Host header must be one and name this server (127.0.0.1,
     localhost or [::1] with its port), which defeats DNS rebinding; a body must have exactly one
-    Content-Length (two could be read differently by a proxy in front: request smuggling). Every request is bounded (body size, ``timeout`` seconds per read, field
-    sizes and ranges) and every error is a JSON ``{"error": ...}`` with a 4xx status; no traceback
-    ever reaches the client.
+    Content-Length (two could be read differently by a proxy in front: request smuggling). Every request is
+    bounded (body size, ``timeout`` seconds per read, field sizes and ranges) and every error is a JSON
+    ``{"error": ...}`` with a 4xx status; no traceback ever reaches the client.
     """
-    audit_dir = Path(audit_dir)
-    judged_path = audit_dir / L.JUDGEMENTS
-    keys = {j["key"] for j in _read(judged_path)}
-    lock = threading.Lock()
-    allowed_hosts: set[str] = set()
-    allowed_origins: set[str] = set()
+    return ReviewServer((host, port), Path(audit_dir), timeout)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        default_request_version = "HTTP/1.0"  # errors for garbage request lines still get a status line
 
-        def setup(self) -> None:
-            self.timeout = timeout  # socket timeout for every read: a short body cannot hang a thread
-            super().setup()
+def _content_length(headers: Any) -> int:
+    """The one Content-Length of a JSON body, checked (see :func:`make_review_server` for why each rule)."""
+    if headers.get("Transfer-Encoding"):
+        raise _BadRequest(411, "send the body with a Content-Length, not chunked")
+    media, _, params = (headers.get("Content-Type") or "").partition(";")
+    charset = params.strip().lower().replace(" ", "")
+    if media.strip().lower() != "application/json" or charset not in ("", "charset=utf-8"):
+        raise _BadRequest(415, "send Content-Type: application/json")
+    lengths = headers.get_all("Content-Length") or []
+    if len(lengths) > 1:
+        raise _BadRequest(400, "send exactly one Content-Length header")
+    raw_len = (lengths[0] if lengths else "").strip()
+    if not raw_len:
+        raise _BadRequest(411, "a Content-Length header is required")
+    if not raw_len.isdigit() or len(raw_len) > 12:
+        raise _BadRequest(400, "Content-Length must be a whole number of bytes")
+    n = int(raw_len)
+    if n == 0:
+        raise _BadRequest(400, "empty body")
+    if n > MAX_BODY:
+        raise _BadRequest(413, f"body larger than {MAX_BODY} bytes")
+    return n
 
-        def log_message(self, fmt: str, *args: Any) -> None:  # quiet: logging, not stderr
-            log.debug("review server: " + fmt, *args)
 
-        def _send(self, status: int, body: bytes, ctype: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            if status >= 400:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+def _decisions(data: bytes, keys: set[str]) -> list[dict[str, Any]]:
+    """The validated decisions of a POST body (one object or a list)."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _BadRequest(400, "the body is not UTF-8") from None
+    except RecursionError:
+        raise _BadRequest(400, "the JSON is nested too deeply") from None
+    except ValueError as e:
+        raise _BadRequest(400, f"the body is not JSON ({e})") from None
+    items = obj if isinstance(obj, list) else [obj]
+    if not items or len(items) > MAX_ITEMS:
+        raise _BadRequest(400, f"send one decision or a list of 1 to {MAX_ITEMS}")
+    try:
+        return [validate_decision(o, keys) for o in items]
+    except ValueError as e:
+        raise _BadRequest(400, str(e)) from None
 
-        def _json(self, status: int, obj: Any) -> None:
-            self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"), "application/json")
 
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            # http.server's own errors (bad request line, oversized headers) as JSON, not HTML
-            try:
-                self._json(code, {"error": message or HTTPStatus(code).phrase})
-            except OSError:
-                self.close_connection = True
+class _ReviewHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.0"  # errors for garbage request lines still get a status line
+    server: ReviewServer
 
-        def _guard(self, body: Any) -> None:
-            try:
-                hosts = self.headers.get_all("Host") or [""]
-                if len(hosts) > 1 or hosts[0].strip().lower() not in allowed_hosts:
-                    raise _BadRequest(400, "unexpected Host header; open the page at the address the server printed")
-                body()
-            except _BadRequest as e:
-                self._json(e.status, {"error": str(e)})
-            except (TimeoutError, ConnectionError):
-                self.close_connection = True
-            except Exception:  # noqa: BLE001 - logged here, never sent to the client
-                log.warning("review server: request failed", exc_info=True)
-                self._json(500, {"error": "internal error; see the server's log"})
+    def setup(self) -> None:
+        self.timeout = self.server.read_timeout  # socket timeout for every read: a short body cannot hang a thread
+        super().setup()
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server API
-            self._guard(self._get)
+    def log_message(self, fmt: str, *args: Any) -> None:  # quiet: logging, not stderr
+        log.debug("review server: " + fmt, *args)
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server API
-            self._guard(self._post)
+    def _send(self, status: int, body: bytes, ctype: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        if status >= 400:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
-        def _get(self) -> None:
-            path = self.path.split("?", 1)[0]
-            if path in ("/", f"/{L.REVIEW_HTML}"):
-                summary = json.loads((audit_dir / L.SUMMARY_JSON).read_text(encoding="utf-8"))
-                html = render_review(summary, _read(judged_path), _read(audit_dir / L.SAMPLES),
-                                     read_decisions(audit_dir / L.DECISIONS))
-                self._send(200, html.encode("utf-8"), "text/html; charset=utf-8")
-            elif path == f"/{L.DECISIONS}":
-                p = audit_dir / L.DECISIONS
-                self._send(200, p.read_bytes() if p.is_file() else b"", "application/x-ndjson; charset=utf-8")
-            else:
-                self._json(404, {"error": "not found"})
+    def _json(self, status: int, obj: Any) -> None:
+        self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"), "application/json")
 
-        def _body(self) -> bytes:
-            if self.headers.get("Transfer-Encoding"):
-                raise _BadRequest(411, "send the body with a Content-Length, not chunked")
-            media, _, params = (self.headers.get("Content-Type") or "").partition(";")
-            charset = params.strip().lower().replace(" ", "")
-            if media.strip().lower() != "application/json" or charset not in ("", "charset=utf-8"):
-                raise _BadRequest(415, "send Content-Type: application/json")
-            lengths = self.headers.get_all("Content-Length") or []
-            if len(lengths) > 1:
-                raise _BadRequest(400, "send exactly one Content-Length header")
-            raw_len = (lengths[0] if lengths else "").strip()
-            if not raw_len:
-                raise _BadRequest(411, "a Content-Length header is required")
-            if not raw_len.isdigit() or len(raw_len) > 12:
-                raise _BadRequest(400, "Content-Length must be a whole number of bytes")
-            n = int(raw_len)
-            if n == 0:
-                raise _BadRequest(400, "empty body")
-            if n > MAX_BODY:
-                raise _BadRequest(413, f"body larger than {MAX_BODY} bytes")
-            try:
-                data = self.rfile.read(n)
-            except TimeoutError:
-                raise _BadRequest(408, f"the body did not arrive within {timeout:g} s") from None
-            if len(data) < n:
-                raise _BadRequest(400, "the body is shorter than its Content-Length")
-            return data
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server's own errors (bad request line, oversized headers) as JSON, not HTML
+        try:
+            self._json(code, {"error": message or HTTPStatus(code).phrase})
+        except OSError:
+            self.close_connection = True
 
-        def _post(self) -> None:
-            if self.path.split("?", 1)[0] != "/decisions":
-                raise _BadRequest(404, "POST decisions to /decisions")
-            # the page's own fetch sends this server's address; a browser on another site sends its own
-            origins = self.headers.get_all("Origin") or []
-            if any(o.strip().lower() not in allowed_origins for o in origins):
-                raise _BadRequest(403, "cross-origin POST refused; decisions are saved only from the review page "
-                                       "this server serves")
-            data = self._body()
-            try:
-                obj = json.loads(data.decode("utf-8"))
-            except UnicodeDecodeError:
-                raise _BadRequest(400, "the body is not UTF-8") from None
-            except RecursionError:
-                raise _BadRequest(400, "the JSON is nested too deeply") from None
-            except ValueError as e:
-                raise _BadRequest(400, f"the body is not JSON ({e})") from None
-            items = obj if isinstance(obj, list) else [obj]
-            if not items or len(items) > MAX_ITEMS:
-                raise _BadRequest(400, f"send one decision or a list of 1 to {MAX_ITEMS}")
-            try:
-                rows = [validate_decision(o, keys) for o in items]
-            except ValueError as e:
-                raise _BadRequest(400, str(e)) from None
-            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-            with lock, open(audit_dir / L.DECISIONS, "a", encoding="utf-8") as f:
-                f.write(text)  # one write: a decision is saved whole or not at all
-            self._json(200, {"saved": len(rows)})
+    def _guard(self, body: Any) -> None:
+        try:
+            hosts = self.headers.get_all("Host") or [""]
+            if len(hosts) > 1 or hosts[0].strip().lower() not in self.server.allowed_hosts:
+                raise _BadRequest(400, "unexpected Host header; open the page at the address the server printed")
+            body()
+        except _BadRequest as e:
+            self._json(e.status, {"error": str(e)})
+        except (TimeoutError, ConnectionError):
+            self.close_connection = True
+        except Exception:  # noqa: BLE001 - logged here, never sent to the client
+            log.warning("review server: request failed", exc_info=True)
+            self._json(500, {"error": "internal error; see the server's log"})
 
-    server = ReviewServer((host, port), Handler)
-    real_port = server.server_address[1]
-    allowed_hosts.update(f"{h}:{real_port}" for h in ("127.0.0.1", "localhost", "[::1]", host.lower()))
-    allowed_origins.update(f"http://{h}" for h in allowed_hosts)
-    return server
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        self._guard(self._get)
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server API
+        self._guard(self._post)
+
+    def _get(self) -> None:
+        path, audit_dir = self.path.split("?", 1)[0], self.server.audit_dir
+        if path in ("/", f"/{L.REVIEW_HTML}"):
+            summary = json.loads((audit_dir / L.SUMMARY_JSON).read_text(encoding="utf-8"))
+            html = render_review(summary, _read(audit_dir / L.JUDGEMENTS), _read(audit_dir / L.SAMPLES),
+                                 read_decisions(audit_dir / L.DECISIONS))
+            self._send(200, html.encode("utf-8"), "text/html; charset=utf-8")
+        elif path == f"/{L.DECISIONS}":
+            p = audit_dir / L.DECISIONS
+            self._send(200, p.read_bytes() if p.is_file() else b"", "application/x-ndjson; charset=utf-8")
+        else:
+            self._json(404, {"error": "not found"})
+
+    def _body(self) -> bytes:
+        n = _content_length(self.headers)
+        try:
+            data = self.rfile.read(n)
+        except TimeoutError:
+            raise _BadRequest(408, f"the body did not arrive within {self.server.read_timeout:g} s") from None
+        if len(data) < n:
+            raise _BadRequest(400, "the body is shorter than its Content-Length")
+        return data
+
+    def _post(self) -> None:
+        if self.path.split("?", 1)[0] != "/decisions":
+            raise _BadRequest(404, "POST decisions to /decisions")
+        # the page's own fetch sends this server's address; a browser on another site sends its own
+        origins = self.headers.get_all("Origin") or []
+        if any(o.strip().lower() not in self.server.allowed_origins for o in origins):
+            raise _BadRequest(403, "cross-origin POST refused; decisions are saved only from the review page "
+                                   "this server serves")
+        rows = _decisions(self._body(), self.server.keys)
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        with self.server.lock, open(self.server.audit_dir / L.DECISIONS, "a", encoding="utf-8") as f:
+            f.write(text)  # one write: a decision is saved whole or not at all
+        self._json(200, {"saved": len(rows)})

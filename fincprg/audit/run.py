@@ -36,7 +36,7 @@ from fincprg.audit.sample import (
     sample_pairs,
 )
 from fincprg.evaluate.data import level_rank
-from fincprg.pipeline.io import read_jsonl
+from fincprg.io import read_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ def summary_markdown(s: dict[str, Any]) -> str:
 def write_summary(audit_dir: Path, meta: dict[str, Any], judged: list[dict[str, Any]], apply: bool) -> dict[str, Any]:
     """Compute estimates (with decisions when ``apply``) and write summary.json/.md and review.html."""
     from fincprg.audit.review import read_decisions, write_review_page
-    from fincprg.pipeline.io import atomic_write_json, atomic_write_text
+    from fincprg.io import atomic_write_json, atomic_write_text
 
     decisions = read_decisions(audit_dir / L.DECISIONS)
     intervals = [Interval(lo, hi, top=i == 0) for i, (lo, hi) in enumerate(meta["interval_edges"])]
@@ -181,7 +181,7 @@ def run_audit(target: Path, *, judge: Any, intervals: list[Interval] | None = No
               seed: int = 42, threshold: float | None = None, apply_decisions: bool = False) -> dict[str, Any]:
     """Sample, judge and summarise; returns the summary dict. ``judge`` is a :class:`~.audit_judge.Judge`."""
     from fincprg.errors import InputError
-    from fincprg.pipeline.io import atomic_write_jsonl
+    from fincprg.io import atomic_write_jsonl
 
     paths = locate(target)
     thr, keep_min, source = read_threshold(paths.out)

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
+from fincprg.config import MineConfig
 from fincprg.errors import InputError
-from fincprg.pipeline.io import read_jsonl
+from fincprg.io import read_jsonl
 
 STEP = 0.02
 
@@ -113,15 +114,17 @@ def interval_of(intervals: list[Interval], score: float) -> Interval | None:
 
 
 def read_threshold(out: Path) -> tuple[float | None, float, str]:
-    """(threshold, keep_min_score, source) from mine/histogram.json, else the mine manifest."""
+    """(threshold, keep_min_score, source): what the mine stage used, as its manifest records it (a backend's
+    default threshold when none was configured; see :meth:`fincprg.layout.Build.used`)."""
     build = L.Build(out)
-    h = build.histogram()
-    if h and h.get("threshold") is not None:
-        return float(h["threshold"]), float(h.get("keep_min_score", 0.85)), f"{L.STAGE_DIRS[L.MINE]}/{L.HISTOGRAM}"
-    counts = (build.manifest(L.MINE) or {}).get("counts", {})
-    if counts.get("threshold") is not None:
-        return float(counts["threshold"]), 0.85, f"{L.STAGE_DIRS[L.MINE]}/{L.MANIFEST}"
-    return None, 0.85, "none"
+    used, manifest = build.used(L.MINE), build.manifest(L.MINE) or {}
+    configured = (manifest.get("config") or {}).get(L.MINE) or {}
+    keep_min = float(used.get("keep_min_score", configured.get("keep_min_score", MineConfig().keep_min_score)))
+    if used.get("threshold") is None:
+        return None, keep_min, "none"
+    # a build made before manifests recorded "used" had it in the histogram
+    source = L.MANIFEST if manifest.get("used") else L.HISTOGRAM
+    return float(used["threshold"]), keep_min, f"{L.STAGE_DIRS[L.MINE]}/{source}"
 
 
 def query_texts(out: Path) -> dict[str, str]:

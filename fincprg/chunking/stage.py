@@ -20,9 +20,9 @@ from fincprg.chunking.clean import Span, clean_and_cut
 from fincprg.chunking.quality import QualityScorer, make_scorer
 from fincprg.chunking.split import cut
 from fincprg.config import ChunkConfig
-from fincprg.pipeline.io import count_lines
-from fincprg.pipeline.runner import StageContext
+from fincprg.io import count_lines
 from fincprg.records import Passage, Removed, Report, Sentence
+from fincprg.spec import StageContext
 
 log = logging.getLogger(__name__)
 OUTPUTS = (L.PASSAGES, L.SENTENCES, L.REMOVED, L.CHUNK_STATS)
@@ -101,9 +101,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
     src = ctx.input_path(L.INGEST, L.REPORTS)
     n_reports = count_lines(src)
     fn: Callable[[list[Report]], dict[str, list[Any]]] = lambda batch: chunk_batch(batch, cfg, scorer)  # noqa: E731
-    lines = ctx.map_batches(ctx.read(L.INGEST, L.REPORTS, Report), fn, outputs=OUTPUTS,
+    lines = ctx.map_batches(ctx.read(L.INGEST, L.REPORTS), fn, outputs=OUTPUTS,
                             batch_size=cfg.batch_size, total=n_reports, desc="chunk",
-                            source=(L.INGEST, L.REPORTS, Report))
+                            source=(L.INGEST, L.REPORTS))
     counts = _summarise(ctx, n_reports, lines)
     log.info("chunk: %d reports -> %d passages, %d sentences; removed %.1f%% of characters %s",
              n_reports, counts["passages"], counts["sentences"], 100 * counts["removed_share"],

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -15,7 +15,7 @@ def _import_decisions(src: Path, audit_dir: Path) -> int:
     """Append valid decisions from a downloaded decisions.jsonl into audit/decisions.jsonl."""
     from fincprg.errors import InputError
     from fincprg.audit.review import validate_decision
-    from fincprg.pipeline.io import read_jsonl
+    from fincprg.io import read_jsonl
 
     if not src.is_file():
         raise InputError(f"--decisions {src} does not exist")
@@ -61,7 +61,7 @@ def audit_cmd(
              "rules: offline stand-in (finance facts + character overlap), labelled as such everywhere.")] = "rules",
     language: Annotated[str, typer.Option(help="Judge prompt language: zh or en.")] = "zh",
     threshold: Annotated[Optional[float], typer.Option(
-        help="Mining threshold (default: the one recorded in OUT/mine/histogram.json or the mine manifest).")] = None,
+        help="Mining threshold (default: the one mining used, recorded in the mine manifest).")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", "-c", help="Pipeline YAML (llm section).")] = None,
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="Dotted override, e.g. llm.model=qwen2.5.")] = None,
     review: Annotated[bool, typer.Option(
@@ -81,9 +81,9 @@ def audit_cmd(
     FP = score >= threshold and judge < 3; FN = score < threshold and judge > 3.
     Example: fincprg audit runs/demo --judge llm --set llm.base_url=http://localhost:8000/v1
     """
+    from fincprg.audit.run import reapply
+    from fincprg.audit.sample import locate
     from fincprg.errors import FincprgError
-    from fincprg.audit.run import reapply, run_audit
-    from fincprg.audit.sample import locate, parse_intervals
 
     setup_logging(quiet)
     try:
@@ -98,33 +98,48 @@ def audit_cmd(
         elif review and existing:
             summary = json.loads((paths.audit / L.SUMMARY_JSON).read_text(encoding="utf-8"))
         else:
-            if judge not in ("llm", "rules"):
-                raise FincprgError(f"--judge {judge!r}: choose llm or rules")
-            from fincprg.config import load_config
-
-            cfg = load_config(config, set_)
-            if judge == "llm":
-                from fincprg.audit.judge import LLMJudge
-
-                cache = Path(cfg.run.cache_dir) if cfg.run.cache_dir else L.Build(paths.out).cache_dir
-                j = LLMJudge(cfg.llm, cache, language=language, progress=not quiet)
-            else:
-                from fincprg.audit.judge import RulesJudge
-
-                j = RulesJudge()
-            summary = run_audit(target, judge=j, intervals=parse_intervals(intervals) if intervals else None,
-                                per_interval=per_interval, seed=cfg.run.seed if seed is None else seed,
-                                threshold=threshold)
+            summary = _new_audit(target, paths, judge=judge, language=language, config=config, set_=set_,
+                                 intervals=intervals, per_interval=per_interval, seed=seed, threshold=threshold,
+                                 quiet=quiet)
         _print_summary(summary)
-        if not any(r["sampled"] for r in summary["levels"].values()):
-            typer.secho(f"no mined pairs fall in the audit intervals: {L.Build(paths.out).path(L.MINE, L.PAIRS)} holds only "
-                        "pairs scored >= mine.keep_min_score (or the threshold); lower that and re-run mine, or "
-                        "pass lower --intervals", err=True, fg=typer.colors.YELLOW)
+        _warn_if_nothing_sampled(summary, paths.out)
         typer.echo(f"wrote {paths.audit}/summary.md and review.html")
         if review:
             _serve(paths.audit, port)
     except HANDLED as e:
         fail(e)
+
+
+def _new_audit(target: Path, paths: Any, *, judge: str, language: str, config: Path | None, set_: list[str] | None,
+               intervals: str | None, per_interval: int, seed: int | None, threshold: float | None,
+               quiet: bool) -> dict[str, Any]:
+    """Sample, judge and summarise a build's mined pairs (``fincprg audit`` without --review/--decisions)."""
+    from fincprg.audit.run import run_audit
+    from fincprg.audit.sample import parse_intervals
+    from fincprg.config import load_config
+    from fincprg.errors import FincprgError
+
+    if judge not in ("llm", "rules"):
+        raise FincprgError(f"--judge {judge!r}: choose llm or rules")
+    cfg = load_config(config, set_)
+    if judge == "llm":
+        from fincprg.audit.judge import LLMJudge
+
+        cache = Path(cfg.run.cache_dir) if cfg.run.cache_dir else L.Build(paths.out).cache_dir
+        j: Any = LLMJudge(cfg.llm, cache, language=language, progress=not quiet)
+    else:
+        from fincprg.audit.judge import RulesJudge
+
+        j = RulesJudge()
+    return run_audit(target, judge=j, intervals=parse_intervals(intervals) if intervals else None,
+                     per_interval=per_interval, seed=cfg.run.seed if seed is None else seed, threshold=threshold)
+
+
+def _warn_if_nothing_sampled(summary: dict[str, Any], out: Path) -> None:
+    if not any(r["sampled"] for r in summary["levels"].values()):
+        typer.secho(f"no mined pairs fall in the audit intervals: {L.Build(out).path(L.MINE, L.PAIRS)} holds only "
+                    "pairs scored >= mine.keep_min_score (or the threshold); lower that and re-run mine, or "
+                    "pass lower --intervals", err=True, fg=typer.colors.YELLOW)
 
 
 def _serve(audit_dir: Path, port: int) -> None:

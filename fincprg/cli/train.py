@@ -5,7 +5,7 @@ Heavy imports (torch, sentence-transformers) stay inside the command body.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -94,30 +94,38 @@ def train_cmd(
             eval_strategy=eval_strategy, eval_steps=eval_steps, save_steps=save_steps, show_progress=not quiet,
             freeze_embeddings=freeze_embeddings, group_by_length=group_by_length, scale=scale)
         summary = train(dataset, model, out, settings, resume=resume)
-        typer.echo(f"\nfincprg train summary ({out}):")
-        typer.echo(f"  loss {loss} on {', '.join(settings.subsets)}: {summary['pairs']} pairs, "
-                   f"{summary['rows']} rows, {summary['steps']} steps, {summary['train_seconds']}s on "
-                   f"{summary['device']} ({summary['precision']})"
-                   + (f", resumed from {summary['resumed_from']}" if summary["resumed_from"] else ""))
-        if summary.get("max_seq_length_clamped"):
-            c = summary["max_seq_length_clamped"]
-            typer.echo(f"  trained with {c['used']} tokens per text, the most {model} can embed "
-                       f"(--max-seq-length {c['asked']} asked)")
-        if summary.get("prompts"):
-            typer.echo("  prompts: " + ", ".join(f"{k} {v!r}" for k, v in summary["prompts"].items()))
-        if summary.get("frozen_parameters"):
-            typer.echo(f"  word embeddings frozen: {summary['frozen_parameters']:,} parameters not trained")
-        if "added" in summary["vocab"]:
-            v = summary["vocab"]
-            typer.echo(f"  vocabulary: +{v['added']} CJK tokens ({100 * v['unk_share_before']:.1f}% of CJK "
-                       f"characters were [UNK]); {v['vocab_size']} tokens")
+        _print_summary(summary, settings, model, out)
         if compare:
-            from fincprg.train.compare import Bench, before_after, format_table
-
-            benches = [Bench(dataset, settings.subsets, label=f"{dataset} (test)")]
-            benches += [Bench(Path(p)) for p in eval_on or []]
-            rows = before_after(model, str(out), benches, show_progress=not quiet)
-            typer.echo("")
-            typer.echo(format_table(rows, model, str(out)))
+            _compare(dataset, settings.subsets, eval_on or [], model, out, quiet)
 
     guarded(body)
+
+
+def _print_summary(summary: dict[str, Any], settings: Any, model: str, out: Path) -> None:
+    typer.echo(f"\nfincprg train summary ({out}):")
+    typer.echo(f"  loss {settings.loss} on {', '.join(settings.subsets)}: {summary['pairs']} pairs, "
+               f"{summary['rows']} rows, {summary['steps']} steps, {summary['train_seconds']}s on "
+               f"{summary['device']} ({summary['precision']})"
+               + (f", resumed from {summary['resumed_from']}" if summary["resumed_from"] else ""))
+    if summary.get("max_seq_length_clamped"):
+        c = summary["max_seq_length_clamped"]
+        typer.echo(f"  trained with {c['used']} tokens per text, the most {model} can embed "
+                   f"(--max-seq-length {c['asked']} asked)")
+    if summary.get("prompts"):
+        typer.echo("  prompts: " + ", ".join(f"{k} {v!r}" for k, v in summary["prompts"].items()))
+    if summary.get("frozen_parameters"):
+        typer.echo(f"  word embeddings frozen: {summary['frozen_parameters']:,} parameters not trained")
+    if "added" in summary["vocab"]:
+        v = summary["vocab"]
+        typer.echo(f"  vocabulary: +{v['added']} CJK tokens ({100 * v['unk_share_before']:.1f}% of CJK "
+                   f"characters were [UNK]); {v['vocab_size']} tokens")
+
+
+def _compare(dataset: Path, subsets: list[str], eval_on: list[str], model: str, out: Path, quiet: bool) -> None:
+    """The before/after table: the dataset's test split and every --eval-on folder, base model vs trained."""
+    from fincprg.train.compare import Bench, before_after, format_table
+
+    benches = [Bench(dataset, subsets, label=f"{dataset} (test)")] + [Bench(Path(p)) for p in eval_on]
+    rows = before_after(model, str(out), benches, show_progress=not quiet)
+    typer.echo("")
+    typer.echo(format_table(rows, model, str(out)))

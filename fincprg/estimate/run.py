@@ -22,7 +22,7 @@ from fincprg import layout as L
 from fincprg.config import PipelineConfig
 from fincprg.estimate.llm import Measured, Request, account, counter_for, mark_cached, measure, probe
 from fincprg.estimate.tokens import TokenCounter
-from fincprg.records import Passage, Report, Sentence
+from fincprg.records import Passage, Sentence
 
 log = logging.getLogger(__name__)
 
@@ -65,23 +65,16 @@ def _rewrite_requests(cfg: PipelineConfig, client: Any, trees: list[Request], co
 
 
 def _cluster(cfg: PipelineConfig, reports_file: Path, scratch: Path, show_progress: bool) -> dict[str, Any]:
-    """The topics stage's clustering step, run in ``scratch``: topic inputs, nodes, report -> subtree."""
-    from fincprg.finance import register_companies
+    """The topics stage's estimate hook (its clustering step) in ``scratch``: topic inputs, nodes,
+    report -> subtree, report -> industry."""
     from fincprg.pipeline.contract import STAGE_BY_NAME
-    from fincprg.pipeline.runner import StageContext
-    from fincprg.topics.stage import cluster_step, topic_inputs
+    from fincprg.pipeline.runner import estimate_stage
 
     (scratch / L.STAGE_DIRS[L.INGEST]).mkdir(parents=True)
     shutil.copy(reports_file, L.Build(scratch).path(L.INGEST, L.REPORTS))
     quiet = cfg.model_copy(deep=True)
     quiet.topics.viz = "none"  # the plots are not needed to count anything
-    ctx = StageContext(STAGE_BY_NAME[L.TOPICS], scratch, quiet, "estimate", show_progress=show_progress)
-    ctx.dir.mkdir(parents=True)
-    register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
-    c = cluster_step(ctx, ctx.config.topics, cfg.run.seed)
-    return {"inputs": topic_inputs(c["topics"], c["nodes"], c["kept"], c["emb"]), "nodes": c["nodes"],
-            "subtree": {a.report_id: a.subtree_topic for a in c["assignments"] if a.subtree_topic},
-            "industry": {a.report_id: a.industry for a in c["assignments"]}}
+    return estimate_stage(STAGE_BY_NAME[L.TOPICS], scratch, quiet, show_progress=show_progress)
 
 
 def _intent_requests(cfg: PipelineConfig, inputs: list[Any], counter: TokenCounter) -> list[Request]:
@@ -139,10 +132,71 @@ def _intent_findings(probes: list[Any], cfg: PipelineConfig) -> dict[str, float]
     return {"reask_share": bad / len(probes), **({"subqueries_per_topic": statistics.mean(subs)} if subs else {})}
 
 
+Plan = tuple[list[Request], Measured, float]  # a stage's requests, what probes measured, its re-ask share
+
+
+def _generate_plan(cfg: PipelineConfig, client: Any, build: L.Build, counter: TokenCounter, probes: int,
+                   timed: list[float]) -> Plan:
+    """The generate stage's requests (trees, and rewrites when enabled), probed; ``timed`` gets probe latencies."""
+    trees = _tree_requests(cfg, client, build, counter)
+    sent = probe(client, trees, probes)
+    m = measure(sent)
+    if sent:
+        m.extra = _tree_findings(sent, cfg)
+        m.reask_share = m.extra.pop("reask_share")
+    timed += [p.seconds for p in sent if p.seconds is not None]
+    reqs = list(trees)
+    if not cfg.generate.rewrite.enabled:
+        m.extra.pop("rewrite_share", None)
+    else:
+        share = m.extra.get("rewrite_share", 1.0)
+        m.extra["rewrite_share"] = share
+        reqs += _rewrite_requests(cfg, client, trees, counter, share, m.extra.get("empty_share", 0.0))
+    return reqs, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share
+
+
+def _topics_plan(cfg: PipelineConfig, client: Any, inputs: list[Any], counter: TokenCounter, probes: int,
+                 timed: list[float]) -> tuple[Plan | None, dict[str, int]]:
+    """The topics stage's intent requests (None with template intents), probed, and the subqueries each topic
+    is expected to get (what mining traverses)."""
+    ic = cfg.topics.intents
+    if ic.backend != "llm":
+        from fincprg.topics.intents import template_intents
+
+        return None, {t.topic_id: sum(len(i["subqueries"]) for i in template_intents(
+            t, max_subqueries=ic.max_subqueries)) for t in inputs}
+    intents = _intent_requests(cfg, inputs, counter)
+    sent = probe(client, intents, probes)
+    m = measure(sent)
+    if sent:
+        m.extra = _intent_findings(sent, cfg)
+        m.reask_share = m.extra.pop("reask_share")
+    timed += [p.seconds for p in sent if p.seconds is not None]
+    k = round(m.extra.get("subqueries_per_topic", ic.max_intents * ic.max_subqueries))
+    plan = (intents, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share)
+    return plan, {t.topic_id: k for t in inputs}
+
+
+def _stage_rows(cfg: PipelineConfig, client: Any, plans: dict[str, Plan], price: Any, latency: float
+                ) -> dict[str, dict[str, Any]]:
+    """Requests, tokens, cost and wall time per stage, cached answers counted out."""
+    rows = {}
+    for stage, (reqs, m, share) in plans.items():
+        mark_cached(client, reqs)
+        row = account(reqs, m, reask_share=share, price=price, concurrency=cfg.llm.concurrency, latency=latency)
+        row["prompt_correction"] = round(m.factor, 4) if m.factor else None
+        row["reask_share"] = round(share, 4)
+        row.update(m.extra)
+        rows[stage] = row
+    return rows
+
+
 def estimate(corpus: Path, cfg: PipelineConfig, *, out: Path | None = None, probes: int = 0,
              show_progress: bool = False) -> dict[str, Any]:
     """Estimate a build of ``corpus`` with ``cfg`` (see the module docstring); with ``out``, also write
     ``OUT/estimate.json``, which ``fincprg build`` compares with what it sent."""
+    from fincprg.estimate.pairs import mine_pairs
+    from fincprg.io import atomic_write_json
     from fincprg.llm import LLMClient, price_for
     from fincprg.pipeline.runner import run_pipeline
 
@@ -162,65 +216,25 @@ def estimate(corpus: Path, cfg: PipelineConfig, *, out: Path | None = None, prob
             "priced": price is not None, "tokens": counter.name, "concurrency": cfg.llm.concurrency,
             "probes": probes, "stages": {}}
         timed: list[float] = []
-        subqueries: dict[str, int] = {}
         try:
-            plans: dict[str, tuple[list[Request], Measured, float]] = {}
+            plans: dict[str, Plan] = {}
             if cfg.generate.backend == "llm":
-                trees = _tree_requests(cfg, client, build, counter)
-                sent = probe(client, trees, probes)
-                m = measure(sent)
-                if sent:
-                    m.extra = _tree_findings(sent, cfg)
-                    m.reask_share = m.extra.pop("reask_share")
-                timed += [p.seconds for p in sent if p.seconds is not None]
-                reqs = list(trees)
-                if not cfg.generate.rewrite.enabled:
-                    m.extra.pop("rewrite_share", None)
-                else:
-                    share = m.extra.get("rewrite_share", 1.0)
-                    m.extra["rewrite_share"] = share
-                    reqs += _rewrite_requests(cfg, client, trees, counter, share, m.extra.get("empty_share", 0.0))
-                plans[L.GENERATE] = (reqs, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share)
-            ic = cfg.topics.intents
-            if ic.backend == "llm":
-                intents = _intent_requests(cfg, clustered["inputs"], counter)
-                sent = probe(client, intents, probes)
-                m = measure(sent)
-                if sent:
-                    m.extra = _intent_findings(sent, cfg)
-                    m.reask_share = m.extra.pop("reask_share")
-                timed += [p.seconds for p in sent if p.seconds is not None]
-                plans[L.TOPICS] = (intents, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share)
-                k = round(m.extra.get("subqueries_per_topic", ic.max_intents * ic.max_subqueries))
-                subqueries = {t.topic_id: k for t in clustered["inputs"]}
-            else:
-                from fincprg.topics.intents import template_intents
-
-                subqueries = {t.topic_id: sum(len(i["subqueries"]) for i in template_intents(
-                    t, max_subqueries=ic.max_subqueries)) for t in clustered["inputs"]}
+                plans[L.GENERATE] = _generate_plan(cfg, client, build, counter, probes, timed)
+            topics_plan, subqueries = _topics_plan(cfg, client, clustered["inputs"], counter, probes, timed)
+            if topics_plan is not None:
+                plans[L.TOPICS] = topics_plan
             latency = statistics.median(timed) if timed else cfg.estimate.latency_s
             result["latency_s"] = round(latency, 3)
             result["latency_source"] = f"median of {len(timed)} probes" if timed else "estimate.latency_s"
-            for stage, (reqs, m, share) in plans.items():
-                mark_cached(client, reqs)
-                row = account(reqs, m, reask_share=share, price=price, concurrency=cfg.llm.concurrency,
-                              latency=latency)
-                row["prompt_correction"] = round(m.factor, 4) if m.factor else None
-                row["reask_share"] = round(share, 4)
-                row.update(m.extra)
-                result["stages"][stage] = row
+            result["stages"] = _stage_rows(cfg, client, plans, price, latency)
         finally:
             client.close()
         result["total"] = {k: sum(s.get(k, 0) for s in result["stages"].values())
                            for k in ("requests", "cached", "to_send", "prompt_tokens", "completion_tokens",
                                      "to_send_prompt_tokens", "to_send_completion_tokens", "wall_s",
                                      *(("cost_usd", "to_send_cost_usd") if price else ()))}
-        from fincprg.estimate.pairs import mine_pairs
-
         result["mine"] = mine_pairs(cfg.mine, passages, sentences, clustered["nodes"], clustered["subtree"],
                                     subqueries, clustered["industry"])
         if out is not None:
-            from fincprg.pipeline.io import atomic_write_json
-
             atomic_write_json(out / L.ESTIMATE, result)
     return result

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fincprg import layout as L
 from fincprg.errors import InputError
-from fincprg.pipeline.io import read_jsonl
+from fincprg.io import read_jsonl
 
 log = logging.getLogger(__name__)
 

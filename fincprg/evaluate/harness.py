@@ -269,7 +269,7 @@ def safe_name(spec: str) -> str:
 def write_outputs(res: EvalResult, out: Path) -> list[Path]:
     """Write results.md, results.csv, eval.json (which dataset, by content hash), slices.csv (with
     slices) and (when kept) runs/<spec>.trec under ``out``."""
-    from fincprg.pipeline.io import atomic_write_json, atomic_write_text
+    from fincprg.io import atomic_write_json, atomic_write_text
 
     out = Path(out)
     paths = [out / L.RESULTS_MD, out / L.RESULTS_CSV, out / L.EVAL_META]

@@ -28,7 +28,7 @@ import io
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from fincprg.pipeline.io import atomic_write_text
+from fincprg.io import atomic_write_text
 from fincprg.records import Qrel, Query
 
 SUBSETS: tuple[str, ...] = ("sentence", "sentence-mined", "passage", "passage-mined", "topic", "all")

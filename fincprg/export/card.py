@@ -60,8 +60,17 @@ def _backend(registry: Registry, name: str, model: str | None) -> str:
     return f"{name} {model or ''}".strip() if registry.get(name).needs_model else registry.get(name).description
 
 
-def model_ids(cfg: PipelineConfig) -> dict[str, str]:
-    """The models (or honest offline stand-ins) behind each label, from the config."""
+def _reranker(rr: Any, used: Mapping[str, Any]) -> str:
+    """The scorer and threshold mining used (the mine manifest's ``used``), else the configured ones."""
+    backend, model = used.get("reranker", rr.backend), used["model"] if "model" in used else rr.model
+    threshold = used.get("threshold", rr.threshold)
+    return _backend(PAIR_SCORERS, backend, model) + (f", threshold {threshold}" if threshold is not None
+                                                      else ", backend default threshold")
+
+
+def model_ids(cfg: PipelineConfig, used: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:
+    """The models (or honest offline stand-ins) behind each label, from the config; ``used`` (stage -> its
+    manifest's ``used``) gives what a stage actually used where it differs (a backend's default threshold)."""
     llm = f"LLM {cfg.llm.model} via {cfg.llm.base_url}"
     cls, emb, rr, neg = cfg.topics.classifier, cfg.topics.embedder, cfg.mine.reranker, cfg.export.negatives
     return {
@@ -69,8 +78,7 @@ def model_ids(cfg: PipelineConfig) -> dict[str, str]:
         "topic intents": llm if cfg.topics.intents.backend == "llm" else "offline templates (no LLM)",
         "industry classifier": _backend(CLASSIFIERS, cls.backend, cls.model),
         "title embedder": f"{emb.backend}" + (f" {emb.model}" if emb.model else ""),
-        "reranker": _backend(PAIR_SCORERS, rr.backend, rr.model)
-                    + (f", threshold {rr.threshold}" if rr.threshold is not None else ", backend default threshold"),
+        "reranker": _reranker(rr, (used or {}).get(L.MINE) or {}),
         "query verification": (f"rules + {llm} judge" if cfg.verify.judge.backend == "llm"
                                else f"rules ({', '.join(cfg.verify.checks) or 'none'}), no LLM judge"),
         "hard negatives": neg.method + (f" {neg.model}" if neg.method == "dense" else "")
@@ -143,8 +151,10 @@ def render_card(
     train_examples: int | None,
     negatives: Mapping[str, Any] | None = None,
     extra: Sequence[str] = (),
+    used: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """Render the card as Markdown (no front matter; the hf/ copy gets its own)."""
+    """Render the card as Markdown (no front matter; the hf/ copy gets its own). ``used``: stage -> what it
+    actually used, as its manifest records it."""
     out = ["# fincprg passage-retrieval dataset", "",
            "Chinese financial passage retrieval built from research reports (研报) with the FinCPRG method: "
            "hierarchical queries per passage (passage and sentence level), topic queries from clustered report "
@@ -161,7 +171,7 @@ def render_card(
                 "not by a language model; they are fluent only within the templates' range and should not be "
                 "read as LLM-quality queries."]
     out += ["", "| component | model |", "|---|---|"]
-    out += [f"| {k} | {v} |" for k, v in model_ids(cfg).items()]
+    out += [f"| {k} | {v} |" for k, v in model_ids(cfg, used).items()]
     if templates:
         out += ["", "Templates / prompts and versions (from query provenance):", ""]
         out += [f"- `{t}`: {n} queries" for t, n in sorted(templates.items())]

@@ -21,7 +21,7 @@ from typing import Any
 
 from fincprg.config import NegativesConfig
 from fincprg.export.negatives import mine_negatives
-from fincprg.pipeline.io import atomic_writer
+from fincprg.io import atomic_writer
 
 
 def build_examples(

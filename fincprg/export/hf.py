@@ -39,7 +39,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.export.splits import SPLITS
-from fincprg.pipeline.io import atomic_write_text
+from fincprg.io import atomic_write_text
 
 
 def _write_parquet(path: Path, rows: Sequence[Mapping[str, Any]], schema: Any) -> None:

@@ -30,7 +30,7 @@ from fincprg.export.dedup import dedup_queries
 from fincprg.export.card import produced_by, render_card, subset_stats, verify_lines
 from fincprg.export.flagembedding import build_examples, negatives_summary, write_flagembedding
 from fincprg.export.splits import SPLITS, split_reports, split_topics
-from fincprg.pipeline.io import atomic_write_jsonl, atomic_write_text
+from fincprg.io import atomic_write_jsonl, atomic_write_text
 from fincprg.records import Passage, Qrel, Query, Report, Topic, TopicAssignment
 
 log = logging.getLogger(__name__)
@@ -162,6 +162,7 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
     card = render_card(cfg=produced, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
                        templates=templates, signatures={**signatures, "export": signature},
                        dropped=dropped, train_examples=train_examples, negatives=negatives,
+                       used={s: m.get("used") or {} for s, m in inp.manifests.items()},
                        extra=[*verify_lines(inp.manifests.get(L.VERIFY)), *quality.card_lines(dedup, easiness),
                               *negatives_mod.card_lines(ecfg.negatives)])
     atomic_write_text(ds.card, card)

@@ -31,10 +31,9 @@ from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
 from fincprg.generate.subject import body_subject
 from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator, report_company, title_subject
-from fincprg.pipeline.io import atomic_write_json, count_lines, read_jsonl
-from fincprg.pipeline.ray_engine import Prepared
-from fincprg.pipeline.runner import StageContext
-from fincprg.records import Failure, Passage, Qrel, Query, Report, Sentence
+from fincprg.io import atomic_write_json, count_lines, read_jsonl
+from fincprg.records import Failure, Qrel, Query, Report
+from fincprg.spec import Prepared, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +49,18 @@ def make_generator(cfg: PipelineConfig, cache_dir: Any, *, progress: bool = True
 
         return LLMTreeGenerator(LLMClient(cfg.llm, cache_dir), cfg.generate, progress=progress)
     return TemplateGenerator(cfg.generate)
+
+
+def uses_llm_actors(cfg: Any) -> bool:
+    """The spec's ``llm_actors``: with engine: ray the LLM generator's requests go out from Ray actors."""
+    return bool(cfg.generate.backend == "llm")
+
+
+def llm_worker(gen_cfg: Any, client: Any) -> TreeGenerator:
+    """The tree generator an LLM actor runs (``ctx.llm_stream``'s ``worker``), around the actor's own client."""
+    from fincprg.generate.llm_tree import LLMTreeGenerator
+
+    return LLMTreeGenerator(client, gen_cfg, progress=False)
 
 
 def tree_records(item: PassageInput, tree: QueryTree | Failure, *, complete: bool) -> dict[str, list[Any]]:
@@ -119,7 +130,7 @@ def load_reports(ctx: StageContext) -> dict[str, Report]:
     path = ctx.config.finance.stock_table
     table = load_stock_table(path) if path else None
     out = {}
-    for r in ctx.read(L.INGEST, L.REPORTS, Report):
+    for r in ctx.read(L.INGEST, L.REPORTS):
         update: dict[str, Any] = {"text": ""}
         if table is not None and not report_company(r) and not title_subject(r.title):
             found = body_subject(r.text, table)
@@ -135,9 +146,9 @@ def iter_inputs(ctx: StageContext, reports: dict[str, Report]) -> Iterator[Passa
     chunk writes a passage's sentences in passage order, so the two files are merged in one pass and
     only one passage's sentences are held at a time.
     """
-    sentences = ctx.read(L.CHUNK, L.SENTENCES, Sentence)
+    sentences = ctx.read(L.CHUNK, L.SENTENCES)
     pending = next(sentences, None)
-    for p in ctx.read(L.CHUNK, L.PASSAGES, Passage):
+    for p in ctx.read(L.CHUNK, L.PASSAGES):
         sents = []
         while pending is not None and pending.passage_id == p.id:
             sents.append(pending)
@@ -177,12 +188,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
             items_ = [item for item, _ in batch]
             return rewriter.apply(items_, out, report_company) if rewriter is not None else out
 
-        if ctx.engine == "ray":
-            from fincprg.pipeline.ray_engine import llm_stream
-
-            trees = llm_stream(ask, cfg.llm, cfg.generate, ctx.cache_dir, ctx.ray, ray_stats)
-        else:
-            trees = generator.stream(ask)
+        # in this process, or (engine: ray) from LLM actors that each build their own generator
+        trees = ctx.llm_stream(ask, local=generator, worker=functools.partial(llm_worker, cfg.generate),
+                               llm=cfg.llm, stats_out=ray_stats)
         try:
             lines = ctx.map_batches(zip(todo, trees), records, outputs=OUTPUTS, batch_size=bs,
                                     total=n_items, desc=f"generate ({generator.name})", skipped=True)

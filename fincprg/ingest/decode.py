@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import codecs
 
+from fincprg.io import text_codec  # noqa: F401 - re-exported: ingest names codecs with it
+
 # UTF-32 LE's mark begins with UTF-16 LE's (FF FE), so the longer marks are tried first.
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -19,16 +21,6 @@ codecs.register_error("fincprg-mark", lambda e: (_BAD, e.end))  # type: ignore[a
 
 class Undecodable(ValueError):
     """The whole file cannot be decoded (the message says why and what to set)."""
-
-
-def text_codec(name: str) -> str:
-    """The canonical name of a text codec (``UTF8`` -> ``utf-8``); ValueError for an unknown or non-text one."""
-    try:
-        "a".encode(name)  # LookupError for unknown names and for bytes-to-bytes codecs (base64, rot13)
-        return codecs.lookup(name).name
-    except LookupError:
-        raise ValueError(f"{name!r} is not a text encoding Python knows; use auto, or a codec name such as "
-                         "utf-8, gbk, gb18030, big5, utf-16 or utf-16-le") from None
 
 
 def ascii_compatible(codec: str) -> bool:

@@ -26,9 +26,9 @@ from fincprg.errors import InputError
 from fincprg.ingest.mapping import FieldMapper, to_report
 from fincprg.ingest.readers import Raw, ReadStats, iter_corpus
 from fincprg.ingest.sample import sample_reports
-from fincprg.pipeline.io import atomic_write_text, atomic_writer
-from fincprg.pipeline.runner import StageContext
+from fincprg.io import atomic_write_text, atomic_writer
 from fincprg.records import Rejection, Report
+from fincprg.spec import StageContext
 
 log = logging.getLogger(__name__)
 _ALL = ".all_reports.jsonl"

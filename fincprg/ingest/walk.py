@@ -9,10 +9,13 @@ link to a folder already read (a loop back to a parent, or a second view) is a p
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from fincprg.io import update_hash
 
 
 @dataclass(frozen=True)
@@ -112,3 +115,17 @@ def walk(root: Path) -> Walk:
     out.files.sort()
     out.problems.sort(key=lambda p: p.path)
     return out
+
+
+def corpus_hash(corpus: Path) -> str:
+    """Hash of the corpus bytes (the ingest spec's ``source_hash``; the runner has checked that it exists).
+
+    A file or folder that cannot be read is hashed by its name and error, not raised: ingest records it
+    as a rejection and reads the rest, and the hash changes once it can be read."""
+    found = walk(corpus) if corpus.is_dir() else None
+    files, root = (found.files, corpus) if found else ([corpus], corpus.parent)
+    h = hashlib.sha256()
+    update_hash(h, files, root, unreadable_ok=True)  # hash_files's bytes, so a readable corpus keeps its hash
+    for problem in found.problems if found else ():
+        h.update(f"{problem.path.relative_to(corpus)}\0{problem.reason}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:16]

@@ -177,7 +177,7 @@ def query_sources(queries: Iterable[Any], sentences: Any, passages: Any) -> Quer
 
 def build_sources(out: Any) -> QuerySources | dict[str, str]:
     """:func:`query_sources` for a build folder (generate/ and chunk/ outputs; empty when absent)."""
-    from fincprg.pipeline.io import read_jsonl  # noqa: PLC0415
+    from fincprg.io import read_jsonl  # noqa: PLC0415
     from fincprg.records import Query  # noqa: PLC0415
 
     from fincprg import layout as L  # noqa: PLC0415

@@ -40,9 +40,9 @@ from fincprg.mine.spaces import (
 )
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
 from fincprg import layout as L
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
-from fincprg.pipeline.ray_engine import Prepared
-from fincprg.records import Passage, Qrel, Query, Report, ScoredPair, Sentence, Topic, TopicAssignment
+from fincprg.io import atomic_write_json, atomic_write_jsonl, read_jsonl
+from fincprg.records import Passage, Qrel, Query, ScoredPair, Sentence, Topic
+from fincprg.spec import Prepared
 
 log = logging.getLogger(__name__)
 _SCORED = ".scored.jsonl"  # scratch: scored batches, committed one by one, deleted at the end
@@ -50,7 +50,7 @@ _SCORED = ".scored.jsonl"  # scratch: scored batches, committed one by one, dele
 
 def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], dict[str, str | None]]:
     nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
-    assignments = list(ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment))
+    assignments = list(ctx.read(L.TOPICS, L.ASSIGNMENTS))
     subtree = {a.report_id: a.subtree_topic for a in assignments if a.subtree_topic}
     industry = {a.report_id: a.industry for a in assignments}
     return nodes, subtree, industry
@@ -77,23 +77,34 @@ def build_spaces(kinds: list[str], queries: list[Query], nodes: dict[str, Topic]
     return spaces, side
 
 
+def ray_gpus(cfg: Any, ray: Any) -> float | None:
+    """The spec's ``gpus``: GPUs per mining actor with engine: ray. ``ray.mine_gpus_per_actor``, else none for
+    a pair scorer whose registry entry wants no GPU (the lexical one), else None: one per actor when the cluster
+    has GPUs."""
+    from fincprg.registry import PAIR_SCORERS
+
+    if ray.mine_gpus_per_actor is not None:
+        return float(ray.mine_gpus_per_actor)
+    return None if PAIR_SCORERS.get(cfg.mine.reranker.backend).gpu else 0.0
+
+
 def run(ctx: Any) -> dict[str, Any]:
     """Traverse the configured spaces, veto, propagate; write pairs, histogram and mined qrels."""
     cfg = ctx.config.mine
     # one pass over the reports, their texts dropped: the tokenizer's company names and the topic rules' scopes
-    reports = [r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)]
+    reports = [r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS)]
     register_companies(reports)
     # passages and sentences are streamed, never held: their texts are read back by offset when the veto asks
     def passages() -> Iterator[Passage]:
-        return ctx.read(L.CHUNK, L.PASSAGES, Passage)
+        return ctx.read(L.CHUNK, L.PASSAGES)
 
     def sentences() -> Iterator[Sentence]:
-        return ctx.read(L.CHUNK, L.SENTENCES, Sentence)
+        return ctx.read(L.CHUNK, L.SENTENCES)
 
     # the queries verify kept, of every level, and their direct qrels
-    kept = list(ctx.read(L.VERIFY, L.QUERIES, Query))
+    kept = list(ctx.read(L.VERIFY, L.QUERIES))
     gen_queries = [q for q in kept if q.level in ("sentence", "passage")]
-    direct = list(ctx.read(L.VERIFY, L.QRELS, Qrel))
+    direct = list(ctx.read(L.VERIFY, L.QRELS))
     topics_needed = "topic" in cfg.spaces or "passage" in cfg.spaces
     nodes, subtree, industry = _load_topics(ctx) if topics_needed else ({}, {}, {})
     topic_queries = [q for q in kept if q.level in ("topic", "intent")] if topics_needed else []
@@ -113,6 +124,9 @@ def run(ctx: Any) -> dict[str, Any]:
     scorers = scorers_by_space(cfg.reranker, KINDS, facts=facts, workers=cfg.workers)
     reranker = scorers["sentence"]  # the configured model: its name and threshold describe the run
     threshold = threshold_for(cfg.reranker, reranker)
+    # what was used, not what was configured: a backend's default threshold, the model it loaded
+    ctx.record_used(reranker=reranker.name, model=getattr(reranker, "model_id", None), threshold=threshold,
+                    keep_min_score=cfg.keep_min_score)
     in_spaces = [q for kind in KINDS for s in spaces[kind] for q in (*s.left, *s.right)]
     inventory = list(dict.fromkeys(texts[q] for q in in_spaces))
     for scorer in {id(s): s for s in scorers.values()}.values():

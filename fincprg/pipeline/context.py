@@ -1,8 +1,10 @@
-"""What a stage gets from the runner: :class:`StageContext`, its declared config, inputs and outputs, and
-``map_batches``, the resumable batch loop (local or on Ray) that map stages run their pure ``fn`` in.
+"""What a stage gets from the runner: :class:`StageContext` (the implementation of
+:class:`fincprg.spec.StageContext`), its declared config, inputs and outputs, and ``map_batches``, the
+resumable batch loop (local or on Ray) that map stages run their pure ``fn`` in.
 
-The build loop that creates one context per stage, checks signatures and writes manifests is
-:mod:`fincprg.pipeline.runner`.
+It knows a stage only through its spec: whether its batches may go to Ray (``spec.ray``), how many GPUs
+an actor wants (``spec.gpus``), which record type a file holds (the artifact table). The build loop that
+creates one context per stage, checks signatures and writes manifests is :mod:`fincprg.pipeline.runner`.
 """
 from __future__ import annotations
 
@@ -18,20 +20,17 @@ from pydantic import BaseModel
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig, RayConfig
-from fincprg.pipeline.contract import ConfigView, StageSpec
-from fincprg.pipeline.io import JsonlAppender, atomic_write_json, batch_lines, count_lines, read_jsonl
+from fincprg.io import JsonlAppender, atomic_write_json, batch_lines, count_lines
+from fincprg.spec import ConfigView, StageSpec
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
 
 # Test hook for kill/resume guarantees: "stage:N" SIGKILLs the process after batch N's
 # lines are fsynced but before its progress is committed (the worst moment), or, in a stage
 # that commits named steps, right after step N, in the work that follows it; "stage:0" kills
 # any stage after its body returned, before its manifest is written.
 KILL_ENV = "FINCPRG_KILL_AFTER"
-# the stages whose batch work engine: ray moves to Ray actors; the others always run in this process
-RAY_STAGES = frozenset({"chunk", "generate", "mine"})
 
 
 @dataclass
@@ -57,7 +56,9 @@ class StageContext:
     # where map stages run (config ``engine`` / ``ray``; never part of a signature: same bytes either way)
     engine: str = "local"
     ray: RayConfig = field(default_factory=RayConfig)
-    staging: Path | None = None  # runner.SWAPPED_STAGES: the folder beside the stage's own that the runner swaps in
+    staging: Path | None = None  # spec.staged: the folder beside the stage's own that the runner swaps in
+    # what the stage actually used (``record_used``): the manifest's "used", read back by the card and the audit
+    used: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.config, PipelineConfig):
@@ -82,8 +83,18 @@ class StageContext:
                                "declare; add it to reads in fincprg/pipeline/contract.py")
         return self.build.require(stage, filename)
 
-    def read(self, stage: str, filename: str, model: type[M]) -> Iterator[M]:
-        return read_jsonl(self.input_path(stage, filename), model)
+    def read(self, stage: str, filename: str, model: type[BaseModel] | None = None) -> Iterator[Any]:
+        """A declared input's records, typed as the artifact table says (``model``, when given, must agree)."""
+        want = L.artifact(stage, filename).record
+        if model is not None and model is not want:
+            raise RuntimeError(f"stage {self.spec.name!r} reads {stage}/{filename} as {model.__name__}; the artifact "
+                               f"table (fincprg/layout.py) says {getattr(want, '__name__', 'plain JSON')}")
+        return L.read_records(self.input_path(stage, filename), stage, filename)
+
+    def record_used(self, **used: Any) -> None:
+        """Record what the stage actually used (a backend's default threshold, the model it loaded) in its
+        manifest's ``used``: the card, the audit and the report read it from there, not from the config."""
+        self.used.update(used)
 
     def output(self, filename: str) -> Path:
         """Path of one of this stage's declared outputs, or of a scratch file (a name starting with ".":
@@ -131,7 +142,7 @@ class StageContext:
         total: int | None = None,
         desc: str = "",
         skipped: bool = False,
-        source: tuple[str, str, type[BaseModel]] | None = None,
+        source: tuple[str, str] | None = None,
     ) -> dict[str, int]:
         """Run ``fn`` over batches of ``items``, appending its records to ``outputs`` resumably.
 
@@ -140,8 +151,8 @@ class StageContext:
         ``skipped``: the caller already left out the ``committed_batches(batch_size)`` committed
         batches (a streaming stage that must not even start work on them); such a stream is run here,
         in this process, whatever the engine.
-        ``source``: ``(stage, file, Model)`` when ``items`` are that declared JSONL input, record by
-        record; with engine: ray each batch is then read by the actor from its byte range of the file.
+        ``source``: ``(stage, file)`` when ``items`` are that declared JSONL input, record by record; with
+        engine: ray each batch is then read by the actor from its byte range of the file.
         """
         prog_path = self.dir / L.PROGRESS
         done, offsets = self._committed(batch_size)
@@ -154,7 +165,7 @@ class StageContext:
         bar = tqdm(total=total, desc=desc or self.spec.name, disable=not self.show_progress,
                    leave=False, dynamic_ncols=True)
         bar.update(min(done * batch_size, total or 0))
-        if self.engine == "ray" and not skipped:
+        if self.engine == "ray" and self.spec.ray and not skipped:
             results = self._ray_batches(items, fn, batch_size, done, source)
         else:
             results = self._local_batches(items, fn, batch_size, done, skipped)
@@ -185,13 +196,16 @@ class StageContext:
                 yield batch_lines(fn(batch)), len(batch)
 
     def _ray_batches(self, items: Iterable[T], fn: Callable[[list[T]], dict[str, Iterable[BaseModel]]],
-                     batch_size: int, done: int, source: tuple[str, str, type[BaseModel]] | None,
+                     batch_size: int, done: int, source: tuple[str, str] | None,
                      ) -> Iterator[tuple[dict[str, list[str]], int]]:
         from fincprg.pipeline import ray_engine
 
-        gpus = ray_engine.mine_gpus(self.ray, self.config.mine.reranker.backend) if self.spec.name == "mine" else 0.0
+        wants = self.spec.hook("gpus")
+        gpus = ray_engine.actor_gpus(self.ray, wants(self.config, self.ray)) if wants else 0.0
         if source is not None:
-            stage, filename, model = source
+            stage, filename = source
+            model = L.artifact(stage, filename).record
+            assert model is not None, f"{stage}/{filename} holds no record type to read batches of"
             path = self.input_path(stage, filename)
             payloads = ray_engine.line_ranges(path, batch_size, skip=done)
             src: tuple[str, str] | None = (str(path), f"{model.__module__}:{model.__name__}")
@@ -200,6 +214,17 @@ class StageContext:
             src = None
         for lines in ray_engine.map_batches(fn, payloads, self.ray, source=src, gpus=gpus):
             yield lines, batch_size
+
+    def llm_stream(self, items: Iterable[Any], *, local: Any, worker: Callable[[Any], Any], llm: Any,
+                   stats_out: dict[str, Any]) -> Iterator[Any]:
+        """One LLM result per item, in order: ``local.stream(items)`` in this process, or with engine: ray
+        (a stage whose spec sets ``llm_actors``) from async Ray actors, each running ``worker(client)``'s
+        ``agenerate_one`` with its share of ``llm.concurrency``; ``stats_out`` gets their summed client stats."""
+        if self.engine == "ray" and self.spec.llm_actors:
+            from fincprg.pipeline import ray_engine
+
+            return ray_engine.llm_stream(items, worker, llm, self.cache_dir, self.ray, stats_out)
+        return local.stream(items)
 
 
 def _batched(items: Iterable[T], n: int) -> Iterator[list[T]]:

@@ -5,14 +5,12 @@ JSONL line whole JSON (a torn or interleaved write is never marked complete).
 """
 from __future__ import annotations
 
-import hashlib
 import platform
 from pathlib import Path
 
 from fincprg import layout as L
 from fincprg.errors import InputError
-from fincprg.pipeline.contract import StageSpec
-from fincprg.pipeline.io import update_hash
+from fincprg.spec import StageSpec
 from fincprg.version import __version__
 
 
@@ -40,32 +38,16 @@ def output_files(stage_dir: Path) -> list[Path]:
             and not p.name.startswith(".") and p.suffix != ".html"]
 
 
-def corpus_hash(corpus: Path) -> str:
-    """Hash of the corpus bytes (``run_pipeline`` has already checked that it exists).
-
-    A file or folder that cannot be read is hashed by its name and error, not raised: ingest records it
-    as a rejection and reads the rest, and the hash changes once it can be read."""
-    from fincprg.ingest.walk import walk
-
-    found = walk(corpus) if corpus.is_dir() else None
-    files, root = (found.files, corpus) if found else ([corpus], corpus.parent)
-    h = hashlib.sha256()
-    update_hash(h, files, root, unreadable_ok=True)  # hash_files's bytes, so a readable corpus keeps its hash
-    for problem in found.problems if found else ():
-        h.update(f"{problem.path.relative_to(corpus)}\0{problem.reason}\0".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()[:16]
-
-
 def check_outputs(spec: StageSpec, stage_dir: Path) -> None:
     """A stage is complete only with every declared file present and no undeclared one."""
     written = {p.relative_to(stage_dir).as_posix() for p in stage_dir.rglob("*") if p.is_file()
                and p.name not in (L.MANIFEST, L.PROGRESS) and not p.name.startswith(".")}
     undeclared = sorted(w for w in written if not spec.writes_file(w))
     missing = sorted(w for w in spec.writes if not w.endswith("/") and w not in written
-                     and not w.endswith(".html"))  # HTML views are optional (topics.viz=none)
+                     and not L.artifact(spec.name, w).optional)  # the topic plots with topics.viz=none
     if undeclared or missing:
         raise RuntimeError(f"stage {spec.name!r} broke its contract: undeclared files {undeclared}, "
-                           f"missing files {missing} (see writes in fincprg/pipeline/contract.py)")
+                           f"missing files {missing} (see ARTIFACTS in fincprg/layout.py)")
     for rel in sorted(written):
         if rel.endswith(".jsonl"):
             validate_jsonl(stage_dir / rel)

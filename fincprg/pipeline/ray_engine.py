@@ -7,12 +7,15 @@
   ``preserve_order``, and return each batch's JSONL lines, serialised exactly as the local writer
   does; the driver appends and commits them per batch as the local engine does, so checkpoints,
   resume and kill points are the same.
-- LLM generation: async actors (``ray.llm_actors``), ``llm.concurrency`` split across them, one
+- LLM streams (query generation): async actors (``ray.llm_actors``), ``llm.concurrency`` split across them, one
   shared rate-limit actor (``llm.requests_per_minute`` / ``tokens_per_minute``), the same SQLite
   answer cache (a path every actor can open: one machine, or a shared file system on a cluster).
 
-A ``fn`` may carry a ``setup()`` method (see :class:`Prepared`): actors call it once before their first
-batch, for process state the driver set up for itself (e.g. company names registered with jieba).
+A ``fn`` may carry a ``setup()`` method (see :class:`fincprg.spec.Prepared`): actors call it once before
+their first batch, for process state the driver set up for itself (e.g. company names registered with jieba).
+
+It names no stage: what runs in an actor is the stage's own function (a batch ``fn``, or the LLM ``worker``
+factory it passes to ``ctx.llm_stream``), and a stage's GPU need comes from its spec.
 """
 from __future__ import annotations
 
@@ -25,22 +28,12 @@ from typing import Any
 
 from fincprg.config import RayConfig
 from fincprg.errors import ConfigError
-from fincprg.pipeline.io import batch_lines
+from fincprg.io import batch_lines
+from fincprg.spec import Prepared  # noqa: F401 - re-exported: it lived here
 
 log = logging.getLogger(__name__)
 
 BatchLines = dict[str, list[str]]  # output file -> its JSONL lines for one batch (without newlines)
-
-
-class Prepared:
-    """A batch function plus the per-process ``setup`` it needs (run once per Ray actor; the local engine
-    runs the stage in the process that already did it)."""
-
-    def __init__(self, fn: Callable[[list[Any]], dict[str, Iterable[Any]]], setup: Callable[[], None]) -> None:
-        self.fn, self.setup = fn, setup
-
-    def __call__(self, batch: list[Any]) -> dict[str, Iterable[Any]]:
-        return self.fn(batch)
 
 
 def connect(cfg: RayConfig) -> Any:
@@ -85,15 +78,11 @@ def check_address(address: str) -> None:
                           "`ray start --head`, or leave ray.address unset to start a local Ray") from None
 
 
-def mine_gpus(cfg: RayConfig, reranker_backend: str) -> float:
-    """GPUs per mining actor: ``ray.mine_gpus_per_actor``, else 1 for a pair scorer whose registry entry wants a
-    GPU (``gpu=True``: the neural ones) on a cluster with GPUs."""
-    from fincprg.registry import PAIR_SCORERS  # noqa: PLC0415
-
-    if cfg.mine_gpus_per_actor is not None:
-        return cfg.mine_gpus_per_actor
-    if not PAIR_SCORERS.get(reranker_backend).gpu:
-        return 0.0
+def actor_gpus(cfg: RayConfig, wanted: float | None) -> float:
+    """GPUs per actor: what the stage's spec asked for (``spec.gpus``), or for None one per actor when the
+    cluster has GPUs."""
+    if wanted is not None:
+        return wanted
     return 1.0 if connect(cfg).cluster_resources().get("GPU", 0) >= 1 else 0.0
 
 
@@ -190,16 +179,15 @@ def payloads(batches: Iterable[list[Any]]) -> list[bytes]:
 # -- LLM generation ---------------------------------------------------------------------------------
 
 class _LLMActor:
-    """Async actor: one LLM client (its share of llm.concurrency) and tree generator for a whole stage."""
+    """Async actor: one LLM client (its share of llm.concurrency) and the stage's worker for a whole stage."""
 
     def __init__(self, blob: bytes, limiter: Any) -> None:
-        from fincprg.generate.llm_tree import LLMTreeGenerator
         from fincprg.llm import LLMClient
         from fincprg.llm.ratelimit import RemoteLimiter
 
-        llm_cfg, gen_cfg, cache_dir = pickle.loads(blob)
+        worker, llm_cfg, cache_dir = pickle.loads(blob)  # ray.cloudpickle: imports the worker's module
         client = LLMClient(llm_cfg, cache_dir, limiter=RemoteLimiter(limiter) if limiter is not None else None)
-        self.generator = LLMTreeGenerator(client, gen_cfg, progress=False)
+        self.generator = worker(client)
 
     async def generate(self, item: Any) -> Any:
         return await self.generator.agenerate_one(item)
@@ -211,11 +199,14 @@ class _LLMActor:
         await self.generator.client.aclose()
 
 
-def llm_stream(items: Iterable[Any], llm_cfg: Any, gen_cfg: Any, cache_dir: Path, cfg: RayConfig,
+def llm_stream(items: Iterable[Any], worker: Callable[[Any], Any], llm_cfg: Any, cache_dir: Path, cfg: RayConfig,
                stats_out: dict[str, Any]) -> Iterator[Any]:
-    """One tree (or Failure) per item, in order, from ``ray.llm_actors`` async actors; ``stats_out`` gets
-    the actors' summed client stats when the stream ends."""
+    """One result per item, in order, from ``ray.llm_actors`` async actors, each running ``worker(client)``
+    (an object with ``async agenerate_one(item)`` and ``client``); ``stats_out`` gets the actors' summed client
+    stats when the stream ends."""
     ray = connect(cfg)
+    import ray.cloudpickle as cloudpickle
+
     from fincprg.llm.ratelimit import RateLimiter
 
     n = cfg.llm_actors
@@ -223,7 +214,7 @@ def llm_stream(items: Iterable[Any], llm_cfg: Any, gen_cfg: Any, cache_dir: Path
     limiter = None
     if llm_cfg.requests_per_minute or llm_cfg.tokens_per_minute:
         limiter = ray.remote(num_cpus=0)(RateLimiter).remote(llm_cfg.requests_per_minute, llm_cfg.tokens_per_minute)
-    blob = pickle.dumps((llm_cfg.model_copy(update={"concurrency": per}), gen_cfg, str(cache_dir)))
+    blob = cloudpickle.dumps((worker, llm_cfg.model_copy(update={"concurrency": per}), str(cache_dir)))
     actor_cls = ray.remote(num_cpus=0, max_concurrency=per + 1)(_LLMActor)
     actors = [actor_cls.remote(blob, limiter) for _ in range(n)]
     window = max(4 * llm_cfg.concurrency, 64)

@@ -8,10 +8,12 @@ of the current signature resumes after its last committed batch.
 Map stages (``ctx.map_batches``) call a pure ``fn(batch) -> {output_file: records}``;
 the same function can run in a Ray ``map_batches`` later because it touches no files.
 What a stage gets (:class:`StageContext`, ``map_batches``) is in :mod:`fincprg.pipeline.context`.
+
+The runner names no stage: it walks :data:`~fincprg.pipeline.contract.STAGES` and does what each spec asks
+(a pre-check on the corpus, a corpus hash, a staged folder, the engine's limits on LLM actors).
 """
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import shutil
@@ -24,28 +26,28 @@ from typing import Any
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
 from fincprg.errors import ConfigError
-from fincprg.ingest.readers import require_corpus
+from fincprg.io import atomic_write_json, discard_staging, hash_files, read_jsonl, staging_dir, swap_in
 from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
 from fincprg.llm.client import price_for
-from fincprg.pipeline.context import RAY_STAGES, StageContext, _kill_point, _load_json
+from fincprg.pipeline.context import StageContext, _kill_point, _load_json
 from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, StageSpec, declared_config, file_hashes, signature
-from fincprg.pipeline.io import atomic_write_json, discard_staging, hash_files, read_jsonl, staging_dir, swap_in
 from fincprg.pipeline.lock import build_lock
-from fincprg.pipeline.outputs import check_outputs, corpus_hash, output_files, versions
+from fincprg.pipeline.outputs import check_outputs, output_files, versions
+from fincprg.spec import ConfigView, load_ref
 
 log = logging.getLogger(__name__)
 
-# stages written beside their folder and swapped in when complete: a failed export (full disk, read-only
-# OUT) keeps the previous dataset. Not the resumable stages: their committed batches live in the folder
-SWAPPED_STAGES = frozenset({L.EXPORT})
-
-__all__ = ["STAGES", "STAGE_BY_NAME", "StageContext", "StageOutcome", "StageSpec", "run_pipeline", "stage_status"]
+__all__ = ["STAGES", "STAGE_BY_NAME", "StageContext", "StageOutcome", "StageSpec", "estimate_stage", "run_pipeline",
+           "stage_status"]
 
 
 def _input_hashes(spec: StageSpec, corpus: Path, done: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Output hashes of the stages ``spec`` reads; a read manifest adds that stage's signature."""
     if not spec.inputs:
-        return {"corpus": corpus_hash(corpus)}
+        source_hash = spec.hook("source_hash")
+        if source_hash is None:
+            raise RuntimeError(f"stage {spec.name!r} reads no upstream stage and its spec names no source_hash")
+        return {"corpus": source_hash(corpus)}
     out = {s: done[s]["output_hash"] for s in spec.inputs}
     out.update({f"{s}.signature": done[s]["signature"] for s, f in spec.reads if f == L.MANIFEST})
     return out
@@ -86,17 +88,27 @@ def run_pipeline(
             raises :class:`BuildStopped`: finished stages keep their manifests, the running stage its
             committed batches, and the same call without the limit resumes there.
     """
-    require_corpus(corpus)  # checked before OUT is created, so a typo leaves nothing behind
-    if budget is not None and budget.max_cost_usd is not None and price_for(cfg.llm.model, cfg.llm.prices) is None:
-        raise ConfigError(f"--max-cost needs a price for llm.model={cfg.llm.model!r}: add it to llm.prices, e.g. "
-                          f"--set 'llm.prices={{{cfg.llm.model}: {{input: 2.5, output: 10.0}}}}' (USD per 1M tokens)")
-    if budget is not None and budget.limited and cfg.engine == "ray" and cfg.generate.backend == "llm":
-        raise ConfigError("--max-requests/--max-cost are enforced by engine: local only (Ray's LLM actors do not "
-                          "share the build's budget); drop the limit or use --set engine=local")
+    for spec in STAGES:  # checked before OUT is created, so a typo leaves nothing behind
+        if (precheck := spec.hook("precheck")) is not None:
+            precheck(corpus)
+    _check_budget(cfg, budget)
     out.mkdir(parents=True, exist_ok=True)
     with build_lock(out), use_budget(budget):
         return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress, budget=budget,
                            retry_failed=retry_failed)
+
+
+def _check_budget(cfg: PipelineConfig, budget: Budget | None) -> None:
+    if budget is not None and budget.max_cost_usd is not None and price_for(cfg.llm.model, cfg.llm.prices) is None:
+        raise ConfigError(f"--max-cost needs a price for llm.model={cfg.llm.model!r}: add it to llm.prices, e.g. "
+                          f"--set 'llm.prices={{{cfg.llm.model}: {{input: 2.5, output: 10.0}}}}' (USD per 1M tokens)")
+    if budget is None or not budget.limited or cfg.engine != "ray":
+        return
+    actors = [s.name for s in STAGES if (uses := s.hook("llm_actors")) and uses(ConfigView(cfg, s.config_keys, s.name))]
+    if actors:
+        raise ConfigError(f"--max-requests/--max-cost are enforced by engine: local only (Ray's LLM actors in "
+                          f"{', '.join(actors)} do not share the build's budget); drop the limit or use "
+                          "--set engine=local")
 
 
 def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | None, force: bool,
@@ -120,7 +132,7 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
             previous = tuple(read_jsonl(failures)) if retry and failures.is_file() else ()
             prog = _load_json(stage_dir / L.PROGRESS)
             resumed = bool(not force and prog and prog.get("signature") == sig)
-            staged = spec.name in SWAPPED_STAGES
+            staged = spec.staged
             if not resumed and not staged and stage_dir.exists():
                 shutil.rmtree(stage_dir)
             work_dir = staging_dir(stage_dir) if staged else stage_dir
@@ -128,15 +140,14 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
             (work_dir / L.MANIFEST).unlink(missing_ok=True)
             ctx = StageContext(spec, out, cfg, sig, corpus=corpus, show_progress=show, retry_failed=retry,
                                previous_failures=previous, staging=work_dir if staged else None)
-            mod_name, fn_name = spec.entry.split(":")
-            fn = getattr(importlib.import_module(mod_name), fn_name)
+            fn = load_ref(spec.entry)
             t0 = time.perf_counter()
             try:
                 counts = fn(ctx) or {}
                 secs = time.perf_counter() - t0
                 if _kill_point(spec.name) == 0:
                     os.kill(os.getpid(), signal.SIGKILL)  # test hook "stage:0": every file written, no manifest yet
-                out_hash = _seal(spec, work_dir, cfg, sig, inputs, counts)
+                out_hash = _seal(spec, work_dir, cfg, sig, inputs, counts, ctx.used)
                 if staged:
                     swap_in(work_dir, stage_dir)
             except BudgetExceeded as e:
@@ -157,9 +168,9 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
 
 
 def _seal(spec: StageSpec, work_dir: Path, cfg: PipelineConfig, sig: str, inputs: dict[str, str],
-          counts: dict[str, Any]) -> str:
+          counts: dict[str, Any], used: dict[str, Any]) -> str:
     """Check a finished stage's files, write its manifest (which marks it complete) and drop its resume
-    state; returns the output hash."""
+    state; returns the output hash. ``used``: what the stage recorded with ``ctx.record_used``."""
     check_outputs(spec, work_dir)
     (work_dir / L.PROGRESS).unlink(missing_ok=True)
     out_hash = hash_files(output_files(work_dir), work_dir)
@@ -167,7 +178,7 @@ def _seal(spec: StageSpec, work_dir: Path, cfg: PipelineConfig, sig: str, inputs
         "stage": spec.name, "signature": sig, "inputs": inputs, "output_hash": out_hash,
         "config": declared_config(cfg, spec.config_keys),
         **({"files": files} if (files := file_hashes(spec, cfg)) else {}),
-        "counts": counts, "engine": cfg.engine if spec.name in RAY_STAGES else "local",
+        "counts": counts, **({"used": used} if used else {}), "engine": cfg.engine if spec.ray else "local",
         "versions": versions(),  # no wall or clock time: two builds of one input are byte-identical
     })
     for scratch in work_dir.glob(".*"):  # resume state of a killed run, needed until the manifest exists
@@ -201,3 +212,14 @@ def stage_status(out: Path) -> list[dict[str, Any]]:
                      "counts": (m or {}).get("counts", {}),
                      "batches_done": (p or {}).get("batches_done"), "description": spec.description})
     return rows
+
+
+def estimate_stage(spec: StageSpec, out: Path, cfg: PipelineConfig, *, show_progress: bool = False) -> dict[str, Any]:
+    """Run ``spec``'s ``estimate`` hook (its free part, sending nothing) in ``out``, which holds the stage's
+    inputs, through the same context a build gives the stage; nothing is sealed or skipped."""
+    hook = spec.hook("estimate")
+    if hook is None:
+        raise RuntimeError(f"stage {spec.name!r} has no estimate hook in its spec")
+    ctx = StageContext(spec, out, cfg, "estimate", show_progress=show_progress)
+    ctx.dir.mkdir(parents=True, exist_ok=True)
+    return dict(hook(ctx))

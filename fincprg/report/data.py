@@ -13,7 +13,7 @@ from fincprg import layout as L
 from fincprg.config import ExportConfig
 from fincprg.errors import InputError
 from fincprg.evaluate.data import level_rank, read_qrels
-from fincprg.pipeline.io import read_jsonl
+from fincprg.io import read_jsonl
 from fincprg.records import TopicHierarchy
 from fincprg.report import svg
 from fincprg.verify.summary import ordered_levels, ordered_reasons
@@ -139,20 +139,21 @@ def histograms(out: Path) -> dict[str, Any]:
     """Score histograms per space from mine/histogram.json (all traversed pairs), else from pairs.jsonl."""
     build = L.Build(out)
     h = build.histogram()
+    used = build.used(L.MINE)  # the threshold and scorer the mine stage used, from its manifest
+    thr = used.get("threshold")
     if h and h.get("counts"):
         lo, hi = (h.get("range") or [0.0, 1.0])[:2]
-        return {"source": f"{_rel(build, L.MINE, L.HISTOGRAM)} (every traversed pair)", "reranker": h.get("reranker"),
-                "threshold": h.get("threshold"),
-                "charts": [{"space": s, **svg.histogram(c, h.get("threshold"), lo, hi)} for s, c in h["counts"].items()]}
+        return {"source": f"{_rel(build, L.MINE, L.HISTOGRAM)} (every traversed pair)", "reranker": used.get("reranker", h.get("reranker")),
+                "model": used.get("model"), "threshold": thr,
+                "charts": [{"space": s, **svg.histogram(c, thr, lo, hi)} for s, c in h["counts"].items()]}
     pairs = list(_jsonl(build.path(L.MINE, L.PAIRS)))
     if not pairs:
         return {}
     counts: dict[str, list[int]] = defaultdict(lambda: [0] * 100)
     for p in pairs:
         counts[p["space"]][min(99, max(0, int(float(p["score"]) * 100)))] += 1
-    man = build.manifest(L.MINE) or {}
-    thr = (man.get("counts") or {}).get("threshold")
-    return {"source": f"{_rel(build, L.MINE, L.PAIRS)} (only pairs kept on disk)", "reranker": None, "threshold": thr,
+    return {"source": f"{_rel(build, L.MINE, L.PAIRS)} (only pairs kept on disk)", "reranker": used.get("reranker"),
+            "model": used.get("model"), "threshold": thr,
             "charts": [{"space": s, **svg.histogram(c, thr)} for s, c in counts.items()]}
 
 
@@ -238,7 +239,7 @@ def mined_examples(out: Path, n: int = 5) -> list[dict[str, Any]]:
 
 
 def backends(out: Path) -> list[dict[str, Any]]:
-    """The model (or offline stand-in) behind each label, from the config the stages recorded."""
+    """The model (or offline stand-in) behind each label, from the config and the ``used`` the stages recorded."""
     from fincprg.export.card import model_ids, produced_by
 
     build = L.Build(out)
@@ -247,8 +248,9 @@ def backends(out: Path) -> list[dict[str, Any]]:
         return []
     export_cfg = (manifests[L.EXPORT].get("config") or {}).get(L.EXPORT)
     cfg = produced_by({s: m for s, m in manifests.items() if s != L.EXPORT}, ExportConfig.model_validate(export_cfg or {}))
+    used = {s: build.used(s) for s in L.STAGE_DIRS}  # what the stages used (a backend's default threshold)
     return [{"role": k, "model": v, "offline": "offline" in v or v.startswith(("bm25", "lsa"))}
-            for k, v in model_ids(cfg).items()]
+            for k, v in model_ids(cfg, used).items()]
 
 
 def eval_freshness(d: Path, build_hash: str | None) -> dict[str, Any]:

@@ -26,7 +26,7 @@ def write_report(out: Path, dest: Path | None = None, eval_dirs: list[Path] | No
                  samples: int = 3) -> Path:
     """Render the report for build ``out`` to ``dest`` (default OUT/report.html)."""
     from fincprg.errors import InputError
-    from fincprg.pipeline.io import atomic_write_text
+    from fincprg.io import atomic_write_text
     from fincprg.report.html import render
 
     out = Path(out)

@@ -28,7 +28,7 @@ from fincprg.finance import register_companies
 from fincprg.finance.industries import CITIC_INDUSTRIES, to_citic
 from fincprg import layout as L
 from fincprg.llm.retry import retry_counts
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
+from fincprg.io import atomic_write_json, atomic_write_jsonl
 from fincprg.records import Failure, Query, Report, TopicAssignment, TopicHierarchy
 from fincprg.finance.stocks import load_stock_table
 from fincprg.topics.classify import company_map, make_classifier
@@ -176,7 +176,7 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
     """
     from fincprg.topics.viz import write_html
 
-    reports = list(ctx.read(L.INGEST, L.REPORTS, Report))
+    reports = list(ctx.read(L.INGEST, L.REPORTS))
     kept, dropped = select_titles(reports, cfg.min_title_chars)
     kept, classifier = label_industries(kept, reports, cfg, ctx.config.finance.stock_table)
     order = {r.id: i for i, r in enumerate(reports)}
@@ -205,13 +205,23 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
 
 def load_clustered(ctx: Any) -> dict[str, Any]:
     """The clustering step's results, read back from its files (the same after a resume)."""
-    titles = list(read_jsonl(ctx.output(L.TITLES), Title))
-    assignments = list(read_jsonl(ctx.output(L.ASSIGNMENTS), TopicAssignment))
+    titles = list(L.read_records(ctx.output(L.TITLES), L.TOPICS, L.TITLES))
+    assignments = list(L.read_records(ctx.output(L.ASSIGNMENTS), L.TOPICS, L.ASSIGNMENTS))
     by_id = {t.report_id: t for t in titles if t.kept}
     return {"kept": [by_id[a.report_id] for a in assignments], "dropped": [t for t in titles if not t.kept],
             "assignments": assignments, "topics": [int(a.leaf_topic[1:]) for a in assignments],
             "nodes": L.read_topic_tree(ctx.output(L.TREE)).by_id(), "emb": np.load(ctx.output(_EMB)),
             **json.loads(ctx.output(_CLUSTERED).read_text(encoding="utf-8"))}
+
+
+def estimate_inputs(ctx: Any) -> dict[str, Any]:
+    """The spec's ``estimate`` hook for ``fincprg estimate``: the clustering step (free and deterministic) and
+    the topics the intents step would ask about; it sends nothing."""
+    register_companies(ctx.read(L.INGEST, L.REPORTS))
+    c = cluster_step(ctx, ctx.config.topics, ctx.config.run.seed)
+    return {"inputs": topic_inputs(c["topics"], c["nodes"], c["kept"], c["emb"]), "nodes": c["nodes"],
+            "subtree": {a.report_id: a.subtree_topic for a in c["assignments"] if a.subtree_topic},
+            "industry": {a.report_id: a.industry for a in c["assignments"]}}
 
 
 def run(ctx: Any) -> dict[str, Any]:
@@ -222,7 +232,7 @@ def run(ctx: Any) -> dict[str, Any]:
     cfg = ctx.config.topics
     if cfg.intents.backend == "llm":
         intent_prompt_config(cfg.intents)  # a bad prompt_file fails now, not after the clustering
-    register_companies(ctx.read(L.INGEST, L.REPORTS, Report))
+    register_companies(ctx.read(L.INGEST, L.REPORTS))
     if ctx.step_done("clustered"):
         c = load_clustered(ctx)
         log.info("topics: resuming after the committed clustering step")

@@ -6,35 +6,14 @@ punctuation removed, lower-cased) keep their first occurrence. Every drop is rec
 """
 from __future__ import annotations
 
-import datetime as dt
 import re
 import unicodedata
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
-from fincprg.records import Report
+from fincprg.records import Report, Title  # noqa: F401 - Title re-exported (it lived here)
 
 _CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 _NOISE = re.compile(r"[\s\W_]+", re.UNICODE)
-
-
-class Title(BaseModel):
-    """One title line of ``topics/titles.jsonl``: kept (reason None) or dropped (reason set)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    report_id: str
-    title: str
-    date: dt.date | None = None
-    company: str | None = None
-    stock_code: str | None = None
-    source_industry: str | None = None  # Report.industry as given
-    industry: str | None = None  # CITIC level 1 after classification (kept titles)
-    industry_source: str | None = None  # "metadata" | "stock_table" | "company" | classifier name
-    kept: bool = True
-    reason: str | None = None  # "empty" | "too_short" | "duplicate"
-    duplicate_of: str | None = None
 
 
 def cjk_count(text: str) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
-from fincprg.pipeline.io import atomic_write_text
+from fincprg.io import atomic_write_text
 from fincprg.records import Topic
 from fincprg.topics.cluster import TopicTree
 

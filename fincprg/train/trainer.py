@@ -204,7 +204,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
         a summary: data counts, vocabulary changes, device/precision, seconds, final test metrics.
     """
     from fincprg.models import load_sentence_transformer, prompt_text, resolve_device, train_precision
-    from fincprg.pipeline.io import atomic_write_text
+    from fincprg.io import atomic_write_text
 
     settings = settings or TrainSettings()
     settings.check()

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fincprg import layout as L
-from fincprg.pipeline.io import atomic_write_jsonl
-from fincprg.records import Passage, Qrel, Query, Report, Sentence, TopicAssignment
+from fincprg.io import atomic_write_jsonl
+from fincprg.records import Passage, Query
 from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking
@@ -52,16 +52,16 @@ class _Sources:
     def __init__(self, ctx: Any, table: Any | None):
         self.table = table
         self.reports: dict[str, ReportInfo] = {}
-        for r in ctx.read(L.INGEST, L.REPORTS, Report):
+        for r in ctx.read(L.INGEST, L.REPORTS):
             info = report_info(r, table)
             if info.date is None:  # undated: read as of the latest year it states actual results for
                 info = dataclasses.replace(info, date=infer_date(as_of_year([r.text])))
             self.reports[r.id] = info
-        self.passages = list(ctx.read(L.CHUNK, L.PASSAGES, Passage))
+        self.passages = list(ctx.read(L.CHUNK, L.PASSAGES))
         self.passage_at = {p.id: i for i, p in enumerate(self.passages)}
-        self.sentences = {s.id: s.text for s in ctx.read(L.CHUNK, L.SENTENCES, Sentence)}
+        self.sentences = {s.id: s.text for s in ctx.read(L.CHUNK, L.SENTENCES)}
         self.nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
-        self.assign = {a.report_id: a for a in ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment)}
+        self.assign = {a.report_id: a for a in ctx.read(L.TOPICS, L.ASSIGNMENTS)}
         self._mentions: dict[str, tuple[str, ...]] = {}
         self._subjects: dict[str, Subjects] = {}
 
@@ -218,8 +218,8 @@ def run(ctx: Any) -> dict[str, Any]:
 
         table = load_stock_table(table_path)
     src = _Sources(ctx, table)
-    gen = list(ctx.read(L.GENERATE, L.QUERIES, Query))
-    queries = gen + list(ctx.read(L.TOPICS, L.QUERIES, Query))
+    gen = list(ctx.read(L.GENERATE, L.QUERIES))
+    queries = gen + list(ctx.read(L.TOPICS, L.QUERIES))
     checks = set(cfg.checks)
     # the table's own industry (Tushare's 白酒 vs 食品) is finer than CITIC level 1
     industry_of: dict[str, str | None] = dict(table.own_industry) if table_path else {}
@@ -260,7 +260,7 @@ def run(ctx: Any) -> dict[str, Any]:
             for q in queries if q.id not in verdicts]
     kept_ids = {q.id for q in kept}
     atomic_write_jsonl(ctx.output(L.QUERIES), kept)
-    atomic_write_jsonl(ctx.output(L.QRELS), [r for r in ctx.read(L.GENERATE, L.QRELS, Qrel) if r.query_id in kept_ids])
+    atomic_write_jsonl(ctx.output(L.QRELS), [r for r in ctx.read(L.GENERATE, L.QRELS) if r.query_id in kept_ids])
     dropped = [{"query_id": q.id, "level": q.level, "text": q.text, "reason": verdicts[q.id].reason,
                 "detail": verdicts[q.id].detail} for q in queries if q.id in verdicts]
     atomic_write_jsonl(ctx.output(L.DROPPED), dropped)

@@ -66,7 +66,7 @@ def test_other_commands_map_os_errors_too(tmp_path, monkeypatch):
 
 
 def test_a_failed_atomic_write_leaves_no_temp_file(tmp_path, monkeypatch):
-    from fincprg.pipeline import io
+    from fincprg import io
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")

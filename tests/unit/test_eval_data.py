@@ -1,4 +1,4 @@
-"""BEIR folder loading (fincprg.evaluate.data) on top of fincprg.pipeline.io.read_jsonl."""
+"""BEIR folder loading (fincprg.evaluate.data) on top of fincprg.io.read_jsonl."""
 from __future__ import annotations
 
 import json

@@ -15,7 +15,7 @@ from fincprg.config import PipelineConfig, load_config
 from fincprg.export.beir import SUBSETS
 from fincprg.export.negatives import bm25_negatives
 from fincprg.export.splits import split_reports, split_topics, split_units
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
+from fincprg.io import atomic_write_json, atomic_write_jsonl
 from fincprg.pipeline.runner import STAGE_BY_NAME, StageContext
 from fincprg.records import Passage, Qrel, Query, Report, Topic, TopicAssignment
 

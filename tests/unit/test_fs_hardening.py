@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from fincprg import layout as L
-from fincprg.pipeline import io as pio
+from fincprg import io as pio
 from fincprg.records import Topic
 from fincprg.topics import viz
 

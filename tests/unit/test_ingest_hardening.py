@@ -122,8 +122,8 @@ def test_folder_symlinks_are_followed_once_and_loops_are_cut(tmp_path):
 
 def test_corpus_hash_of_a_readable_corpus_is_unchanged(tmp_path):
     """The tolerant corpus hash hashes the same bytes as before, so an existing OUT does not re-run ingest."""
-    from fincprg.pipeline.io import hash_files
-    from fincprg.pipeline.outputs import corpus_hash
+    from fincprg.io import hash_files
+    from fincprg.ingest.walk import corpus_hash
 
     from tests.conftest import SAMPLE
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from fincprg.config import PipelineConfig
-from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl, read_jsonl
+from fincprg.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg.pipeline.runner import STAGE_BY_NAME, StageContext
 from fincprg.records import Qrel, Report, ScoredPair
 from tests.unit._mine_fixture import SUBTREE, build

@@ -104,6 +104,7 @@ def test_builtin_thresholds_match_their_scorers():
 
 
 def test_ray_places_a_scorer_on_gpus_by_its_entry(toy, monkeypatch):
+    from fincprg.mine.stage import ray_gpus
     from fincprg.pipeline import ray_engine
 
     class Cluster:
@@ -112,12 +113,17 @@ def test_ray_places_a_scorer_on_gpus_by_its_entry(toy, monkeypatch):
             return {"GPU": 2, "CPU": 8}
 
     monkeypatch.setattr(ray_engine, "connect", lambda cfg: Cluster)
-    assert ray_engine.mine_gpus(RayConfig(), "lexical") == 0.0
-    assert ray_engine.mine_gpus(RayConfig(), "flag") == 1.0
-    assert ray_engine.mine_gpus(RayConfig(), "toy") == 0.0  # registered with gpu=False
+
+    def gpus(backend: str, ray: RayConfig = RayConfig()) -> float:  # what the engine gives a mine actor
+        cfg = load_config(fincprg.bundled_pipeline("offline"), [f"mine.reranker.backend={backend}"])
+        return ray_engine.actor_gpus(ray, ray_gpus(cfg, ray))
+
+    assert gpus("lexical") == 0.0
+    assert gpus("flag") == 1.0
+    assert gpus("toy") == 0.0  # registered with gpu=False
     fincprg.register_pair_scorer("toy", lambda **kw: ToyScorer(), gpu=True, description="on a GPU", replace=True)
-    assert ray_engine.mine_gpus(RayConfig(), "toy") == 1.0
-    assert ray_engine.mine_gpus(RayConfig(mine_gpus_per_actor=0.5), "toy") == 0.5
+    assert gpus("toy") == 1.0
+    assert gpus("toy", RayConfig(mine_gpus_per_actor=0.5)) == 0.5
 
 
 def test_the_card_describes_a_scorer_from_its_entry(toy):

@@ -1,5 +1,6 @@
 """The stage contract: a stage sees only the config it declares, reads and writes only its declared files,
-every file name lives in fincprg.layout, and no module imports itself through a cycle."""
+every file name lives in fincprg.layout, no module imports itself through a cycle, and a stage's signature
+follows the code it imports."""
 from __future__ import annotations
 
 import ast
@@ -38,7 +39,7 @@ def test_a_stage_body_reading_an_undeclared_key_fails_when_it_runs(tmp_path, mon
         return original(reports, cfg, scorer)
 
     from fincprg.records import Report
-    from fincprg.pipeline.io import atomic_write_jsonl
+    from fincprg.io import atomic_write_jsonl
 
     atomic_write_jsonl(tmp_path / "ingest" / L.REPORTS, [Report(id="r", title="t", text="营业收入增长。" * 20)])
     chunk_stage_ctx = StageContext(STAGE_BY_NAME["chunk"], tmp_path, PipelineConfig(), "sig", show_progress=False)
@@ -169,3 +170,89 @@ def test_no_import_cycle_between_modules():
         if m not in state:
             visit(m, [m])
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+# --- a stage's code hash: the modules it imports ---------------------------------------------------------------
+
+def _edited_copy(tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / "fincprg"
+    shutil.copytree(PKG, root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _touch(path: Path) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+
+
+def test_editing_a_module_a_stage_imports_changes_its_signature_and_no_other(tmp_path, monkeypatch):
+    from fincprg.pipeline import codehash
+
+    root = _edited_copy(tmp_path)
+    cfg = PipelineConfig()
+    monkeypatch.setattr(codehash, "PKG", root)  # signature() hashes the copy from here on
+    before = {s.name: signature(s, cfg, {}) for s in STAGES}
+    _touch(root / "llm" / "client.py")  # the generator's LLM client: not in the hand-written list that was here
+    after = {s.name: signature(s, cfg, {}) for s in STAGES}
+    changed = {n for n in before if before[n] != after[n]}
+    assert {"generate", "topics", "verify"} <= changed
+    assert {"ingest", "chunk", "export"}.isdisjoint(changed)  # they never import the LLM client
+
+
+def test_code_hash_covers_lazy_imports_layout_and_data_but_not_unimported_modules(tmp_path):
+    from fincprg.pipeline.codehash import code_hash, stage_files
+
+    root = _edited_copy(tmp_path)
+    hashes = {s.name: code_hash(s, root) for s in STAGES}
+    assert hashes == {s.name: code_hash(s) for s in STAGES}  # the same bytes elsewhere: the same hash
+
+    def changed() -> set[str]:
+        new = {s.name: code_hash(s, root) for s in STAGES}
+        out = {n for n in new if new[n] != hashes[n]}
+        hashes.update(new)
+        return out
+
+    # mine imports the prefilter only inside a function (it needs an embedder): a lazy import counts
+    assert "\n        from fincprg.mine.prefilter import" in (root / "mine" / "stage.py").read_text(encoding="utf-8")
+    _touch(root / "mine" / "prefilter.py")
+    assert changed() == {"mine"}
+    _touch(root / "layout.py")  # every stage reads and writes through it
+    assert changed() == {s.name for s in STAGES}
+    (root / "finance" / "data" / "userdict.txt").write_text("新词 5\n", encoding="utf-8")  # package data
+    by_data = changed()
+    assert {"generate", "mine"} <= by_data and "chunk" not in by_data
+    _touch(root / "report" / "html.py")  # the report: no stage imports it
+    _touch(root / "cli" / "build.py")
+    assert changed() == set()
+    assert all(root / "report" / "html.py" not in stage_files(s, root) for s in STAGES)
+
+
+# --- one artifact table -----------------------------------------------------------------------------------------
+
+def test_specs_readers_and_outputs_use_the_artifact_table(tmp_path):
+    from fincprg.records import Passage, Query
+
+    for spec in STAGES:
+        assert spec.writes == tuple(a.name for a in L.ARTIFACTS if a.stage == spec.name)
+        for stage, name in spec.reads:  # every declared read is a file some stage writes (or its manifest)
+            assert name == L.MANIFEST or name in STAGE_BY_NAME[stage].writes, (spec.name, stage, name)
+    assert L.artifact(L.CHUNK, L.PASSAGES).record is Passage
+    with pytest.raises(KeyError, match="artifact table"):
+        L.artifact(L.CHUNK, "nope.jsonl")
+    # a stage reading an input as another type than the table's is a contract break, caught at the read
+    ctx = StageContext(STAGE_BY_NAME["verify"], tmp_path, PipelineConfig(), "sig")
+    from fincprg.io import atomic_write_jsonl
+
+    atomic_write_jsonl(L.Build(tmp_path).path(L.CHUNK, L.PASSAGES), [Passage(id="p", report_id="r", order=0,
+                                                                           text="营业收入增长")])
+    assert [type(p) for p in ctx.read(L.CHUNK, L.PASSAGES)] == [Passage]
+    with pytest.raises(RuntimeError, match="artifact table"):
+        ctx.read(L.CHUNK, L.PASSAGES, Query)
+
+
+def test_a_spec_cannot_read_a_file_no_stage_writes():
+    from fincprg.spec import StageSpec
+
+    with pytest.raises(KeyError, match="artifact table"):
+        StageSpec("x", "m:f", (), ((L.CHUNK, "passages.json"),))
