@@ -183,6 +183,11 @@ def cluster_titles(docs: Sequence[str], embeddings: np.ndarray, cfg: Any, *, see
         reducer: injected dimensionality reduction (default from ``cfg``).
         progress: a tqdm-like wrapper (``progress(it, total=, desc=)``) for the long loops.
     """
+    if cfg.nr_topics is not None and cfg.engine != "bertopic":
+        from fincprg.errors import ConfigError
+
+        raise ConfigError("topics.cluster.nr_topics merges topics through BERTopic: set "
+                          "topics.cluster.engine=bertopic, or unset nr_topics")
     n = len(docs)
     if n < max(4, 2 * cfg.min_cluster_size) and clusterer is None:
         return _single_topic(docs, note=f"{n} titles: too few for 2 clusters of {cfg.min_cluster_size}")
