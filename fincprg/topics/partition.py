@@ -5,7 +5,9 @@ and lets a topic mix industries. :class:`IndustryHDBSCAN` clusters each industry
 (the topics stage already knows every title's industry: metadata, stock table, company or the
 lexicon classifier), after a PCA fitted to that industry's vectors: ~30 runs of ~1.5k titles take a
 few seconds, and topics stay inside one industry. Industries with fewer than ``2 × min_cluster_size``
-titles cannot hold two clusters alone; they are clustered together in one pooled run.
+titles cannot hold two clusters alone, and in some HDBSCAN finds no cluster at all: these are
+clustered together in one pooled run (where the industry one-hot of the title vectors still keeps
+industries apart).
 
 :func:`reassign_outliers` gives HDBSCAN outliers the topic whose centroid is nearest (cosine, as
 BERTopic's ``reduce_outliers(strategy="embeddings")``), by default only among the topics of the
@@ -53,18 +55,17 @@ class IndustryHDBSCAN:
         self.progress = progress or _no_progress
         self.labels_: np.ndarray | None = None
 
-    def groups(self) -> list[np.ndarray]:
-        """Row indices per industry (sorted by industry name, unknown last), small industries pooled."""
+    def groups(self) -> tuple[list[np.ndarray], np.ndarray]:
+        """Row indices per industry big enough for two clusters (sorted by industry name, unknown last),
+        and the rows of the smaller industries, pooled."""
         by: dict[str | None, list[int]] = {}
         for i, ind in enumerate(self.industries):
             by.setdefault(ind, []).append(i)
         floor = 2 * self.cfg.min_cluster_size
-        out, pooled = [], []
+        big, pooled = [], []
         for ind in sorted(by, key=lambda s: (s is None, s or "")):
-            (out if len(by[ind]) >= floor else pooled).append(np.asarray(by[ind]))
-        if pooled:
-            out.append(np.sort(np.concatenate(pooled)))
-        return out
+            (big if len(by[ind]) >= floor else pooled).append(np.asarray(by[ind]))
+        return big, np.sort(np.concatenate(pooled)) if pooled else np.zeros(0, dtype=np.int64)
 
     def _hdbscan(self, X: np.ndarray) -> np.ndarray:
         from hdbscan import HDBSCAN
@@ -92,13 +93,19 @@ class IndustryHDBSCAN:
         if len(X) != len(self.industries):
             raise ValueError(f"IndustryHDBSCAN got {len(X)} rows for {len(self.industries)} industries")
         labels = np.full(len(X), -1, dtype=np.int64)
+        big, pooled = self.groups()
         nxt = 0
-        groups = self.groups()
-        for idx in self.progress(groups, total=len(groups), desc="topics: cluster per industry"):
+        for idx in self.progress(big, total=len(big), desc="topics: cluster per industry"):
             sub = self._hdbscan(X[idx])
+            if sub.max() < 0:  # no topic in this industry alone: its titles get a second chance in the pool
+                pooled = np.sort(np.concatenate([pooled, idx]))
+                continue
             found = sub >= 0
             labels[idx[found]] = sub[found] + nxt
-            nxt += int(sub.max()) + 1 if found.any() else 0
+            nxt += int(sub.max()) + 1
+        if len(pooled):
+            sub = self._hdbscan(X[pooled])
+            labels[pooled[sub >= 0]] = sub[sub >= 0] + nxt
         self.labels_ = labels
         return self
 
