@@ -49,8 +49,10 @@ class ClassTfidf:
     def top_words(self, row: sp.csr_matrix, n: int) -> list[str]:
         """The ``n`` best-scoring words of one c-TF-IDF row (score > 0; ties by vocabulary order)."""
         row = row.tocsr()
-        order = sorted(zip(-row.data, row.indices), key=lambda p: (p[0], p[1]))
-        return [self.words[j] for s, j in order[:n] if s < 0]
+        keep = row.data > 0
+        data, cols = row.data[keep], row.indices[keep]
+        order = np.lexsort((cols, -data))[:n]  # by score, then vocabulary position
+        return [self.words[j] for j in cols[order]]
 
 
 def class_counts(tokens: Sequence[Sequence[str]], labels: Sequence[int]
