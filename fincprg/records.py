@@ -127,6 +127,8 @@ class TopicAssignment(Record):
     industry: str | None = None
     leaf_topic: str
     subtree_topic: str | None = None
+    # an HDBSCAN outlier that outlier reduction moved into leaf_topic (topics.cluster.reduce_outliers)
+    reassigned: bool = False
 
 
 class ScoredPair(Record):

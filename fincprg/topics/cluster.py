@@ -1,24 +1,31 @@
-"""Title clustering with BERTopic on precomputed embeddings, and the topic tree it implies.
+"""Title clustering on precomputed embeddings, and the topic tree it implies.
 
-BERTopic is given the embeddings (title embedding + Time2Vec block), an optional dimensionality
-reduction (UMAP with a fixed random_state, PCA, or BERTopic's no-op ``BaseDimensionalityReduction``),
-a clusterer (HDBSCAN by default; any object with ``fit`` and ``labels_`` may be injected, as with
-BERTopic's ``hdbscan_model=``) and a ``CountVectorizer`` over finance-aware jieba tokens (fincprg's
-user dictionary and stopwords, plus report boilerplate words such as 周报/点评) for the c-TF-IDF
-keywords. ``hierarchical_topics()`` gives the merges; the tree is rebuilt from each merge's set of
-leaf topics (a node's parent is the smallest merge that contains it), which does not depend on
-BERTopic's internal child-id numbering.
+Two engines (``topics.cluster.engine``) run the same algorithm, BERTopic's: a clusterer over the title
+vectors (HDBSCAN; any object with ``fit`` and ``labels_`` may be injected, as BERTopic's
+``hdbscan_model=``), c-TF-IDF keywords over finance-aware jieba tokens (fincprg's user dictionary and
+stopwords, plus report boilerplate words such as 周报/点评), and a Ward hierarchy over the topics'
+c-TF-IDF rows (``hierarchical_topics()``). ``native`` (default) computes c-TF-IDF and the hierarchy in
+:mod:`fincprg.topics.ctfidf` from each title's cached tokens and never imports BERTopic (8-10 s of
+imports); ``bertopic`` fits a ``BERTopic`` model (kept on the tree for its plotly figures).
 
-Ids: leaves ``t<k>`` (BERTopic topic k, outliers ``t-1`` hung under the root), inner nodes
-``h<k>`` (BERTopic's Parent_ID). Tiny corpora, or runs where the clusterer finds fewer than two
-topics, fall back to a single topic ``t0`` (plus ``t-1`` and a root ``h1`` when there are outliers).
+By default HDBSCAN runs inside each industry (:class:`~fincprg.topics.partition.IndustryHDBSCAN`,
+``by_industry``) after a per-industry PCA; otherwise once over all titles after an optional global
+reduction (UMAP with a fixed random_state, or PCA). Outliers may then join the nearest topic of their
+own industry (``reduce_outliers``, ``outlier_scope``, ``outlier_threshold``); the tree records which
+titles moved (``TopicTree.reassigned``). The tree is rebuilt from each merge's set of leaf topics (a
+node's parent is the smallest merge that contains it), which does not depend on BERTopic's internal
+child-id numbering.
+
+Ids: leaves ``t<k>`` (topic k, numbered by size, largest first; outliers ``t-1`` hung under the root),
+inner nodes ``h<k>`` (BERTopic's Parent_ID). Tiny corpora, or runs where the clusterer finds fewer than
+two topics, fall back to a single topic ``t0`` (plus ``t-1`` and a root ``h1`` when there are outliers).
 """
 from __future__ import annotations
 
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,9 +59,11 @@ class TopicTree:
     parent: dict[str, str | None]  # node id -> parent id
     children: dict[str, list[str]]  # node id -> child ids (ordered)
     root: str
-    model: Any = None  # the fitted BERTopic (None for the single-topic fallback)
-    hierarchy: Any = None  # hierarchical_topics() DataFrame
+    model: Any = None  # the fitted BERTopic (engine "bertopic"; None otherwise)
+    hierarchy: Any = None  # hierarchical_topics() rows (a DataFrame, or ctfidf.Merge records)
     notes: list[str] = field(default_factory=list)
+    reassigned: list[bool] = field(default_factory=list)  # per title: an outlier given its topic afterwards
+    linkage: Any = None  # the native engine's scipy linkage matrix over the leaf topics (for the dendrogram)
 
     @property
     def n_topics(self) -> int:
@@ -66,7 +75,7 @@ class TopicTree:
 
 
 def make_clusterer(cfg: Any) -> Any:
-    """HDBSCAN configured from ``topics.cluster`` (a ``ClusterConfig``)."""
+    """HDBSCAN over all titles, configured from ``topics.cluster`` (a ``ClusterConfig``)."""
     from hdbscan import HDBSCAN
 
     return HDBSCAN(min_cluster_size=cfg.min_cluster_size, min_samples=cfg.min_samples,
@@ -75,7 +84,7 @@ def make_clusterer(cfg: Any) -> Any:
 
 
 def make_reducer(cfg: Any, seed: int) -> Any:
-    """UMAP (seeded), PCA or a no-op, as BERTopic's ``umap_model``."""
+    """UMAP (seeded), PCA or a no-op before a global clusterer (BERTopic's ``umap_model``)."""
     if cfg.umap:
         from umap import UMAP
 
@@ -85,9 +94,17 @@ def make_reducer(cfg: Any, seed: int) -> Any:
         from sklearn.decomposition import PCA
 
         return _SafePCA(PCA(n_components=cfg.pca_components, random_state=seed, svd_solver="randomized"))
-    from bertopic.dimensionality import BaseDimensionalityReduction
+    return _Identity()
 
-    return BaseDimensionalityReduction()
+
+class _Identity:
+    """No reduction (what BERTopic's ``BaseDimensionalityReduction`` does, without importing BERTopic)."""
+
+    def fit(self, X: np.ndarray, y: Any = None) -> _Identity:
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return X
 
 
 class _SafePCA:
@@ -111,77 +128,143 @@ def _fallback_keywords(docs: Sequence[str], k: int = 10) -> list[str]:
     return [w for w, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
 
 
-def _single_topic(docs: Sequence[str], topics: list[int] | None = None, note: str = "") -> TopicTree:
+def _single_topic(docs: Sequence[str], topics: list[int] | None = None, note: str = "",
+                  reassigned: list[bool] | None = None) -> TopicTree:
     topics = topics if topics is not None else [0] * len(docs)
     kw = {"t0": _fallback_keywords([d for d, t in zip(docs, topics, strict=True) if t == 0])}
+    moved = reassigned or [False] * len(docs)
     if -1 in topics:
         kw["t-1"] = []
         kw["h1"] = _fallback_keywords(docs)
-        tree = TopicTree(topics, kw, {"h1": None, "t0": "h1", "t-1": "h1"}, {"h1": ["t0", "t-1"]}, "h1")
+        tree = TopicTree(topics, kw, {"h1": None, "t0": "h1", "t-1": "h1"}, {"h1": ["t0", "t-1"]}, "h1",
+                         reassigned=moved)
     else:
-        tree = TopicTree(topics, kw, {"t0": None}, {}, "t0")
+        tree = TopicTree(topics, kw, {"t0": None}, {}, "t0", reassigned=moved)
     if note:
         tree.notes.append(note)
     return tree
 
 
+def _clusterer(cfg: Any, industries: Sequence[str | None] | None, progress: Any) -> Any:
+    if cfg.by_industry and industries is not None:
+        from fincprg.topics.partition import IndustryHDBSCAN
+
+        return IndustryHDBSCAN(industries, cfg, progress)
+    return make_clusterer(cfg)
+
+
+def _reducer(cfg: Any, seed: int, industries: Sequence[str | None] | None) -> Any:
+    # per-industry clustering reduces each industry's vectors itself (pca_components)
+    return _Identity() if cfg.by_industry and industries is not None else make_reducer(cfg, seed)
+
+
+def _reduce_outliers(topics: list[int], emb: np.ndarray, cfg: Any,
+                     industries: Sequence[str | None] | None) -> tuple[list[int], list[bool]]:
+    if not cfg.reduce_outliers or -1 not in topics:
+        return topics, [False] * len(topics)
+    from fincprg.topics.partition import reassign_outliers
+
+    return reassign_outliers(topics, emb, industries, cfg.outlier_scope, cfg.outlier_threshold)
+
+
 def cluster_titles(docs: Sequence[str], embeddings: np.ndarray, cfg: Any, *, seed: int = 42,
-                   clusterer: Any = None, reducer: Any = None, top_n_words: int = 10) -> TopicTree:
-    """Cluster ``docs`` (titles) on ``embeddings`` with BERTopic and build the topic tree.
+                   industries: Sequence[str | None] | None = None, clusterer: Any = None, reducer: Any = None,
+                   top_n_words: int = 10, progress: Any = None) -> TopicTree:
+    """Cluster ``docs`` (titles) on ``embeddings`` and build the topic tree.
 
     Args:
         docs: titles, one per row of ``embeddings``.
         embeddings: ``(n, d)`` precomputed vectors.
         cfg: ``topics.cluster`` (``ClusterConfig``).
         seed: random_state for UMAP/PCA.
-        clusterer: injected clusterer (default HDBSCAN from ``cfg``), e.g. ``KMeans`` in tests.
+        industries: each title's industry: per-industry clustering and outlier reduction use it
+            (None: one group, and outliers may join any topic).
+        clusterer: injected clusterer (default: HDBSCAN from ``cfg``), e.g. ``KMeans`` in tests.
         reducer: injected dimensionality reduction (default from ``cfg``).
+        progress: a tqdm-like wrapper (``progress(it, total=, desc=)``) for the long loops.
     """
+    if cfg.nr_topics is not None and cfg.engine != "bertopic":
+        from fincprg.errors import ConfigError
+
+        raise ConfigError("topics.cluster.nr_topics merges topics through BERTopic: set "
+                          "topics.cluster.engine=bertopic, or unset nr_topics")
     n = len(docs)
     if n < max(4, 2 * cfg.min_cluster_size) and clusterer is None:
         return _single_topic(docs, note=f"{n} titles: too few for 2 clusters of {cfg.min_cluster_size}")
-    from bertopic import BERTopic
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    vectorizer = CountVectorizer(tokenizer=topic_tokens, token_pattern=None, lowercase=False)
-    model = BERTopic(umap_model=reducer if reducer is not None else make_reducer(cfg, seed),
-                     hdbscan_model=clusterer if clusterer is not None else make_clusterer(cfg),
-                     vectorizer_model=vectorizer, top_n_words=top_n_words,
-                     calculate_probabilities=False, nr_topics=cfg.nr_topics, verbose=False,
-                     language="multilingual")  # "english" would strip every CJK character
     emb = np.asarray(embeddings, dtype=np.float32)
+    clusterer = clusterer if clusterer is not None else _clusterer(cfg, industries, progress)
+    reducer = reducer if reducer is not None else _reducer(cfg, seed, industries)
+    if cfg.engine == "bertopic":
+        return _bertopic_titles(docs, emb, cfg, industries, clusterer, reducer, top_n_words)
+    from fincprg.topics.partition import by_size
+
     try:
-        topics, _ = model.fit_transform(list(docs), embeddings=emb)
-    except ValueError as e:  # e.g. empty vocabulary, or a clusterer that cannot split the data
-        return _single_topic(docs, note=f"BERTopic failed ({e}); single topic")
-    topics = [int(t) for t in topics]
-    if cfg.reduce_outliers and -1 in topics and len(set(topics) - {-1}) >= 1:
-        topics = [int(t) for t in model.reduce_outliers(list(docs), topics, strategy="embeddings",
-                                                        embeddings=emb)]
-        model.update_topics(list(docs), topics=topics, vectorizer_model=vectorizer,
-                            top_n_words=top_n_words)
-        topics = [int(t) for t in model.topics_]
+        labels = clusterer.fit(reducer.fit(emb).transform(emb)).labels_
+    except ValueError as e:  # a clusterer that cannot split the data
+        return _single_topic(docs, note=f"clustering failed ({e}); single topic")
+    topics, moved = _reduce_outliers(by_size([int(t) for t in labels]), emb, cfg, industries)
+    return _tree(docs, topics, moved, top_n_words, progress)
+
+
+def _tree(docs: Sequence[str], topics: list[int], moved: list[bool], top_n_words: int, progress: Any) -> TopicTree:
+    from fincprg.topics.ctfidf import topic_keywords, ward_hierarchy
+
     real = sorted(set(topics) - {-1})
-    if len(real) == 0:
-        return _single_topic(docs, note="the clusterer found no topic; single topic")
-    if len(real) == 1:
-        return _single_topic(docs, topics=[0 if t != -1 else -1 for t in topics],
-                             note="the clusterer found one topic")
-    keywords = {f"t{k}": [w for w, _ in (model.get_topic(k) or []) if w][:top_n_words] for k in real}
-    hier = model.hierarchical_topics(list(docs))
-    parent, children, root = _tree_from_hierarchy(hier, real, keywords)
+    if len(real) < 2:
+        return _single_topic(docs, topics=[0 if t != -1 else -1 for t in topics], reassigned=moved,
+                             note="the clusterer found no topic; single topic" if not real
+                             else "the clusterer found one topic")
+    tokens = [topic_tokens(d) for d in docs]
+    model, words, counts = topic_keywords(tokens, topics, top_n_words)
+    keywords = {f"t{k}": words[k] for k in real}
+    merges, Z = ward_hierarchy(model, [counts[k] for k in real], real, progress)
+    parent, children, root = _tree_from_hierarchy(merges, real, keywords)
     if -1 in topics:
         keywords["t-1"] = []
         parent["t-1"] = root
         children[root].append("t-1")
-    return TopicTree(topics, keywords, parent, children, root, model=model, hierarchy=hier)
+    return TopicTree(topics, keywords, parent, children, root, hierarchy=merges, linkage=Z, reassigned=moved)
 
 
-def _tree_from_hierarchy(hier: Any, leaves: list[int], keywords: dict[str, list[str]]
+def _bertopic_titles(docs: Sequence[str], emb: np.ndarray, cfg: Any, industries: Sequence[str | None] | None,
+                     clusterer: Any, reducer: Any, top_n_words: int) -> TopicTree:
+    """The ``bertopic`` engine: the same steps through a fitted ``BERTopic`` (kept for its figures)."""
+    from bertopic import BERTopic
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vectorizer = CountVectorizer(tokenizer=topic_tokens, token_pattern=None, lowercase=False)
+    model = BERTopic(umap_model=reducer, hdbscan_model=clusterer, vectorizer_model=vectorizer,
+                     top_n_words=top_n_words, calculate_probabilities=False, nr_topics=cfg.nr_topics,
+                     verbose=False, language="multilingual")  # "english" would strip every CJK character
+    try:
+        topics, _ = model.fit_transform(list(docs), embeddings=emb)
+    except ValueError as e:  # e.g. empty vocabulary, or a clusterer that cannot split the data
+        return _single_topic(docs, note=f"BERTopic failed ({e}); single topic")
+    topics, moved = _reduce_outliers([int(t) for t in topics], emb, cfg, industries)
+    if any(moved):
+        model.update_topics(list(docs), topics=topics, vectorizer_model=vectorizer, top_n_words=top_n_words)
+        topics = [int(t) for t in model.topics_]
+    real = sorted(set(topics) - {-1})
+    if len(real) < 2:
+        return _single_topic(docs, topics=[0 if t != -1 else -1 for t in topics], reassigned=moved,
+                             note="the clusterer found no topic; single topic" if not real
+                             else "the clusterer found one topic")
+    keywords = {f"t{k}": [w for w, _ in (model.get_topic(k) or []) if w][:top_n_words] for k in real}
+    hier = model.hierarchical_topics(list(docs))
+    parent, children, root = _tree_from_hierarchy(hier.itertuples(index=False), real, keywords)
+    if -1 in topics:
+        keywords["t-1"] = []
+        parent["t-1"] = root
+        children[root].append("t-1")
+    return TopicTree(topics, keywords, parent, children, root, model=model, hierarchy=hier, reassigned=moved)
+
+
+def _tree_from_hierarchy(rows: Iterable[Any], leaves: list[int], keywords: dict[str, list[str]]
                          ) -> tuple[dict[str, str | None], dict[str, list[str]], str]:
-    """Parent/children maps from ``hierarchical_topics()`` rows (fills inner-node keywords)."""
+    """Parent/children maps from ``hierarchical_topics()`` rows (``Parent_ID``, ``Parent_Name``,
+    ``Topics``; fills inner-node keywords)."""
     sets: dict[str, frozenset[int]] = {f"t{k}": frozenset([k]) for k in leaves}
-    for row in hier.itertuples(index=False):
+    for row in rows:
         nid = f"h{int(row.Parent_ID)}"
         sets[nid] = frozenset(int(t) for t in row.Topics)
         keywords[nid] = [w for w in str(row.Parent_Name).split("_") if w]

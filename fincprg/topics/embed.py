@@ -52,8 +52,10 @@ class LSAEmbedder:
 
     name = "lsa"
 
-    def __init__(self, dim: int = 128, seed: int = 42, min_df: int = 1, max_features: int | None = 50000):
+    def __init__(self, dim: int = 128, seed: int = 42, min_df: int = 1, max_features: int | None = 50000,
+                 n_iter: int = 5):
         self.dim, self.seed, self.min_df, self.max_features = dim, seed, min_df, max_features
+        self.n_iter = n_iter
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         from sklearn.decomposition import TruncatedSVD
@@ -62,7 +64,8 @@ class LSAEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vec = TfidfVectorizer(tokenizer=_finance_tokens, token_pattern=None, lowercase=False,
-                              min_df=self.min_df, max_features=self.max_features, sublinear_tf=True)
+                              min_df=self.min_df, max_features=self.max_features, sublinear_tf=True,
+                              dtype=np.float32)  # float32: the SVD's dense products at half the cost
         try:
             tfidf = vec.fit_transform(texts)
         except ValueError:  # empty vocabulary (e.g. only stopwords)
@@ -70,7 +73,8 @@ class LSAEmbedder:
         k = min(self.dim, tfidf.shape[1] - 1, tfidf.shape[0] - 1)
         if k < 2:
             return l2_normalise(tfidf.toarray())
-        svd = TruncatedSVD(n_components=k, random_state=self.seed, algorithm="randomized", n_iter=5)
+        svd = TruncatedSVD(n_components=k, random_state=self.seed, algorithm="randomized",
+                           n_iter=self.n_iter)
         return l2_normalise(svd.fit_transform(tfidf))
 
 
@@ -139,7 +143,7 @@ def make_embedder(cfg: Any, *, seed: int = 42, classifier: Any = None, texts: st
 
 def _lsa(cfg: Any, *, texts: str = "titles", seed: int = 42, **_: Any) -> Embedder:
     # titles: jieba + finance-dictionary words; query texts (short, many near-duplicates): characters
-    return LSAEmbedder(dim=cfg.dim, seed=seed) if texts == "titles" else CharLSAEmbedder(dim=cfg.dim, seed=seed)
+    return LSAEmbedder(dim=cfg.dim, seed=seed, n_iter=getattr(cfg, "svd_iter", 5)) if texts == "titles" else CharLSAEmbedder(dim=cfg.dim, seed=seed)
 
 
 def _sentence_transformers(cfg: Any, *, device: str | None = None, where: str = "topics.embedder",

@@ -9,7 +9,8 @@ Output records (``OUT/topics/``, written atomically: this is a global stage):
   (``metadata`` = Report.industry mapped to CITIC, ``company`` = another report's metadata for the
   same company, else the classifier's name);
 * ``tree.json``: ``{"nodes": [Topic...], "root": id}`` with dominant industries;
-* ``assignments.jsonl``: ``{report_id, title, date, industry, leaf_topic, subtree_topic}``;
+* ``assignments.jsonl``: ``{report_id, title, date, industry, leaf_topic, subtree_topic, reassigned}``
+  (``reassigned``: an HDBSCAN outlier moved to the nearest topic of its industry afterwards);
 * ``queries.jsonl``: intent (``qi:``) and topic-level (``qt:``) Query records;
 * ``failures.jsonl``: topics whose intents could not be generated (LLM backend);
 * ``topics.html``, ``hierarchy.html``: visualisations.
@@ -183,8 +184,9 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
     atomic_write_jsonl(ctx.output(L.TITLES), sorted([*kept, *dropped], key=lambda t: order[t.report_id]))
     if kept:
         emb = embed_titles(kept, cfg, seed, classifier, progress=ctx.progress)
-        log.info("topics: clustering %d titles (BERTopic + HDBSCAN)...", len(kept))
-        tree = cluster_titles([t.title for t in kept], emb, cfg.cluster, seed=seed)
+        log.info("topics: clustering %d titles (HDBSCAN, %s engine)...", len(kept), cfg.cluster.engine)
+        tree = cluster_titles([t.title for t in kept], emb, cfg.cluster, seed=seed,
+                              industries=[t.industry for t in kept], progress=ctx.progress)
     else:
         emb = np.zeros((0, 1), dtype=np.float32)
         tree = TopicTree([], {"t0": []}, {"t0": None}, {}, "t0", notes=["no titles"])
@@ -193,8 +195,8 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
                       .model_dump(mode="json"))
     atomic_write_jsonl(ctx.output(L.ASSIGNMENTS), [
         TopicAssignment(report_id=t.report_id, title=t.title, date=t.date, industry=t.industry,
-                        leaf_topic=f"t{k}", subtree_topic=subtree_for(f"t{k}", t.industry, nodes))
-        for t, k in zip(kept, tree.topics, strict=True)])
+                        leaf_topic=f"t{k}", subtree_topic=subtree_for(f"t{k}", t.industry, nodes), reassigned=moved)
+        for t, k, moved in zip(kept, tree.topics, tree.reassigned or [False] * len(kept), strict=True)])
     viz = write_html(ctx.dir, tree, nodes, cfg.viz)
     with open(ctx.output(_EMB), "wb") as f:
         np.save(f, emb)
@@ -255,6 +257,7 @@ def run(ctx: Any) -> dict[str, Any]:
         "topics": c["n_topics"],
         "tree_nodes": len(nodes),
         "outlier_share": round(c["outlier_share"], 4),
+        "outliers_reassigned": sum(a.reassigned for a in assignments),
         "subtrees_above_leaf": sum(a.subtree_topic != a.leaf_topic for a in assignments),
         "intents": sum(q.level == "intent" for q in queries),
         "subqueries": sum(q.level == "topic" for q in queries),
