@@ -234,12 +234,14 @@ def pairs(runs: list[dict[str, Any]]) -> str:
 
 def render_real(results: dict[tuple[str, int], list[dict[str, Any]]], args: argparse.Namespace,
                 load0: tuple[float, ...], load1: tuple[float, ...]) -> str:
+    first = next(iter(results.values()))[0]
+    per_copy = first["requests"] // first["copies"]
     lines = [
         "## The generate stage on real bodies beside a bare `openai` client (`eval/bench_llm_stage.py --real`)", "",
         f"Measured {time.strftime('%Y-%m-%d')} at commit {commit()} on {os.cpu_count()} CPU cores shared with the "
         f"local test server (its own process, {args.latency * 1000:.0f} ms latency per request) and with other "
         "jobs. Corpus: the 200 AlphaFin report bodies and the 2019 安靠智电 annual report from `../shared/data` "
-        "(201 reports, 788 passages after ingest + chunk), repeated N times (copy r > 0 has `（副本r）` after "
+        f"(201 reports, {per_copy} passages after ingest + chunk), repeated N times (copy r > 0 has `（副本r）` after "
         "its titles, so every prompt differs and nothing is answered from the cache). **Stage** = "
         "`fincprg build --upto generate` with `generate.backend=llm`: its requests / its wall seconds from the "
         "generate manifest (inputs loaded, every tree parsed, completed and written, the hierarchy written). "
