@@ -4,7 +4,7 @@ A synthetic corpus of distinct passages is built once through ingest + chunk; th
 the generate folder and the LLM cache are removed and ``fincprg build --upto generate`` runs the real
 stage (one client for the whole stage, requests streamed across batch boundaries, checkpoints per batch)
 against ``python -m tests.llm_server --latency L`` in its own process. The rate is the stage's requests
-divided by its wall seconds from the generate manifest (loading inputs and writing outputs included);
+divided by its wall seconds from `fincprg build --timings` (loading inputs and writing outputs included);
 the ideal is ``concurrency / latency``.
 
 ``--real`` builds real bodies instead (``eval/_llm_real.py``: the 200 AlphaFin reports and the 2019 annual report
@@ -85,7 +85,9 @@ def run_once(src: Path, out: Path, sets: list[str], env: dict[str, str]) -> dict
     build = L.Build(out)
     shutil.rmtree(build.dir(L.GENERATE), ignore_errors=True)
     shutil.rmtree(build.cache_dir, ignore_errors=True)
-    cmd = build_cmd(src, out, L.GENERATE, sets)
+    timings = out.parent / f"{out.name}.timings.jsonl"  # stage seconds are kept out of OUT (--timings)
+    timings.unlink(missing_ok=True)
+    cmd = [*build_cmd(src, out, L.GENERATE, sets), "--timings", str(timings)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the build's CPU (the server is not reaped yet)
@@ -93,7 +95,9 @@ def run_once(src: Path, out: Path, sets: list[str], env: dict[str, str]) -> dict
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     m = build.manifest(L.GENERATE)
     llm = m["counts"]["llm"]
-    return {"requests": llm["requests"], "seconds": m["seconds"], "rate": llm["requests"] / m["seconds"],
+    secs = next(r["seconds"] for r in map(json.loads, timings.read_text(encoding="utf-8").splitlines())
+                if r["stage"] == L.GENERATE)
+    return {"requests": llm["requests"], "seconds": secs, "rate": llm["requests"] / secs,
             "retries": llm.get("retries", 0), "failures": llm.get("failures", 0),
             "rejected": llm.get("rejected", 0), "cache_hits": llm.get("cache_hits", 0),
             "passages": m["counts"]["passages"], "failed_passages": sum(m["counts"]["failures"].values()),
@@ -154,7 +158,7 @@ def render(results: dict[tuple[str, int], list[dict[str, Any]]], args: argparse.
         f"Measured {time.strftime('%Y-%m-%d')} at commit {commit()} on 2 CPU cores shared with the local test "
         f"server (its own process, {args.latency * 1000:.0f} ms latency per request). Synthetic reports of two "
         "distinct passages each (one request per passage; nothing cached). Rate = the stage's requests / its wall "
-        "seconds from the generate manifest (inputs loaded and outputs written included; with engine=ray also "
+        "seconds from `fincprg build --timings` (inputs loaded and outputs written included; with engine=ray also "
         "the Ray start and the actors' start); ideal = concurrency ÷ latency. Median of "
         f"{args.repeats} runs per row; `ray` = `engine=ray`, `ray.num_cpus=2`, `ray.llm_actors=4`.", "",
         "| engine | concurrency | requests per run | median req/s | % of ideal | runs (req/s) | retries | "
@@ -244,7 +248,7 @@ def render_real(results: dict[tuple[str, int], list[dict[str, Any]]], args: argp
         f"(201 reports, {per_copy} passages after ingest + chunk), repeated N times (copy r > 0 has `（副本r）` after "
         "its titles, so every prompt differs and nothing is answered from the cache). **Stage** = "
         "`fincprg build --upto generate` with `generate.backend=llm`: its requests / its wall seconds from the "
-        "generate manifest (inputs loaded, every tree parsed, completed and written, the hierarchy written). "
+        "stage timing (`--timings`; inputs loaded, every tree parsed, completed and written, the hierarchy written). "
         "**Bare** = the same rendered messages sent in the same repeat by a bare `openai.AsyncOpenAI` client "
         "(`chat.completions.create`, a semaphore of the same concurrency, no cache, parsing or files) to the "
         "same server; the two alternate which goes first (a paired ratio = one repeat's stage rate / its bare rate). Every run is checked: the server got exactly one "
