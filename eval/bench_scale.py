@@ -2,6 +2,7 @@
 
 Run: ``.venv/bin/python eval/bench_scale.py [--reports 1000] [--repeats 3] [--ray-repeats 2] [--no-readme]``
 (about 20 minutes on 2 cores at the defaults; develop with ``--reports 50 --repeats 1 --no-readme``).
+Issue 23's 16× check: ``--scales 1,4,16`` (16,000 reports; the 16× build alone takes ~15 minutes on 2 cores).
 
 Corpus (from ``../shared/data``; the benchmark is skipped with a message when it is absent, and nothing is
 copied into the repository: the corpus is written to a temporary folder). Report k of a master list of
@@ -35,6 +36,9 @@ Measurements, all through the real CLI in subprocesses (``python -m fincprg buil
   is included), ``--ray-repeats`` times each.
 - **cost vs size**: the mine manifests' pairs per space (sentence, passage, topic) and generate's queries at
   every scale, fitted as log(y) = a + b·log(reports) by least squares, next to the paper's §7.1 model.
+- **issue 23's targets** (when ``--scales`` has 16): seconds and peak RSS per stage at 1×, 4× and 16×, and
+  each target checked from them: 16× ≤ 18× the 1× stage seconds, export ≤ 4.5× at 4×, every stage's peak
+  RSS at 16× ≤ 4× the 1× peak (``TARGET_*``).
 
 Results replace the ``<!-- scale:start -->`` … ``<!-- scale:end -->`` section of eval/README.md.
 """
@@ -73,6 +77,9 @@ NEWS_STEP, ANNUAL_STEP = 13, 37  # sentences between the stream starts of consec
 PAPER_B = {"sentence": "1 (∝ N·C1: linear in reports)", "passage": "1.5 (∝ (N·C2)^1.5)", "topic": "–",
            "queries": "1 (LLM linear in corpus tokens)"}
 _SENT = re.compile(r"[^。！？；!?;\n]+[。！？；!?;]?")
+# issue 23 ("Done when"): 16× costs at most 18× the 1× time, export at most 4.5× at 4×, and no stage's peak RSS at
+# 16× above 4× the 1× peak (the largest of any stage at 1×)
+TARGET_TIME_16, TARGET_EXPORT_4, TARGET_RSS_16 = 18.0, 4.5, 4.0
 
 
 # ---------------------------------------------------------------------------------------------- corpus
@@ -427,7 +434,58 @@ def render(meta: dict[str, Any], facts: dict[float, dict[str, Any]], by_scale: d
         "",
     ]
     lines += reading(one, four, by_scale, ray, facts)
+    if 16.0 in by_scale:
+        lines += targets(by_scale, facts)
     return "\n".join(lines)
+
+
+def _met(ok: bool) -> str:
+    return "**met**" if ok else "**not met**"
+
+
+def targets(by_scale: dict[float, list[dict[str, Any]]], facts: dict[float, dict[str, Any]]) -> list[str]:
+    """Issue 23's targets at 1×, 4× and 16×: time and peak RSS per stage, each ratio checked (computed, not
+    asserted: a target missed says so)."""
+    scales = [s for s in (1.0, 4.0, 16.0) if s in by_scale]
+    m = {s: stage_medians(by_scale[s]) for s in scales}
+    peak1 = max(m[1.0][st]["rss_mb"] for st in STAGES)
+    tot = {s: _total(m[s], "seconds") for s in scales}
+    wall = {s: _total(m[s], "wall") for s in scales}
+    head = " | ".join(f"{s:g}× s" for s in scales) + " | " + " | ".join(f"{s:g}× RSS MB" for s in scales)
+    out = [
+        "### Issue 23 targets: " + ", ".join(f"{s:g}× ({facts[s]['reports']} reports)" for s in scales),
+        "",
+        f"Staged builds as above (medians of {', '.join(f'{len(by_scale[s])} at {s:g}×' for s in scales)}). "
+        f"RSS ratio = the stage's 16× peak over the 1× peak of the whole build ({peak1:.0f} MB).", "",
+        f"| stage | {head} | 4×/1× s | 16×/1× s | 16× RSS / 1× peak |",
+        "|---|" + "---:|" * (2 * len(scales) + 3),
+        *(f"| {st} | " + " | ".join(f"{m[s][st]['seconds']:.2f}" for s in scales) + " | "
+          + " | ".join(f"{m[s][st]['rss_mb']:.0f}" for s in scales)
+          + f" | {_ratio(m[4.0][st]['seconds'], m[1.0][st]['seconds'])} | "
+            f"{_ratio(m[16.0][st]['seconds'], m[1.0][st]['seconds'])} | {_ratio(m[16.0][st]['rss_mb'], peak1)} |"
+          for st in STAGES),
+        f"| **total** | " + " | ".join(f"**{tot[s]:.1f}**" for s in scales) + " | "
+        + " | ".join(f"max {max(m[s][st]['rss_mb'] for st in STAGES):.0f}" for s in scales)
+        + f" | **{_ratio(tot[4.0], tot[1.0])}** | **{_ratio(tot[16.0], tot[1.0])}** | "
+          f"**{_ratio(max(m[16.0][st]['rss_mb'] for st in STAGES), peak1)}** |",
+        "",
+    ]
+    export4 = m[4.0][L.EXPORT]["seconds"] / m[1.0][L.EXPORT]["seconds"]
+    rss16 = {st: m[16.0][st]["rss_mb"] / peak1 for st in STAGES}
+    over = [f"{st} {r:.2f}×" for st, r in rss16.items() if r > TARGET_RSS_16]
+    out += [
+        f"- 16× time: {tot[16.0] / tot[1.0]:.2f}× the 1× stage seconds ({wall[16.0] / wall[1.0]:.2f}× invocation "
+        f"wall), target ≤ {TARGET_TIME_16:g}×: {_met(tot[16.0] / tot[1.0] <= TARGET_TIME_16)}.",
+        f"- Export at 4×: {export4:.2f}× its 1× seconds, target ≤ {TARGET_EXPORT_4:g}×: "
+        f"{_met(export4 <= TARGET_EXPORT_4)}.",
+        f"- Peak RSS at 16×: largest {max(rss16.values()):.2f}× the 1× peak ({max(rss16, key=rss16.get)}), target "
+        f"≤ {TARGET_RSS_16:g}× for every stage: {_met(not over)}" + (f" (over: {', '.join(over)})." if over else "."),
+        "- Load (1-minute average) per run: " + "; ".join(
+            f"{s:g}× " + ", ".join(f"{r['load']:.1f}" for r in by_scale[s]) for s in scales)
+        + ". The machine is shared, so seconds at a higher load are slower for reasons outside the build.",
+        "",
+    ]
+    return out
 
 
 def reading(one: dict[str, dict[str, float]], four: dict[str, dict[str, float]],
@@ -486,7 +544,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reports", type=int, default=1000, help="reports at 1× (4× is 4 times this; default 1000)")
     ap.add_argument("--scales", default="0.25,0.5,1,2,4",
-                    help="comma-separated scales for the cost-vs-size fit; must include 1 and 4")
+                    help="comma-separated scales for the cost-vs-size fit; must include 1 and 4. With 16 "
+                         "(e.g. --scales 1,4,16: 16,000 reports at the default --reports) the section adds issue "
+                         "23's targets: 16× time ≤ 18× the 1× time, export ≤ 4.5× at 4×, peak RSS at 16× ≤ 4× "
+                         "the 1× peak")
     ap.add_argument("--repeats", type=int, default=3, help="staged builds at 1× and at 4× (median; default 3)")
     ap.add_argument("--ray-repeats", type=int, default=2,
                     help="one-shot builds per engine (local, ray) on the 1× corpus; 0 skips the comparison")
