@@ -30,7 +30,8 @@ Measurements, all through the real CLI in subprocesses (``python -m fincprg buil
   stages run one at a time with ``--upto STAGE`` on the same OUT (each invocation skips the finished stages
   and runs exactly one). Per stage: the stage's own seconds (its manifest), the invocation's wall seconds
   (interpreter start and imports included) and the invocation's peak RSS (``ru_maxrss`` of that child, from
-  ``os.wait4``). Medians over the repeats; 4×/1× ratios of the total and of each stage.
+  ``os.wait4``, taken by a small launcher process, so the child does not start with this process's pages).
+  Medians over the repeats; 4×/1× ratios of the total and of each stage.
 - **local vs ray** on the 1× corpus: one-shot builds (all stages in one invocation) with the local engine and
   with ``--set engine=ray --set ray.num_cpus=2`` (a local Ray instance started by the build, so Ray's start-up
   is included), ``--ray-repeats`` times each.
@@ -169,23 +170,30 @@ def _env() -> dict[str, str]:
             "HF_HUB_OFFLINE": "1", "RAY_DATA_DISABLE_PROGRESS_BARS": "1"}
 
 
+# Linux keeps a process's peak RSS across exec, and a forked child starts with its parent's pages resident: a
+# build started straight from this process (which holds the master corpus, ~400 MB at 16×) reported at least
+# this process's size. A small launcher starts the build instead and reports the build's own peak (and wall).
+_LAUNCHER = ("import json, os, subprocess, sys, time; t0 = time.perf_counter(); p = subprocess.Popen(sys.argv[2:]); "
+             "_, st, ru = os.wait4(p.pid, 0); open(sys.argv[1], 'w').write(json.dumps({'wall': time.perf_counter() "
+             "- t0, 'rss_kb': ru.ru_maxrss, 'rc': os.waitstatus_to_exitcode(st)}))")
+
+
 def invoke(corpus: Path, out: Path, sets: list[str], upto: str | None = None) -> dict[str, float]:
-    """One ``fincprg build`` in a child process: wall seconds and the child's peak RSS (MB)."""
+    """One ``fincprg build`` in a child process: wall seconds and the child's peak RSS (MB, ``ru_maxrss``)."""
     cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "-q"]
     if upto:
         cmd += ["--upto", upto]
     for s in sets:
         cmd += ["--set", s]
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - t0
-        if p.returncode != 0:
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "peak.json"
+        subprocess.run([sys.executable, "-c", _LAUNCHER, str(report), *cmd], cwd=ROOT, env=_env(),
+                       stdout=subprocess.DEVNULL, stderr=err, check=False)
+        got = json.loads(report.read_text()) if report.is_file() else {"rc": -1}
+        if got["rc"] != 0:
             err.seek(0)
-            raise SystemExit(f"build failed ({' '.join(cmd)}), rc {p.returncode}:\n{err.read().decode()[-3000:]}")
-    return {"wall": wall, "rss_mb": ru.ru_maxrss / 1024}  # Linux: kB
+            raise SystemExit(f"build failed ({' '.join(cmd)}), rc {got['rc']}:\n{err.read().decode()[-3000:]}")
+    return {"wall": got["wall"], "rss_mb": got["rss_kb"] / 1024}  # Linux: kB
 
 
 def manifests(out: Path) -> dict[str, dict[str, Any]]:
@@ -332,7 +340,7 @@ def render(meta: dict[str, Any], facts: dict[float, dict[str, Any]], by_scale: d
         f"### 1× ({n1} reports) vs 4× ({n4} reports), stages run one at a time (`--upto STAGE`)", "",
         f"Medians of {len(by_scale[1.0])} (1×) and {len(by_scale[4.0])} (4×) builds. *s* = the stage's own "
         "seconds (its manifest); *wall* = the invocation's wall seconds, interpreter start-up and imports "
-        "included; *RSS* = the invocation's peak resident memory (`ru_maxrss` of the child via `os.wait4`).", "",
+        "included; *RSS* = the invocation's peak resident memory (`ru_maxrss` of the child via `os.wait4`, in a small launcher process).", "",
         "| stage | 1× s | 4× s | 4×/1× s | 1× wall | 4× wall | 4×/1× wall | 1× RSS MB | 4× RSS MB | 4×/1× RSS |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(f"| {s} | {one[s]['seconds']:.2f} | {four[s]['seconds']:.2f} | "
