@@ -340,7 +340,8 @@ def render(meta: dict[str, Any], facts: dict[float, dict[str, Any]], by_scale: d
         f"### 1× ({n1} reports) vs 4× ({n4} reports), stages run one at a time (`--upto STAGE`)", "",
         f"Medians of {len(by_scale[1.0])} (1×) and {len(by_scale[4.0])} (4×) builds. *s* = the stage's own "
         "seconds (its manifest); *wall* = the invocation's wall seconds, interpreter start-up and imports "
-        "included; *RSS* = the invocation's peak resident memory (`ru_maxrss` of the child via `os.wait4`, in a small launcher process).", "",
+        "included; *RSS* = the invocation's peak resident memory (`ru_maxrss` of the child via `os.wait4`, "
+        "in a small launcher process).", "",
         "| stage | 1× s | 4× s | 4×/1× s | 1× wall | 4× wall | 4×/1× wall | 1× RSS MB | 4× RSS MB | 4×/1× RSS |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(f"| {s} | {one[s]['seconds']:.2f} | {four[s]['seconds']:.2f} | "
