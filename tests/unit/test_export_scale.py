@@ -139,3 +139,54 @@ def test_parquet_from_batches_has_the_bytes_of_one_table(tmp_path, monkeypatch):
     assert (tmp_path / "batched.parquet").read_bytes() == (tmp_path / "one.parquet").read_bytes()
     hf._write_parquet(tmp_path / "empty.parquet", iter([]), schema)
     assert pq.read_table(tmp_path / "empty.parquet").num_rows == 0
+
+
+def _char_bm25_reference(docs, k1=1.2, b=0.75):
+    """verify's CharBM25 weights as built before issue 23: Python lists, a COO build, whole-array weights."""
+    from scipy import sparse
+
+    from fincprg.verify.roundtrip import char_tokens
+
+    vocab: dict[str, int] = {}
+    rows, cols, vals = [], [], []
+    lengths = np.zeros(len(docs), dtype=np.float64)
+    for d, text in enumerate(docs):
+        toks = char_tokens(text)
+        lengths[d] = len(toks)
+        counts: dict[int, int] = {}
+        for t in toks:
+            i = vocab.setdefault(t, len(vocab))
+            counts[i] = counts.get(i, 0) + 1
+        rows.extend(counts)
+        cols.extend([d] * len(counts))
+        vals.extend(counts.values())
+    tf = sparse.csr_matrix((np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(len(vocab), len(docs)))
+    n = max(len(docs), 1)
+    df = np.diff(tf.indptr)
+    idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    avg = lengths.mean() if len(docs) else 1.0
+    tf = tf.tocoo()
+    denom = tf.data + k1 * (1 - b + b * lengths[tf.col] / max(avg, 1e-9))
+    w = idf[tf.row] * tf.data * (k1 + 1) / denom
+    return vocab, sparse.csr_matrix((w, (tf.row, tf.col)), shape=tf.shape)
+
+
+def test_verify_char_bm25_in_bounded_memory_is_the_coo_build_entry_for_entry(monkeypatch):
+    from fincprg.verify.roundtrip import CharBM25
+
+    rng = random.Random(11)
+    docs = _texts(rng, 120, 3, 20) + ["", "ROE 12.5%", "星河科技（600001）"]
+    vocab, want = _char_bm25_reference(docs)
+    monkeypatch.setattr(CharBM25, "_SLICE", 97)  # many slices, one ending mid-row
+    got = CharBM25(docs)
+    assert got.vocab == vocab and got.weights.shape == want.shape
+    for a in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(got.weights, a), getattr(want, a)), a
+    assert got.weights.data.dtype == want.data.dtype and got.weights.indices.dtype == want.indices.dtype
+    queries = _texts(rng, 30, 1, 4)[:30]
+    idx, sc = got.search(queries, depth=10)
+    ref = CharBM25.__new__(CharBM25)
+    ref.vocab, ref.weights, ref.n_docs = vocab, want, len(docs)
+    ref_idx, ref_sc = ref.search(queries, depth=10)
+    assert np.array_equal(idx, ref_idx) and np.array_equal(sc, ref_sc)
+    assert CharBM25([]).n_docs == 0
