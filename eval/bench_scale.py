@@ -2,6 +2,7 @@
 
 Run: ``.venv/bin/python eval/bench_scale.py [--reports 1000] [--repeats 3] [--ray-repeats 2] [--no-readme]``
 (about 20 minutes on 2 cores at the defaults; develop with ``--reports 50 --repeats 1 --no-readme``).
+Issue 23's 16× check: ``--scales 1,4,16`` (16,000 reports; the 16× build alone takes ~15 minutes on 2 cores).
 
 Corpus (from ``../shared/data``; the benchmark is skipped with a message when it is absent, and nothing is
 copied into the repository: the corpus is written to a temporary folder). Report k of a master list of
@@ -27,14 +28,18 @@ Measurements, all through the real CLI in subprocesses (``python -m fincprg buil
 
 - **staged builds** at every scale in ``--scales`` (1× and 4× ``--repeats`` times, the others once): the
   stages run one at a time with ``--upto STAGE`` on the same OUT (each invocation skips the finished stages
-  and runs exactly one). Per stage: the stage's own seconds (its manifest), the invocation's wall seconds
+  and runs exactly one). Per stage: the stage's own seconds (`fincprg build --timings`), the invocation's wall seconds
   (interpreter start and imports included) and the invocation's peak RSS (``ru_maxrss`` of that child, from
-  ``os.wait4``). Medians over the repeats; 4×/1× ratios of the total and of each stage.
+  ``os.wait4``, taken by a small launcher process, so the child does not start with this process's pages).
+  Medians over the repeats; 4×/1× ratios of the total and of each stage.
 - **local vs ray** on the 1× corpus: one-shot builds (all stages in one invocation) with the local engine and
   with ``--set engine=ray --set ray.num_cpus=2`` (a local Ray instance started by the build, so Ray's start-up
   is included), ``--ray-repeats`` times each.
 - **cost vs size**: the mine manifests' pairs per space (sentence, passage, topic) and generate's queries at
   every scale, fitted as log(y) = a + b·log(reports) by least squares, next to the paper's §7.1 model.
+- **issue 23's targets** (when ``--scales`` has 16): seconds and peak RSS per stage at 1×, 4× and 16×, and
+  each target checked from them: 16× ≤ 18× the 1× stage seconds, export ≤ 4.5× at 4×, every stage's peak
+  RSS at 16× ≤ 4× the 1× peak (``TARGET_*``).
 
 Results replace the ``<!-- scale:start -->`` … ``<!-- scale:end -->`` section of eval/README.md.
 """
@@ -64,7 +69,9 @@ from eval._readme import commit, write_section  # noqa: E402
 from fincprg import layout as L  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
-STAGES = [L.INGEST, L.CHUNK, L.GENERATE, L.TOPICS, L.MINE, L.EXPORT]
+# verify is a stage of its own (before, `--upto mine` ran verify and mine in one invocation: its seconds were
+# counted nowhere and its memory was charged to mine)
+STAGES = [L.INGEST, L.CHUNK, L.GENERATE, L.TOPICS, L.VERIFY, L.MINE, L.EXPORT]
 BASE_SETS = ["topics.viz=none"]
 RAY_SETS = ["engine=ray", "ray.num_cpus=2"]
 SPACES = ["sentence", "passage", "topic"]
@@ -73,6 +80,9 @@ NEWS_STEP, ANNUAL_STEP = 13, 37  # sentences between the stream starts of consec
 PAPER_B = {"sentence": "1 (∝ N·C1: linear in reports)", "passage": "1.5 (∝ (N·C2)^1.5)", "topic": "–",
            "queries": "1 (LLM linear in corpus tokens)"}
 _SENT = re.compile(r"[^。！？；!?;\n]+[。！？；!?;]?")
+# issue 23 ("Done when"): 16× costs at most 18× the 1× time, export at most 4.5× at 4×, and no stage's peak RSS at
+# 16× above 4× the 1× peak (the largest of any stage at 1×)
+TARGET_TIME_16, TARGET_EXPORT_4, TARGET_RSS_16 = 18.0, 4.5, 4.0
 
 
 # ---------------------------------------------------------------------------------------------- corpus
@@ -162,23 +172,32 @@ def _env() -> dict[str, str]:
             "HF_HUB_OFFLINE": "1", "RAY_DATA_DISABLE_PROGRESS_BARS": "1"}
 
 
+# Linux keeps a process's peak RSS across exec, and a forked child starts with its parent's pages resident: a
+# build started straight from this process (which holds the master corpus, ~400 MB at 16×) reported at least
+# this process's size. A small launcher starts the build instead and reports the build's own peak (and wall).
+_LAUNCHER = ("import json, os, subprocess, sys, time; t0 = time.perf_counter(); p = subprocess.Popen(sys.argv[2:]); "
+             "_, st, ru = os.wait4(p.pid, 0); open(sys.argv[1], 'w').write(json.dumps({'wall': time.perf_counter() "
+             "- t0, 'rss_kb': ru.ru_maxrss, 'rc': os.waitstatus_to_exitcode(st)}))")
+
+
 def invoke(corpus: Path, out: Path, sets: list[str], upto: str | None = None) -> dict[str, float]:
-    """One ``fincprg build`` in a child process: wall seconds and the child's peak RSS (MB)."""
+    """One ``fincprg build`` in a child process: wall seconds and the child's peak RSS (MB, ``ru_maxrss``)."""
     cmd = [sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "-q"]
     if upto:
         cmd += ["--upto", upto]
     for s in sets:
         cmd += ["--set", s]
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - t0
-        if p.returncode != 0:
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as tmp:
+        report, timings = Path(tmp) / "peak.json", Path(tmp) / "timings.jsonl"
+        cmd += ["--timings", str(timings)]  # stage seconds stay out of OUT's manifests
+        subprocess.run([sys.executable, "-c", _LAUNCHER, str(report), *cmd], cwd=ROOT, env=_env(),
+                       stdout=subprocess.DEVNULL, stderr=err, check=False)
+        got = json.loads(report.read_text()) if report.is_file() else {"rc": -1}
+        if got["rc"] != 0:
             err.seek(0)
-            raise SystemExit(f"build failed ({' '.join(cmd)}), rc {p.returncode}:\n{err.read().decode()[-3000:]}")
-    return {"wall": wall, "rss_mb": ru.ru_maxrss / 1024}  # Linux: kB
+            raise SystemExit(f"build failed ({' '.join(cmd)}), rc {got['rc']}:\n{err.read().decode()[-3000:]}")
+        secs = {r["stage"]: r["seconds"] for r in map(json.loads, timings.read_text(encoding="utf-8").splitlines())}
+    return {"wall": got["wall"], "rss_mb": got["rss_kb"] / 1024, "stage_seconds": secs}  # Linux: kB
 
 
 def manifests(out: Path) -> dict[str, dict[str, Any]]:
@@ -187,12 +206,12 @@ def manifests(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def staged(corpus: Path, out: Path) -> dict[str, Any]:
-    """The six stages one invocation each; per stage its manifest seconds, wall and peak RSS."""
+    """The stages one invocation each; per stage its own seconds (--timings), wall and peak RSS."""
     shutil.rmtree(out, ignore_errors=True)
     rows = {s: invoke(corpus, out, BASE_SETS, upto=s) for s in STAGES}
     ms = manifests(out)
     for s in STAGES:
-        rows[s]["seconds"] = ms[s]["seconds"]
+        rows[s]["seconds"] = rows[s].pop("stage_seconds")[s]
     res = {"stages": rows, "counts": {s: ms[s].get("counts", {}) for s in STAGES},
            "passage_spaces": passage_spaces(out), "load": os.getloadavg()[0]}
     shutil.rmtree(out, ignore_errors=True)
@@ -249,7 +268,7 @@ def oneshot(corpus: Path, out: Path, sets: list[str]) -> dict[str, Any]:
     shutil.rmtree(out, ignore_errors=True)
     r = invoke(corpus, out, BASE_SETS + sets)
     ms = manifests(out)
-    res = {"wall": r["wall"], "rss_mb": r["rss_mb"], "seconds": {s: ms[s]["seconds"] for s in STAGES},
+    res = {"wall": r["wall"], "rss_mb": r["rss_mb"], "seconds": {s: r["stage_seconds"][s] for s in STAGES},
            "engine": {s: ms[s].get("engine") for s in STAGES}, "hash": ms[L.EXPORT].get("output_hash"),
            "load": os.getloadavg()[0]}
     shutil.rmtree(out, ignore_errors=True)
@@ -324,8 +343,9 @@ def render(meta: dict[str, Any], facts: dict[float, dict[str, Any]], by_scale: d
         "",
         f"### 1× ({n1} reports) vs 4× ({n4} reports), stages run one at a time (`--upto STAGE`)", "",
         f"Medians of {len(by_scale[1.0])} (1×) and {len(by_scale[4.0])} (4×) builds. *s* = the stage's own "
-        "seconds (its manifest); *wall* = the invocation's wall seconds, interpreter start-up and imports "
-        "included; *RSS* = the invocation's peak resident memory (`ru_maxrss` of the child via `os.wait4`).", "",
+        "seconds (`fincprg build --timings`); *wall* = the invocation's wall seconds, interpreter start-up and imports "
+        "included; *RSS* = the invocation's peak resident memory (`ru_maxrss` of the child via `os.wait4`, "
+        "in a small launcher process).", "",
         "| stage | 1× s | 4× s | 4×/1× s | 1× wall | 4× wall | 4×/1× wall | 1× RSS MB | 4× RSS MB | 4×/1× RSS |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(f"| {s} | {one[s]['seconds']:.2f} | {four[s]['seconds']:.2f} | "
@@ -427,7 +447,58 @@ def render(meta: dict[str, Any], facts: dict[float, dict[str, Any]], by_scale: d
         "",
     ]
     lines += reading(one, four, by_scale, ray, facts)
+    if 16.0 in by_scale:
+        lines += targets(by_scale, facts)
     return "\n".join(lines)
+
+
+def _met(ok: bool) -> str:
+    return "**met**" if ok else "**not met**"
+
+
+def targets(by_scale: dict[float, list[dict[str, Any]]], facts: dict[float, dict[str, Any]]) -> list[str]:
+    """Issue 23's targets at 1×, 4× and 16×: time and peak RSS per stage, each ratio checked (computed, not
+    asserted: a target missed says so)."""
+    scales = [s for s in (1.0, 4.0, 16.0) if s in by_scale]
+    m = {s: stage_medians(by_scale[s]) for s in scales}
+    peak1 = max(m[1.0][st]["rss_mb"] for st in STAGES)
+    tot = {s: _total(m[s], "seconds") for s in scales}
+    wall = {s: _total(m[s], "wall") for s in scales}
+    head = " | ".join(f"{s:g}× s" for s in scales) + " | " + " | ".join(f"{s:g}× RSS MB" for s in scales)
+    out = [
+        "### Issue 23 targets: " + ", ".join(f"{s:g}× ({facts[s]['reports']} reports)" for s in scales),
+        "",
+        f"Staged builds as above (medians of {', '.join(f'{len(by_scale[s])} at {s:g}×' for s in scales)}). "
+        f"RSS ratio = the stage's 16× peak over the 1× peak of the whole build ({peak1:.0f} MB).", "",
+        f"| stage | {head} | 4×/1× s | 16×/1× s | 16× RSS / 1× peak |",
+        "|---|" + "---:|" * (2 * len(scales) + 3),
+        *(f"| {st} | " + " | ".join(f"{m[s][st]['seconds']:.2f}" for s in scales) + " | "
+          + " | ".join(f"{m[s][st]['rss_mb']:.0f}" for s in scales)
+          + f" | {_ratio(m[4.0][st]['seconds'], m[1.0][st]['seconds'])} | "
+            f"{_ratio(m[16.0][st]['seconds'], m[1.0][st]['seconds'])} | {_ratio(m[16.0][st]['rss_mb'], peak1)} |"
+          for st in STAGES),
+        f"| **total** | " + " | ".join(f"**{tot[s]:.1f}**" for s in scales) + " | "
+        + " | ".join(f"max {max(m[s][st]['rss_mb'] for st in STAGES):.0f}" for s in scales)
+        + f" | **{_ratio(tot[4.0], tot[1.0])}** | **{_ratio(tot[16.0], tot[1.0])}** | "
+          f"**{_ratio(max(m[16.0][st]['rss_mb'] for st in STAGES), peak1)}** |",
+        "",
+    ]
+    export4 = m[4.0][L.EXPORT]["seconds"] / m[1.0][L.EXPORT]["seconds"]
+    rss16 = {st: m[16.0][st]["rss_mb"] / peak1 for st in STAGES}
+    over = [f"{st} {r:.2f}×" for st, r in rss16.items() if r > TARGET_RSS_16]
+    out += [
+        f"- 16× time: {tot[16.0] / tot[1.0]:.2f}× the 1× stage seconds ({wall[16.0] / wall[1.0]:.2f}× invocation "
+        f"wall), target ≤ {TARGET_TIME_16:g}×: {_met(tot[16.0] / tot[1.0] <= TARGET_TIME_16)}.",
+        f"- Export at 4×: {export4:.2f}× its 1× seconds, target ≤ {TARGET_EXPORT_4:g}×: "
+        f"{_met(export4 <= TARGET_EXPORT_4)}.",
+        f"- Peak RSS at 16×: largest {max(rss16.values()):.2f}× the 1× peak ({max(rss16, key=rss16.get)}), target "
+        f"≤ {TARGET_RSS_16:g}× for every stage: {_met(not over)}" + (f" (over: {', '.join(over)})." if over else "."),
+        "- Load (1-minute average) per run: " + "; ".join(
+            f"{s:g}× " + ", ".join(f"{r['load']:.1f}" for r in by_scale[s]) for s in scales)
+        + ". The machine is shared, so seconds at a higher load are slower for reasons outside the build.",
+        "",
+    ]
+    return out
 
 
 def reading(one: dict[str, dict[str, float]], four: dict[str, dict[str, float]],
@@ -486,7 +557,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reports", type=int, default=1000, help="reports at 1× (4× is 4 times this; default 1000)")
     ap.add_argument("--scales", default="0.25,0.5,1,2,4",
-                    help="comma-separated scales for the cost-vs-size fit; must include 1 and 4")
+                    help="comma-separated scales for the cost-vs-size fit; must include 1 and 4. With 16 "
+                         "(e.g. --scales 1,4,16: 16,000 reports at the default --reports) the section adds issue "
+                         "23's targets: 16× time ≤ 18× the 1× time, export ≤ 4.5× at 4×, peak RSS at 16× ≤ 4× "
+                         "the 1× peak")
     ap.add_argument("--repeats", type=int, default=3, help="staged builds at 1× and at 4× (median; default 3)")
     ap.add_argument("--ray-repeats", type=int, default=2,
                     help="one-shot builds per engine (local, ray) on the 1× corpus; 0 skips the comparison")
@@ -502,6 +576,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.from_json:
         raw = json.loads(args.from_json.read_text(encoding="utf-8"))
+        for runs in raw["staged"].values():  # runs before verify had its own invocation: it is inside mine's
+            for r in runs:
+                r["stages"].setdefault(L.VERIFY, {"seconds": 0.0, "wall": 0.0, "rss_mb": 0.0})
+                r["counts"].setdefault(L.VERIFY, {})
         if args.recount_spaces:
             recount_spaces(raw, args.reports, args.work)
             args.from_json.write_text(json.dumps(raw, ensure_ascii=False, indent=1), encoding="utf-8")

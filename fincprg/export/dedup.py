@@ -14,7 +14,8 @@ numbers, direction) are never duplicates: 「2023年三季度营收」 and 「20
 and 「营收下降的原因」, share most n-grams but ask different questions.
 
 Within a level, queries are taken in id order; a query similar to one already kept is removed and
-*stands for* that one: its labels move to the kept query as ``mined`` labels (``via`` = the removed
+*stands for* the first such one (:func:`first_kept_matches`: only kept queries are indexed, so a group of
+k near-identical queries costs k probes, not the k² pairs :func:`similar_pairs` lists): its labels move to the kept query as ``mined`` labels (``via`` = the removed
 id; a near-identical question has the same answers, which is mining's own rule for equal texts), and
 its children point to the kept query as their parent.
 """
@@ -43,29 +44,70 @@ def grams(text: str, n: int) -> frozenset[str]:
     return frozenset(s[i:i + n] for i in range(len(s) - n + 1))
 
 
-def similar_pairs(texts: Sequence[str], threshold: float, n: int = 3) -> list[tuple[int, int, float]]:
-    """Every pair (i < j) with Jaccard(n-grams) >= threshold and the same finance facts, with its similarity."""
+def _rarest_first(texts: Sequence[str], n: int) -> tuple[list[frozenset[str]], list[list[str]]]:
+    """Each text's n-gram set, and the set as a list ordered rarest gram first (the prefix-filter order)."""
     sets = [grams(t, n) for t in texts]
     freq = Counter(g for s in sets for g in s)
     rank = {g: r for r, g in enumerate(sorted(freq, key=lambda g: (freq[g], g)))}
-    ordered = [sorted(s, key=rank.__getitem__) for s in sets]
+    return sets, [sorted(s, key=rank.__getitem__) for s in sets]
+
+
+def _prefix(toks: list[str], threshold: float) -> list[str]:
+    """The prefix of a rarest-first gram list: two sets with Jaccard >= threshold share a prefix gram."""
+    return toks[:len(toks) - math.ceil(threshold * len(toks)) + 1]
+
+
+def _similarity(a: frozenset[str], b: frozenset[str], threshold: float) -> float | None:
+    if min(len(a), len(b)) < threshold * max(len(a), len(b)):
+        return None  # sizes alone rule it out
+    sim = len(a & b) / len(a | b)
+    return sim if sim >= threshold else None
+
+
+def first_kept_matches(texts: Sequence[str], threshold: float, n: int = 3) -> list[tuple[int, float] | None]:
+    """Greedy near-duplicate removal in text order: for each text, ``None`` when it is kept, else
+    ``(i, similarity)`` of the first kept text ``i`` before it with Jaccard(n-grams) >= threshold and the same
+    finance facts (it is then removed).
+
+    Equal to taking, from :func:`similar_pairs`, the smallest kept ``i`` paired with each text, but only
+    kept texts enter the prefix index: a removed text is never a candidate again, so k copies of one
+    question cost k probes instead of k² pairs.
+    """
+    sets, ordered = _rarest_first(texts, n)
+    index: dict[str, list[int]] = defaultdict(list)
+    out: list[tuple[int, float] | None] = []
+    for j, toks in enumerate(ordered):
+        prefix = _prefix(toks, threshold)
+        match = None
+        for i in sorted({i for g in prefix for i in index.get(g, ())}):  # kept texts only, first one wins
+            sim = _similarity(sets[i], sets[j], threshold)
+            if sim is not None and _facts(texts[i]) == _facts(texts[j]):
+                match = (i, round(sim, 4))
+                break
+        out.append(match)
+        if match is None:
+            for g in prefix:
+                index[g].append(j)
+    return out
+
+
+def similar_pairs(texts: Sequence[str], threshold: float, n: int = 3) -> list[tuple[int, int, float]]:
+    """Every pair (i < j) with Jaccard(n-grams) >= threshold and the same finance facts, with its similarity."""
+    sets, ordered = _rarest_first(texts, n)
     index: dict[str, list[int]] = defaultdict(list)
     for i, toks in enumerate(ordered):
-        for g in toks[:len(toks) - math.ceil(threshold * len(toks)) + 1]:
+        for g in _prefix(toks, threshold):
             index[g].append(i)
     out = []
     for i, toks in enumerate(ordered):
         seen: set[int] = set()
-        for g in toks[:len(toks) - math.ceil(threshold * len(toks)) + 1]:
+        for g in _prefix(toks, threshold):
             for j in index[g]:
                 if j <= i or j in seen:
                     continue
                 seen.add(j)
-                a, b = sets[i], sets[j]
-                if min(len(a), len(b)) < threshold * max(len(a), len(b)):
-                    continue  # sizes alone rule it out
-                sim = len(a & b) / len(a | b)
-                if sim >= threshold and _facts(texts[i]) == _facts(texts[j]):
+                sim = _similarity(sets[i], sets[j], threshold)
+                if sim is not None and _facts(texts[i]) == _facts(texts[j]):
                     out.append((i, j, round(sim, 4)))
     return out
 
@@ -87,14 +129,8 @@ def dedup_queries(queries: Sequence[Query], qrels: Sequence[Qrel], *, threshold:
     shown: list[list[Any]] = []
     for level, qs in sorted(by_level.items()):
         qs = sorted(qs, key=lambda q: q.id)
-        near: dict[int, list[tuple[int, float]]] = defaultdict(list)
-        for i, j, sim in similar_pairs([q.text for q in qs], threshold, ngram):
-            near[j].append((i, sim))
-        kept: set[int] = set()
-        for j in range(len(qs)):
-            match = min(((i, s) for i, s in near.get(j, ()) if i in kept), default=None)
+        for j, match in enumerate(first_kept_matches([q.text for q in qs], threshold, ngram)):
             if match is None:
-                kept.add(j)
                 continue
             stands_for[qs[j].id] = (qs[match[0]].id, match[1])
             removed[level] += 1

@@ -21,6 +21,7 @@ from typing import Any
 
 from fincprg.config import NegativesConfig
 from fincprg.export.negatives import mine_negatives
+from fincprg.export.tokens import TokenIds
 from fincprg.io import atomic_writer
 
 
@@ -32,6 +33,7 @@ def build_examples(
     pool_ids: list[str],
     cfg: NegativesConfig,
     show_progress: bool = False,
+    tokens: TokenIds | None = None,
 ) -> list[dict[str, Any]]:
     """Build the training lines.
 
@@ -43,6 +45,7 @@ def build_examples(
         pool_ids: passage ids negatives may come from (the training reports' passages).
         cfg: ``export.negatives``.
         show_progress: progress bars while mining negatives (minutes at paper scale).
+        tokens: passages already cut by jieba (BM25 negatives), see :mod:`fincprg.export.tokens`.
     """
     qids = sorted(q for q, rels in train_qrels.items() if any(v > 0 for v in rels.values()))
     index = {pid: i for i, pid in enumerate(pool_ids)}
@@ -52,7 +55,7 @@ def build_examples(
     excl_txt = [{passage_texts[p] for p in known_positives.get(q, set()) if p in passage_texts} for q in qids]
     negs = mine_negatives([query_texts[q] for q in qids], excl_idx, pool_texts, method=cfg.method, n=cfg.n,
                           positive_texts=excl_txt, model=cfg.model, batch_size=cfg.batch_size, device=cfg.device,
-                          show_progress=show_progress, cfg=cfg)
+                          show_progress=show_progress, cfg=cfg, tokens=tokens)
     out = []
     for q, neg, excl, ptx in zip(qids, negs, excl_idx, excl_txt, strict=True):
         mined = len(neg)

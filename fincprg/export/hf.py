@@ -31,9 +31,10 @@ over the free-form ``provenance`` dicts or all-null columns.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,18 @@ from fincprg.export.splits import SPLITS
 from fincprg.io import atomic_write_text
 
 
-def _write_parquet(path: Path, rows: Sequence[Mapping[str, Any]], schema: Any) -> None:
+_BATCH = 8192  # rows turned into Arrow at a time: the corpus never exists as one list of Python dicts
+
+
+def _write_parquet(path: Path, rows: Iterable[Mapping[str, Any]], schema: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist(list(rows), schema=schema)
+    it = iter(rows)
+    batches = iter(lambda: pa.RecordBatch.from_pylist(list(itertools.islice(it, _BATCH)), schema=schema), None)
+    # one chunk per column, as a table made from one list: the same row groups and pages, the same bytes
+    table = pa.Table.from_batches(itertools.takewhile(lambda b: b.num_rows, batches), schema=schema).combine_chunks()
     tmp = path.with_name(f".{path.name}.tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
@@ -88,19 +95,20 @@ def front_matter(qrel_files: Mapping[str, Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def _no_nulls(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> list[dict[str, Any]]:
+def _no_nulls(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Iterator[dict[str, Any]]:
     """Each row with exactly ``columns``, ``None`` as ``""`` (MTEB cannot batch ``None``)."""
-    return [{c: "" if r.get(c) is None else r[c] for c in columns} for r in rows]
+    return ({c: "" if r.get(c) is None else r[c] for c in columns} for r in rows)
 
 
 def write_hf(
     folder: Path,
-    corpus: Sequence[Mapping[str, Any]],
-    queries: Sequence[Mapping[str, Any]],
+    corpus: Iterable[Mapping[str, Any]],
+    queries: Iterable[Mapping[str, Any]],
     subset_qrels: Mapping[str, Mapping[str, Mapping[str, Mapping[str, int]]]],
     card: str,
 ) -> list[Path]:
-    """Write the parquet files and ``README.md`` (``card`` below the front matter)."""
+    """Write the parquet files and ``README.md`` (``card`` below the front matter); ``corpus`` and ``queries``
+    may be generators (they are read once, a batch at a time)."""
     import pyarrow as pa
 
     s = pa.string()

@@ -24,6 +24,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fincprg.errors import ConfigError
+from fincprg.export.tokens import TokenIds
 from fincprg.finance import tokenize
 
 log = logging.getLogger(__name__)
@@ -138,12 +139,14 @@ def bm25_negatives(
     chunk: int = 4096,
     show_progress: bool = False,
     guard: Guard | None = None,
+    tokens: TokenIds | None = None,
 ) -> list[list[int]]:
     """Top-scoring non-positive passages (indices into ``texts``) per query under BM25.
 
     Tokens come from ``fincprg.finance.tokenize`` (jieba + the finance dictionary), as in the
-    lexical mining scorer. With ``show_progress`` two tqdm bars (passages tokenised, queries
-    retrieved) show the minutes this takes at paper scale. ``guard``: see :class:`Guard` (BM25 scores).
+    lexical mining scorer; ``tokens`` shares passages already cut (:class:`~fincprg.export.tokens.TokenIds`).
+    With ``show_progress`` two tqdm bars (passages tokenised, queries retrieved) show the minutes this
+    takes at paper scale. ``guard``: see :class:`Guard` (BM25 scores).
     """
     import bm25s
 
@@ -155,9 +158,12 @@ def bm25_negatives(
         if guard.needs_positive_scores and guard.reranker is None else []
     at = {t: len(texts) + k for k, t in enumerate(extra)}
     retriever = bm25s.BM25(backend=_bm25_backend(len(queries)))
-    corpus_tokens = [tokenize(t) for t in tqdm([*texts, *extra], desc="export: BM25 negatives, tokenise passages",
-                                                unit="passage", disable=not show_progress, leave=False)]
-    retriever.index(corpus_tokens, show_progress=False)
+    tokens = tokens or TokenIds(lambda t: tokenize(t, cache=False))  # each passage is cut once, never memoised
+    docs = [*texts, *extra]
+    for t in tqdm(docs, desc="export: BM25 negatives, tokenise passages", unit="passage",
+                  disable=not show_progress, leave=False):
+        tokens.ids(t)
+    retriever.index(tokens.corpus(docs), show_progress=False)
     n_index = len(texts) + len(extra)
     out: list[list[int]] = []
     with tqdm(total=len(queries), desc="export: BM25 negatives, queries", unit="query",
@@ -246,6 +252,7 @@ def mine_negatives(
     device: str | None = None,
     show_progress: bool = False,
     cfg: Any = None,
+    tokens: TokenIds | None = None,
 ) -> list[list[int]]:
     """Hard negatives per query, as indices into ``texts``.
 
@@ -259,6 +266,7 @@ def mine_negatives(
         model, batch_size, device: for the dense method.
         show_progress: tqdm bars (the build's ``run.show_progress`` / ``-q``).
         cfg: the whole ``export.negatives`` section: its false-negative guards (:class:`Guard`) apply.
+        tokens: passages already cut (BM25), shared with the overlap measure.
     """
     if method == "none":
         return [[] for _ in queries]
@@ -270,7 +278,7 @@ def mine_negatives(
     guard = make_guard(cfg) if cfg is not None else Guard()
     if method == "bm25":
         out = bm25_negatives(queries, positives, texts, n, positive_texts=positive_texts,
-                             show_progress=show_progress, guard=guard)
+                             show_progress=show_progress, guard=guard, tokens=tokens)
     else:
         out = dense_negatives(queries, positives, texts, n, model=model or "", positive_texts=positive_texts,
                               batch_size=batch_size, device=device, show_progress=show_progress, guard=guard)

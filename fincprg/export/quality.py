@@ -8,10 +8,11 @@ the export manifest, the dataset card and the report.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fincprg.export.tokens import TokenIds
 from fincprg.finance.easiness import MEASURES, bigrams, distribution
 from fincprg.finance.lexicon import tokenize
 from fincprg.records import Qrel, Query
@@ -20,26 +21,57 @@ STATS = ("n", "mean", "median", "p90", "share_ge_0.8")
 
 
 class Overlaps:
-    """Overlap of queries with passages, each passage's bigrams and tokens computed once."""
+    """Overlap of queries with passages.
 
-    def __init__(self, passage_texts: Mapping[str, str]):
+    A (query, passage) overlap is computed once and remembered (a labelled pair is asked for again per
+    subset); a passage's bigrams are kept only for the last ``recent`` passages (the queries of one passage
+    come together), and its tokens come from ``tokens`` (each passage cut once, shared with the BM25
+    negatives): nothing per passage is held for the whole corpus.
+    """
+
+    def __init__(self, passage_texts: Mapping[str, str], tokens: TokenIds | None = None, recent: int = 1024):
         self.texts = passage_texts
-        self._units: dict[tuple[str, str], set[str]] = {}
+        self.tokens = tokens or TokenIds()
+        self._recent = recent
+        self._bigrams: OrderedDict[str, set[str]] = OrderedDict()
+        self._pairs: dict[tuple[str, str], tuple[float, ...]] = {}
 
-    def _of(self, measure: str, text: str, key: str | None = None) -> set[str]:
-        k = (measure, key if key is not None else "\0" + text)
-        if k not in self._units:
-            self._units[k] = bigrams(text) if measure == "bigram" else set(tokenize(text))
-        return self._units[k]
+    def _passage_bigrams(self, pid: str) -> set[str]:
+        got = self._bigrams.get(pid)
+        if got is None:
+            got = self._bigrams[pid] = bigrams(self.texts[pid])
+            if len(self._bigrams) > self._recent:
+                self._bigrams.popitem(last=False)
+        else:
+            self._bigrams.move_to_end(pid)
+        return got
+
+    def _pair(self, query: str, pid: str) -> tuple[float, ...]:
+        """The query's overlap with one passage, per measure (in ``MEASURES`` order); the query is not empty."""
+        key = (query, pid)
+        got = self._pairs.get(key)
+        if got is None:
+            vals = []
+            for m in MEASURES:
+                if m == "bigram":
+                    q, p = bigrams(query), self._passage_bigrams(pid)
+                else:
+                    p = self.tokens.units(self.texts[pid])  # cut first: the query's tokens map onto its ids
+                    q = self.tokens.query_units(tokenize(query))
+                vals.append(len(q & p) / len(q) if q else None)
+            got = self._pairs[key] = tuple(vals)
+        return got
+
+    def release_passages(self) -> None:
+        """Let go of the passages' bigrams and tokens (a pair asked for later is computed again)."""
+        self.tokens = TokenIds()
+        self._bigrams.clear()
 
     def best(self, query: str, passage_ids: Sequence[str]) -> dict[str, float]:
         """``{measure: overlap with the most-copied passage}`` (passages unknown to the corpus are skipped)."""
-        out = {}
-        for m in MEASURES:
-            q = self._of(m, query)
-            vals = [len(q & self._of(m, self.texts[p], p)) / len(q) for p in passage_ids if p in self.texts and q]
-            out[m] = round(max(vals, default=0.0), 4)
-        return out
+        pairs = [self._pair(query, p) for p in passage_ids if p in self.texts] if query else []
+        return {m: round(max((v[k] for v in pairs if v[k] is not None), default=0.0), 4)
+                for k, m in enumerate(MEASURES)}
 
 
 def annotate(queries: Sequence[Query], qrels: Sequence[Qrel], ov: Overlaps, *, max_overlap: float | None,

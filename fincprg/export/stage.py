@@ -16,6 +16,7 @@ import dataclasses
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from fincprg.export.dedup import dedup_queries
 from fincprg.export.card import produced_by, render_card, subset_stats, verify_lines
 from fincprg.export.flagembedding import build_examples, negatives_summary, write_flagembedding
 from fincprg.export.splits import SPLITS, split_reports, split_topics
+from fincprg.export.tokens import TokenIds
 from fincprg.io import atomic_write_jsonl, atomic_write_text
 from fincprg.records import Passage, Qrel, Query, Report, Topic, TopicAssignment
 
@@ -38,11 +40,39 @@ UPSTREAM = (L.INGEST, L.CHUNK, L.GENERATE, L.TOPICS, L.VERIFY, L.MINE)
 
 
 @dataclass
+class Passages:
+    """The corpus's passages as three columns, in chunk order: the one copy of their texts export holds
+    (no Passage records, no rows; corpus.jsonl and the parquet corpus are written from it row by row)."""
+
+    ids: list[str] = field(default_factory=list)
+    report_ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, records: Iterable[Passage]) -> Passages:
+        out = cls()
+        for p in records:
+            out.ids.append(p.id)
+            out.report_ids.append(p.report_id)
+            out.texts.append(p.text)
+        return out
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def report_of(self) -> dict[str, str]:
+        return dict(zip(self.ids, self.report_ids))
+
+    def text_of(self) -> dict[str, str]:
+        return dict(zip(self.ids, self.texts))
+
+
+@dataclass
 class ExportInputs:
     """Everything export reads, already parsed."""
 
     reports: list[Report]
-    passages: list[Passage]
+    passages: Passages
     queries: list[Query]
     qrels: list[Qrel]
     assignments: dict[str, TopicAssignment] = field(default_factory=dict)
@@ -55,7 +85,7 @@ def load_inputs(ctx: Any) -> ExportInputs:
     return ExportInputs(
         # metadata only: the corpus file carries passage texts, never whole reports
         reports=[r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS, Report)],
-        passages=list(ctx.read(L.CHUNK, L.PASSAGES, Passage)),
+        passages=Passages.read(ctx.read(L.CHUNK, L.PASSAGES, Passage)),
         queries=list(ctx.read(L.VERIFY, L.QUERIES, Query)),  # the kept queries of every level
         qrels=list(ctx.read(L.VERIFY, L.QRELS, Qrel)) + list(ctx.read(L.MINE, L.QRELS, Qrel)),
         assignments={a.report_id: a for a in ctx.read(L.TOPICS, L.ASSIGNMENTS, TopicAssignment)},
@@ -69,29 +99,41 @@ def _query_row(q: Query) -> dict[str, Any]:
             "report_id": q.report_id, "provenance": q.provenance}
 
 
-def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature: str | None = None,
-                   show_progress: bool = False) -> dict[str, Any]:
-    """Write the dataset into ``dest`` and return counts per subset and split (``show_progress``: tqdm bars).
-
-    The card describes the config and signatures recorded in the upstream manifests: the stages that
-    actually produced the data, not whatever config is loaded now.
-    """
-    ds = L.Dataset(dest)
+def corpus_rows(inp: ExportInputs) -> Iterator[dict[str, Any]]:
+    """corpus.jsonl's rows (BEIR field names), one at a time, in chunk order."""
     reports = {r.id: r for r in inp.reports}
-    passages = {p.id: p for p in inp.passages}
-    inp, dedup, easiness, overlaps = _diversity(inp, ecfg)
-    queries = {q.id: q for q in inp.queries}
+    ps = inp.passages
+    for pid, rid, text in zip(ps.ids, ps.report_ids, ps.texts):
+        r = reports.get(rid)
+        a = inp.assignments.get(rid)
+        industry = (r.industry if r else None) or (a.industry if a else None)
+        yield {"_id": pid, "title": r.title if r else "", "text": text, "report_id": rid,
+               "date": r.date.isoformat() if r and r.date else None, "industry": industry}
 
+
+@dataclass
+class Splits:
+    """Which split every report, passage and query is in."""
+
+    reports: dict[str, str]
+    passages: dict[str, str]
+    queries: dict[str, str]
+
+
+def assign_splits(inp: ExportInputs, ecfg: ExportConfig, queries: dict[str, Query],
+                  report_of: dict[str, str]) -> Splits:
+    """Reports by ``export.split_unit`` (topic labels kept in test), passages with their report, topic and
+    intent queries with their topic, the other queries with their report (see ``splits``)."""
     # labelled topic node -> reports of its labelled passages (so the split can keep topic labels in test)
     topic_labels: dict[str, set[str]] = {}
     for qr in inp.qrels:
         q = queries.get(qr.query_id)
-        if q is not None and q.level == "topic" and q.source_ids and qr.relevance > 0 and qr.passage_id in passages:
-            topic_labels.setdefault(q.source_ids[0], set()).add(passages[qr.passage_id].report_id)
-    report_split = split_reports(sorted(reports), inp.assignments, unit=ecfg.split_unit, seed=ecfg.seed,
-                                 test_fraction=ecfg.test_fraction, nodes=inp.topic_nodes,
+        if q is not None and q.level == "topic" and q.source_ids and qr.relevance > 0 and qr.passage_id in report_of:
+            topic_labels.setdefault(q.source_ids[0], set()).add(report_of[qr.passage_id])
+    report_split = split_reports(sorted({r.id for r in inp.reports}), inp.assignments, unit=ecfg.split_unit,
+                                 seed=ecfg.seed, test_fraction=ecfg.test_fraction, nodes=inp.topic_nodes,
                                  topic_labels=topic_labels)
-    passage_split = {pid: report_split[p.report_id] for pid, p in passages.items() if p.report_id in report_split}
+    passage_split = {pid: report_split[rid] for pid, rid in report_of.items() if rid in report_split}
     topic_ids = sorted({q.source_ids[0] for q in queries.values() if q.level in ("topic", "intent") and q.source_ids})
     topic_split = split_topics(topic_ids, inp.topic_nodes, report_split, seed=ecfg.seed,
                                test_fraction=ecfg.test_fraction)
@@ -101,79 +143,67 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
             if q.source_ids:
                 query_split[q.id] = topic_split[q.source_ids[0]]
         else:
-            rid = q.report_id or (passages[q.source_ids[0]].report_id
-                                  if q.source_ids and q.source_ids[0] in passages else None)
+            rid = q.report_id or (report_of.get(q.source_ids[0]) if q.source_ids else None)
             if rid in report_split:
                 query_split[q.id] = report_split[rid]
+    return Splits(report_split, passage_split, query_split)
 
-    subset_qrels, dropped = build_subset_qrels(queries, inp.qrels, query_split, passage_split, SPLITS)
+
+def write_train_file(ds: L.Dataset, inp: ExportInputs, ecfg: ExportConfig, train_qrels: dict[str, dict[str, int]],
+                     passage_split: dict[str, str], passage_texts: dict[str, str], tokens: TokenIds,
+                     show_progress: bool) -> tuple[int, dict[str, Any]]:
+    """train/flagembedding.jsonl, negatives from the training reports' passages: (lines, negatives summary)."""
+    known: dict[str, set[str]] = {}
+    for q in inp.qrels:  # every label, before any split filtering: never a negative
+        if q.relevance > 0:
+            known.setdefault(q.query_id, set()).add(q.passage_id)
+    pool = [pid for pid in inp.passages.ids if passage_split.get(pid) == "train"]
+    examples = build_examples({q.id: q.text for q in inp.queries}, train_qrels, known, passage_texts, pool,
+                              ecfg.negatives, show_progress=show_progress, tokens=tokens)
+    return write_flagembedding(ds.train_file, examples), negatives_summary(examples, ecfg.negatives.n)
+
+
+def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature: str | None = None,
+                   show_progress: bool = False) -> dict[str, Any]:
+    """Write the dataset into ``dest`` and return counts per subset and split (``show_progress``: tqdm bars).
+
+    The card describes the config and signatures recorded in the upstream manifests: the stages that
+    actually produced the data, not whatever config is loaded now.
+    """
+    ds = L.Dataset(dest)
+    passage_texts = inp.passages.text_of()
+    tokens = TokenIds()  # each passage cut by jieba once, for the overlaps and the BM25 negatives
+    inp, dedup, easiness, overlaps = _diversity(inp, ecfg, passage_texts, tokens)
+    queries = {q.id: q for q in inp.queries}
+    splits = assign_splits(inp, ecfg, queries, inp.passages.report_of())
+    subset_qrels, dropped = build_subset_qrels(queries, inp.qrels, splits.queries, splits.passages, SPLITS)
     if any(dropped.values()):
         log.info("export: labels dropped %s", dropped)
 
-    # corpus + queries (BEIR field names)
-    def corpus_row(p: Passage) -> dict[str, Any]:
-        r = reports.get(p.report_id)
-        a = inp.assignments.get(p.report_id)
-        industry = (r.industry if r else None) or (a.industry if a else None)
-        return {"_id": p.id, "title": r.title if r else "", "text": p.text, "report_id": p.report_id,
-                "date": r.date.isoformat() if r and r.date else None, "industry": industry}
-
-    corpus_rows = [corpus_row(p) for p in inp.passages]
-    query_rows = [_query_row(q) for q in inp.queries]
-    atomic_write_jsonl(ds.corpus, corpus_rows)
-    atomic_write_jsonl(ds.queries, query_rows)
+    atomic_write_jsonl(ds.corpus, corpus_rows(inp))
+    atomic_write_jsonl(ds.queries, (_query_row(q) for q in inp.queries))
     write_qrels(ds.qrels, subset_qrels)
-
-    query_texts = {q.id: q.text for q in inp.queries}
-    passage_texts = {p.id: p.text for p in inp.passages}
     train_examples = negatives = None
     if ecfg.flagembedding:
-        known: dict[str, set[str]] = {}
-        for q in inp.qrels:  # every label, before any split filtering: never a negative
-            if q.relevance > 0:
-                known.setdefault(q.query_id, set()).add(q.passage_id)
-        pool = [p.id for p in inp.passages if passage_split.get(p.id) == "train"]
-        examples = build_examples(query_texts, subset_qrels["all"]["train"], known, passage_texts, pool,
-                                  ecfg.negatives, show_progress=show_progress)
-        train_examples = write_flagembedding(ds.train_file, examples)
-        negatives = negatives_summary(examples, ecfg.negatives.n)
+        train_examples, negatives = write_train_file(ds, inp, ecfg, subset_qrels["all"]["train"], splits.passages,
+                                                     passage_texts, tokens, show_progress)
+    overlaps.release_passages()  # the tokens of every passage: the pairs still asked for are remembered
 
+    query_texts = {q.id: q.text for q in inp.queries}
     stats = {s: {sp: subset_stats(subset_qrels[s][sp], query_texts, passage_texts) for sp in SPLITS}
              for s in SUBSETS}
     easiness.update(quality.summarise(subset_qrels, queries, overlaps))
-    levels = Counter(q.level for q in inp.queries)
-    generators: dict[str, Counter[str]] = {}
-    templates: Counter[str] = Counter()
-    for q in inp.queries:
-        generators.setdefault(q.level, Counter())[str(q.provenance.get("generator", "unlabelled"))] += 1
-        if q.provenance.get("template") is not None:
-            templates[f"{q.provenance.get('generator', '?')}/{q.provenance['template']}"
-                      f"@{q.provenance.get('version', '?')}"] += 1
-    split_counts = Counter(report_split.values())
-    corpus_info = {
-        "passages": len(corpus_rows), "reports": len(reports),
-        "reports_train": split_counts["train"], "reports_test": split_counts["test"],
-        "avg_passage_chars": round(sum(len(p.text) for p in inp.passages) / len(inp.passages), 1)
-        if inp.passages else 0.0,
-        **{k: (inp.manifests.get(L.INGEST) or {}).get("counts", {}).get(k, 0) for k in ("untitled", "undated", "rejected")},
-    }
-    produced = produced_by(inp.manifests, ecfg)
-    signatures = {s: inp.manifests[s].get("signature") for s in UPSTREAM}
-    card = render_card(cfg=produced, stats=stats, corpus=corpus_info, query_levels=levels, generators=generators,
-                       templates=templates, signatures={**signatures, "export": signature},
-                       dropped=dropped, train_examples=train_examples, negatives=negatives,
-                       used={s: m.get("used") or {} for s, m in inp.manifests.items()},
-                       extra=[*verify_lines(inp.manifests.get(L.VERIFY)), *quality.card_lines(dedup, easiness),
-                              *negatives_mod.card_lines(ecfg.negatives)])
+    split_counts = Counter(splits.reports.values())
+    card = _card(inp, ecfg, signature, stats, split_counts, dedup, easiness, dropped, train_examples, negatives)
     atomic_write_text(ds.card, card)
     if ecfg.hf:
         from fincprg.export.hf import write_hf
 
-        write_hf(ds.hf_dir, corpus_rows, query_rows, subset_qrels, card)
+        write_hf(ds.hf_dir, corpus_rows(inp), (_query_row(q) for q in inp.queries), subset_qrels, card)
 
     counts: dict[str, Any] = {
-        "corpus": len(corpus_rows),
-        "queries": dict(sorted(levels.items())),
+        "corpus": len(inp.passages),
+        "queries": dict(sorted(Counter(q.level for q in inp.queries).items())),
         "reports": {"train": split_counts["train"], "test": split_counts["test"]},
         "qrels": {s: {sp: {"queries": stats[s][sp]["queries"], "pairs": stats[s][sp]["pairs"]} for sp in SPLITS}
                   for s in SUBSETS},
@@ -183,12 +213,40 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
     }
     if train_examples is not None:
         counts["train_examples"] = train_examples
-    log.info("export: %d passages, %d queries, all-train %d / all-test %d labelled queries", len(corpus_rows),
-             len(query_rows), stats["all"]["train"]["queries"], stats["all"]["test"]["queries"])
+    log.info("export: %d passages, %d queries, all-train %d / all-test %d labelled queries", len(inp.passages),
+             len(inp.queries), stats["all"]["train"]["queries"], stats["all"]["test"]["queries"])
     return counts
 
 
-def _diversity(inp: ExportInputs, ecfg: ExportConfig
+def _card(inp: ExportInputs, ecfg: ExportConfig, signature: str | None, stats: dict[str, Any], split_counts: Counter,
+          dedup: dict[str, Any] | None, easiness: dict[str, Any], dropped: dict[str, int],
+          train_examples: int | None, negatives: dict[str, Any] | None) -> str:
+    """The dataset card (README.md) from the counts and the upstream manifests."""
+    generators: dict[str, Counter[str]] = {}
+    templates: Counter[str] = Counter()
+    for q in inp.queries:
+        generators.setdefault(q.level, Counter())[str(q.provenance.get("generator", "unlabelled"))] += 1
+        if q.provenance.get("template") is not None:
+            templates[f"{q.provenance.get('generator', '?')}/{q.provenance['template']}"
+                      f"@{q.provenance.get('version', '?')}"] += 1
+    texts = inp.passages.texts
+    corpus_info = {
+        "passages": len(texts), "reports": len({r.id for r in inp.reports}),
+        "reports_train": split_counts["train"], "reports_test": split_counts["test"],
+        "avg_passage_chars": round(sum(len(t) for t in texts) / len(texts), 1) if texts else 0.0,
+        **{k: (inp.manifests.get(L.INGEST) or {}).get("counts", {}).get(k, 0) for k in ("untitled", "undated", "rejected")},
+    }
+    signatures = {s: inp.manifests[s].get("signature") for s in UPSTREAM}
+    return render_card(cfg=produced_by(inp.manifests, ecfg), stats=stats, corpus=corpus_info,
+                       query_levels=Counter(q.level for q in inp.queries), generators=generators,
+                       templates=templates, signatures={**signatures, "export": signature},
+                       dropped=dropped, train_examples=train_examples, negatives=negatives,
+                       used={s: m.get("used") or {} for s, m in inp.manifests.items()},
+                       extra=[*verify_lines(inp.manifests.get(L.VERIFY)), *quality.card_lines(dedup, easiness),
+                              *negatives_mod.card_lines(ecfg.negatives)])
+
+
+def _diversity(inp: ExportInputs, ecfg: ExportConfig, passage_texts: dict[str, str], tokens: TokenIds
                ) -> tuple[ExportInputs, dict[str, Any] | None, dict[str, Any], quality.Overlaps]:
     """Near-duplicate removal, then each labelled query's overlap with its positives and the easiness filter."""
     queries, qrels, dedup = list(inp.queries), list(inp.qrels), None
@@ -196,7 +254,7 @@ def _diversity(inp: ExportInputs, ecfg: ExportConfig
         queries, qrels, dedup = dedup_queries(queries, qrels, threshold=ecfg.dedup.threshold, ngram=ecfg.dedup.ngram)
         if any(dedup["removed"].values()):
             log.info("export: near-duplicate queries removed %s", dedup["removed"])
-    overlaps = quality.Overlaps({p.id: p.text for p in inp.passages})
+    overlaps = quality.Overlaps(passage_texts, tokens)
     queries, qrels, easiness = quality.annotate(queries, qrels, overlaps, max_overlap=ecfg.easiness.max_overlap,
                                                 measure=ecfg.easiness.measure)
     easiness = {"measure": ecfg.easiness.measure, "max_overlap": ecfg.easiness.max_overlap, **easiness}
