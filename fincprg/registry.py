@@ -90,13 +90,20 @@ class Registry:
         self._load()
         self._entries.pop(name, None)
 
-    def names(self) -> list[str]:
+    def _ordered(self) -> list[Entry]:
+        """Built-ins in the order of their modules in ``builtins`` (not in the order imports happened to run
+        them: a module importing another mid-way would reorder the listing), then the user's, as registered."""
         self._load()
-        return list(self._entries)
+        rank = {m: i for i, m in enumerate(self._builtins)}
+        entries = list(self._entries.values())
+        return sorted(entries, key=lambda e: (rank.get(getattr(e.factory, "__module__", ""), len(rank)),
+                                              entries.index(e)))
+
+    def names(self) -> list[str]:
+        return [e.name for e in self._ordered()]
 
     def __iter__(self) -> Iterator[Entry]:
-        self._load()
-        return iter(list(self._entries.values()))
+        return iter(self._ordered())
 
     def __contains__(self, name: object) -> bool:
         self._load()

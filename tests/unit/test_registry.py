@@ -173,3 +173,13 @@ def test_a_retriever_registered_from_python_is_built_and_listed():
         RETRIEVERS.unregister("fixed")
     with pytest.raises(ConfigError, match="unknown retriever spec 'fixed:d1'"):
         build_retriever("fixed:d1")
+
+
+def test_builtin_order_does_not_depend_on_import_order():
+    import subprocess
+    import sys
+
+    code = ("import fincprg.models.rerankers, fincprg.evaluate.retriever_specs; "
+            "from fincprg.registry import PAIR_SCORERS; print(PAIR_SCORERS.names()[0])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "lexical"
