@@ -260,6 +260,8 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
 _AMOUNT_FAMILIES = frozenset({"营业收入", "净利润", "扣非净利润", "现金流", "订单", "销量", "出货量", "产量", "吞吐量",
                               "发电量", "保费", "市值", "业务量", "市场规模"})
 _AMOUNT_ASK = re.compile(r"(?:为|是|达到了?|有|实现了?|共)多少|多少(?:亿|万)|金额|规模")
+_SURFACE_RES = {f: re.compile("|".join(map(re.escape, sorted(METRICS[f], key=len, reverse=True))))
+                for f in _AMOUNT_FAMILIES}
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
 # 「47 2 万标准箱」: AlphaFin bodies lost their decimal points, so a figure may hold spaces
 _AMOUNT = re.compile(r"\d[\d\s.,]*\s?(?:亿|万|千|百)?\s?(?:元|美元|吨|辆|台|标准箱|标箱|箱|件|千瓦时|度|kWh|GWh|MWh|GW|MW|"
@@ -272,16 +274,10 @@ def check_amount(query: str, source: str) -> Verdict | None:
     q = norm(query)
     if not _AMOUNT_ASK.search(q) or _CHANGE_ASK.search(q):
         return None
-    wanted = [m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES]
     s = norm(source)
-    for fam in wanted:
-        stated = False
-        for m in re.finditer("|".join(map(re.escape, sorted(METRICS[fam], key=len, reverse=True))), s):
-            after = s[m.end():m.end() + 30]
-            before = s[max(0, m.start() - 20):m.start()]
-            if _AMOUNT.search(after) or _AMOUNT.search(before):
-                stated = True
-                break
-        if not stated:
+    for fam in (m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES):
+        # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」)
+        if not any(_AMOUNT.search(s, m.end(), m.end() + 30) or _AMOUNT.search(s, max(0, m.start() - 20), m.start())
+                   for m in _SURFACE_RES[fam].finditer(s)):
             return Verdict("not_answered", f"asks the amount of {fam}; the source states only its change or share")
     return None
