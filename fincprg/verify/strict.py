@@ -23,7 +23,7 @@ from fincprg.verify.readers import FY, METRICS, SENT_SPLIT, SURFACES, norm, peri
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
 _REL_YEAR = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内")
-_REL_PERIOD = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内|近[一二三两五\d]+年|过去|同期|季度|月份?")
+_REL_PERIOD = re.compile(_REL_YEAR.pattern + r"|近[一二三两五\d]+年|过去|同期|季度|月份?")
 _NOW = re.compile(r"目前|当前|现有|截至|截止|最新|现阶段")
 _STOCKS = frozenset({"产能", "市占率", "订单", "市值", "目标价", "估值"})
 # time-dependent figures the metric table does not carry
