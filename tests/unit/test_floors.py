@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fincprg import layout as L
+from tests.unit.test_stage_contract import _docstrings
 
 PKG = Path(__file__).resolve().parents[2] / "fincprg"
 
@@ -108,23 +109,13 @@ def test_the_checks_see_lazy_imports_and_loops(tmp_path):
     assert set(package_edges(pkg)) == {("a", "b"), ("b", "a")}
 
 
-def _docstring_ids(tree: ast.AST) -> set[int]:
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                out.add(id(first.value))
-    return out
-
-
 @pytest.mark.parametrize("name", ENGINE)
 def test_the_engine_names_no_stage(name):
     """What a stage needs from an engine is a field of its spec: the runner, the context and the Ray engine
     name no stage (no ``L.MINE``, no ``"mine"``, no stage package import)."""
     f = PKG / "pipeline" / name
     tree = ast.parse(f.read_text(encoding="utf-8"))
-    docs = _docstring_ids(tree)
+    docs = _docstrings(tree)
     stage_consts = {"INGEST", "CHUNK", "GENERATE", "TOPICS", "VERIFY", "MINE", "EXPORT"}
     stage_names = set(L.STAGE_DIRS) | set(L.STAGE_DIRS.values()) | {"chunking"}
     found = []
