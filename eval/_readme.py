@@ -37,6 +37,20 @@ def write_section(name: str, body: str, readme: Path = README) -> None:
     readme.write_text(text, encoding="utf-8")
 
 
+def record(work: Path, result: dict, render: object, also: list[Path], section: str, *, no_readme: bool) -> int:
+    """Save WORK/result.json, print the section ``render(result, earlier results)`` and, unless ``no_readme``,
+    write it into eval/README.md; the common tail of the benchmarks (0: their exit code)."""
+    import json
+
+    (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str), "utf-8")
+    text = render(result, [json.loads(p.read_text("utf-8")) for p in also])  # type: ignore[operator]
+    print(text)
+    if not no_readme:
+        write_section(section, text)
+        print("updated eval/README.md")
+    return 0
+
+
 def fincprg_build(src: Path, out: Path, *args: str, sets: tuple[str, ...] | list[str] = (), code: Path = ROOT) -> float:
     """``fincprg build SRC -o OUT -q ARGS --set S…`` in a subprocess with ``code`` first on the path (so a script can
     build another revision, and the build's tokenizer state stays out of the caller); the seconds it took."""

@@ -58,7 +58,7 @@ from eval._alphafin import (  # noqa: E402
     summary_benchmark,
     write_jsonl,
 )
-from eval._readme import commit, write_section  # noqa: E402
+from eval._readme import commit, record, write_section  # noqa: E402
 from eval._train_e5 import render_e5  # noqa: E402
 from fincprg.ingest.public import annual_report_to_jsonl  # noqa: E402
 
@@ -202,13 +202,7 @@ def finish(args: argparse.Namespace, work: Path, figures: dict[str, Any], render
     result = {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "machine": platform.machine(),
               "cpus": os.cpu_count(), **figures,
               "args": {k: v for k, v in vars(args).items() if k not in ("work", "also", "render")}}
-    (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str), "utf-8")
-    text = render_fn(result, [json.loads(p.read_text("utf-8")) for p in args.also])
-    print(text)
-    if not args.no_readme:
-        write_section(section, text)
-        print("updated eval/README.md")
-    return 0
+    return record(work, result, render_fn, args.also, section, no_readme=args.no_readme)
 
 
 def main() -> int:

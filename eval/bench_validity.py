@@ -61,7 +61,7 @@ from eval._alphafin import (  # noqa: E402
     write_jsonl,
 )
 from eval._code_sharing import generator_reads, shared_code  # noqa: E402
-from eval._readme import commit, fincprg_build, write_section  # noqa: E402
+from eval._readme import commit, fincprg_build, record, write_section  # noqa: E402
 from eval._validity_report import HEADLINE, TARGET, render  # noqa: E402, F401 - TARGET re-exported
 
 STOCKS = DATA / "taxonomy" / "stock_basic.csv"
@@ -293,13 +293,7 @@ def main() -> int:
         "build_s": build_s, "eval_s": eval_s, "wall": time.time() - t_all, "cpu": time.process_time() - cpu_all,
         "args": {"bootstrap": args.bootstrap, "seed": args.seed},
     }
-    (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), "utf-8")
-    section = render(result, [json.loads(p.read_text("utf-8")) for p in args.also])
-    print(section)
-    if not args.no_readme:
-        write_section(SECTION, section)
-        print("updated eval/README.md")
-    return 0
+    return record(work, result, render, args.also, SECTION, no_readme=args.no_readme)
 
 
 if __name__ == "__main__":
