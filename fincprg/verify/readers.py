@@ -14,6 +14,7 @@ import datetime as dt
 import re
 import unicodedata
 from dataclasses import dataclass, replace
+from collections.abc import Iterable
 from functools import lru_cache
 
 # --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
@@ -145,6 +146,12 @@ class Period:
     part: str | None
     start: int
     end: int
+
+
+def longest_first(words: Iterable[str]) -> list[str]:
+    """Distinct ``words``, longest first, equal lengths in text order: a replacement or a first match over a set
+    must not depend on the set's (hash-seeded) iteration order."""
+    return sorted(set(words), key=lambda w: (-len(w), w))
 
 
 def norm(text: str) -> str:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import NO_TENSE, Verdict
-from fincprg.verify.readers import FY, METRICS, SENT_SPLIT, SURFACES, norm, periods, read_ask
+from fincprg.verify.readers import FY, METRICS, SENT_SPLIT, SURFACES, longest_first, norm, periods, read_ask
 
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
@@ -162,7 +162,7 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
     「收入占比21%」 state no amount or rate of the company's revenue)."""
     t = norm(text)
     pat = re.compile("|".join(sorted(map(re.escape, surfaces), key=len, reverse=True)))
-    names = [n for n in names if len(n) >= 2]
+    names = [n for n in longest_first(names) if len(n) >= 2]  # 中国平安 before 平安
     out: list[bool | None] = []
     for m in pat.finditer(t):
         start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
@@ -210,7 +210,7 @@ def check_part_whole(query: str, source: str, names: Iterable[str]) -> Verdict |
 
 def _blank(text: str, names: Iterable[str]) -> str:
     """``text`` with the company names blanked (昭衍新药 is no 新药 event)."""
-    for n in sorted(names, key=len, reverse=True):
+    for n in longest_first(names):
         text = text.replace(n, "公司")
     return text
 

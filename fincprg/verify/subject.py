@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import PART_WORDS, SURFACES, norm
+from fincprg.verify.readers import PART_WORDS, SURFACES, longest_first, norm
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject
 BROKERS = ("中信建投", "中信证券", "国泰君安", "申万宏源", "东方财富", "东方证券", "北京高华", "太平洋", "中金公司",
@@ -59,7 +59,7 @@ def industry_terms() -> tuple[str, ...]:
     from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon
 
     terms = {t for ws in lexicon().values() for t in ws} | set(CITIC_INDUSTRIES) | set(MARKET_TERMS)
-    return tuple(sorted((t for t in terms if len(t) >= 2), key=len, reverse=True))
+    return tuple(longest_first(t for t in terms if len(t) >= 2))
 
 
 def industry_terms_in(text: str) -> set[str]:

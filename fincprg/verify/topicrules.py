@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import FY, SENT_SPLIT, SURFACES, is_forecast, norm, periods, read_ask
+from fincprg.verify.readers import FY, SENT_SPLIT, SURFACES, is_forecast, longest_first, norm, periods, read_ask
 from fincprg.verify.sources import ReportInfo
 
 _INTERIM_PARTS = frozenset({"H1", "9M", "Q1", "Q2", "Q3", "Q4", "Q"})
@@ -96,10 +96,10 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
             return Verdict("wrong_subject", f"names {w}, which the topic's titles do not name")
     if not any(c in q for c in companies):
         named = companies | set(listed(titles) if listed else ())
-        for n in sorted(named, key=len, reverse=True):  # 银行 in 江苏银行 is the company's name, not a fragment
+        for n in longest_first(named):  # 银行 in 江苏银行 is the company's name, not a fragment
             titles = titles.replace(n, "|")
         industries = {i.industry for i in infos if i.industry}
-        for t in sorted(set(terms), key=len, reverse=True):
+        for t in longest_first(terms):
             if t not in q or t not in titles or t in industries:
                 continue
             at = [k.start() for k in re.finditer(re.escape(t), titles)]

@@ -179,3 +179,4 @@ def test_an_amount_asked_of_a_source_that_gives_only_the_change_is_not_answered(
     assert check_amount("海天味业2020年二季度的调味酱收入为多少？", "2Q20调味酱收入12.5亿元，同比增长19.7%。") is None
     assert check_amount("北部湾港2020年6月货物吞吐量是多少？", "2020 年 6 月公司完成货物吞吐量 2468 2 万吨，同比 20 04") is None
     assert check_amount("海天味业调味酱收入同比增长多少？", "2Q20调味酱收入同比增长19.7%。") is None  # a change asked
+
