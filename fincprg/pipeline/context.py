@@ -104,7 +104,7 @@ class StageContext:
         return self.dir / filename
 
     def _committed(self, batch_size: int) -> tuple[int, dict[str, int]]:
-        state = _load_json(self.dir / L.PROGRESS)
+        state = L.load_json(self.dir / L.PROGRESS)
         if state and state.get("signature") == self.signature and state.get("batch_size") == batch_size:
             return state["batches_done"], state["offsets"]
         return 0, {}
@@ -115,12 +115,12 @@ class StageContext:
 
     def step_done(self, step: str) -> bool:
         """Whether an earlier, killed run of this stage (same signature) committed ``step``."""
-        state = _load_json(self.dir / L.PROGRESS) or {}
+        state = L.load_json(self.dir / L.PROGRESS) or {}
         return state.get("signature") == self.signature and step in state.get("steps", [])
 
     def commit_step(self, step: str) -> None:
         """Record that ``step``'s files are complete, so a resumed run skips it (global stages)."""
-        state = _load_json(self.dir / L.PROGRESS) or {}
+        state = L.load_json(self.dir / L.PROGRESS) or {}
         steps = state.get("steps", []) if state.get("signature") == self.signature else []
         atomic_write_json(self.dir / L.PROGRESS, {"signature": self.signature, "steps": [*steps, step]})
         if _kill_point(self.spec.name) == len(steps) + 1:
@@ -236,15 +236,6 @@ def _batched(items: Iterable[T], n: int) -> Iterator[list[T]]:
             batch = []
     if batch:
         yield batch
-
-
-def _load_json(p: Path) -> dict[str, Any] | None:
-    import json
-
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return None
 
 
 def _kill_point(stage: str) -> int | None:
