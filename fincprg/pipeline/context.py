@@ -220,7 +220,8 @@ class StageContext:
         """One LLM result per item, in order: ``local.stream(items)`` in this process, or with engine: ray
         (a stage whose spec sets ``llm_actors``) from async Ray actors, each running ``worker(client)``'s
         ``agenerate_one`` with its share of ``llm.concurrency``; ``stats_out`` gets their summed client stats."""
-        if self.engine == "ray" and self.spec.llm_actors:
+        uses_actors = self.spec.hook("llm_actors")  # a function of the config, as _check_budget asks it
+        if self.engine == "ray" and uses_actors is not None and uses_actors(self.config):
             from fincprg.pipeline import ray_engine
 
             return ray_engine.llm_stream(items, worker, llm, self.cache_dir, self.ray, stats_out)
