@@ -74,7 +74,7 @@ def build_corpus(out: Path, queries: str, seed: int = 0) -> None:
     """Write ingest, chunk and topics outputs; with ``queries="sentences"`` also generate/."""
     import datetime as dt
 
-    from fincprg.pipeline.io import atomic_write_json, atomic_write_jsonl
+    from fincprg.io import atomic_write_json, atomic_write_jsonl
     from fincprg.records import Passage, Qrel, Query, Report, Sentence, Topic
 
     rng = random.Random(seed)

@@ -135,16 +135,28 @@ def _intent_findings(probes: list[Any], cfg: PipelineConfig) -> dict[str, float]
 Plan = tuple[list[Request], Measured, float]  # a stage's requests, what probes measured, its re-ask share
 
 
+def _probed(cfg: PipelineConfig, client: Any, reqs: list[Request], probes: int, timed: list[float],
+            findings: Any) -> Measured:
+    """Send ``probes`` of ``reqs`` and measure them; ``findings(sent, cfg)`` gives the stage's own statistics
+    with its re-ask share, and ``timed`` gets the probes' latencies."""
+    sent = probe(client, reqs, probes)
+    m = measure(sent)
+    if sent:
+        m.extra = findings(sent, cfg)
+        m.reask_share = m.extra.pop("reask_share")
+    timed += [p.seconds for p in sent if p.seconds is not None]
+    return m
+
+
+def _plan(cfg: PipelineConfig, reqs: list[Request], m: Measured) -> Plan:
+    return reqs, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share
+
+
 def _generate_plan(cfg: PipelineConfig, client: Any, build: L.Build, counter: TokenCounter, probes: int,
                    timed: list[float]) -> Plan:
     """The generate stage's requests (trees, and rewrites when enabled), probed; ``timed`` gets probe latencies."""
     trees = _tree_requests(cfg, client, build, counter)
-    sent = probe(client, trees, probes)
-    m = measure(sent)
-    if sent:
-        m.extra = _tree_findings(sent, cfg)
-        m.reask_share = m.extra.pop("reask_share")
-    timed += [p.seconds for p in sent if p.seconds is not None]
+    m = _probed(cfg, client, trees, probes, timed, _tree_findings)
     reqs = list(trees)
     if not cfg.generate.rewrite.enabled:
         m.extra.pop("rewrite_share", None)
@@ -152,7 +164,7 @@ def _generate_plan(cfg: PipelineConfig, client: Any, build: L.Build, counter: To
         share = m.extra.get("rewrite_share", 1.0)
         m.extra["rewrite_share"] = share
         reqs += _rewrite_requests(cfg, client, trees, counter, share, m.extra.get("empty_share", 0.0))
-    return reqs, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share
+    return _plan(cfg, reqs, m)
 
 
 def _topics_plan(cfg: PipelineConfig, client: Any, inputs: list[Any], counter: TokenCounter, probes: int,
@@ -166,15 +178,9 @@ def _topics_plan(cfg: PipelineConfig, client: Any, inputs: list[Any], counter: T
         return None, {t.topic_id: sum(len(i["subqueries"]) for i in template_intents(
             t, max_subqueries=ic.max_subqueries)) for t in inputs}
     intents = _intent_requests(cfg, inputs, counter)
-    sent = probe(client, intents, probes)
-    m = measure(sent)
-    if sent:
-        m.extra = _intent_findings(sent, cfg)
-        m.reask_share = m.extra.pop("reask_share")
-    timed += [p.seconds for p in sent if p.seconds is not None]
+    m = _probed(cfg, client, intents, probes, timed, _intent_findings)
     k = round(m.extra.get("subqueries_per_topic", ic.max_intents * ic.max_subqueries))
-    plan = (intents, m, m.reask_share if m.reask_share is not None else cfg.estimate.reask_share)
-    return plan, {t.topic_id: k for t in inputs}
+    return _plan(cfg, intents, m), {t.topic_id: k for t in inputs}
 
 
 def _stage_rows(cfg: PipelineConfig, client: Any, plans: dict[str, Plan], price: Any, latency: float

@@ -104,7 +104,7 @@ class StageContext:
         return self.dir / filename
 
     def _committed(self, batch_size: int) -> tuple[int, dict[str, int]]:
-        state = _load_json(self.dir / L.PROGRESS)
+        state = L.load_json(self.dir / L.PROGRESS)
         if state and state.get("signature") == self.signature and state.get("batch_size") == batch_size:
             return state["batches_done"], state["offsets"]
         return 0, {}
@@ -115,12 +115,12 @@ class StageContext:
 
     def step_done(self, step: str) -> bool:
         """Whether an earlier, killed run of this stage (same signature) committed ``step``."""
-        state = _load_json(self.dir / L.PROGRESS) or {}
+        state = L.load_json(self.dir / L.PROGRESS) or {}
         return state.get("signature") == self.signature and step in state.get("steps", [])
 
     def commit_step(self, step: str) -> None:
         """Record that ``step``'s files are complete, so a resumed run skips it (global stages)."""
-        state = _load_json(self.dir / L.PROGRESS) or {}
+        state = L.load_json(self.dir / L.PROGRESS) or {}
         steps = state.get("steps", []) if state.get("signature") == self.signature else []
         atomic_write_json(self.dir / L.PROGRESS, {"signature": self.signature, "steps": [*steps, step]})
         if _kill_point(self.spec.name) == len(steps) + 1:
@@ -220,7 +220,8 @@ class StageContext:
         """One LLM result per item, in order: ``local.stream(items)`` in this process, or with engine: ray
         (a stage whose spec sets ``llm_actors``) from async Ray actors, each running ``worker(client)``'s
         ``agenerate_one`` with its share of ``llm.concurrency``; ``stats_out`` gets their summed client stats."""
-        if self.engine == "ray" and self.spec.llm_actors:
+        uses_actors = self.spec.hook("llm_actors")  # a function of the config, as _check_budget asks it
+        if self.engine == "ray" and uses_actors is not None and uses_actors(self.config):
             from fincprg.pipeline import ray_engine
 
             return ray_engine.llm_stream(items, worker, llm, self.cache_dir, self.ray, stats_out)
@@ -236,15 +237,6 @@ def _batched(items: Iterable[T], n: int) -> Iterator[list[T]]:
             batch = []
     if batch:
         yield batch
-
-
-def _load_json(p: Path) -> dict[str, Any] | None:
-    import json
-
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return None
 
 
 def _kill_point(stage: str) -> int | None:

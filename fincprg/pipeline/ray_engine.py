@@ -29,7 +29,6 @@ from typing import Any
 from fincprg.config import RayConfig
 from fincprg.errors import ConfigError
 from fincprg.io import batch_lines
-from fincprg.spec import Prepared  # noqa: F401 - re-exported: it lived here
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from fincprg.errors import ConfigError
 from fincprg.io import atomic_write_json, discard_staging, hash_files, read_jsonl, staging_dir, swap_in
 from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
 from fincprg.llm.client import price_for
-from fincprg.pipeline.context import StageContext, _kill_point, _load_json
+from fincprg.pipeline.context import StageContext, _kill_point
 from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, StageSpec, declared_config, file_hashes, signature
 from fincprg.pipeline.lock import build_lock
 from fincprg.pipeline.outputs import check_outputs, output_files, versions
@@ -120,7 +120,7 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
         inputs = _input_hashes(spec, corpus, done)
         sig = signature(spec, cfg, inputs)
         stage_dir = out / spec.dir
-        manifest = _load_json(stage_dir / L.MANIFEST)
+        manifest = L.load_json(stage_dir / L.MANIFEST)
         retry = bool(retry_failed and manifest and manifest.get("signature") == sig
                      and (manifest.get("counts") or {}).get("retryable_failures"))
         if not force and not retry and manifest and manifest.get("signature") == sig:
@@ -130,7 +130,7 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
         else:
             failures = stage_dir / L.FAILURES
             previous = tuple(read_jsonl(failures)) if retry and failures.is_file() else ()
-            prog = _load_json(stage_dir / L.PROGRESS)
+            prog = L.load_json(stage_dir / L.PROGRESS)
             resumed = bool(not force and prog and prog.get("signature") == sig)
             staged = spec.staged
             if not resumed and not staged and stage_dir.exists():
@@ -190,7 +190,7 @@ def _seal(spec: StageSpec, work_dir: Path, cfg: PipelineConfig, sig: str, inputs
 def _stopped(e: BudgetExceeded, spec: StageSpec, ctx: StageContext, outcomes: list[StageOutcome],
              budget: Budget | None) -> BuildStopped:
     """The clean stop at a limit: what is kept, and how to go on."""
-    prog = _load_json(ctx.dir / L.PROGRESS) or {}
+    prog = L.load_json(ctx.dir / L.PROGRESS) or {}
     kept = (f"{prog['batches_done']} batches committed" if prog.get("batches_done")
             else f"steps committed: {', '.join(prog['steps'])}" if prog.get("steps") else "nothing committed yet")
     msg = (f"build stopped in stage {spec.name!r}: {e}. Finished stages and the answers already received are kept "
@@ -204,8 +204,8 @@ def stage_status(out: Path) -> list[dict[str, Any]]:
     rows = []
     for spec in STAGES:
         d = out / spec.dir
-        m = _load_json(d / L.MANIFEST)
-        p = _load_json(d / L.PROGRESS)
+        m = L.load_json(d / L.MANIFEST)
+        p = L.load_json(d / L.PROGRESS)
         status = "complete" if m else ("partial" if p else "missing")
         rows.append({"stage": spec.name, "dir": spec.dir, "status": status,
                      "signature": (m or p or {}).get("signature"),

@@ -53,3 +53,18 @@ def test_a_stage_whose_spec_is_not_ray_runs_its_batches_here_with_engine_ray(tmp
     ctx.dir.mkdir(parents=True)
     lines = ctx.map_batches([1, 2, 3], lambda b: {L.DROPPED: [{"n": x} for x in b]}, outputs=(L.DROPPED,), batch_size=2)
     assert lines == {L.DROPPED: 3} and ctx.engine == "ray"
+
+
+def test_llm_stream_asks_the_specs_llm_actors_hook_not_only_whether_it_is_set(tmp_path, monkeypatch):
+    def no_ray(*args, **kwargs):
+        raise AssertionError("the stream went to Ray actors although the spec's hook said no")
+
+    class Local:
+        def stream(self, items):
+            return iter([f"local {x}" for x in items])
+
+    monkeypatch.setattr(ray_engine, "llm_stream", no_ray)
+    cfg = load_config(None, ["engine=ray"])  # template generation: uses_llm_actors is False
+    ctx = StageContext(STAGE_BY_NAME[L.GENERATE], tmp_path, cfg, "sig", show_progress=False)
+    out = list(ctx.llm_stream([1, 2], local=Local(), worker=lambda c: c, llm=cfg.llm, stats_out={}))
+    assert out == ["local 1", "local 2"]
