@@ -19,6 +19,7 @@ import pytest
 
 from fincprg.export.beir import SUBSETS
 from fincprg.export.card import CARD_DATASET, CARD_MODEL
+from tests.tiny_bert import tiny_bert
 
 pytestmark = pytest.mark.slow  # builds the sample corpus once per session (~20 s)
 SPLITS = ("train", "test")
@@ -42,21 +43,10 @@ def beir_pairs(dataset: Path, subset: str, split: str) -> set[tuple[str, str]]:
 
 
 def _tiny_encoder(folder: Path, dataset: Path) -> str:
-    """A 1-layer random BERT knowing every character of the dataset (distinct embeddings, fast on CPU)."""
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    chars = sorted({c for name in ("corpus.jsonl", "queries.jsonl")
-                    for line in (dataset / name).read_text("utf-8").splitlines()
-                    for c in json.loads(line)["text"] if not c.isspace()})
-    folder.mkdir(parents=True)
-    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars]) + "\n",
-                                      encoding="utf-8")
-    tok = BertTokenizer.from_pretrained(str(folder))
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, initializer_range=1.0, max_position_embeddings=512)
-    BertModel(cfg).save_pretrained(str(folder))
-    tok.save_pretrained(str(folder))
-    return str(folder)
+    """A random BERT knowing every character of the dataset (distinct embeddings, fast on CPU)."""
+    return tiny_bert(folder, sorted({c for name in ("corpus.jsonl", "queries.jsonl")
+                                     for line in (dataset / name).read_text("utf-8").splitlines()
+                                     for c in json.loads(line)["text"]}))
 
 
 def test_card_lists_exactly_the_labelled_splits(sample_dataset):

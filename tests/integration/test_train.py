@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from fincprg.cli import app
 from fincprg.train.vocab import is_cjk
+from tests.tiny_bert import DIGIT_PIECES, tiny_bert
 
 pytestmark = pytest.mark.slow  # builds the sample corpus once per session (~20 s)
 
@@ -20,24 +21,13 @@ pytestmark = pytest.mark.slow  # builds the sample corpus once per session (~20 
 def _tiny_model(folder: Path, dataset: Path) -> tuple[str, set[str]]:
     """A 1-layer BERT whose vocabulary holds every character of the dataset except some CJK ones
     (left out on purpose, for --add-cjk to add back)."""
-    from transformers import BertConfig, BertModel, BertTokenizer
-
     chars = sorted({c for name in ("corpus.jsonl", "queries.jsonl")
                     for line in (dataset / name).read_text("utf-8").splitlines()
                     for c in json.loads(line)["text"] + json.loads(line).get("title", "") if not c.isspace()})
     corpus_chars = {c for line in (dataset / "corpus.jsonl").read_text("utf-8").splitlines()
                     for c in json.loads(line)["text"]}
     left_out = set([c for c in chars if is_cjk(c) and c in corpus_chars][::3])  # --add-cjk reads the corpus
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"##{i}" for i in range(10)] + \
-        [c for c in chars if c not in left_out]
-    folder.mkdir(parents=True)
-    (folder / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
-    tok = BertTokenizer.from_pretrained(str(folder))  # BertTokenizerFast(vocab_file=) ignores the file
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, initializer_range=1.0, max_position_embeddings=128)
-    BertModel(cfg).save_pretrained(str(folder))
-    tok.save_pretrained(str(folder))
-    return str(folder), left_out
+    return tiny_bert(folder, [*DIGIT_PIECES, *(c for c in chars if c not in left_out)], positions=128), left_out
 
 
 def _train(dataset: Path, model: str, out: Path, *extra: str):

@@ -5,6 +5,7 @@ import pytest
 
 from fincprg.evaluate.retrievers import build_retriever
 from fincprg.evaluate.retrievers.base import ranked
+from tests.tiny_bert import DIGIT_PIECES, tiny_bert
 from tests.unit import _eval_fixture as fx
 
 pytestmark = pytest.mark.slow
@@ -47,19 +48,9 @@ def test_hybrid_with_dense_side(minilm):
 
 
 def _tiny_cross_encoder(folder) -> str:
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
-
     chars = sorted({c for doc in fx.corpus().values() for c in doc["title"] + doc["text"]} |
                    {c for q in fx.queries().values() for c in q})
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"##{i}" for i in range(10)] + chars
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
-    tok = BertTokenizer.from_pretrained(str(folder))  # BertTokenizerFast(vocab_file=) ignores the file
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, num_labels=1, initializer_range=1.0)
-    BertForSequenceClassification(cfg).save_pretrained(str(folder))
-    tok.save_pretrained(str(folder))
-    return str(folder)
+    return tiny_bert(folder, [*DIGIT_PIECES, *chars], classifier=True)
 
 
 def test_cross_encoder_reranks_the_first_stage_pool(tmp_path):

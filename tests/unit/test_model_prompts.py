@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.tiny_bert import tiny_bert
 from tests.unit import _eval_fixture as fx
 
 PROMPTS = {"query": "query: ", "passage": "passage: "}
@@ -18,20 +19,11 @@ PROMPTS = {"query": "query: ", "passage": "passage: "}
 def _tiny(folder: Path, prompts: dict[str, str] | None) -> str:
     """A 1-layer BERT over the characters of the eval fixture, mean pooling, saved as sentence-transformers."""
     from sentence_transformers import SentenceTransformer
-    from transformers import BertConfig, BertModel, BertTokenizer
 
     chars = sorted({c for doc in fx.corpus().values() for c in doc["title"] + doc["text"]}
                    | {c for q in fx.queries().values() for c in q} | set("querypassage:问题报告份第段正文"))
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [c for c in chars if not c.isspace()]
-    hf = folder.parent / f"{folder.name}-hf"
-    hf.mkdir(parents=True)
-    (hf / "vocab.txt").write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
-    tok = BertTokenizer.from_pretrained(str(hf))
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, initializer_range=1.0, max_position_embeddings=128)
-    BertModel(cfg).save_pretrained(str(hf))
-    tok.save_pretrained(str(hf))
-    st = SentenceTransformer(str(hf), device="cpu", prompts=prompts)
+    hf = tiny_bert(folder.parent / f"{folder.name}-hf", chars, positions=128)
+    st = SentenceTransformer(hf, device="cpu", prompts=prompts)
     st.save(str(folder))
     return str(folder)
 

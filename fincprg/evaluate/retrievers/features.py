@@ -81,9 +81,16 @@ class FeatureScorer:
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
         self.fin_words = {w.lower() for w in user_words()}
         self.cards = CardCache(corpus)
+        self._doc_fin: dict[int, set[str]] = {}  # a document's finance terms, made once when first pooled
 
     def _fin_terms(self, tokens: set[str], card) -> set[str]:
         return {t for t in tokens if t in self.fin_words} | {x.lower() for x in card.entities | card.metrics}
+
+    def _doc_fin_terms(self, j: int) -> set[str]:
+        fin = self._doc_fin.get(j)
+        if fin is None:
+            fin = self._doc_fin[j] = self._fin_terms(self.sets[j], self.cards[self.ids[j]])
+        return fin
 
     def candidates(self, queries: dict[str, str]) -> dict[str, tuple[list[str], np.ndarray]]:
         """query id -> (candidate ids, best hybrid first; their ``len(FEATURES)``-column feature matrix)."""
@@ -118,7 +125,7 @@ class FeatureScorer:
             j = self.pos[d]
             d_set = self.sets[j]
             shared = q_set & d_set
-            d_fin = self._fin_terms(d_set, self.cards[d])
+            d_fin = self._doc_fin_terms(j)
             x[row] = (
                 min(bm[j] / ub, 1.0), dn[j], hyb[d], 1.0 / rb[j], 1.0 / rd[j],
                 math.log1p(len(shared)), len(shared) / len(q_set) if q_set else 0.0,
