@@ -126,7 +126,7 @@ def aspect_of(clause: str, start: int, names: frozenset[str] = frozenset()) -> s
 
 def _candidate(clause: str, start: int, names: frozenset[str]) -> str:
     head = clause[:start]
-    for n in sorted(names, key=len, reverse=True):
+    for n in sorted(names, key=lambda n: (-len(n), n)):
         head = head.replace(n, "|")
     head = without_reference_years(head)
     # blank periods, then take the last stretch of letters
@@ -239,7 +239,7 @@ def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset
     or another company ``others`` lists."""
     if _FOREIGN.search(head) or any(n and n in head for n in others):
         return True
-    for n in sorted(own, key=len, reverse=True):
+    for n in sorted(own, key=lambda n: (-len(n), n)):
         head = head.replace(n, "|")
     tags = pos_tags()
     return any(tags.get(w, "") in _PROPER_TAGS for w in words(head) if len(w) >= 2)

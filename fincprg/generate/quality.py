@@ -73,7 +73,7 @@ def _blocked(query: str, names: Iterable[str]) -> str:
     from fincprg.finance.extract import _PERIOD_RE
 
     out = query
-    for n in sorted({n for n in names if n}, key=len, reverse=True):
+    for n in sorted({n for n in names if n}, key=lambda n: (-len(n), n)):
         out = out.replace(n, "\x00" * len(n))
     for rx in (_PERIOD_RE, _vocabulary()):
         out = rx.sub(lambda m: "\x00" * len(m.group(0)), out)
