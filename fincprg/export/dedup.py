@@ -15,7 +15,7 @@ and 「营收下降的原因」, share most n-grams but ask different questions.
 
 Within a level, queries are taken in id order; a query similar to one already kept is removed and
 *stands for* the first such one (:func:`first_kept_matches`: only kept queries are indexed, so a group of
-k near-identical queries costs k probes, not the k² pairs :func:`similar_pairs` lists): its labels move to the kept query as ``mined`` labels (``via`` = the removed
+k near-identical queries costs k probes, not the k² pairs of an all-pairs search): its labels move to the kept query as ``mined`` labels (``via`` = the removed
 id; a near-identical question has the same answers, which is mining's own rule for equal texts), and
 its children point to the kept query as their parent.
 """
@@ -69,7 +69,7 @@ def first_kept_matches(texts: Sequence[str], threshold: float, n: int = 3) -> li
     ``(i, similarity)`` of the first kept text ``i`` before it with Jaccard(n-grams) >= threshold and the same
     finance facts (it is then removed).
 
-    Equal to taking, from :func:`similar_pairs`, the smallest kept ``i`` paired with each text, but only
+    Equal to taking, from all similar pairs ``(i, j)``, the smallest kept ``i`` paired with each text, but only
     kept texts enter the prefix index: a removed text is never a candidate again, so k copies of one
     question cost k probes instead of k² pairs.
     """
@@ -88,27 +88,6 @@ def first_kept_matches(texts: Sequence[str], threshold: float, n: int = 3) -> li
         if match is None:
             for g in prefix:
                 index[g].append(j)
-    return out
-
-
-def similar_pairs(texts: Sequence[str], threshold: float, n: int = 3) -> list[tuple[int, int, float]]:
-    """Every pair (i < j) with Jaccard(n-grams) >= threshold and the same finance facts, with its similarity."""
-    sets, ordered = _rarest_first(texts, n)
-    index: dict[str, list[int]] = defaultdict(list)
-    for i, toks in enumerate(ordered):
-        for g in _prefix(toks, threshold):
-            index[g].append(i)
-    out = []
-    for i, toks in enumerate(ordered):
-        seen: set[int] = set()
-        for g in _prefix(toks, threshold):
-            for j in index[g]:
-                if j <= i or j in seen:
-                    continue
-                seen.add(j)
-                sim = _similarity(sets[i], sets[j], threshold)
-                if sim is not None and _facts(texts[i]) == _facts(texts[j]):
-                    out.append((i, j, round(sim, 4)))
     return out
 
 

@@ -206,23 +206,23 @@ def cluster_titles(docs: Sequence[str], embeddings: np.ndarray, cfg: Any, *, see
     return _tree(docs, topics, moved, top_n_words, progress)
 
 
+def _fewer_than_two(docs: Sequence[str], topics: list[int], moved: list[bool]) -> TopicTree:
+    real = set(topics) - {-1}
+    return _single_topic(docs, topics=[0 if t != -1 else -1 for t in topics], reassigned=moved,
+                         note="the clusterer found one topic" if real else "the clusterer found no topic; single topic")
+
+
 def _tree(docs: Sequence[str], topics: list[int], moved: list[bool], top_n_words: int, progress: Any) -> TopicTree:
     from fincprg.topics.ctfidf import topic_keywords, ward_hierarchy
 
     real = sorted(set(topics) - {-1})
     if len(real) < 2:
-        return _single_topic(docs, topics=[0 if t != -1 else -1 for t in topics], reassigned=moved,
-                             note="the clusterer found no topic; single topic" if not real
-                             else "the clusterer found one topic")
+        return _fewer_than_two(docs, topics, moved)
     tokens = [topic_tokens(d) for d in docs]
     model, words, counts = topic_keywords(tokens, topics, top_n_words)
     keywords = {f"t{k}": words[k] for k in real}
     merges, Z = ward_hierarchy(model, [counts[k] for k in real], real, progress)
-    parent, children, root = _tree_from_hierarchy(merges, real, keywords)
-    if -1 in topics:
-        keywords["t-1"] = []
-        parent["t-1"] = root
-        children[root].append("t-1")
+    parent, children, root = _tree_from_hierarchy(merges, real, keywords, -1 in topics)
     return TopicTree(topics, keywords, parent, children, root, hierarchy=merges, linkage=Z, reassigned=moved)
 
 
@@ -246,23 +246,17 @@ def _bertopic_titles(docs: Sequence[str], emb: np.ndarray, cfg: Any, industries:
         topics = [int(t) for t in model.topics_]
     real = sorted(set(topics) - {-1})
     if len(real) < 2:
-        return _single_topic(docs, topics=[0 if t != -1 else -1 for t in topics], reassigned=moved,
-                             note="the clusterer found no topic; single topic" if not real
-                             else "the clusterer found one topic")
+        return _fewer_than_two(docs, topics, moved)
     keywords = {f"t{k}": [w for w, _ in (model.get_topic(k) or []) if w][:top_n_words] for k in real}
     hier = model.hierarchical_topics(list(docs))
-    parent, children, root = _tree_from_hierarchy(hier.itertuples(index=False), real, keywords)
-    if -1 in topics:
-        keywords["t-1"] = []
-        parent["t-1"] = root
-        children[root].append("t-1")
+    parent, children, root = _tree_from_hierarchy(hier.itertuples(index=False), real, keywords, -1 in topics)
     return TopicTree(topics, keywords, parent, children, root, model=model, hierarchy=hier, reassigned=moved)
 
 
-def _tree_from_hierarchy(rows: Iterable[Any], leaves: list[int], keywords: dict[str, list[str]]
+def _tree_from_hierarchy(rows: Iterable[Any], leaves: list[int], keywords: dict[str, list[str]], outliers: bool
                          ) -> tuple[dict[str, str | None], dict[str, list[str]], str]:
     """Parent/children maps from ``hierarchical_topics()`` rows (``Parent_ID``, ``Parent_Name``,
-    ``Topics``; fills inner-node keywords)."""
+    ``Topics``; fills inner-node keywords); ``outliers``: ``t-1`` (no keywords) as the root's last child."""
     sets: dict[str, frozenset[int]] = {f"t{k}": frozenset([k]) for k in leaves}
     for row in rows:
         nid = f"h{int(row.Parent_ID)}"
@@ -281,6 +275,9 @@ def _tree_from_hierarchy(rows: Iterable[Any], leaves: list[int], keywords: dict[
     for nid in sorted(sets, key=_id_key):
         if parent[nid] is not None:
             children[parent[nid]].append(nid)
+    if outliers:
+        keywords["t-1"], parent["t-1"] = [], roots[0]
+        children[roots[0]].append("t-1")
     return parent, children, roots[0]
 
 

@@ -58,18 +58,11 @@ class ClassTfidf:
 def class_counts(tokens: Sequence[Sequence[str]], labels: Sequence[int]
                  ) -> tuple[sp.csr_matrix, list[str], list[int]]:
     """Token counts per class: ``(counts, vocabulary, classes)``, classes sorted (``-1`` first)."""
-    vocab: dict[str, int] = {}
-    rows, cols = [], []
-    for i, toks in enumerate(tokens):
-        for t in toks:
-            cols.append(vocab.setdefault(t, len(vocab)))
-            rows.append(i)
-    words = sorted(vocab)
-    remap = np.empty(len(vocab), dtype=np.int64)
-    for new, w in enumerate(words):
-        remap[vocab[w]] = new
-    per_title = sp.csr_matrix((np.ones(len(cols)), (rows, remap[np.asarray(cols, dtype=np.int64)])),
-                              shape=(len(tokens), len(words)))
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vec = CountVectorizer(analyzer=list)  # titles come tokenised; the vocabulary is sorted, as BERTopic's
+    per_title, words = vec.fit_transform(tokens), vec.get_feature_names_out().tolist()
+    per_title.sort_indices()  # renumbering the vocabulary left each row's columns unsorted: sums in column order
     classes = sorted(set(int(k) for k in labels))
     pos = {k: c for c, k in enumerate(classes)}
     member = sp.csr_matrix((np.ones(len(labels)), ([pos[int(k)] for k in labels], np.arange(len(labels)))),
@@ -108,6 +101,6 @@ def ward_hierarchy(model: ClassTfidf, leaf_counts: Sequence[sp.csr_matrix], leav
         a, b = int(Z[i, 0]), int(Z[i, 1])
         members.append(tuple(sorted(members[a] + members[b])))
         counts.append(counts[a] + counts[b])
-        name = "_".join(model.top_words(model.transform(counts[-1]), 10)[:5])
+        name = "_".join(model.top_words(model.transform(counts[-1]), 5))
         merges.append(Merge(Parent_ID=n + i, Parent_Name=name, Topics=members[-1]))
     return merges, Z

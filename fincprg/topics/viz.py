@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import html
 import logging
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +75,8 @@ def _native_figures(tree: TopicTree) -> dict[str, Any]:
     import plotly.figure_factory as ff
     import plotly.graph_objects as go
 
-    leaves = sorted({t for t in tree.topics if t != -1})
-    sizes = {k: tree.topics.count(k) for k in leaves}
+    sizes = Counter(t for t in tree.topics if t != -1)  # one pass: not a count over every title per topic
+    leaves = sorted(sizes)
     top = sorted(leaves, key=lambda k: (-sizes[k], k))[:48]
     bars = go.Figure(go.Bar(x=[sizes[k] for k in top][::-1], y=[_label(tree, k) for k in top][::-1],
                             orientation="h", hovertext=[" ".join(tree.keywords.get(f"t{k}", []))
