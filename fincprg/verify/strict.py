@@ -104,7 +104,14 @@ def check_garbled(query: str) -> Verdict | None:
     rep = _repeat(_SURFACE_RE.sub("|", re.sub(r"\d+", "|", q)))
     if rep:
         return Verdict("garbled", f"repeats the fragment 「{rep}」")
+    m = _MIXED_TENSE.search(q)
+    if m:
+        return Verdict("garbled", f"asks a plan or forecast as something done (「{m.group()}」)")
     return None
+
+
+# 「预计…有哪些进展」, 「力争…增长了多少」: a forecast or target word with a question about what was achieved
+_MIXED_TENSE = re.compile(r"(?:预计|预期|力争|计划|目标|有望)[^？?]{0,24}?(?:有哪些进展|进展如何|了多少|达到了|实现了)")
 
 
 def _repeat(q: str) -> str | None:

@@ -5,7 +5,7 @@ import datetime as dt
 from fincprg.verify.answer import check_answer
 from fincprg.verify.figures import check_combined, check_rate_level, check_risk, check_valuation
 from fincprg.verify.readers import periods, read_facts
-from fincprg.verify.strict import check_event, check_part_whole, check_vague
+from fincprg.verify.strict import check_event, check_garbled, check_part_whole, check_vague
 
 
 def test_a_part_of_a_combined_category_is_not_answered():
@@ -110,3 +110,11 @@ def test_a_loose_word_or_a_figureless_mention_does_not_answer_a_figure():
     src = "公司公告月度吞吐量数据。2020 年 6 月公司完成货物吞吐量 2468 2 万吨，同比 20 04 。"
     v = check_answer("北部湾港2020年货物吞吐量是多少？", src, date=dt.date(2020, 7, 2))
     assert v is not None and v.reason == "wrong_period"
+
+
+def test_a_plan_asked_as_done_is_garbled():
+    for q in ("山西汾酒2023年力争营收同比增长了多少？", "预计常熟银行2022年需求方面有哪些进展？"):
+        v = check_garbled(q)
+        assert v is not None and v.reason == "garbled", q
+    assert check_garbled("山西汾酒2023年营收同比增长了多少？") is None
+    assert check_garbled("预计常熟银行2022年净利润是多少？") is None
