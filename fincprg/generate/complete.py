@@ -297,25 +297,42 @@ def hierarchy(queries: Iterable[Query | dict[str, Any]]) -> dict[str, dict[str, 
     """
     reports: dict[str, dict[str, Any]] = {}
     for item in queries:
-        q = item.model_dump() if isinstance(item, Query) else item
-        if q["level"] not in ("passage", "sentence") or not q["source_ids"]:
-            continue
-        pid = q["source_ids"][0]
-        rid = q["report_id"] or pid.split("#", 1)[0]
-        rep = reports.setdefault(rid, {"report_id": rid, "passages": {}})
-        node = rep["passages"].setdefault(pid, {"passage_id": pid, "query": None, "sentences": []})
-        if q["level"] == "passage":
-            node["query"] = q
-        else:
-            node["sentences"].append({"sentence_id": q["provenance"].get("sentence_id", q["id"][3:]), "query": q})
-    for rep in reports.values():
-        nodes = sorted(rep["passages"].values(), key=lambda n: _order_key(n["passage_id"]))
-        for n in nodes:
-            n["sentences"].sort(key=lambda s: _order_key(s["sentence_id"]))
-        rep["passages"] = nodes
-    return dict(sorted(reports.items()))
+        add_to_hierarchy(reports, item.model_dump() if isinstance(item, Query) else item)
+    return {rid: finish_report(rep) for rid, rep in sorted(reports.items())}
+
+
+def add_to_hierarchy(reports: dict[str, dict[str, Any]], q: dict[str, Any]) -> str | None:
+    """Add one query dict to ``reports`` (report id -> node whose "passages" is still a dict by passage id);
+    returns its report id (None for a query outside the hierarchy: another level, or no passage)."""
+    if q["level"] not in ("passage", "sentence") or not q["source_ids"]:
+        return None
+    pid = q["source_ids"][0]
+    rid = q["report_id"] or pid.split("#", 1)[0]
+    rep = reports.get(rid)
+    if rep is None:
+        rep = reports[rid] = {"report_id": rid, "passages": {}}
+    node = rep["passages"].get(pid)
+    if node is None:
+        node = rep["passages"][pid] = {"passage_id": pid, "query": None, "sentences": []}
+    if q["level"] == "passage":
+        node["query"] = q
+    else:
+        node["sentences"].append({"sentence_id": q["provenance"].get("sentence_id", q["id"][3:]), "query": q})
+    return rid
+
+
+def finish_report(rep: dict[str, Any]) -> dict[str, Any]:
+    """A report node of :func:`add_to_hierarchy` in its final form: passages, and each one's sentences, in order."""
+    nodes = sorted(rep["passages"].values(), key=lambda n: _order_key(n["passage_id"]))
+    for n in nodes:
+        n["sentences"].sort(key=lambda s: _order_key(s["sentence_id"]))
+    rep["passages"] = nodes
+    return rep
+
+
+_ORDER_SPLIT = re.compile(r"#[ps](\d+)")
 
 
 def _order_key(ident: str) -> tuple[Any, ...]:
     """Sort r1#p10 after r1#p9."""
-    return tuple(int(x) if x.isdigit() else x for x in re.split(r"#[ps](\d+)", ident))
+    return tuple(int(x) if x.isdigit() else x for x in _ORDER_SPLIT.split(ident))

@@ -25,13 +25,14 @@ from fincprg.errors import FincprgError
 from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.finance.stocks import load_stock_table
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
-from fincprg.generate.complete import complete_query, hierarchy
+from fincprg.generate.complete import complete_query
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
 from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
 from fincprg.generate.subject import body_subject
+from fincprg.generate.tally import QueryTally
 from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator, report_company, title_subject
-from fincprg.io import atomic_write_json, count_lines, read_jsonl
+from fincprg.io import atomic_write_text, count_lines, read_jsonl
 from fincprg.records import Failure, Qrel, Query, Report
 from fincprg.spec import Prepared, StageContext
 
@@ -174,11 +175,16 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
     bs = cfg.generate.batch_size
     ray_stats: dict[str, Any] = {}  # engine: ray - the LLM actors' summed client stats
+    tally = QueryTally()
+    sentences: dict[str, int] | None = None  # passage id -> its sentences, when every batch runs here and now
     if hasattr(generator, "stream"):
         # LLM: requests stream across batch boundaries (the window stays full); checkpoints stay per batch
         # two readers of one stream: the LLM runs at most its window ahead of the writer, so tee holds
         # at most that many passages
-        todo, ask = itertools.tee(itertools.islice(iter_inputs(ctx, reports), ctx.committed_batches(bs) * bs, None))
+        done = ctx.committed_batches(bs)
+        todo, ask = itertools.tee(itertools.islice(iter_inputs(ctx, reports), done * bs, None))
+        if not done:  # the tail's counts and hierarchy are gathered as batches are written (see tally.py)
+            sentences = {}
 
         def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
             out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
@@ -186,7 +192,13 @@ def run(ctx: StageContext) -> dict[str, Any]:
                 for name, recs in tree_records(item, tree, complete=complete).items():
                     out[name].extend(recs)
             items_ = [item for item, _ in batch]
-            return rewriter.apply(items_, out, report_company) if rewriter is not None else out
+            out = rewriter.apply(items_, out, report_company) if rewriter is not None else out
+            if sentences is not None:
+                for q in out[L.QUERIES]:
+                    tally.add(q.model_dump(mode="json"))
+                for item in items_:
+                    sentences[item.passage.id] = sentences.get(item.passage.id, 0) + len(item.sentences)
+            return out
 
         # in this process, or (engine: ray) from LLM actors that each build their own generator
         trees = ctx.llm_stream(ask, local=generator, worker=functools.partial(llm_worker, cfg.generate),
@@ -208,9 +220,11 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
         lines = ctx.map_batches(iter_inputs(ctx, reports), Prepared(fn, functools.partial(use_words, tokenizer_words)),
                                 outputs=OUTPUTS, batch_size=bs, total=n_items, desc=f"generate ({generator.name})")
-    rows = list(read_jsonl(ctx.output(L.QUERIES)))  # read once for the counts and the hierarchy
-    counts = summarise(ctx, n_items, lines, rows)
-    counts["hierarchy_reports"] = write_hierarchy(ctx, rows)
+    if sentences is None:  # resumed, or batches made elsewhere: the counts and hierarchy from the written file
+        for row in read_jsonl(ctx.output(L.QUERIES)):
+            tally.add(row)
+    counts = summarise(ctx, n_items, lines, tally, sentences)
+    counts["hierarchy_reports"] = write_hierarchy(ctx, tally)
     if rewriter is not None:
         counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
     stats = getattr(getattr(generator, "client", None), "stats", None)
@@ -231,23 +245,19 @@ def run(ctx: StageContext) -> dict[str, Any]:
     return counts
 
 
-def write_hierarchy(ctx: StageContext, rows: list[dict[str, Any]]) -> int:
-    """Write generate/hierarchy.json from the written queries ``rows`` (queries.jsonl as read back, so a
-    resumed run writes the same bytes: in id order with sorted keys). Returns the number of reports."""
-    tree = hierarchy(rows)
-    atomic_write_json(ctx.output(L.HIERARCHY), tree, compact=True)  # MBs at scale: the indented writer took seconds
-    return len(tree)
+def write_hierarchy(ctx: StageContext, tally: QueryTally) -> int:
+    """Write generate/hierarchy.json (:func:`fincprg.generate.complete.hierarchy` of every written query, in id
+    order with sorted keys, compact: MBs at scale) from ``tally``. Returns the number of reports."""
+    atomic_write_text(ctx.output(L.HIERARCHY), tally.hierarchy_json() + "\n")
+    return tally.reports
 
 
-def summarise(ctx: StageContext, n_items: int, lines: dict[str, int], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts from the written files (``rows``: queries.jsonl read back), so a resumed run reports the whole stage."""
-    levels: Counter[str] = Counter()
-    generators: Counter[str] = Counter()
-    completed = 0
-    for q in rows:
-        levels[q["level"]] += 1
-        generators[q["provenance"].get("generator", "?")] += 1
-        completed += "original" in q["provenance"]
+def summarise(ctx: StageContext, n_items: int, lines: dict[str, int], tally: QueryTally,
+              sentences: dict[str, int] | None = None) -> dict[str, Any]:
+    """Counts of the whole stage, so a resumed run reports them too: ``tally`` holds every written query;
+    ``sentences`` (passage id -> sentences) every passage of a run that made every batch, else
+    chunk/sentences.jsonl is read."""
+    levels, generators, completed = tally.levels, tally.generators, tally.completed
     kinds: Counter[str] = Counter()
     failed: set[str] = set()
     retryable: set[str] = set()
@@ -261,11 +271,14 @@ def summarise(ctx: StageContext, n_items: int, lines: dict[str, int], rows: list
                 failed.add(rec["item_id"])
             if rec["kind"] in RETRYABLE_KINDS:
                 retryable.add(rec["item_id"])
-    n_sent = 0
-    with open(ctx.input_path(L.CHUNK, L.SENTENCES), "rb") as f:  # sentences of passages that got a tree
-        for line in f:
-            m = _PASSAGE_ID.search(line)  # a regex, not a parse: this runs after the last answer, on the clock
-            n_sent += bool(m) and json.loads(m.group(1)) not in failed
+    n_sent = 0  # sentences of passages that got a tree
+    if sentences is not None:
+        n_sent = sum(n for pid, n in sentences.items() if pid not in failed)
+    else:
+        with open(ctx.input_path(L.CHUNK, L.SENTENCES), "rb") as f:
+            for line in f:
+                m = _PASSAGE_ID.search(line)  # a regex, not a parse: this runs after the last answer, on the clock
+                n_sent += bool(m) and json.loads(m.group(1)) not in failed
     empty = n_sent - levels["sentence"]
     return {
         "passages": n_items,
