@@ -35,8 +35,7 @@ _LEADING_QI = re.compile(r"^其(?=[\u4e00-\u9fff])(?!中|他|它|实|余|次)")
 
 
 def _is_compound(text: str, start: int) -> bool:
-    before = text[:start]
-    return any(before.endswith(w) for w in _COMPOUND_BEFORE)
+    return text.endswith(_COMPOUND_BEFORE, 0, start)  # text[:start] ends with one of them, in one call
 
 
 def has_vague_subject(query: str) -> bool:
@@ -50,19 +49,22 @@ def replace_vague_subjects(query: str, company: str) -> str:
     """Replace vague subjects in ``query`` with ``company`` (no-op without a company)."""
     if not company:
         return query
-    out = query.replace(company + "公司", company)
-    out = _EXPLICIT.sub(company, out)
-    out = _LEADING_QI.sub(company, out)
-    parts: list[str] = []
-    last = 0
-    for m in _BARE.finditer(out):
-        if _is_compound(out, m.start()):
-            continue
-        parts.append(out[last:m.start()])
-        parts.append(company)
-        last = m.end()
-    parts.append(out[last:])
-    out = "".join(parts)
+    out = query
+    # every pattern below needs 公司, 标的 or a leading 其: most LLM queries name the company already
+    if "公司" in out or "标的" in out or out.startswith("其"):
+        out = out.replace(company + "公司", company)
+        out = _EXPLICIT.sub(company, out)
+        out = _LEADING_QI.sub(company, out)
+        parts: list[str] = []
+        last = 0
+        for m in _BARE.finditer(out):
+            if _is_compound(out, m.start()):
+                continue
+            parts.append(out[last:m.start()])
+            parts.append(company)
+            last = m.end()
+        parts.append(out[last:])
+        out = "".join(parts)
     # 「星河科技的星河科技」 or a doubled name (星河科技公司 -> 星河科技星河科技) reads badly
     while company + company in out:
         out = out.replace(company + company, company)
@@ -231,10 +233,10 @@ def add_period(query: str, year: int | Period | None, company: str | None = None
     ``Period(2023, "H1")`` -> 2023年上半年). A query naming a bare part (上半年) gets the year
     :func:`part_year` finds for that part in ``context`` (the passage, then the title); without context,
     ``year``'s year; nothing when that is unclear."""
-    if not query or not (year or context):
-        return query
+    if not query or not (year or context) or _FORECAST_HINT.search(query) or _NO_PERIOD.search(query):
+        return query  # the two searches first: they are cheaper than reading the query's periods
     named = periods(normal_periods(query))
-    if any(p.year for p in named) or _FORECAST_HINT.search(query) or _NO_PERIOD.search(query):
+    if any(p.year for p in named):
         return query
     period = year if isinstance(year, Period) else (Period(year, "FY") if year else None)
     bare = [p for p in named if p.part]
@@ -275,13 +277,21 @@ def complete_query(query: str, *, company: str | None, passage_text: str | None 
         return query
     out = replace_vague_subjects(query, company) if company else query
     if passage_text:
-        period = dominant_period(passage_text, date)
-        if period and title:
-            title_years = {p.year for p in text_periods(title, date) if p.year}
-            if len(title_years) == 1 and period.year not in title_years:
-                period = None
+        period = _passage_period(passage_text, title, date)
         out = add_period(out, period, company, context=(passage_text, title or ""), date=date)
     return out
+
+
+@functools.lru_cache(maxsize=4096)  # asked once per query: the same for each query of a passage
+def _passage_period(passage_text: str, title: str | None, date: dt.date | None) -> Period | None:
+    """The period :func:`complete_query` adds for a passage: its dominant period, unless the title names
+    exactly one year and that is another."""
+    period = dominant_period(passage_text, date)
+    if period and title:
+        title_years = {p.year for p in text_periods(title, date) if p.year}
+        if len(title_years) == 1 and period.year not in title_years:
+            period = None
+    return period
 
 
 def hierarchy(queries: Iterable[Query | dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -297,25 +307,42 @@ def hierarchy(queries: Iterable[Query | dict[str, Any]]) -> dict[str, dict[str, 
     """
     reports: dict[str, dict[str, Any]] = {}
     for item in queries:
-        q = item.model_dump() if isinstance(item, Query) else item
-        if q["level"] not in ("passage", "sentence") or not q["source_ids"]:
-            continue
-        pid = q["source_ids"][0]
-        rid = q["report_id"] or pid.split("#", 1)[0]
-        rep = reports.setdefault(rid, {"report_id": rid, "passages": {}})
-        node = rep["passages"].setdefault(pid, {"passage_id": pid, "query": None, "sentences": []})
-        if q["level"] == "passage":
-            node["query"] = q
-        else:
-            node["sentences"].append({"sentence_id": q["provenance"].get("sentence_id", q["id"][3:]), "query": q})
-    for rep in reports.values():
-        nodes = sorted(rep["passages"].values(), key=lambda n: _order_key(n["passage_id"]))
-        for n in nodes:
-            n["sentences"].sort(key=lambda s: _order_key(s["sentence_id"]))
-        rep["passages"] = nodes
-    return dict(sorted(reports.items()))
+        add_to_hierarchy(reports, item.model_dump() if isinstance(item, Query) else item)
+    return {rid: finish_report(rep) for rid, rep in sorted(reports.items())}
+
+
+def add_to_hierarchy(reports: dict[str, dict[str, Any]], q: dict[str, Any]) -> str | None:
+    """Add one query dict to ``reports`` (report id -> node whose "passages" is still a dict by passage id);
+    returns its report id (None for a query outside the hierarchy: another level, or no passage)."""
+    if q["level"] not in ("passage", "sentence") or not q["source_ids"]:
+        return None
+    pid = q["source_ids"][0]
+    rid = q["report_id"] or pid.split("#", 1)[0]
+    rep = reports.get(rid)
+    if rep is None:
+        rep = reports[rid] = {"report_id": rid, "passages": {}}
+    node = rep["passages"].get(pid)
+    if node is None:
+        node = rep["passages"][pid] = {"passage_id": pid, "query": None, "sentences": []}
+    if q["level"] == "passage":
+        node["query"] = q
+    else:
+        node["sentences"].append({"sentence_id": q["provenance"].get("sentence_id", q["id"][3:]), "query": q})
+    return rid
+
+
+def finish_report(rep: dict[str, Any]) -> dict[str, Any]:
+    """A report node of :func:`add_to_hierarchy` in its final form: passages, and each one's sentences, in order."""
+    nodes = sorted(rep["passages"].values(), key=lambda n: _order_key(n["passage_id"]))
+    for n in nodes:
+        n["sentences"].sort(key=lambda s: _order_key(s["sentence_id"]))
+    rep["passages"] = nodes
+    return rep
+
+
+_ORDER_SPLIT = re.compile(r"#[ps](\d+)")
 
 
 def _order_key(ident: str) -> tuple[Any, ...]:
     """Sort r1#p10 after r1#p9."""
-    return tuple(int(x) if x.isdigit() else x for x in re.split(r"#[ps](\d+)", ident))
+    return tuple(int(x) if x.isdigit() else x for x in _ORDER_SPLIT.split(ident))

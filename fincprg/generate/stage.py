@@ -11,6 +11,7 @@ hierarchical set, report -> passages -> sentences; see :func:`fincprg.generate.c
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import json
 import logging
@@ -25,13 +26,14 @@ from fincprg.errors import FincprgError
 from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.finance.stocks import load_stock_table
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
-from fincprg.generate.complete import complete_query, hierarchy
+from fincprg.generate.complete import complete_query
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
 from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
 from fincprg.generate.subject import body_subject
+from fincprg.generate.tally import QueryTally
 from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator, report_company, title_subject
-from fincprg.io import atomic_write_json, count_lines, read_jsonl
+from fincprg.io import atomic_write_text, count_lines, read_jsonl
 from fincprg.records import Failure, Qrel, Query, Report
 from fincprg.spec import Prepared, StageContext
 
@@ -44,6 +46,8 @@ _PASSAGE_ID = re.compile(rb'"passage_id":("(?:[^"\\]|\\.)*")')
 def make_generator(cfg: PipelineConfig, cache_dir: Any, *, progress: bool = True) -> TreeGenerator:
     """The configured generator: offline templates (default) or the LLM (imported lazily)."""
     if cfg.generate.backend == "llm":
+        import openai  # noqa: F401 - the client imports it at the first request; here, run() freezes it (gc)
+
         from fincprg.generate.llm_tree import LLMTreeGenerator
         from fincprg.llm import LLMClient
 
@@ -171,83 +175,100 @@ def run(ctx: StageContext) -> dict[str, Any]:
     generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
     complete = cfg.generate.complete
     rewriter = make_rewriter(cfg, generator, progress=ctx.show_progress)
+    # What is alive now (modules, the config, the reports, openai's hundreds of pydantic types) lives to the
+    # end of the stage: frozen, the cyclic collector stops walking it at each full collection. Those took
+    # 1.3 s of a 32 s LLM stage (7,880 requests at concurrency 64), each (~0.1 s) stalling the event loop
+    # with every request in flight; 0.4 s frozen. Unfrozen again when the stage ends, whatever happens.
+    gc.freeze()
+    try:
+        bs = cfg.generate.batch_size
+        ray_stats: dict[str, Any] = {}  # engine: ray - the LLM actors' summed client stats
+        tally = QueryTally()
+        sentences: dict[str, int] | None = None  # passage id -> its sentences, when every batch runs here and now
+        if hasattr(generator, "stream"):
+            # LLM: requests stream across batch boundaries (the window stays full); checkpoints stay per batch
+            # two readers of one stream: the LLM runs at most its window ahead of the writer, so tee holds
+            # at most that many passages
+            done = ctx.committed_batches(bs)
+            todo, ask = itertools.tee(itertools.islice(iter_inputs(ctx, reports), done * bs, None))
+            if not done:  # the tail's counts and hierarchy are gathered as batches are written (see tally.py)
+                sentences = {}
 
-    bs = cfg.generate.batch_size
-    ray_stats: dict[str, Any] = {}  # engine: ray - the LLM actors' summed client stats
-    if hasattr(generator, "stream"):
-        # LLM: requests stream across batch boundaries (the window stays full); checkpoints stay per batch
-        # two readers of one stream: the LLM runs at most its window ahead of the writer, so tee holds
-        # at most that many passages
-        todo, ask = itertools.tee(itertools.islice(iter_inputs(ctx, reports), ctx.committed_batches(bs) * bs, None))
+            def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
+                out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
+                for item, tree in batch:
+                    for name, recs in tree_records(item, tree, complete=complete).items():
+                        out[name].extend(recs)
+                items_ = [item for item, _ in batch]
+                out = rewriter.apply(items_, out, report_company) if rewriter is not None else out
+                if sentences is not None:
+                    for q in out[L.QUERIES]:
+                        tally.add(q.model_dump(mode="json"))
+                    for item in items_:
+                        sentences[item.passage.id] = sentences.get(item.passage.id, 0) + len(item.sentences)
+                return out
 
-        def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
-            out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
-            for item, tree in batch:
-                for name, recs in tree_records(item, tree, complete=complete).items():
-                    out[name].extend(recs)
-            items_ = [item for item, _ in batch]
-            return rewriter.apply(items_, out, report_company) if rewriter is not None else out
+            # in this process, or (engine: ray) from LLM actors that each build their own generator
+            trees = ctx.llm_stream(ask, local=generator, worker=functools.partial(llm_worker, cfg.generate),
+                                   llm=cfg.llm, stats_out=ray_stats)
+            try:
+                lines = ctx.map_batches(zip(todo, trees), records, outputs=OUTPUTS, batch_size=bs,
+                                        total=n_items, desc=f"generate ({generator.name})", skipped=True)
+            except Exception as e:
+                cause = getattr(e, "cause", None)  # Ray wraps an actor's error (a refused key...) with its traceback
+                if isinstance(cause, FincprgError):
+                    raise cause from None
+                raise
+            finally:
+                trees.close()  # zip stops at the last item without exhausting the stream: close it now
+        else:
+            def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
+                out = process_batch(generator, batch, complete=complete)
+                return rewriter.apply(batch, out, report_company) if rewriter is not None else out
 
-        # in this process, or (engine: ray) from LLM actors that each build their own generator
-        trees = ctx.llm_stream(ask, local=generator, worker=functools.partial(llm_worker, cfg.generate),
-                               llm=cfg.llm, stats_out=ray_stats)
-        try:
-            lines = ctx.map_batches(zip(todo, trees), records, outputs=OUTPUTS, batch_size=bs,
-                                    total=n_items, desc=f"generate ({generator.name})", skipped=True)
-        except Exception as e:
-            cause = getattr(e, "cause", None)  # Ray wraps an actor's error (a refused key...) with its traceback
-            if isinstance(cause, FincprgError):
-                raise cause from None
-            raise
-        finally:
-            trees.close()  # zip stops at the last item without exhausting the stream: close it now
-    else:
-        def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
-            out = process_batch(generator, batch, complete=complete)
-            return rewriter.apply(batch, out, report_company) if rewriter is not None else out
-
-        lines = ctx.map_batches(iter_inputs(ctx, reports), Prepared(fn, functools.partial(use_words, tokenizer_words)),
-                                outputs=OUTPUTS, batch_size=bs, total=n_items, desc=f"generate ({generator.name})")
-    rows = list(read_jsonl(ctx.output(L.QUERIES)))  # read once for the counts and the hierarchy
-    counts = summarise(ctx, n_items, lines, rows)
-    counts["hierarchy_reports"] = write_hierarchy(ctx, rows)
-    if rewriter is not None:
-        counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
-    stats = getattr(getattr(generator, "client", None), "stats", None)
-    if stats is not None and ray_stats:
-        stats = {k: ray_stats.get(k, 0) + v if isinstance(v, int | float) and not isinstance(v, bool) else v
-                 for k, v in stats.items()}
-    if stats is not None:
-        counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
-                                                   "stale_cache", "prompt_tokens", "completion_tokens",
-                                                   "total_tokens", "cost_usd", "model")}
-        if stats.get("cache_errors"):  # answers the cache could not store: a re-run asks them again
-            counts["llm"]["cache_errors"] = stats["cache_errors"]
-    log.info("generate: %s", counts)
-    if counts["retryable_failures"]:
-        log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "
-                    "`fincprg build ... --retry-failed` asks exactly those again",
-                    counts["retryable_failures"])
-    return counts
-
-
-def write_hierarchy(ctx: StageContext, rows: list[dict[str, Any]]) -> int:
-    """Write generate/hierarchy.json from the written queries ``rows`` (queries.jsonl as read back, so a
-    resumed run writes the same bytes: in id order with sorted keys). Returns the number of reports."""
-    tree = hierarchy(rows)
-    atomic_write_json(ctx.output(L.HIERARCHY), tree, compact=True)  # MBs at scale: the indented writer took seconds
-    return len(tree)
+            lines = ctx.map_batches(iter_inputs(ctx, reports),
+                                    Prepared(fn, functools.partial(use_words, tokenizer_words)), outputs=OUTPUTS,
+                                    batch_size=bs, total=n_items, desc=f"generate ({generator.name})")
+        if sentences is None:  # resumed, or batches made elsewhere: the counts and hierarchy from the written file
+            for row in read_jsonl(ctx.output(L.QUERIES)):
+                tally.add(row)
+        counts = summarise(ctx, n_items, lines, tally, sentences)
+        counts["hierarchy_reports"] = write_hierarchy(ctx, tally)
+        if rewriter is not None:
+            counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
+        stats = getattr(getattr(generator, "client", None), "stats", None)
+        if stats is not None and ray_stats:
+            stats = {k: ray_stats.get(k, 0) + v if isinstance(v, int | float) and not isinstance(v, bool) else v
+                     for k, v in stats.items()}
+        if stats is not None:
+            counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
+                                                       "stale_cache", "prompt_tokens", "completion_tokens",
+                                                       "total_tokens", "cost_usd", "model")}
+            if stats.get("cache_errors"):  # answers the cache could not store: a re-run asks them again
+                counts["llm"]["cache_errors"] = stats["cache_errors"]
+        log.info("generate: %s", counts)
+        if counts["retryable_failures"]:
+            log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "
+                        "`fincprg build ... --retry-failed` asks exactly those again",
+                        counts["retryable_failures"])
+        return counts
+    finally:
+        gc.unfreeze()
 
 
-def summarise(ctx: StageContext, n_items: int, lines: dict[str, int], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts from the written files (``rows``: queries.jsonl read back), so a resumed run reports the whole stage."""
-    levels: Counter[str] = Counter()
-    generators: Counter[str] = Counter()
-    completed = 0
-    for q in rows:
-        levels[q["level"]] += 1
-        generators[q["provenance"].get("generator", "?")] += 1
-        completed += "original" in q["provenance"]
+def write_hierarchy(ctx: StageContext, tally: QueryTally) -> int:
+    """Write generate/hierarchy.json (:func:`fincprg.generate.complete.hierarchy` of every written query, in id
+    order with sorted keys, compact: MBs at scale) from ``tally``. Returns the number of reports."""
+    atomic_write_text(ctx.output(L.HIERARCHY), tally.hierarchy_json() + "\n")
+    return tally.reports
+
+
+def summarise(ctx: StageContext, n_items: int, lines: dict[str, int], tally: QueryTally,
+              sentences: dict[str, int] | None = None) -> dict[str, Any]:
+    """Counts of the whole stage, so a resumed run reports them too: ``tally`` holds every written query;
+    ``sentences`` (passage id -> sentences) every passage of a run that made every batch, else
+    chunk/sentences.jsonl is read."""
+    levels, generators, completed = tally.levels, tally.generators, tally.completed
     kinds: Counter[str] = Counter()
     failed: set[str] = set()
     retryable: set[str] = set()
@@ -261,11 +282,14 @@ def summarise(ctx: StageContext, n_items: int, lines: dict[str, int], rows: list
                 failed.add(rec["item_id"])
             if rec["kind"] in RETRYABLE_KINDS:
                 retryable.add(rec["item_id"])
-    n_sent = 0
-    with open(ctx.input_path(L.CHUNK, L.SENTENCES), "rb") as f:  # sentences of passages that got a tree
-        for line in f:
-            m = _PASSAGE_ID.search(line)  # a regex, not a parse: this runs after the last answer, on the clock
-            n_sent += bool(m) and json.loads(m.group(1)) not in failed
+    n_sent = 0  # sentences of passages that got a tree
+    if sentences is not None:
+        n_sent = sum(n for pid, n in sentences.items() if pid not in failed)
+    else:
+        with open(ctx.input_path(L.CHUNK, L.SENTENCES), "rb") as f:
+            for line in f:
+                m = _PASSAGE_ID.search(line)  # a regex, not a parse: this runs after the last answer, on the clock
+                n_sent += bool(m) and json.loads(m.group(1)) not in failed
     empty = n_sent - levels["sentence"]
     return {
         "passages": n_items,

@@ -44,3 +44,43 @@ def test_hierarchy_holds_every_query_once(built):
     manifest = json.loads((built / "generate" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["counts"]["hierarchy_reports"] == len(tree)
 
+
+
+
+class _SpyGC:
+    """Records gc.freeze/unfreeze calls (and passes them on) for the generate stage."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self._gc, self.calls = gc, []
+
+    def freeze(self) -> None:
+        self.calls.append("freeze")
+        self._gc.freeze()
+
+    def unfreeze(self) -> None:
+        self.calls.append("unfreeze")
+        self._gc.unfreeze()
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_the_stage_unfreezes_what_it_froze(tmp_path, monkeypatch, fail):
+    # generate freezes the heap it starts with (gc.freeze) and must unfreeze it, also when it fails:
+    # garbage cycles among frozen objects are never collected
+    import gc
+
+    from fincprg.generate import stage
+
+    spy = _SpyGC()
+    monkeypatch.setattr(stage, "gc", spy)
+    if fail:
+        def boom(*a, **k):
+            raise RuntimeError("boom")
+        monkeypatch.setattr(stage, "tree_records", boom)
+        monkeypatch.setattr(stage, "process_batch", boom)
+        with pytest.raises(RuntimeError, match="boom"):
+            run_pipeline(SAMPLE, tmp_path / "out", load_config(), upto="generate", show_progress=False)
+    else:
+        run_pipeline(SAMPLE, tmp_path / "out", load_config(), upto="generate", show_progress=False)
+    assert spy.calls == ["freeze", "unfreeze"] and gc.get_freeze_count() == 0
