@@ -49,6 +49,7 @@ class CharBM25:
     """
 
     _SLICE = 1 << 20  # entries weighted at a time
+    COMMON = 4  # terms in more than 1/COMMON of the passages get a dense count table (pruned search)
 
     def __init__(self, docs: Sequence[str], k1: float = 1.2, b: float = 0.75):
         from scipy import sparse
@@ -77,15 +78,36 @@ class CharBM25:
         df = np.diff(tf.indptr)
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
         avg = lengths.mean() if len(docs) else 1.0
+        # per document, the length part of the BM25 denominator (the same expression, element by element)
+        kd = k1 * (1 - b + b * lengths / max(avg, 1e-9))
+        # the pruned search (fincprg.verify.topk) looks up weights of common terms in passages: their counts
+        # as a dense table (a few hundred terms x passages, bytes), weighted as below on the fly
+        common = np.flatnonzero(df > n / self.COMMON)
+        self.common_slot = np.full(len(self.vocab), -1, dtype=np.int64)
+        self.common_slot[common] = np.arange(len(common))
+        top = max((tf.data[tf.indptr[t]:tf.indptr[t + 1]].max() for t in common), default=0)
+        self.common_tf = np.zeros((len(common), len(docs)), dtype=np.min_scalar_type(int(top)))
+        for j, t in enumerate(common):
+            self.common_tf[j, tf.indices[tf.indptr[t]:tf.indptr[t + 1]]] = tf.data[tf.indptr[t]:tf.indptr[t + 1]]
         w = tf.data  # counts in, weights out (the same expression, element by element, as on the whole array)
         for s in range(0, len(w), self._SLICE):
             e = min(s + self._SLICE, len(w))
             row = np.searchsorted(tf.indptr, np.arange(s, e), side="right") - 1
             tfd = w[s:e]
-            denom = tfd + k1 * (1 - b + b * lengths[tf.indices[s:e]] / max(avg, 1e-9))
-            w[s:e] = idf[row] * tfd * (k1 + 1) / denom
+            w[s:e] = idf[row] * tfd * (k1 + 1) / (tfd + kd[tf.indices[s:e]])
         self.weights = tf
         self.n_docs = len(docs)
+        self.k1, self.idf, self.kd, self.df = k1, idf, kd, df
+        # each term's largest weight in any passage: its upper bound in a score
+        self.max_weight = np.maximum.reduceat(w, tf.indptr[:-1]) if len(w) else np.zeros(len(self.vocab))
+
+    def common_weight(self, slot: np.ndarray, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        """Weights of common terms (``slot`` in the dense count table) in ``docs``: what ``weights`` holds,
+        bit for bit (the build's expression on the same numbers), 0 where the term is absent."""
+        tfd = self.common_tf[slot, docs].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = self.idf[terms] * tfd * (self.k1 + 1) / (tfd + self.kd[docs])
+        return np.where(tfd > 0, w, 0.0)
 
     def query_matrix(self, queries: Sequence[str]):  # noqa: ANN201 - scipy sparse matrix
         from scipy import sparse
@@ -99,7 +121,15 @@ class CharBM25:
 
     def search(self, queries: Sequence[str], depth: int, batch: int = 256,
                progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Top ``depth`` documents per query: (indices, scores), best first; ties broken by document order."""
+        """Top ``depth`` documents per query: (indices, scores), best first; ties broken by document order.
+        Exactly :meth:`search_exhaustive`'s result, without scoring every document (:mod:`fincprg.verify.topk`)."""
+        from fincprg.verify import topk
+
+        return topk.search(self, queries, depth, batch=batch, progress=progress)
+
+    def search_exhaustive(self, queries: Sequence[str], depth: int, batch: int = 256,
+                          progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`search` by scoring every query against every document (the reference; quadratic)."""
         depth = min(depth, self.n_docs)
         idx = np.zeros((len(queries), depth), dtype=np.int64)
         val = np.zeros((len(queries), depth), dtype=np.float64)
