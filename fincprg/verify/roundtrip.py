@@ -137,10 +137,15 @@ class CharBM25:
             scores = (self.query_matrix(queries[s:s + batch]) @ self.weights).toarray()
             # round so that sums in another order give the same ranking (stable across machines)
             scores = np.round(scores, 9)
-            top = np.argpartition(-scores, depth - 1, axis=1)[:, :depth] if depth < self.n_docs else \
-                np.tile(np.arange(self.n_docs), (len(scores), 1))
+            # the depth-th score; of the documents tied at it, the first ones in document order (argpartition
+            # alone picks among them in no defined order)
+            kth = -np.partition(-scores, depth - 1, axis=1)[:, depth - 1] if 0 < depth < self.n_docs else None
             for r in range(len(scores)):
-                order = sorted(top[r], key=lambda d: (-scores[r, d], d))
+                top = np.arange(self.n_docs)
+                if kth is not None:
+                    above = np.flatnonzero(scores[r] > kth[r])
+                    top = np.concatenate([above, np.flatnonzero(scores[r] == kth[r])[:depth - len(above)]])
+                order = sorted(top, key=lambda d: (-scores[r, d], d))
                 idx[s + r] = order
                 val[s + r] = scores[r, order]
             if progress is not None:

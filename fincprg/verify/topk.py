@@ -140,13 +140,20 @@ class _Batch:
     def raise_theta(self) -> None:
         """Lower bounds of the ``probe`` best passages so far (scored part + looked-up unscored common terms)."""
         p = self.part
+        # a passage whose scored part plus every unscored bound stays below theta cannot raise it: one pass
+        # leaves them out, so the per-query partial sort sees few
+        unscored = np.bincount(self.rows, np.where(self.scored, 0.0, self.bound), minlength=self.b)
+        floor = np.where(self.theta > 0, self.theta - self.margin - unscored, -np.inf)
+        hit = np.flatnonzero(p.data >= np.repeat(floor, np.diff(p.indptr)))
+        start = np.searchsorted(hit, p.indptr)
         docs, owner = [], []
         for r in range(self.b):
-            a, e = p.indptr[r], p.indptr[r + 1]
+            a, e = start[r], start[r + 1]
             if e - a < self.depth:
                 continue
-            pick = a + (np.argpartition(-p.data[a:e], self.probe - 1)[:self.probe] if e - a > self.probe
-                        else np.arange(e - a))
+            pick = hit[a:e]
+            if e - a > self.probe:
+                pick = pick[np.argpartition(-p.data[pick], self.probe - 1)[:self.probe]]
             docs.append(pick)
             owner.append(np.full(len(pick), r))
         if not docs:
