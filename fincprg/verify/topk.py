@@ -3,7 +3,8 @@
 Scoring every query against every passage made verify quadratic (queries grow with the corpus). Per query:
 
 1. **Rounds.** The query's still *essential* terms are scored over their postings, cheapest (lowest df) first,
-   within a posting budget that grows 4x a round (one sparse product per round for the batch). After each
+   within a posting budget per round (one sparse product per round for the batch; by default a first round of
+   ``BUDGET`` postings, then all the essential terms left: more rounds cost more than they save). After each
    round, the ``probe`` best passages so far get the weights of the query's unscored common terms (looked up)
    on top: these are lower bounds of true scores, so the ``depth``-th largest is a threshold theta that at
    least ``depth`` passages reach.
@@ -19,7 +20,11 @@ Scores are then the sums the exhaustive product gives, rounded to 9 decimals, up
 additions; where that order could change the rounded value (a sum within the float error of a rounding
 boundary) the weights are added again in the product's order (the query's terms by id), so the rounded
 scores, the ranking and its ties (document order) are the exhaustive search's, bit for bit. Every margin is
-wider than the float error of a sum (``_error``), so no float rounding prunes a passage that belongs.
+wider than the float error of a sum (``delta``), so no float rounding prunes a passage that belongs.
+
+Measured on eval/bench_scale.py's corpus: at 4x (20k passages, 21k queries) this is only ~1.1x faster than the
+exhaustive search, as the essential terms' postings still cover over half of the passages; the bounds (each
+term's largest weight anywhere) are loose. Block-max bounds would be the next step.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
 
 _U = 2.0 ** -53  # unit round-off of float64
 BUDGET = 1024  # postings per query in the first round
-GROWTH = 1e12  # budget factor from one round to the next
+GROWTH = 1e12  # budget factor from one round to the next (1e12: the second round takes all that is left)
 MIN_THETA = 1e-6  # below this a threshold prunes nothing (zero-score passages tie and go by document order)
 
 

@@ -34,7 +34,8 @@ def _text(rng: random.Random, lo: int, hi: int, alphabet: str = ALPHABET) -> str
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10 ** 6), n_docs=st.integers(1, 70), depth=st.integers(1, 12),
-       budget=st.sampled_from([1, 8, 1024]), growth=st.sampled_from([2.0, 1e12]), common=st.sampled_from([1, 4, 10 ** 9]))
+       budget=st.sampled_from([1, 8, 1024]), growth=st.sampled_from([2.0, 1e12]),
+       common=st.sampled_from([1, 4, 10 ** 9]))
 def test_pruned_search_is_the_exhaustive_one_on_random_corpora(seed, n_docs, depth, budget, growth, common):
     rng = random.Random(seed)
     docs = [_text(rng, 0, 30) for _ in range(n_docs)]
