@@ -213,7 +213,8 @@ class TemplateGenerator:
             period, fc = ph.period_of(text, text, passage_year, year, passage_text)
             forms = [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]]
             if fc:
-                return _pick(key, [f"预计{e}{period}{event}方面有哪些进展？", f"{e}{period}{event}的前景如何？"])
+                # a forecast asks the plan or outlook, never 「预计…有哪些进展」 (progress is what was done)
+                return _pick(key, [f"{e}{period}{event}方面有哪些规划？", f"{e}{period}{event}的前景如何？"])
             return _pick(key, forms)
         return ""
 

@@ -16,10 +16,11 @@ Topic-level and intent queries are read against the titles and dates of their to
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fincprg.verify.readers import FY, QS, Ask, Fact, is_forecast, norm, periods, read_ask, read_facts
+from fincprg.verify.readers import FY, LOOSE, QS, Ask, Fact, is_forecast, norm, periods, read_ask, read_facts
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
 # a target price or a valuation multiple is neither an actual nor a forecast figure: asked either way
@@ -85,6 +86,14 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
         return Verdict("forecast_mismatch", f"asks a forecast of {metric}; the source states actual figures only")
     if not ask.forecast and all(f.forecast for f in cands):
         return Verdict("forecast_mismatch", f"asks {metric} as an actual; the source gives only a forecast")
+    # each year asked must be stated in the asked tense (「2022-2023年的盈利预测」 where 2022 is reported, not
+    # forecast); a fact without a year of its own speaks for every year
+    for y in sorted(ask.years):
+        of_year = [f for f in cands if (ys := _years_of(f, default)) is None or y in ys]
+        if metric not in NO_TENSE and of_year and all(f.forecast != ask.forecast for f in of_year):
+            got = "a forecast" if of_year[0].forecast else "an actual figure"
+            want = "a forecast" if ask.forecast else "an actual"
+            return Verdict("forecast_mismatch", f"asks {metric} for {y} as {want}; the source gives {got} for {y}")
     same = [f for f in cands if f.forecast == ask.forecast] or cands
     want = ask.direction.get(metric)
     said = {f.direction for f in same if f.direction}
@@ -92,6 +101,24 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
         return Verdict("contradicted", f"asks why/how much {metric} went {want}; the source says it went "
                                        f"{'/'.join(sorted(said))}")
     return None
+
+
+_CLAUSE_END = re.compile(r"[，,。；;！？!?\n]")
+
+
+def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fact]:
+    """The facts of ``metric`` that can answer the ask: a metric asked by its name (归母净利润) is not stated by
+    a loose word (「综合业绩」, 「高于利润」); a figure asked (「是多少」) is stated by a mention with a number in its
+    clause (「公告月度吞吐量数据」 gives none). Falls back to every mention when none qualifies."""
+    of = [f for f in facts if f.metric == metric]
+    if metric not in ask.loose:
+        of = [f for f in of if f.surface not in LOOSE] or of
+    if ask.figure:
+        def has_number(f: Fact) -> bool:
+            end = _CLAUSE_END.search(text, f.start)
+            return re.search(r"\d", text[f.start:end.start() if end else len(text)]) is not None
+        of = [f for f in of if has_number(f)] or of
+    return of
 
 
 def check_answer(query: str, passage: str, *, title: str = "", sentence: str | None = None,
@@ -108,12 +135,13 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
         i = p_norm.find(s_norm)
         span = (i, i + len(s_norm)) if i >= 0 else None
     for metric in ask.metrics:
-        in_p = [f for f in p_facts if f.metric == metric]
-        focus = [f for f in in_p if span and span[0] <= f.start < span[1]]
+        of_p = [f for f in p_facts if f.metric == metric]
+        focus = [f for f in of_p if span and span[0] <= f.start < span[1]]
         # a sentence that states the metric is what its query asks about: its reading alone decides (another
         # sentence's full-year figure does not answer a question made from a quarter's); otherwise the rest of
         # the passage, then the title, may answer it
-        layers = [focus] if focus else [ls for ls in (in_p, [f for f in t_facts if f.metric == metric]) if ls]
+        layers = [_stating(ask, metric, focus, p_norm)] if focus else \
+            [ls for ls in (_stating(ask, metric, of_p, p_norm), _stating(ask, metric, t_facts, norm(title))) if ls]
         if not layers:
             if metric in ask.loose:
                 continue
@@ -134,11 +162,15 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
         inside = [p for p in ps if p.start >= span[0]]
         before = [p for p in ps if p.start < span[0] and p.years]
         ps = inside if any(p.years for p in inside) else inside + before[-1:]
-        return _check_period_only(ask, source, date, ps)
-    return _check_period_only(ask, f"{passage}\n{title}", date)
+        return _check_period_only(ask, source, date, ps, query)
+    return _check_period_only(ask, f"{passage}\n{title}", date, ask_text=query)
 
 
-def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | None = None) -> Verdict | None:
+_PLAN = re.compile(r"规划|计划|目标|战略|布局|展望|将|指引|预期|有望|前景|趋势")
+
+
+def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | None = None,
+                       ask_text: str = "") -> Verdict | None:
     """A query without a (strict) metric: its year, explicit part and forecast against the source's periods."""
     ps = periods(source, date) if ps is None else ps
     years = frozenset(y for p in ps for y in p.years)
@@ -151,11 +183,21 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | N
         parts = {p.part for p in ps if p.part and (not ask.years or not p.years or ask.years & p.years)}
         if not any(_part_ok(ask.part, p) for p in parts):
             return Verdict("wrong_period", f"asks {ask.part}; the source gives {sorted(parts) or 'no part of year'}")
+    if ask.forecast and ask.years and date and min(ask.years) < date.year:
+        # 「2022-2023年的盈利预测」 in a report of 2023: a year already reported is forecast only where the
+        # source says so
+        told = {y for f in read_facts(norm(source), date) if f.forecast for y in f.years}
+        past = sorted(y for y in ask.years if y < date.year and y not in told)
+        if past:
+            return Verdict("wrong_period", f"asks a forecast for {past}, which a report of {date} reviews as "
+                                           "actual; the source forecasts no such year")
     future = bool(date and years and max(years) > date.year)
     if ask.forecast and not (is_forecast(source) or future):
         return Verdict("forecast_mismatch", "asks a forecast; the source states no forecast")
-    if ask.figure and not ask.forecast and date and ask.years and min(ask.years) > date.year:
-        return Verdict("forecast_mismatch", f"asks a {sorted(ask.years)} figure as an actual in a report of {date}")
+    # a report cannot tell what happened after its own year: figures, progress or effects (「2022年的渠道建设有哪
+    # 些进展」 in a report of early 2021); a plan or target asked as one is fine
+    if not ask.forecast and date and ask.years and min(ask.years) > date.year and not _PLAN.search(norm(ask_text)):
+        return Verdict("forecast_mismatch", f"asks {sorted(ask.years)} as what happened, in a report of {date}")
     return None
 
 

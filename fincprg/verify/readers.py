@@ -24,7 +24,7 @@ METRICS: dict[str, tuple[str, ...]] = {
             "净利", "利润", "盈利", "业绩"),
     "扣非净利润": ("扣非归母净利润", "扣非净利润", "扣非后归母净利润", "扣非净利", "扣非"),
     "毛利率": ("毛利率", "毛利"),
-    "净利率": ("净利率", "净利润率", "利润率"),
+    "净利率": ("净利率", "净利润率", "利润率", "归母净利率", "归母净利润率", "销售净利率"),
     "费用率": ("费用率", "期间费用率", "销售费用率", "管理费用率", "研发费用率", "财务费用率"),
     "EPS": ("EPS", "每股收益"),
     "ROE": ("ROE", "净资产收益率"),
@@ -44,6 +44,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "净息差": ("净息差", "息差"),
     "不良率": ("不良贷款率", "不良率"),
     "保费": ("保费",),
+    "新业务价值": ("新业务价值", "NBV"),
     "市场规模": ("市场规模",),
     "吞吐量": ("集装箱吞吐量", "货物吞吐量", "吞吐量"),
     "发电量": ("发电量", "上网电量", "售电量"),
@@ -59,7 +60,8 @@ _METRIC_RE = re.compile(r"盈利预测|盈利能力|" + "|".join(map(re.escape, 
 # --- parts of the year ----------------------------------------------------------------------------------------
 FY, H1, H2, M9, Q1, Q2, Q3, Q4, QS, MONTH = "FY", "H1", "H2", "9M", "Q1", "Q2", "Q3", "Q4", "Q", "M"
 PART_WORDS: dict[str, tuple[str, ...]] = {
-    M9: ("前三季度", "前3季度", "Q1-Q3", "Q1-3", "Q1~Q3", "三季报", "1-9月", "1~9月", "1 9月", "前三季"),
+    M9: ("前三季度", "前3季度", "Q1-Q3", "Q1-3", "Q1~Q3", "Q1 3", "Q1 Q3", "三季报", "1-9月", "1~9月", "1 9月",
+         "前三季"),
     H1: ("上半年", "半年报", "半年度", "中报", "H1", "1H", "1-6月", "1~6月", "1 6月", "前两季度"),
     H2: ("下半年", "H2", "2H"),
     Q1: ("第一季度", "一季度", "一季报", "首季度", "Q1", "1Q", "1-3月", "1~3月", "1 3月"),
@@ -72,7 +74,9 @@ PART_WORDS: dict[str, tuple[str, ...]] = {
 }
 _PART_OF = {w: p for p, ws in PART_WORDS.items() for w in ws}
 # 「3Q」 must not be read inside 「23Q1」: a digit-led part word starts after a non-digit
+# 「Q1 3」 (Q1-3 with its dash lost) must not be read in 「Q1收入3 4亿元」-like runs: not before another number
 _PART_RE = re.compile("|".join((r"(?<!\d)" if w[0].isdigit() else "") + re.escape(w)
+                               + (r"(?![\d.]|\s\d)" if " " in w and w[-1].isdigit() else "")
                                for w in sorted(_PART_OF, key=len, reverse=True)), re.I)
 # months: a balance on a quarter's last day is for that part of the year; any other month, a month's or a
 # few months' running total (「6月吞吐量」, 「1-4月」, 「前4个月」), is none of FY, H1, 9M or a quarter
@@ -103,7 +107,8 @@ _REL_RE = re.compile(f"(?:{'|'.join(_RELATIVE)})(?!同期)")
 _YEAR_GAP = re.compile(r"[\s/、,，和及与-]*(?:年|E|A)?[\s/、,，和及与-]*", re.I)
 
 # --- forecast and direction -----------------------------------------------------------------------------------
-_EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|高于|略低于|略超|不达|大超|基本符合)预期")
+_EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|高于|略低于|略超|不达|大超|基本符合)"
+                                  r"(?:我们|市场|公司)?的?预期")
 # 「给予25倍PE，对应市值…」, 「合理市值」: a valuation built on forecast earnings; an incentive plan's 考核目标 is
 # a target, not a result
 _FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来"
@@ -124,6 +129,8 @@ _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
 )
 _DIR_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _) in enumerate(_DIRECTIONS)))
 SENT_SPLIT = re.compile(r"[。！？!?；;\n]")  # sentence ends
+# 「以2019年净利润为基数」: the base of an incentive target names a year and a metric but states neither
+_BASE_CLAUSE = re.compile(r"为基数|为基准|基数|基准|基期")
 _CLAUSE_SPLIT = re.compile(r"[，,：:]")
 
 
@@ -210,6 +217,13 @@ def periods(text: str, date: dt.date | None = None) -> list[Period]:
     return sorted(out, key=lambda p: p.start)
 
 
+def blank_periods(text: str) -> str:
+    """``text`` with its dates blanked to spaces (offsets kept): 「2020年3月公司推行股权激励计划」 gives a date,
+    not the plan's terms; 「2020年前三季度的营收」 asks no part of the business."""
+    spans = periods(text)
+    return "".join(" " if any(p.start <= i < p.end for p in spans) else ch for i, ch in enumerate(text))
+
+
 def _inside_year(s: int, e: int, years: list[tuple[int, int, frozenset[int]]]) -> bool:
     return any(ys <= s and e <= ye for ys, ye, _ in years)
 
@@ -263,6 +277,8 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
         for clause in _CLAUSE_SPLIT.split(sent):
             base = c0
             c0 += len(clause) + 1
+            if _BASE_CLAUSE.search(clause):
+                continue
             ps = periods(clause, date)
             events: list[tuple[int, str, object]] = [(p.start, "p", p) for p in ps]
             events += [(o, "f", None) for o in forecast_words(clause)]

@@ -30,14 +30,15 @@ from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
+from fincprg.verify.figures import check_amount, check_combined, check_rate_level, check_risk, check_valuation
 from fincprg.verify.strict import (
-    check_amount,
     check_event,
     check_garbled,
     check_in_sentence,
     check_part_whole,
     check_vague,
 )
+from fincprg.verify.readers import norm
 from fincprg.verify.subject import Subjects, check_subject
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
@@ -138,13 +139,26 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
 def strict_checks(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]
                   ) -> Verdict | None:
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
-    as whole, events with specifics, an amount the source gives only as a change. A sentence query is read against its sentence, a passage query against
-    its passage and title."""
+    as whole, events with specifics; and of figures (:mod:`.figures`): an amount or a rate's level the source gives
+    only as a change, a part of a combined category, a multiple at today's price asked as reached, a risk only
+    listed. A sentence query is read against its sentence, a passage query against its passage and title."""
     source = sentence if sentence else f"{passage}\n{title}"
-    return (check_garbled(query) or check_vague(query, source)
+    return (check_garbled(query) or check_vague(query, source, names)
             or (check_in_sentence(query, sentence, names) if sentence else None)
-            or check_part_whole(query, source, names) or check_event(query, source, names)
-            or check_amount(query, source))
+            or _part_whole(query, passage, title, sentence, names) or check_event(query, source, names)
+            or check_amount(query, source) or check_rate_level(query, source) or check_combined(query, source, names)
+            or check_valuation(query, source) or check_risk(query, source))
+
+
+def _part_whole(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]) -> Verdict | None:
+    """Part as whole; a sentence is read in its passage, since a sentence that opens on its figure speaks of
+    the subject of the one before (「顶立科技是…龙头。上半年实现净利润7671万元」)."""
+    if not sentence:
+        return check_part_whole(query, f"{passage}\n{title}", names)
+    at = norm(passage).find(norm(sentence))
+    if at < 0:
+        return check_part_whole(query, sentence, names)
+    return check_part_whole(query, norm(passage)[:at + len(norm(sentence))], names, start=at)
 
 
 class RoundTrip:

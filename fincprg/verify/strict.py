@@ -18,7 +18,18 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import NO_TENSE, Verdict
-from fincprg.verify.readers import FY, METRICS, SENT_SPLIT, SURFACES, longest_first, norm, periods, read_ask
+from fincprg.verify.readers import (
+    FY,
+    LOOSE,
+    METRICS,
+    SENT_SPLIT,
+    SURFACES,
+    blank_periods,
+    longest_first,
+    norm,
+    periods,
+    read_ask,
+)
 
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
@@ -54,7 +65,7 @@ _CLAUSE = re.compile(r"[。！？!?；;\n，,：:（(]")
 # --- events ----------------------------------------------------------------------------------------------------
 EVENTS: dict[str, tuple[str, ...]] = {
     "收购": ("收购", "并购", "重组", "资产注入", "购买资产", "控股权", "股权转让"),
-    "客户": ("新客户", "客户拓展", "拓展客户", "开拓客户", "客户导入", "进入供应链", "定点"),
+    "客户": ("新客户", "客户拓展", "拓展客户", "开拓客户", "客户导入", "进入供应链", "定点", "主要客户", "客户"),
     "分红": ("分红方案", "分红", "派息", "利润分配", "股息"),
     "回购": ("回购",),
     "股权激励": ("股权激励", "激励计划", "员工持股", "限制性股票", "股票期权"),
@@ -63,12 +74,19 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "中标": ("中标",),
     "新产品": ("新产品", "新品", "新车型", "新药"),
     "研发中心": ("研发中心", "研究院"),
+    "研发": ("研发进展", "研发投入", "研发项目", "研发管线", "研发成果", "在研"),
 }
+# events whose specifics are names: 「特斯拉等客户」, 「客户包括宁德时代、比亚迪」
+_NAMED = {"客户": re.compile(r"[\u4e00-\u9fffA-Za-z]{2,}等(?:[\u4e00-\u9fff]{0,6})客户|客户(?:包括|有|如|涵盖|为|主要为)"
+                           r"[\u4e00-\u9fffA-Za-z]{2,}|(?:向|为)[\u4e00-\u9fffA-Za-z]{2,}(?:供货|配套|供应)")}
+# 「分红型两全保险」 is an insurance product, not a dividend
+_NOT_EVENT = re.compile(r"分红型|分红险|分红保险")
 _EVENT_OF = {w: e for e, ws in EVENTS.items() for w in ws}
 _EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, reverse=True)))
 _WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
 _CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
-_SPECIFIC = re.compile(r"\d|[「」“”《》\"]|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
+# a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
+_SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|GW|MW)|[「」“”《》\"]|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
 
 # --- boilerplate -----------------------------------------------------------------------------------------------
 _BOILER = re.compile(r"超过[^，,。？?]{0,12}(?:资产总额|净资产|总资产|营业收入)的?\d*%?|承诺|应当|不得|将按照|违约|赔偿|"
@@ -86,7 +104,14 @@ def check_garbled(query: str) -> Verdict | None:
     rep = _repeat(_SURFACE_RE.sub("|", re.sub(r"\d+", "|", q)))
     if rep:
         return Verdict("garbled", f"repeats the fragment 「{rep}」")
+    m = _MIXED_TENSE.search(q)
+    if m:
+        return Verdict("garbled", f"asks a plan or forecast as something done (「{m.group()}」)")
     return None
+
+
+# 「预计…有哪些进展」, 「力争…增长了多少」: a forecast or target word with a question about what was achieved
+_MIXED_TENSE = re.compile(r"(?:预计|预期|力争|计划|目标|有望)[^？?]{0,24}?(?:有哪些进展|进展如何|了多少|达到了|实现了)")
 
 
 def _repeat(q: str) -> str | None:
@@ -106,9 +131,17 @@ def _has_period(query: str) -> bool:
     return bool(periods(q) or _REL_PERIOD.search(q))
 
 
-def check_vague(query: str, source: str) -> Verdict | None:
-    """``vague``: a time-dependent figure asked with no period, or a product metric without its product."""
+# an evaluation with no aspect (「泸州老窖的投资价值如何」) matches any report on the company
+_OPEN_ASK = re.compile(r"(?:的)?(?:投资价值|投资亮点|发展前景|前景|发展|经营|表现|情况|看点)(?:如何|怎样|怎么样|有哪些)[？?]?$")
+
+
+def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``vague``: a time-dependent figure asked with no period, a product metric without its product (or where
+    the source gives several, 「销量分别为」), or an evaluation with no aspect."""
     q = norm(query)
+    rest = _OPEN_ASK.sub("", blank_periods(_blank(q, names)))
+    if rest != blank_periods(_blank(q, names)) and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
+        return Verdict("vague", "asks an evaluation of the company with no aspect; it matches any report on it")
     ask = read_ask(q)
     if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(q):
         # 「一季度营收是多少」 matches every year's first quarter
@@ -127,6 +160,8 @@ def check_vague(query: str, source: str) -> Verdict | None:
         if quals and all(quals) and not any(qu in q for qu in quals if qu):
             return Verdict("vague", f"asks {pm} without the product; the source gives it for "
                                     f"{'/'.join(sorted(set(quals))[:3])}")
+        if not any(_qualifiers(blank_periods(_blank(q, names)), pm)) and re.search(re.escape(pm) + r"\s?分别", norm(source)):
+            return Verdict("vague", f"asks one {pm} without the product; the source gives several (「{pm}分别」)")
     return None
 
 
@@ -154,17 +189,47 @@ def _metric_words() -> re.Pattern[str]:
     return re.compile("|".join(sorted(map(re.escape, words), key=len, reverse=True)))
 
 
-def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, figures: bool = False
-                  ) -> list[bool | None]:
+# a clause earlier in the sentence that sets what the following clauses speak of: 「LED业务方面，全年营收…」,
+# 「其中联营企业海得威…，2022年营业收入…」, 「除平膜业务…，营业收入下滑」
+_TOPIC_CLAUSE = re.compile(r"(?:业务|板块|产品|分部|地区|渠道|品牌)(?:方面|而言|来看|上)[，,：:]|子公司|联营|合营|参股|旗下|"
+                           r"标的(?:公司|资产)?|被收购|除[^，,。]{1,12}(?:业务|产品|板块)")
+# a sentence that opens on its figure (「上半年实现净利润…」) speaks of the previous sentence's subject; a named
+# one (「顶立科技是国内…龙头」) other than the company is a subsidiary or a peer
+_SUBJECT_HEAD = re.compile(r"\s*(?:\d\s*)?([\u4e00-\u9fffA-Za-z]{2,8}?)(?:是|系|为|作为|已|于|主营|成立|入选|拥有|目前)")
+_NOT_SUBJECT = re.compile(r"公司|我们|本次|目前|其中|同时|此外|市场|行业|集团|报告|预计|随着|由于|受益|国内|全球")
+_OPENS_ON_FIGURE = re.compile(r"\s*(?:[\d\s]+年|今年|去年|上半年|下半年|全年|前三季度|[一二三四]季度|Q[1-4]|H[12])*\s*"
+                              r"(?:实现|完成|录得|取得)?\s*(?:营业|营收|收入|净利|归母|扣非|毛利)")
+# tense and adjustment words before a metric qualify nothing (「未扣非预测净利润」 is still the net profit)
+_TENSE_WORDS = re.compile(r"未扣非|扣非前|预测|预计|一致预期|实际|测算")
+
+
+def _named_subject(t: str, sent_start: int, names: list[str]) -> bool:
+    """Whether the sentence before ``sent_start`` opens on a recurring name other than the company's."""
+    prev_start = max((m.end() for m in SENT_SPLIT.finditer(t, 0, max(sent_start - 1, 0))), default=0)
+    head = _SUBJECT_HEAD.match(t, prev_start, sent_start)
+    if not head:
+        return False
+    who = head.group(1)
+    return not _NOT_SUBJECT.search(who) and not any(n in who or who in n for n in names) and t.count(who) >= 2
+
+
+def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, figures: bool = False,
+                  since: int = 0) -> list[bool | None]:
     """For each mention of a metric (``surfaces``) in ``text``: True when its clause states it for the company
     (the company's name, 公司, nothing), False when for a part (a segment, subsidiary, peer, the industry).
     With ``figures``, a company mention is None unless its clause gives a figure for it (「营收实现正增长」,
-    「收入占比21%」 state no amount or rate of the company's revenue)."""
+    「收入占比21%」 state no amount or rate of the company's revenue). Mentions before ``since`` are read (they
+    may set a subject) but not returned."""
     t = norm(text)
     pat = re.compile("|".join(sorted(map(re.escape, surfaces), key=len, reverse=True)))
     names = [n for n in longest_first(names) if len(n) >= 2]  # 中国平安 before 平安
     out: list[bool | None] = []
+    sent_of: list[int] = []  # the sentence start of each mention
     for m in pat.finditer(t):
+        sent_start = max((c.end() for c in SENT_SPLIT.finditer(t, 0, m.start())), default=0)
+        # a loose word's scope (「调整业绩预期」) sets no subject for the clauses after it
+        prev = (sent_of[-1], out[-1]) if out and sent_of[-1] >= 0 else None
+        sent_of.append(sent_start if m.group() not in LOOSE else -1)
         start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
         before = _MAIN_PREFIX.sub("", t[start:m.start()])
         for n in names:
@@ -174,10 +239,22 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
         if last_part > last_whole:
             out.append(False)
             continue
+        if last_whole < 0:  # no subject in its own clause: the sentence's earlier clauses, or the one before
+            earlier = t[sent_start:start]
+            for n in names:
+                earlier = earlier.replace(n, "公司")
+            whole_at = max((w.end() for w in _WHOLE_MARK.finditer(earlier)), default=-1)
+            topic = max((x.end() for x in _TOPIC_CLAUSE.finditer(earlier)), default=-1)
+            # 「西南设计…净利润为1.02亿元，扣非净利润为…」: a parallel clause keeps the earlier one's subject
+            parallel = prev is not None and prev[0] == sent_start and prev[1] is False and whole_at < 0
+            if topic > whole_at or parallel or (not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
+                                                and _named_subject(t, sent_start, names)):
+                out.append(False)
+                continue
         tail = before[last_whole:] if last_whole >= 0 else before
         spans = periods(tail)
         tail = "".join(ch for i, ch in enumerate(tail) if not any(p.start <= i < p.end for p in spans))
-        tail = re.split(r"[\s\d.%]+", tail)[-1]  # the words right before the metric
+        tail = re.split(r"[\s\d.%]+", _TENSE_WORDS.sub("", tail))[-1]  # the words right before the metric
         tail = _metric_words().sub("", tail)  # 「归母净利润和营业收入」: another metric is no qualifier
         tail = re.sub(r"[年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
         whole = len(tail) < 2
@@ -188,11 +265,12 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
                 out.append(None)
                 continue
         out.append(whole)
-    return out
+    return [sc for sc, m in zip(out, pat.finditer(t)) if m.start() >= since]
 
 
-def check_part_whole(query: str, source: str, names: Iterable[str]) -> Verdict | None:
-    """``not_answered`` when the query asks the company's metric and the source states it only for a part."""
+def check_part_whole(query: str, source: str, names: Iterable[str], start: int = 0) -> Verdict | None:
+    """``not_answered`` when the query asks the company's metric and the source states it only for a part;
+    ``start``: only mentions from there on count (a sentence in its passage: the text before it gives context)."""
     q = norm(query)
     names = list(names)
     asked = read_ask(q).metrics
@@ -201,7 +279,7 @@ def check_part_whole(query: str, source: str, names: Iterable[str]) -> Verdict |
             continue
         if not all(metric_scopes(q, METRICS[fam], names)):
             continue  # the query itself asks a part (电池业务收入)
-        scopes = metric_scopes(source, METRICS[fam], names, figures=True)
+        scopes = metric_scopes(source, METRICS[fam], names, figures=True, since=start)
         if False in scopes and True not in scopes:
             return Verdict("not_answered", f"asks the company's {fam}; the source gives figures for it only for a "
                                            "segment, subsidiary, customer, peer or the industry")
@@ -217,7 +295,7 @@ def _blank(text: str, names: Iterable[str]) -> str:
 
 def _events(text: str) -> set[str]:
     """The events (EVENTS keys) a text names."""
-    return {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(text)}
+    return {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(_NOT_EVENT.sub("保险", text))}
 
 
 def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> Verdict | None:
@@ -245,39 +323,14 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         return None
     for event in sorted(events):
         stated = False
-        for sent in SENT_SPLIT.split(norm(source)):
+        for sent in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))):
             hits = [m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event]
-            if hits and not _CONDITIONAL.search(sent) and _SPECIFIC.search(sent.replace(hits[0].group(), "", 1)):
+            rest = blank_periods(sent.replace(hits[0].group(), "", 1)) if hits else ""
+            if hits and not _CONDITIONAL.search(sent) and (_NAMED[event].search(sent) if event in _NAMED
+                                                          else _SPECIFIC.search(rest)):
                 stated = True
                 break
         if not stated:
             return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
                                            "with specifics (names, amounts, dates), or only as a condition")
-    return None
-
-
-# families whose plain 「是多少」 asks an amount (a sum of money, a count of goods), not a rate or a multiple
-_AMOUNT_FAMILIES = frozenset({"营业收入", "净利润", "扣非净利润", "现金流", "订单", "销量", "出货量", "产量", "吞吐量",
-                              "发电量", "保费", "市值", "业务量", "市场规模"})
-_AMOUNT_ASK = re.compile(r"(?:为|是|达到了?|有|实现了?|共)多少|多少(?:亿|万)|金额|规模")
-_SURFACE_RES = {f: re.compile("|".join(map(re.escape, sorted(METRICS[f], key=len, reverse=True))))
-                for f in _AMOUNT_FAMILIES}
-_CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
-# 「47 2 万标准箱」: AlphaFin bodies lost their decimal points, so a figure may hold spaces
-_AMOUNT = re.compile(r"\d[\d\s.,]*\s?(?:亿|万|千|百)?\s?(?:元|美元|吨|辆|台|标准箱|标箱|箱|件|千瓦时|度|kWh|GWh|MWh|GW|MW|"
-                     r"部|套|张|人次|头|只|平方米|平米|m2)|\d[\d\s.,]*\s?(?:亿|万)", re.I)
-
-
-def check_amount(query: str, source: str) -> Verdict | None:
-    """``not_answered``: the query asks an amount (「收入为多少」) and the source states that metric only as a
-    change or a share (「收入同比增长19.7%」)."""
-    q = norm(query)
-    if not _AMOUNT_ASK.search(q) or _CHANGE_ASK.search(q):
-        return None
-    s = norm(source)
-    for fam in (m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES):
-        # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」)
-        if not any(_AMOUNT.search(s, m.end(), m.end() + 30) or _AMOUNT.search(s, max(0, m.start() - 20), m.start())
-                   for m in _SURFACE_RES[fam].finditer(s)):
-            return Verdict("not_answered", f"asks the amount of {fam}; the source states only its change or share")
     return None

@@ -172,7 +172,7 @@ def test_market_share_without_its_business_is_vague():
 
 
 def test_an_amount_asked_of_a_source_that_gives_only_the_change_is_not_answered():
-    from fincprg.verify.strict import check_amount
+    from fincprg.verify.figures import check_amount
 
     v = check_amount("海天味业2020年二季度的调味酱收入为多少？", "2Q20调味酱收入同比增长19.7%，蚝油收入增长12%。")
     assert v is not None and v.reason == "not_answered"

@@ -1,0 +1,157 @@
+"""A strict reader's checks of the figures a sentence or passage query asks (verify's own reading).
+
+* ``check_amount``: an amount (「收入为多少」) the source states only as a change or a share;
+* ``check_rate_level``: a rate's level (「财务费用率是多少」) the source states only as a change (「同比+0.3pct」);
+* ``check_combined``: a part's figure (「家电收入」) the source states only for a combined category
+  (「超市及家电收入」, 「芯片封装及测试业务」);
+* ``check_valuation``: a multiple at today's price on forecast earnings (「当前股价对应2020-2022年PB」) asked as
+  a figure reached (「PB达到了多少」);
+* ``check_risk``: a risk's effect asked where the source only lists the risk (「风险提示：…」), or the risks asked
+  where the source lists none (「详见正文」).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from fincprg.verify.answer import Verdict
+from fincprg.verify.readers import METRICS, blank_periods, longest_first, norm, read_ask
+
+_CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
+
+
+# families whose plain 「是多少」 asks an amount (a sum of money, a count of goods), not a rate or a multiple
+_AMOUNT_FAMILIES = frozenset({"营业收入", "净利润", "扣非净利润", "现金流", "订单", "销量", "出货量", "产量", "吞吐量",
+                              "发电量", "保费", "市值", "业务量", "市场规模", "新业务价值"})
+_AMOUNT_ASK = re.compile(r"(?:为|是|达到了?|有|实现了?|共)多少|多少(?:亿|万)|金额|规模")
+_SURFACE_RES = {f: re.compile("|".join(map(re.escape, sorted(METRICS[f], key=len, reverse=True))))
+                for f in _AMOUNT_FAMILIES}
+# 「47 2 万标准箱」: AlphaFin bodies lost their decimal points, so a figure may hold spaces
+_AMOUNT = re.compile(r"\d[\d\s.,]*\s?(?:亿|万|千|百)?\s?(?:元|美元|吨|辆|台|标准箱|标箱|箱|件|千瓦时|度|kWh|GWh|MWh|GW|MW|"
+                     r"部|套|张|人次|头|只|平方米|平米|m2)|\d[\d\s.,]*\s?(?:亿|万)", re.I)
+
+
+def check_amount(query: str, source: str) -> Verdict | None:
+    """``not_answered``: the query asks an amount (「收入为多少」) and the source states that metric only as a
+    change or a share (「收入同比增长19.7%」)."""
+    q = norm(query)
+    if not _AMOUNT_ASK.search(q) or _CHANGE_ASK.search(q):
+        return None
+    s = norm(source)
+    for fam in (m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES):
+        # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」)
+        if not any(_AMOUNT.search(s, m.end(), m.end() + 30) or _AMOUNT.search(s, max(0, m.start() - 20), m.start())
+                   for m in _SURFACE_RES[fam].finditer(s)):
+            return Verdict("not_answered", f"asks the amount of {fam}; the source states only its change or share")
+    return None
+
+
+# rates whose level a query asks (「毛利率是多少」); a change is 「同比+0.3pct」, a level 「为42.7%」 or 「至15.98%」
+_RATE_FAMILIES = frozenset({"毛利率", "净利率", "费用率", "ROE", "净息差", "不良率", "产能利用率", "市占率"})
+_LEVEL_ASK = re.compile(r"多少|几何|水平|分别")
+_CHANGE_WORD = re.compile(r"同比|环比|较上年|较去年|提升|下降|增加|减少|上升|下滑|降低|提高|改善|变动|上行|下行|收窄|扩大")
+_CHANGE_UNIT = re.compile(r"[\d\s.]*(?:pct|pcts|个百分点|bp|bps)", re.I)
+
+
+def _states_level(clause: str) -> bool:
+    """Whether a clause right after a rate states its level (「为42 7」, 「维持3 09」, 「23 3，同比…」, 「…至15 98」),
+    not only its change (「同比 1 4pct」, 「提升0 5个百分点」)."""
+    if re.search(r"至\s?\d", clause):
+        return True
+    m = re.search(r"\d", clause)
+    if m is None:
+        return False
+    return not _CHANGE_WORD.search(clause[:m.start()]) and not _CHANGE_UNIT.match(clause, m.start())
+
+
+def check_rate_level(query: str, source: str) -> Verdict | None:
+    """``not_answered``: the query asks the level of a rate the source states only as a change."""
+    q = norm(query)
+    if not _LEVEL_ASK.search(q) or _CHANGE_ASK.search(q):
+        return None
+    s = norm(source)
+    for surface in sorted({m.group() for m in _RATE_RE.finditer(q)}, key=len, reverse=True):
+        mentions = [m.end() for m in re.finditer(re.escape(surface), s)]
+        if not mentions:
+            continue  # not stated at all: answerability's business
+        if not any(_states_level(re.split(r"[，,。；;]", s[e:e + 40])[0]) for e in mentions):
+            return Verdict("not_answered", f"asks the level of {surface}; the source states only its change")
+    return None
+
+
+_RATE_RE = re.compile("|".join(map(re.escape, sorted((w for f in _RATE_FAMILIES for w in METRICS[f] if len(w) >= 2
+                                                       or w.isascii()), key=len, reverse=True))))
+
+# a joined label: 「超市及家电」, 「芯片封装及测试」, 「超市 家电」 (AlphaFin lost its 「+」 and 「/」)
+_JOIN = "及和与、+/&"
+_PART_SUFFIX = re.compile(r"(?:业务|产品|板块|类|系列|品类|分部)+$")
+
+
+def check_combined(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``not_answered``: the query asks a part's metric (「特种硅烷产品收入」) and every mention of that part next
+    to the metric in the source is one member of a joined label (「硅基终端及特种硅烷产品实现收入」)."""
+    q = blank_periods(norm(query))
+    for n in longest_first(names):
+        q = q.replace(n, " ")
+    for m in _SURFACES_RE.finditer(q):
+        head = re.split(r"[\s的年]", q[:m.start()])[-1]  # the words right before the metric
+        part = _PART_SUFFIX.sub("", head)[-6:]
+        if len(part) < 2 or not re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", part):
+            continue
+        s = norm(source)
+        near = [i for i in (x.start() for x in re.finditer(re.escape(part), s))
+                if _SURFACES_RE.search(s[i + len(part):i + len(part) + 14])]
+        # 「双胶纸 铜版纸 白卡纸毛利率分别为…」 lists one value per member: no combined figure
+        if near and all(_joined(s, i, len(part)) and not _listed(s, i + len(part)) for i in near):
+            return Verdict("not_answered", f"asks {part}'s {m.group()}; the source states it only for a combined "
+                                           f"category (「{s[max(0, near[0] - 6):near[0] + len(part)]}」)")
+    return None
+
+
+def _listed(s: str, i: int) -> bool:
+    m = _SURFACES_RE.search(s, i, i + 14)
+    return m is not None and re.match(r"\s?分别", s[m.end():]) is not None
+
+
+def _joined(s: str, i: int, n: int) -> bool:
+    before, after = s[max(0, i - 2):i], s[i + n:i + n + 2]
+    if len(before) == 2 and before[1] == " " and re.search(r"(?:公司|集团|年|季度|月|期|[\d\s])$", s[max(0, i - 3):i - 1]):
+        return False
+    return (len(before) == 2 and before[1] in _JOIN + " " and re.match(r"[\u4e00-\u9fffA-Za-z]", before[0]) is not None) \
+        or (len(after) == 2 and after[0] in _JOIN and re.match(r"[\u4e00-\u9fffA-Za-z]", after[1]) is not None)
+
+
+_SURFACES_RE = re.compile("|".join(map(re.escape, sorted((w for f in ("营业收入", "净利润", "毛利率", "销量", "产量",
+                                                                        "市占率") for w in METRICS[f]),
+                                                          key=len, reverse=True))))
+
+_VALUATION = re.compile(r"PE|PB|PS|市盈率|市净率|估值", re.I)
+_REACHED = re.compile(r"达到了?|实现了?|录得")
+_AT_PRICE = re.compile(r"对应|当前股价|现价|最新股价")
+
+
+def check_valuation(query: str, source: str) -> Verdict | None:
+    """``forecast_mismatch``: a multiple the source gives at today's price (「当前股价对应…PB」) asked as reached."""
+    q, s = norm(query), norm(source)
+    if _VALUATION.search(q) and _REACHED.search(q) and _AT_PRICE.search(s):
+        return Verdict("forecast_mismatch", "asks a valuation multiple as a figure reached; the source gives it at "
+                                            "today's price on forecast earnings")
+    return None
+
+
+_RISK_LIST = re.compile(r"风险提示|风险因素|主要风险")
+_EFFECT_ASK = re.compile(r"影响|冲击|拖累")
+_NO_DETAIL = re.compile(r"详见|见正文|参见|请参阅|见报告")
+
+
+def check_risk(query: str, source: str) -> Verdict | None:
+    """``not_answered``: a question on a risk answered only by a 风险提示 list, or on risks the source never lists."""
+    q, s = norm(query), norm(source)
+    if "风险" not in q:
+        return None
+    lists = [m.end() for m in _RISK_LIST.finditer(s)]
+    if _EFFECT_ASK.search(q) and lists and not re.search(r"风险[^。；;]{0,30}(?:影响|冲击|拖累)", s[:lists[0]]):
+        return Verdict("not_answered", "asks a risk's effect; the source only lists it under 风险提示")
+    if re.search(r"哪些|什么", q) and lists and all(_NO_DETAIL.search(re.split(r"[。；;]", s[e:])[0]) for e in lists):
+        return Verdict("not_answered", "asks which risks; the source's 风险提示 refers elsewhere (详见正文)")
+    return None
