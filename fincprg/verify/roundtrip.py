@@ -120,12 +120,14 @@ class CharBM25:
         return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(queries), len(self.vocab)))
 
     def search(self, queries: Sequence[str], depth: int, batch: int = 256,
-               progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               progress: Callable[[int], None] | None = None,
+               floors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top ``depth`` documents per query: (indices, scores), best first; ties broken by document order.
-        Exactly :meth:`search_exhaustive`'s result, without scoring every document (:mod:`fincprg.verify.topk`)."""
+        Exactly :meth:`search_exhaustive`'s result, without scoring every document (:mod:`fincprg.verify.topk`);
+        ``floors`` (per query, > 0) keep only the documents scoring at least that, rows padded (-1, -inf)."""
         from fincprg.verify import topk
 
-        return topk.search(self, queries, depth, batch=batch, progress=progress)
+        return topk.search(self, queries, depth, batch=batch, progress=progress, floors=floors)
 
     def search_exhaustive(self, queries: Sequence[str], depth: int, batch: int = 256,
                           progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -182,6 +184,22 @@ def dense_search(queries: Sequence[str], docs: Sequence[str], cfg: Any, depth: i
         if progress is not None:
             progress(len(sims))
     return idx, val
+
+
+def own_floors(bm: CharBM25, queries: Sequence[str], owns: Sequence[frozenset[int]], margin: float) -> np.ndarray:
+    """Per query, the lowest score :func:`judge_ranking` reads (BM25 pass): its best own passage's score S, as
+    the search rounds it, times (1 - margin), at most S. Every passage ranked before that own passage scores
+    >= S, so the documents at or above the floor, best first and cut to the same depth, are the full ranking's
+    prefix that both tests read: the same verdicts. NaN (no floor) where S is 0: the own passage then ranks
+    among the zero scores, by document order, and the query needs the whole top depth."""
+    from fincprg.verify import topk
+
+    owns = [sorted(o) for o in owns]
+    pr = np.repeat(np.arange(len(owns)), [len(o) for o in owns])
+    pd = np.fromiter((d for o in owns for d in o), dtype=np.int64, count=len(pr))
+    best = np.zeros(len(owns))
+    np.maximum.at(best, pr, topk.pair_scores(bm, queries, pr, pd))
+    return np.where(best > 0, np.minimum(best, best * (1 - margin)), np.nan)
 
 
 def judge_ranking(ranked: np.ndarray, scores: np.ndarray, target: Target, report_of: Sequence[str], *,

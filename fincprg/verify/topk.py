@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 _U = 2.0 ** -53  # unit round-off of float64
 BUDGET = 1024  # postings per query in the first round
 GROWTH = 1e12  # budget factor from one round to the next (1e12: the second round takes all that is left)
+ALPHA = 1.0
 MIN_THETA = 1e-6  # below this a threshold prunes nothing (zero-score passages tie and go by document order)
 
 
@@ -103,7 +104,8 @@ def _prefix_below(rows: np.ndarray, key: np.ndarray, mask: np.ndarray, limit: np
 class _Batch:
     """One batch of queries through the rounds; entries are the (query, term) pairs of the query matrix."""
 
-    def __init__(self, bm: CharBM25, queries, depth: int, probe: int):  # noqa: ANN001 - a sequence of str
+    def __init__(self, bm: CharBM25, queries, depth: int, probe: int,  # noqa: ANN001 - a sequence of str
+                 floors: np.ndarray | None = None):
         self.bm, self.depth, self.probe = bm, depth, probe
         q = bm.query_matrix(queries)
         self.b, self.qptr, self.terms = q.shape[0], q.indptr.astype(np.int64), q.indices.astype(np.int64)
@@ -116,13 +118,15 @@ class _Batch:
         # twice that, the margin covers delta on both sides and the 9-decimal rounding
         self.delta = 4 * (k + 2) * _U * np.bincount(self.rows, self.bound, minlength=self.b) + 1e-300
         self.margin = 2 * self.delta + 2e-9
-        self.theta = np.zeros(self.b)
+        # a query's floor (only passages scoring at least that are wanted) is a threshold from the start
+        self.floors = np.full(self.b, -np.inf) if floors is None else floors
+        self.theta = np.where(self.floors >= MIN_THETA, self.floors, 0.0)
         self.scored = np.zeros(len(self.terms), dtype=bool)
         self.part = None  # scipy CSR (b x n_docs): sums of the scored terms' weights
 
     def essential(self) -> np.ndarray:
         """Unscored entries that are not non-essential (see the module docstring)."""
-        limit = np.where(self.theta > 0, self.theta - self.margin, -np.inf)
+        limit = np.where(self.theta > 0, ALPHA * self.theta - self.margin, -np.inf)
         lazy = _prefix_below(self.rows, self.bound, self.common & ~self.scored, limit, self.b)
         return ~self.scored & ~lazy
 
@@ -155,7 +159,8 @@ class _Batch:
         docs, owner = [], []
         for r in range(self.b):
             a, e = start[r], start[r + 1]
-            if e - a < self.depth:
+            # a query with a floor (near its top score) rarely has depth passages above it: no probe
+            if e - a < self.depth or self.floors[r] > 0:
                 continue
             pick = hit[a:e]
             if e - a > self.probe:
@@ -215,30 +220,52 @@ class _Batch:
 
     def exact(self, pr: np.ndarray, pd: np.ndarray) -> np.ndarray:
         """Scores summed as the sparse product sums them: 0 + w(t1) + w(t2) + ... over the query's terms by id."""
-        item, pos = _ragged(pr, self.qptr)
-        w = lookup(self.bm, self.terms[pos], pd[item])
-        width = np.diff(self.qptr)[pr]
-        grid = np.zeros((len(pr), int(width.max(initial=0))))
-        grid[item, pos - self.qptr[pr][item]] = w
-        acc = np.zeros(len(pr))
-        for col in grid.T:  # one addition at a time, left to right (a row's padding adds 0.0: no change)
-            acc += col
-        return acc
+        return _exact(self.bm, self.qptr, self.terms, pr, pd)
+
+
+def _exact(bm: CharBM25, qptr: np.ndarray, terms: np.ndarray, pr: np.ndarray, pd: np.ndarray) -> np.ndarray:
+    """:meth:`_Batch.exact` for the query matrix rows ``qptr``/``terms`` (CSR, terms by id within a row)."""
+    item, pos = _ragged(pr, qptr)
+    w = lookup(bm, terms[pos], pd[item])
+    width = np.diff(qptr)[pr]
+    grid = np.zeros((len(pr), int(width.max(initial=0))))
+    grid[item, pos - qptr[pr][item]] = w
+    acc = np.zeros(len(pr))
+    for col in grid.T:  # one addition at a time, left to right (a row's padding adds 0.0: no change)
+        acc += col
+    return acc
+
+
+def pair_scores(bm: CharBM25, queries, pr: np.ndarray, pd: np.ndarray) -> np.ndarray:  # noqa: ANN001
+    """The rounded scores of the pairs (query ``pr[i]``, document ``pd[i]``), bit for bit as the searches give
+    them (the sparse product's order of additions, then 9 decimals)."""
+    pr, pd = np.asarray(pr, dtype=np.int64), np.asarray(pd, dtype=np.int64)
+    if not len(pr):
+        return np.zeros(0)
+    q = bm.query_matrix(queries)
+    return np.round(_exact(bm, q.indptr.astype(np.int64), q.indices.astype(np.int64), pr, pd), 9)
 
 
 def search(bm: CharBM25, queries, depth: int, batch: int = 256, progress=None,  # noqa: ANN001
-           budget: float = BUDGET, growth: float = GROWTH) -> tuple[np.ndarray, np.ndarray]:
-    """What ``bm.search_exhaustive`` returns, bit for bit: top ``depth`` (indices, rounded scores) per query."""
+           budget: float = BUDGET, growth: float = GROWTH,
+           floors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """What ``bm.search_exhaustive`` returns, bit for bit: top ``depth`` (indices, rounded scores) per query.
+
+    ``floors`` (one per query; NaN or <= 0: none): a query with a floor gets only the documents whose rounded
+    score is >= it, still best first and at most ``depth``: the exhaustive list's prefix at or above the floor,
+    the row padded with index -1 and score -inf. A floor near the query's top score prunes far more than the
+    ``depth``-th score does (verify's round trip: the floor is from the query's own passage)."""
     n = bm.n_docs
     depth = min(depth, n)
+    fl = _floors(floors, len(queries))
     if depth >= n:
-        return bm.search_exhaustive(queries, depth, batch=batch, progress=progress)
+        return _cut(*bm.search_exhaustive(queries, depth, batch=batch, progress=progress), fl)
     idx = np.zeros((len(queries), depth), dtype=np.int64)
     val = np.zeros((len(queries), depth), dtype=np.float64)
     probe = 2 * depth
     for s0 in range(0, len(queries), batch):
         chunk = queries[s0:s0 + batch]
-        bt = _Batch(bm, chunk, depth, probe)
+        bt = _Batch(bm, chunk, depth, probe, fl[s0:s0 + len(chunk)])
         grow = float(budget)
         while (todo := bt.essential()).any():
             bt.round(todo, grow)
@@ -247,10 +274,26 @@ def search(bm: CharBM25, queries, depth: int, batch: int = 256, progress=None,  
         if bt.part is None:  # no query has a known term
             bt.part = _empty(bt.b, n)
         pr, pd, sc = bt.finish()
-        _place(pr, pd, sc, depth, n, idx[s0:s0 + len(chunk)], val[s0:s0 + len(chunk)])
+        _place(pr, pd, sc, depth, n, idx[s0:s0 + len(chunk)], val[s0:s0 + len(chunk)], bt.floors)
         if progress is not None:
             progress(len(chunk))
     return idx, val
+
+
+def _floors(floors: np.ndarray | None, nq: int) -> np.ndarray:
+    """Per query, its floor (> 0) or -inf (none)."""
+    if floors is None:
+        return np.full(nq, -np.inf)
+    fl = np.asarray(floors, dtype=np.float64)
+    if fl.shape != (nq,):
+        raise ValueError(f"floors: one per query ({nq}), got shape {fl.shape}")
+    return np.where(fl > 0, fl, -np.inf)  # NaN > 0 is False
+
+
+def _cut(idx: np.ndarray, val: np.ndarray, fl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Entries below their query's floor become (-1, -inf) (they are a suffix: rows are best first)."""
+    below = val < fl[:, None]
+    return np.where(below, -1, idx), np.where(below, -np.inf, val)
 
 
 def _empty(b: int, n: int):  # noqa: ANN202 - scipy CSR matrix
@@ -260,9 +303,10 @@ def _empty(b: int, n: int):  # noqa: ANN202 - scipy CSR matrix
 
 
 def _place(pr: np.ndarray, pd: np.ndarray, sc: np.ndarray, depth: int, n: int, idx: np.ndarray,
-           val: np.ndarray) -> None:
+           val: np.ndarray, floors: np.ndarray) -> None:
     """Each query's best ``depth`` (score descending, then document order); when fewer than ``depth``
-    candidates score above 0, the rest are the first zero-score documents in document order, as in a full sort."""
+    candidates score above 0, the rest are the first zero-score documents in document order, as in a full sort.
+    A query with a floor gets only its candidates at or above it, the rest of its row (-1, -inf)."""
     pos = sc > 0
     pr, pd, sc = pr[pos], pd[pos], sc[pos]
     order = np.lexsort((pd, -sc, pr))
@@ -270,9 +314,13 @@ def _place(pr: np.ndarray, pd: np.ndarray, sc: np.ndarray, depth: int, n: int, i
     start = np.searchsorted(pr, np.arange(len(idx) + 1))
     for r in range(len(idx)):
         a, e = start[r], min(start[r + 1], start[r] + depth)
+        if floors[r] > 0:  # the candidates are sorted: those at or above the floor come first
+            e = a + int(np.count_nonzero(sc[a:e] >= floors[r]))
         got = e - a
         idx[r, :got], val[r, :got] = pd[a:e], sc[a:e]
-        if got < depth:
+        if got < depth and floors[r] > 0:
+            idx[r, got:], val[r, got:] = -1, -np.inf
+        elif got < depth:
             # the got positives take at most got of the first depth documents
             zeros = np.setdiff1d(np.arange(depth), pd[a:e], assume_unique=True)[:depth - got]
             idx[r, got:], val[r, got:] = zeros, 0.0

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fincprg.verify import topk
-from fincprg.verify.roundtrip import CharBM25
+from fincprg.verify.roundtrip import CharBM25, Target, judge_ranking, own_floors
 
 ROOT = Path(__file__).resolve().parents[2]
 # a small alphabet: many shared characters and bigrams, equal documents and equal scores (ties)
@@ -124,3 +124,111 @@ def test_pruned_search_on_the_sample_reports():
     bm = CharBM25(docs)
     _same(bm, queries, 50)
     _same(bm, queries, 10, budget=16, growth=2.0)
+
+
+# --- floors (verify's round trip): only the documents at or above each query's own-passage floor ---------------
+
+def _verdicts(idx, val, targets, report_of, k, n, margin):
+    out = []
+    for r, t in enumerate(targets):
+        g = int((idx[r] >= 0).sum())
+        out.append(judge_ranking(idx[r][:g], val[r][:g], t, report_of, k=k, n=n, margin=margin))
+    return out
+
+
+def _same_verdicts(bm: CharBM25, queries, targets, report_of, *, k, n, margin, depth, **kw) -> int:
+    """Floored search vs the exhaustive one: the lists cut at the floors and every verdict are equal; returns
+    how many queries had a floor."""
+    floors = own_floors(bm, queries, [t.own for t in targets], margin)
+    got = topk.search(bm, queries, depth, floors=floors, **kw)
+    want = bm.search_exhaustive(queries, depth)
+    cut = topk._cut(*want, topk._floors(floors, len(queries)))
+    assert np.array_equal(got[0], cut[0]) and np.array_equal(got[1], cut[1]), "floored list differs"
+    assert _verdicts(*got, targets, report_of, k, n, margin) == _verdicts(*want, targets, report_of, k, n, margin)
+    return int((floors > 0).sum())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10 ** 6), n_docs=st.integers(1, 70), k=st.integers(1, 6), n=st.integers(1, 4),
+       margin=st.sampled_from([0.0, 0.05, 0.3, 0.9]), common=st.sampled_from([1, 4, 10 ** 9]))
+def test_floored_search_gives_the_exhaustive_verdicts_on_random_corpora(seed, n_docs, k, n, margin, common):
+    rng = random.Random(seed)
+    docs = [_text(rng, 0, 30) for _ in range(n_docs)]
+    docs += [docs[rng.randrange(n_docs)] for _ in range(rng.randint(0, 5))]  # equal documents: ties
+    report_of = [f"r{rng.randrange(max(len(docs) // 3, 1))}" for _ in docs]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(CharBM25, "COMMON", common)
+        bm = CharBM25(docs)
+    queries, targets = [], []
+    for _ in range(rng.randint(1, 20)):
+        own = rng.sample(range(len(docs)), rng.randint(0, min(3, len(docs))))  # none, one or a few own passages
+        src = docs[own[0]] if own and docs[own[0]] else _text(rng, 1, 8)
+        a = rng.randrange(len(src))
+        queries.append(src[a:a + rng.randint(1, 12)] if rng.random() < 0.7 else _text(rng, 1, 12))
+        related = {report_of[rng.randrange(len(docs))]} if rng.random() < 0.3 else set()
+        targets.append(Target(frozenset(own), frozenset(report_of[d] for d in own), frozenset(related)))
+    queries.append("鑫鑫 xyz")  # no known term: its own passage scores 0, no floor
+    targets.append(Target(frozenset({0}), frozenset({report_of[0]})))
+    depth = max(k, 10 * n)
+    _same_verdicts(bm, queries, targets, report_of, k=k, n=n, margin=margin, depth=depth,
+                   batch=rng.choice([1, 3, 256]), budget=rng.choice([1, 1024]))
+
+
+def test_a_floor_is_the_own_passage_score_exactly_and_ties_at_it_are_kept():
+    rng = random.Random(21)
+    filler = "本报告仅供参考投资有风险入市需谨慎"
+    docs = [_text(rng, 40, 80, filler) for _ in range(200)]
+    docs[5] = docs[120] = docs[121] = "星河科技营收增长" + filler  # the own passage (120) and two equal ones
+    bm = CharBM25(docs)
+    queries = ["星河科技营收增长", "鑫鑫"]
+    floors = own_floors(bm, queries, [frozenset({120}), frozenset({7})], margin=0.0)
+    full = np.round((bm.query_matrix(queries) @ bm.weights).toarray(), 9)
+    assert floors[0] == full[0, 120] > 0 and np.isnan(floors[1])  # margin 0: the floor is the score itself
+    idx, val = topk.search(bm, queries, 10, floors=floors)
+    assert list(idx[0][:3]) == [5, 120, 121] and (idx[0][3:] == -1).all() and np.isneginf(val[0][3:]).all()
+    assert np.array_equal(idx[1], bm.search_exhaustive(queries, 10)[0][1])  # no floor: the plain top 10
+    report_of = [f"r{i}" for i in range(len(docs))]
+    targets = [Target(frozenset({120}), frozenset({"r120"})), Target(frozenset({7}), frozenset({"r7"}))]
+    assert _same_verdicts(bm, queries, targets, report_of, k=2, n=1, margin=0.0, depth=10) == 1
+    with pytest.raises(ValueError, match="one per query"):
+        topk.search(bm, queries, 10, floors=np.ones(3))
+
+
+def test_a_floor_prunes_more_than_the_depth():
+    rng = random.Random(3)
+    filler = "本报告仅供参考投资有风险入市需谨慎"
+    docs = [_text(rng, 40, 80, filler) for _ in range(300)]
+    docs[17] = filler[:6] + "星河科技营收增长" + filler
+    bm = CharBM25(docs)
+    queries = ["星河科技投资风险需谨慎营收"]
+    floors = own_floors(bm, queries, [frozenset({17})], margin=0.05)
+    pruned = []
+    for fl in (None, floors):
+        bt = topk._Batch(bm, queries, 50, 100, topk._floors(fl, 1))
+        while (todo := bt.essential()).any():
+            bt.round(todo, topk.BUDGET)
+            bt.raise_theta()
+        pruned.append(len(bt.finish()[0]))
+    assert pruned[1] < pruned[0] / 5
+
+
+@pytest.mark.skipif(not (ROOT / "datasets" / "sample" / "reports.jsonl").is_file(), reason="no datasets/sample")
+def test_floored_search_on_the_sample_reports():
+    rows = [json.loads(line) for line in open(ROOT / "datasets" / "sample" / "reports.jsonl", encoding="utf-8")]
+    docs, report_of = [], []
+    for i, r in enumerate(rows):
+        for p in r["text"].split("\n"):
+            if p.strip():
+                docs.append(f"{r['title']}\n{p}")
+                report_of.append(f"r{i}")
+    rng = random.Random(2)
+    picks = rng.sample(range(len(docs)), min(300, len(docs)))
+    queries, targets = [], []
+    for d in picks:
+        sents = [s for s in docs[d].replace("。", "。\n").split("\n") if len(s) > 6] or [docs[d]]
+        s = rng.choice(sents)
+        queries.append(s if rng.random() < 0.5 else s[: len(s) // 2])
+        targets.append(Target(frozenset({d}), frozenset({report_of[d]})))
+    bm = CharBM25(docs)
+    assert _same_verdicts(bm, queries, targets, report_of, k=10, n=5, margin=0.05, depth=50) > len(queries) * 0.9
+    assert _same_verdicts(bm, queries, targets, report_of, k=3, n=2, margin=0.3, depth=20, budget=16) > 0
