@@ -16,9 +16,11 @@ over pairs.
 """
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from array import array
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +37,7 @@ def char_tokens(text: str) -> list[str]:
     out: list[str] = []
     for run in _KEEP.findall(unicodedata.normalize("NFKC", text).lower()):
         out.extend(run)
-        out.extend(run[i:i + 2] for i in range(len(run) - 1))
+        out.extend(map(operator.add, run, run[1:]))  # run[i:i + 2], in C
     return out
 
 
@@ -54,19 +56,20 @@ class CharBM25:
     def __init__(self, docs: Sequence[str], k1: float = 1.2, b: float = 0.75):
         from scipy import sparse
 
-        self.vocab: dict[str, int] = {}
         terms, counts, starts = array("i"), array("i"), array("q", [0])
         lengths = np.zeros(len(docs), dtype=np.float64)
+        # a missing token gets the next id on lookup (the factory runs before the insert): ids in C
+        vocab: defaultdict[str, int] = defaultdict()
+        vocab.default_factory = vocab.__len__
         for d, text in enumerate(docs):
             toks = char_tokens(text)
             lengths[d] = len(toks)
-            per_doc: dict[int, int] = {}
-            for t in toks:
-                i = self.vocab.setdefault(t, len(self.vocab))
-                per_doc[i] = per_doc.get(i, 0) + 1
-            terms.extend(per_doc)
+            # counted by token in C, ids by first occurrence (Counter keeps it): the per-token dict loop's arrays
+            per_doc = Counter(toks)
+            terms.extend(map(vocab.__getitem__, per_doc))
             counts.extend(per_doc.values())
             starts.append(len(terms))
+        self.vocab = dict(vocab)
         data = np.asarray(counts, dtype=np.float64)
         del counts
         shape = (len(self.vocab), len(docs))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fincprg.verify import topk
-from fincprg.verify.roundtrip import CharBM25, Target, judge_ranking, own_floors
+from fincprg.verify.roundtrip import CharBM25, Target, char_tokens, judge_ranking, own_floors
 
 ROOT = Path(__file__).resolve().parents[2]
 # a small alphabet: many shared characters and bigrams, equal documents and equal scores (ties)
@@ -232,3 +234,12 @@ def test_floored_search_on_the_sample_reports():
     bm = CharBM25(docs)
     assert _same_verdicts(bm, queries, targets, report_of, k=10, n=5, margin=0.05, depth=50) > len(queries) * 0.9
     assert _same_verdicts(bm, queries, targets, report_of, k=3, n=2, margin=0.3, depth=20, budget=16) > 0
+
+
+def test_char_tokens_are_characters_then_bigrams_of_each_run():
+    rng = random.Random(4)
+    for text in [_text(rng, 0, 30, ALPHABET + " ，AbC12") for _ in range(200)] + ["", "a", "ＡＢ１２，星河"]:
+        want = []
+        for run in re.findall(r"[0-9A-Za-z\u3400-\u9fff]+", unicodedata.normalize("NFKC", text).lower()):
+            want += list(run) + [run[i:i + 2] for i in range(len(run) - 1)]
+        assert char_tokens(text) == want
