@@ -159,11 +159,14 @@ class _Batch:
         floor = np.where(self.theta > 0, self.theta - self.margin - unscored, -np.inf)
         hit = np.flatnonzero(p.data >= np.repeat(floor, np.diff(p.indptr)))
         start = np.searchsorted(hit, p.indptr)
+        # a query with a floor (near its top score) is probed once its essential terms are all scored: before,
+        # the loose bounds let through many passages below the floor (measured: 1x 2x slower); after, the
+        # depth-th score beats the floor where many passages are near the top (16x: 1.5x faster)
+        wait = (self.floors > 0) & (np.bincount(self.rows, self.essential(), minlength=self.b) > 0)
         docs, owner = [], []
         for r in range(self.b):
             a, e = start[r], start[r + 1]
-            # a query with a floor (near its top score) rarely has depth passages above it: no probe
-            if e - a < self.depth or self.floors[r] > 0:
+            if e - a < self.depth or wait[r]:
                 continue
             pick = hit[a:e]
             if e - a > self.probe:
