@@ -16,9 +16,11 @@ over pairs.
 """
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from array import array
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +37,7 @@ def char_tokens(text: str) -> list[str]:
     out: list[str] = []
     for run in _KEEP.findall(unicodedata.normalize("NFKC", text).lower()):
         out.extend(run)
-        out.extend(run[i:i + 2] for i in range(len(run) - 1))
+        out.extend(map(operator.add, run, run[1:]))  # run[i:i + 2], in C
     return out
 
 
@@ -49,23 +51,25 @@ class CharBM25:
     """
 
     _SLICE = 1 << 20  # entries weighted at a time
+    COMMON = 4  # terms in more than 1/COMMON of the passages get a dense count table (pruned search)
 
     def __init__(self, docs: Sequence[str], k1: float = 1.2, b: float = 0.75):
         from scipy import sparse
 
-        self.vocab: dict[str, int] = {}
         terms, counts, starts = array("i"), array("i"), array("q", [0])
         lengths = np.zeros(len(docs), dtype=np.float64)
+        # a missing token gets the next id on lookup (the factory runs before the insert): ids in C
+        vocab: defaultdict[str, int] = defaultdict()
+        vocab.default_factory = vocab.__len__
         for d, text in enumerate(docs):
             toks = char_tokens(text)
             lengths[d] = len(toks)
-            per_doc: dict[int, int] = {}
-            for t in toks:
-                i = self.vocab.setdefault(t, len(self.vocab))
-                per_doc[i] = per_doc.get(i, 0) + 1
-            terms.extend(per_doc)
+            # counted by token in C, ids by first occurrence (Counter keeps it): the per-token dict loop's arrays
+            per_doc = Counter(toks)
+            terms.extend(map(vocab.__getitem__, per_doc))
             counts.extend(per_doc.values())
             starts.append(len(terms))
+        self.vocab = dict(vocab)
         data = np.asarray(counts, dtype=np.float64)
         del counts
         shape = (len(self.vocab), len(docs))
@@ -77,15 +81,36 @@ class CharBM25:
         df = np.diff(tf.indptr)
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
         avg = lengths.mean() if len(docs) else 1.0
+        # per document, the length part of the BM25 denominator (the same expression, element by element)
+        kd = k1 * (1 - b + b * lengths / max(avg, 1e-9))
+        # the pruned search (fincprg.verify.topk) looks up weights of common terms in passages: their counts
+        # as a dense table (a few hundred terms x passages, bytes), weighted as below on the fly
+        common = np.flatnonzero(df > n / self.COMMON)
+        self.common_slot = np.full(len(self.vocab), -1, dtype=np.int64)
+        self.common_slot[common] = np.arange(len(common))
+        top = max((tf.data[tf.indptr[t]:tf.indptr[t + 1]].max() for t in common), default=0)
+        self.common_tf = np.zeros((len(common), len(docs)), dtype=np.min_scalar_type(int(top)))
+        for j, t in enumerate(common):
+            self.common_tf[j, tf.indices[tf.indptr[t]:tf.indptr[t + 1]]] = tf.data[tf.indptr[t]:tf.indptr[t + 1]]
         w = tf.data  # counts in, weights out (the same expression, element by element, as on the whole array)
         for s in range(0, len(w), self._SLICE):
             e = min(s + self._SLICE, len(w))
             row = np.searchsorted(tf.indptr, np.arange(s, e), side="right") - 1
             tfd = w[s:e]
-            denom = tfd + k1 * (1 - b + b * lengths[tf.indices[s:e]] / max(avg, 1e-9))
-            w[s:e] = idf[row] * tfd * (k1 + 1) / denom
+            w[s:e] = idf[row] * tfd * (k1 + 1) / (tfd + kd[tf.indices[s:e]])
         self.weights = tf
         self.n_docs = len(docs)
+        self.k1, self.idf, self.kd, self.df = k1, idf, kd, df
+        # each term's largest weight in any passage: its upper bound in a score
+        self.max_weight = np.maximum.reduceat(w, tf.indptr[:-1]) if len(w) else np.zeros(len(self.vocab))
+
+    def common_weight(self, slot: np.ndarray, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        """Weights of common terms (``slot`` in the dense count table) in ``docs``: what ``weights`` holds,
+        bit for bit (the build's expression on the same numbers), 0 where the term is absent."""
+        tfd = self.common_tf[slot, docs].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = self.idf[terms] * tfd * (self.k1 + 1) / (tfd + self.kd[docs])
+        return np.where(tfd > 0, w, 0.0)
 
     def query_matrix(self, queries: Sequence[str]):  # noqa: ANN201 - scipy sparse matrix
         from scipy import sparse
@@ -98,8 +123,18 @@ class CharBM25:
         return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(queries), len(self.vocab)))
 
     def search(self, queries: Sequence[str], depth: int, batch: int = 256,
-               progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Top ``depth`` documents per query: (indices, scores), best first; ties broken by document order."""
+               progress: Callable[[int], None] | None = None,
+               floors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``depth`` documents per query: (indices, scores), best first; ties broken by document order.
+        Exactly :meth:`search_exhaustive`'s result, without scoring every document (:mod:`fincprg.verify.topk`);
+        ``floors`` (per query, > 0) keep only the documents scoring at least that, rows padded (-1, -inf)."""
+        from fincprg.verify import topk
+
+        return topk.search(self, queries, depth, batch=batch, progress=progress, floors=floors)
+
+    def search_exhaustive(self, queries: Sequence[str], depth: int, batch: int = 256,
+                          progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`search` by scoring every query against every document (the reference; quadratic)."""
         depth = min(depth, self.n_docs)
         idx = np.zeros((len(queries), depth), dtype=np.int64)
         val = np.zeros((len(queries), depth), dtype=np.float64)
@@ -107,10 +142,15 @@ class CharBM25:
             scores = (self.query_matrix(queries[s:s + batch]) @ self.weights).toarray()
             # round so that sums in another order give the same ranking (stable across machines)
             scores = np.round(scores, 9)
-            top = np.argpartition(-scores, depth - 1, axis=1)[:, :depth] if depth < self.n_docs else \
-                np.tile(np.arange(self.n_docs), (len(scores), 1))
+            # the depth-th score; of the documents tied at it, the first ones in document order (argpartition
+            # alone picks among them in no defined order)
+            kth = -np.partition(-scores, depth - 1, axis=1)[:, depth - 1] if 0 < depth < self.n_docs else None
             for r in range(len(scores)):
-                order = sorted(top[r], key=lambda d: (-scores[r, d], d))
+                top = np.arange(self.n_docs)
+                if kth is not None:
+                    above = np.flatnonzero(scores[r] > kth[r])
+                    top = np.concatenate([above, np.flatnonzero(scores[r] == kth[r])[:depth - len(above)]])
+                order = sorted(top, key=lambda d: (-scores[r, d], d))
                 idx[s + r] = order
                 val[s + r] = scores[r, order]
             if progress is not None:
@@ -147,6 +187,22 @@ def dense_search(queries: Sequence[str], docs: Sequence[str], cfg: Any, depth: i
         if progress is not None:
             progress(len(sims))
     return idx, val
+
+
+def own_floors(bm: CharBM25, queries: Sequence[str], owns: Sequence[frozenset[int]], margin: float) -> np.ndarray:
+    """Per query, the lowest score :func:`judge_ranking` reads (BM25 pass): its best own passage's score S, as
+    the search rounds it, times (1 - margin), at most S. Every passage ranked before that own passage scores
+    >= S, so the documents at or above the floor, best first and cut to the same depth, are the full ranking's
+    prefix that both tests read: the same verdicts. NaN (no floor) where S is 0: the own passage then ranks
+    among the zero scores, by document order, and the query needs the whole top depth."""
+    from fincprg.verify import topk
+
+    owns = [sorted(o) for o in owns]
+    pr = np.repeat(np.arange(len(owns)), [len(o) for o in owns])
+    pd = np.fromiter((d for o in owns for d in o), dtype=np.int64, count=len(pr))
+    best = np.zeros(len(owns))
+    np.maximum.at(best, pr, topk.pair_scores(bm, queries, pr, pd))
+    return np.where(best > 0, np.minimum(best, best * (1 - margin)), np.nan)
 
 
 def judge_ranking(ranked: np.ndarray, scores: np.ndarray, target: Target, report_of: Sequence[str], *,

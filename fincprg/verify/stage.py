@@ -28,7 +28,7 @@ from fincprg.io import atomic_write_jsonl
 from fincprg.records import Passage, Query
 from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
 from fincprg.verify.related import check_related
-from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking
+from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking, own_floors
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.figures import check_amount, check_combined, check_rate_level, check_risk, check_valuation
 from fincprg.verify.strict import (
@@ -208,7 +208,12 @@ class RoundTrip:
             idx, scores = dense_search(texts, self.docs, cfg.dense, cfg.top_k, progress=progress)
         else:
             depth = max(cfg.top_k, 10 * cfg.ambiguous_reports)
-            idx, scores = CharBM25(self.docs).search(texts, depth, batch=cfg.batch_size, progress=progress)
+            bm = CharBM25(self.docs)
+            # only the documents at or above each query's floor decide its verdict: pruning against it
+            floors = own_floors(bm, texts, [self.target(q).own for q in queries], cfg.ambiguous_margin)
+            idx, scores = bm.search(texts, depth, batch=cfg.batch_size, progress=progress, floors=floors)
+            got = (idx >= 0).sum(axis=1)  # rows end in (-1, -inf) below the floor
+            idx, scores = [i[:g] for i, g in zip(idx, got)], [s[:g] for s, g in zip(scores, got)]
         return [judge_ranking(idx[r], scores[r], self.target(q), self.report_of, k=cfg.top_k,
                               n=None if dense else cfg.ambiguous_reports, margin=cfg.ambiguous_margin,
                               dense=cfg.dense.model if dense else None) for r, q in enumerate(queries)]
