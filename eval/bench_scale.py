@@ -599,6 +599,8 @@ def main() -> int:
     meta = {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "cpus": os.cpu_count(),
             "python": platform.python_version(), "system": f"{platform.system()} {platform.machine()}",
             "loads": loads}
+    if args.work:  # a --work folder that does not exist yet is made, not a FileNotFoundError from tempfile
+        args.work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fincprg-scale-", dir=args.work) as tmp_name:
         tmp = Path(tmp_name)
         src = sources(tmp)
