@@ -50,6 +50,8 @@ def check_amount(query: str, source: str) -> Verdict | None:
 _RATE_FAMILIES = frozenset({"毛利率", "净利率", "费用率", "ROE", "净息差", "不良率", "产能利用率", "市占率"})
 _LEVEL_ASK = re.compile(r"多少|几何|水平|分别")
 _CHANGE_WORD = re.compile(r"同比|环比|较上年|较去年|提升|下降|增加|减少|上升|下滑|降低|提高|改善|变动|上行|下行|收窄|扩大")
+_RATE_RE = re.compile("|".join(map(re.escape, sorted((w for f in _RATE_FAMILIES for w in METRICS[f] if len(w) >= 2
+                                                       or w.isascii()), key=len, reverse=True))))
 _CHANGE_UNIT = re.compile(r"[\d\s.]*(?:pct|pcts|个百分点|bp|bps)", re.I)
 
 
@@ -79,11 +81,11 @@ def check_rate_level(query: str, source: str) -> Verdict | None:
     return None
 
 
-_RATE_RE = re.compile("|".join(map(re.escape, sorted((w for f in _RATE_FAMILIES for w in METRICS[f] if len(w) >= 2
-                                                       or w.isascii()), key=len, reverse=True))))
-
 # a joined label: 「超市及家电」, 「芯片封装及测试」, 「超市 家电」 (AlphaFin lost its 「+」 and 「/」)
 _JOIN = "及和与、+/&"
+_SURFACES_RE = re.compile("|".join(map(re.escape, sorted((w for f in ("营业收入", "净利润", "毛利率", "销量", "产量",
+                                                                        "市占率") for w in METRICS[f]),
+                                                          key=len, reverse=True))))
 _PART_SUFFIX = re.compile(r"(?:业务|产品|板块|类|系列|品类|分部)+$")
 
 
@@ -120,10 +122,6 @@ def _joined(s: str, i: int, n: int) -> bool:
     return (len(before) == 2 and before[1] in _JOIN + " " and re.match(r"[\u4e00-\u9fffA-Za-z]", before[0]) is not None) \
         or (len(after) == 2 and after[0] in _JOIN and re.match(r"[\u4e00-\u9fffA-Za-z]", after[1]) is not None)
 
-
-_SURFACES_RE = re.compile("|".join(map(re.escape, sorted((w for f in ("营业收入", "净利润", "毛利率", "销量", "产量",
-                                                                        "市占率") for w in METRICS[f]),
-                                                          key=len, reverse=True))))
 
 _VALUATION = re.compile(r"PE|PB|PS|市盈率|市净率|估值", re.I)
 _REACHED = re.compile(r"达到了?|实现了?|录得")

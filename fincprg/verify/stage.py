@@ -155,10 +155,11 @@ def _part_whole(query: str, passage: str, title: str, sentence: str | None, name
     the subject of the one before (「顶立科技是…龙头。上半年实现净利润7671万元」)."""
     if not sentence:
         return check_part_whole(query, f"{passage}\n{title}", names)
-    at = norm(passage).find(norm(sentence))
+    p, s = norm(passage), norm(sentence)
+    at = p.find(s)
     if at < 0:
         return check_part_whole(query, sentence, names)
-    return check_part_whole(query, norm(passage)[:at + len(norm(sentence))], names, start=at)
+    return check_part_whole(query, p[:at + len(s)], names, start=at)
 
 
 class RoundTrip:

@@ -86,7 +86,8 @@ _EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, rever
 _WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
 _CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
 # a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
-_SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|GW|MW)|[「」“”《》\"]|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
+_SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|GW|MW)|[「」“”《》\"]"
+                       r"|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
 
 # --- boilerplate -----------------------------------------------------------------------------------------------
 _BOILER = re.compile(r"超过[^，,。？?]{0,12}(?:资产总额|净资产|总资产|营业收入)的?\d*%?|承诺|应当|不得|将按照|违约|赔偿|"
@@ -139,8 +140,9 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     """``vague``: a time-dependent figure asked with no period, a product metric without its product (or where
     the source gives several, 「销量分别为」), or an evaluation with no aspect."""
     q = norm(query)
-    rest = _OPEN_ASK.sub("", blank_periods(_blank(q, names)))
-    if rest != blank_periods(_blank(q, names)) and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
+    bare = blank_periods(_blank(q, names))  # without the company and the period: what the query asks about
+    rest = _OPEN_ASK.sub("", bare)
+    if rest != bare and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
         return Verdict("vague", "asks an evaluation of the company with no aspect; it matches any report on it")
     ask = read_ask(q)
     if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(q):
@@ -160,7 +162,7 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         if quals and all(quals) and not any(qu in q for qu in quals if qu):
             return Verdict("vague", f"asks {pm} without the product; the source gives it for "
                                     f"{'/'.join(sorted(set(quals))[:3])}")
-        if not any(_qualifiers(blank_periods(_blank(q, names)), pm)) and re.search(re.escape(pm) + r"\s?分别", norm(source)):
+        if not any(_qualifiers(bare, pm)) and re.search(re.escape(pm) + r"\s?分别", norm(source)):
             return Verdict("vague", f"asks one {pm} without the product; the source gives several (「{pm}分别」)")
     return None
 
@@ -225,7 +227,9 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
     names = [n for n in longest_first(names) if len(n) >= 2]  # 中国平安 before 平安
     out: list[bool | None] = []
     sent_of: list[int] = []  # the sentence start of each mention
+    starts: list[int] = []
     for m in pat.finditer(t):
+        starts.append(m.start())
         sent_start = max((c.end() for c in SENT_SPLIT.finditer(t, 0, m.start())), default=0)
         # a loose word's scope (「调整业绩预期」) sets no subject for the clauses after it
         prev = (sent_of[-1], out[-1]) if out and sent_of[-1] >= 0 else None
@@ -265,7 +269,7 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
                 out.append(None)
                 continue
         out.append(whole)
-    return [sc for sc, m in zip(out, pat.finditer(t)) if m.start() >= since]
+    return [sc for sc, at in zip(out, starts) if at >= since]
 
 
 def check_part_whole(query: str, source: str, names: Iterable[str], start: int = 0) -> Verdict | None:
@@ -332,5 +336,5 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
                 break
         if not stated:
             return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
-                                           "with specifics (names, amounts, dates), or only as a condition")
+                                           "with specifics (names or amounts, not only a date), or only as a condition")
     return None
