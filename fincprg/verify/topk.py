@@ -24,9 +24,9 @@ wider than the float error of a sum (``delta``), so no float rounding prunes a p
 
 With ``floors`` (verify's round trip: a query's best own passage's score x (1 - margin), see
 ``roundtrip.own_floors``) the floor is the threshold from the start and only passages at or above it come
-back: on bench_scale's corpus 1x 0.18 vs 0.55 ms a query without floors, 4x 0.75 vs 0.93 ms. Still ~n per
-query: the passages within 5% of a query's own grow with the corpus there (median 8 at 1x, 28 at 4x), and the
-essential terms' postings cover ~0.6 of the passages (a threshold at a third of the bounds' sum: loose bounds).
+back. The work per query still grows with the corpus where the passages close to a query's own do (as on
+bench_scale's corpus; eval/README.md's scale section has the stage's measured seconds), and the terms' upper
+bounds (a term's largest weight anywhere) are loose: block-max bounds would be the next step.
 """
 from __future__ import annotations
 
