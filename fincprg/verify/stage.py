@@ -20,8 +20,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
 
 from fincprg import layout as L
 from fincprg.io import atomic_write_jsonl
@@ -47,10 +47,21 @@ log = logging.getLogger(__name__)
 N_EXAMPLES = 3
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Ask:
+    """What the round trip and the judge read of a query that passed the rules: not the whole record (a Query
+    takes ~1.7 KB; 160k of them were a sixth of the stage's peak memory at 16x)."""
+
+    id: str
+    level: str
+    text: str
+    source: str  # its passage's id (sentence, passage level) or its topic's id
+
+
 class _Sources:
     """Everything a query is checked against, read once."""
 
-    def __init__(self, ctx: Any, table: Any | None):
+    def __init__(self, ctx: Any, table: Any | None, sentence_ids: set[str]):
         self.table = table
         self.reports: dict[str, ReportInfo] = {}
         for r in ctx.read(L.INGEST, L.REPORTS):
@@ -60,29 +71,53 @@ class _Sources:
             self.reports[r.id] = info
         self.passages = list(ctx.read(L.CHUNK, L.PASSAGES))
         self.passage_at = {p.id: i for i, p in enumerate(self.passages)}
-        self.sentences = {s.id: s.text for s in ctx.read(L.CHUNK, L.SENTENCES)}
+        # only the sentences a sentence query is read against (a few in four at 16x): bounded memory (issue 23)
+        self.sentences = {s.id: s.text for s in ctx.read(L.CHUNK, L.SENTENCES) if s.id in sentence_ids}
         self.nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
         self.assign = {a.report_id: a for a in ctx.read(L.TOPICS, L.ASSIGNMENTS)}
         self._mentions: dict[str, tuple[str, ...]] = {}
-        self._subjects: dict[str, Subjects] = {}
+        self._subjects: dict[str, Subjects] = {}  # a topic's
+        self._last: tuple[str, Subjects] | None = None  # the last passage's (see passage_subjects)
+        self._read: set[str] = set()  # passages whose subjects were read
+        self._no_subject = 0  # of those, how many had none
 
-    def mentioned(self, text: str) -> tuple[str, ...]:
+    def mentioned(self, text: str, cache: bool = True) -> tuple[str, ...]:
         """The listed companies ``text`` names (the stock table), cached per text."""
         if self.table is None:
             return ()
+        if not cache:
+            return self._mentions.get(text) or tuple(m.name for m in self.table.mentions(text))
         if text not in self._mentions:
             self._mentions[text] = tuple(m.name for m in self.table.mentions(text))
         return self._mentions[text]
+
+    def release(self) -> None:
+        """Drop what only the rule checks read (sentences, the per-text caches) before the round trip's index."""
+        self.sentences, self._mentions, self._subjects = {}, {}, {}
+
+    def passages_without_subject(self) -> int:
+        """Passages of known reports from which no subject can be read (each read once: those the rules read
+        were counted then)."""
+        for p in self.passages:
+            if p.id not in self._read and p.report_id in self.reports:
+                self.passage_subjects(p)
+        return self._no_subject
 
     def passage(self, pid: str) -> Passage | None:
         i = self.passage_at.get(pid)
         return self.passages[i] if i is not None else None
 
     def passage_subjects(self, p: Passage) -> Subjects:
-        if p.id not in self._subjects:
+        """A passage's subjects. Only the last passage's are kept: its queries come one after another (held for
+        every passage they were ~80k objects at 16x, for no hit)."""
+        if self._last is None or self._last[0] != p.id:
             info = self.reports[p.report_id]
-            self._subjects[p.id] = passage_subjects(info, p.text, self.mentioned(f"{p.text}\n{info.title}"))
-        return self._subjects[p.id]
+            got = passage_subjects(info, p.text, self.mentioned(f"{p.text}\n{info.title}", cache=False))
+            if p.id not in self._read:
+                self._read.add(p.id)
+                self._no_subject += got.empty
+            self._last = (p.id, got)
+        return self._last[1]
 
     def topic_reports(self, topic_id: str) -> list[ReportInfo]:
         node = self.nodes.get(topic_id)
@@ -139,9 +174,10 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
 def strict_checks(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]
                   ) -> Verdict | None:
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
-    as whole, events with specifics; and of figures (:mod:`.figures`): an amount or a rate's level the source gives
-    only as a change, a part of a combined category, a multiple at today's price asked as reached, a risk only
-    listed. A sentence query is read against its sentence, a passage query against its passage and title."""
+    as whole, events with specifics; and of figures (:mod:`.figures`):
+    an amount or a rate's level the source gives only as a change, a part of a combined category, a multiple at
+    today's price asked as reached, a risk only listed. A sentence query is read against its sentence, a passage
+    query against its passage and title."""
     source = sentence if sentence else f"{passage}\n{title}"
     return (check_garbled(query) or check_vague(query, source, names)
             or (check_in_sentence(query, sentence, names) if sentence else None)
@@ -162,15 +198,37 @@ def _part_whole(query: str, passage: str, title: str, sentence: str | None, name
     return check_part_whole(query, p[:at + len(s)], names, start=at)
 
 
+class _Docs(Sequence[str]):
+    """The corpus rows as the round trip indexes them, made when read: a passage with its report's title, as
+    the exported corpus row carries it (not held: a second copy of the corpus's text)."""
+
+    def __init__(self, src: _Sources):
+        self.src = src
+
+    def __len__(self) -> int:
+        return len(self.src.passages)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        p = self.src.passages[i]
+        info = self.src.reports.get(p.report_id)
+        return f"{info.title}\n{p.text}" if info is not None else p.text
+
+
 class RoundTrip:
     """Round-trip verdicts over the whole corpus. The corpus rows and each query's target (its own passages and
     related reports) are built once and shared by the BM25 pass and the dense pass that follows it."""
 
     def __init__(self, src: _Sources, cfg: Any):
         self.src, self.cfg = src, cfg
-        # a passage is indexed with its report's title, as the exported corpus row carries it
-        self.docs = [f"{src.reports[p.report_id].title}\n{p.text}" if p.report_id in src.reports else p.text
-                     for p in src.passages]
+        self.docs = _Docs(src)
         self.report_of = [p.report_id for p in src.passages]
         self.passages_of: dict[str, list[int]] = defaultdict(list)
         for i, rid in enumerate(self.report_of):
@@ -181,23 +239,23 @@ class RoundTrip:
                 self.reports_of[c].add(info.id)
         self.targets: dict[str, Target] = {}
 
-    def target(self, q: Query) -> Target:
+    def target(self, q: Ask) -> Target:
         src, targets = self.src, self.targets
         if q.level in ("sentence", "passage"):
-            p = src.passage(q.source_ids[0])
+            p = src.passage(q.source)
             assert p is not None
             key = f"p:{p.id}"
             if key not in targets:
                 same = {r for c in src.reports[p.report_id].companies for r in self.reports_of[c]}
                 targets[key] = Target(frozenset({src.passage_at[p.id]}), frozenset({p.report_id}), frozenset(same))
             return targets[key]
-        key = f"t:{q.source_ids[0]}"
+        key = f"t:{q.source}"
         if key not in targets:
-            reports = {i.id for i in src.topic_reports(q.source_ids[0])}
+            reports = {i.id for i in src.topic_reports(q.source)}
             targets[key] = Target(frozenset(i for r in reports for i in self.passages_of[r]), frozenset(reports))
         return targets[key]
 
-    def __call__(self, queries: list[Query], progress: Callable[[int], None] | None = None,
+    def __call__(self, queries: list[Ask], progress: Callable[[int], None] | None = None,
                  dense: bool = False) -> list[Verdict | None]:
         """Verdicts for ``queries`` in one batched pass: character BM25, or (``dense``) the bi-encoder
         ``verify.dense.model``."""
@@ -220,16 +278,19 @@ class RoundTrip:
                               dense=cfg.dense.model if dense else None) for r, q in enumerate(queries)]
 
 
-def _judge_source(q: Query, src: _Sources) -> str:
+def _judge_source(q: Ask, src: _Sources) -> str:
     if q.level in ("sentence", "passage"):
-        p = src.passage(q.source_ids[0])
+        p = src.passage(q.source)
         assert p is not None
         return f"标题：{src.reports[p.report_id].title}\n{p.text}"
-    return "\n".join(f"{i.date or ''} {i.title}" for i in src.topic_reports(q.source_ids[0]))
+    return "\n".join(f"{i.date or ''} {i.title}" for i in src.topic_reports(q.source))
 
 
 def run(ctx: Any) -> dict[str, Any]:
-    """Check every query; write the kept queries, their direct qrels and the dropped ones with reasons."""
+    """Check every query; write the kept queries, their direct qrels and the dropped ones with reasons.
+
+    Queries are streamed from their files (twice: the rule checks, then the writing) rather than held: only the
+    verdicts and the queries left for the round trip stay in memory."""
     cfg = ctx.config.verify
     table_path = ctx.config.finance.stock_table
     table = None
@@ -237,9 +298,18 @@ def run(ctx: Any) -> dict[str, Any]:
         from fincprg.finance.stocks import load_stock_table
 
         table = load_stock_table(table_path)
-    src = _Sources(ctx, table)
-    gen = list(ctx.read(L.GENERATE, L.QUERIES))
-    queries = gen + list(ctx.read(L.TOPICS, L.QUERIES))
+
+    def stream() -> Iterator[Query]:  # generate's queries first, then topics': the order they are written in
+        yield from ctx.read(L.GENERATE, L.QUERIES)
+        yield from ctx.read(L.TOPICS, L.QUERIES)
+
+    generated: Counter[str] = Counter()
+    wanted: set[str] = set()
+    for q in stream():
+        generated[q.level] += 1
+        if q.level == "sentence":
+            wanted.add(str(q.provenance.get("sentence_id")))
+    src = _Sources(ctx, table, wanted)
     checks = set(cfg.checks)
     # the table's own industry (Tushare's 白酒 vs 食品) is finer than CITIC level 1
     industry_of: dict[str, str | None] = dict(table.own_industry) if table_path else {}
@@ -249,50 +319,68 @@ def run(ctx: Any) -> dict[str, Any]:
             industry_of.setdefault(c, (a.industry if a else None) or info.industry)
 
     verdicts: dict[str, Verdict] = {}
-    for q in ctx.progress(queries, total=len(queries), desc="verify rules"):
+    asks: list[Ask] = []
+    for q in ctx.progress(stream(), total=sum(generated.values()), desc="verify rules"):
         v = check_rules(q, src, checks, industry_of)
         if v is not None:
             verdicts[q.id] = v
+        else:
+            asks.append(Ask(q.id, q.level, q.text, q.source_ids[0] if q.source_ids else ""))
+    no_subject = src.passages_without_subject()
+    src.release()
     if "round_trip" in checks:
         from tqdm.auto import tqdm
 
         round_trip = RoundTrip(src, cfg)
-        todo = [q for q in queries if q.id not in verdicts]
-        with tqdm(total=len(todo), desc="verify round trip", disable=not ctx.show_progress, leave=False) as bar:
-            found = round_trip(todo, progress=bar.update)
-        verdicts.update({q.id: v for q, v in zip(todo, found) if v is not None})
+        with tqdm(total=len(asks), desc="verify round trip", disable=not ctx.show_progress, leave=False) as bar:
+            found = round_trip(asks, progress=bar.update)
+        asks = _keep(asks, found, verdicts)
         if cfg.dense.model:
-            todo = [q for q in queries if q.id not in verdicts]
-            with tqdm(total=len(todo), desc="verify dense round trip", disable=not ctx.show_progress,
+            with tqdm(total=len(asks), desc="verify dense round trip", disable=not ctx.show_progress,
                       leave=False) as bar:
-                found = round_trip(todo, progress=bar.update, dense=True)
-            verdicts.update({q.id: v for q, v in zip(todo, found) if v is not None})
+                found = round_trip(asks, progress=bar.update, dense=True)
+            asks = _keep(asks, found, verdicts)
+        del round_trip
     judge_counts: dict[str, Any] | bool = False
     if cfg.judge.backend == "llm":
         from fincprg.verify.judge import JudgeItem, judge
 
-        todo = [q for q in queries if q.id not in verdicts]
-        items = [JudgeItem(q.text, q.level, _judge_source(q, src)) for q in todo]
+        items = [JudgeItem(q.text, q.level, _judge_source(q, src)) for q in asks]
         got, judge_counts = judge(items, cfg.judge, ctx.config.llm, ctx.cache_dir, progress=ctx.show_progress)
-        verdicts.update({q.id: v for q, v in zip(todo, got) if v is not None})
+        asks = _keep(asks, got, verdicts)
 
-    kept = [q if q.parent_id is None or q.parent_id not in verdicts else q.model_copy(update={"parent_id": None})
-            for q in queries if q.id not in verdicts]
-    kept_ids = {q.id for q in kept}
-    atomic_write_jsonl(ctx.output(L.QUERIES), kept)
-    atomic_write_jsonl(ctx.output(L.QRELS), [r for r in ctx.read(L.GENERATE, L.QRELS) if r.query_id in kept_ids])
-    dropped = [{"query_id": q.id, "level": q.level, "text": q.text, "reason": verdicts[q.id].reason,
-                "detail": verdicts[q.id].detail} for q in queries if q.id in verdicts]
+    kept_ids = {q.id for q in asks}
+    del asks
+    dropped: list[dict[str, Any]] = []
+
+    def kept() -> Iterator[Query]:  # a kept query whose parent was dropped loses its parent
+        for q in stream():
+            v = verdicts.get(q.id)
+            if v is not None:
+                dropped.append({"query_id": q.id, "level": q.level, "text": q.text, "reason": v.reason,
+                                "detail": v.detail})
+            elif q.parent_id is not None and q.parent_id in verdicts:
+                yield q.model_copy(update={"parent_id": None})
+            else:
+                yield q
+
+    atomic_write_jsonl(ctx.output(L.QUERIES), kept())
+    atomic_write_jsonl(ctx.output(L.QRELS), (r for r in ctx.read(L.GENERATE, L.QRELS) if r.query_id in kept_ids))
     atomic_write_jsonl(ctx.output(L.DROPPED), dropped)
-    counts = summarise(queries, dropped, src, judge_counts, sorted(checks))
+    counts = summarise(generated, dropped, src, no_subject, judge_counts, sorted(checks))
     log.info("verify: kept %s", {lv: f"{c['kept']}/{c['generated']}" for lv, c in counts["levels"].items()})
     return counts
 
 
-def summarise(queries: list[Query], dropped: list[dict[str, Any]], src: _Sources, judge_counts: dict[str, Any] | bool,
-              checks: list[str]) -> dict[str, Any]:
+def _keep(asks: list[Ask], found: list[Verdict | None], verdicts: dict[str, Verdict]) -> list[Ask]:
+    """The asks with no verdict in ``found`` (one per ask); the others' verdicts go to ``verdicts``."""
+    verdicts.update({q.id: v for q, v in zip(asks, found) if v is not None})
+    return [q for q, v in zip(asks, found) if v is None]
+
+
+def summarise(generated: Counter[str], dropped: list[dict[str, Any]], src: _Sources, no_subject: int,
+              judge_counts: dict[str, Any] | bool, checks: list[str]) -> dict[str, Any]:
     """Manifest counts: yield per level, reasons (overall and per level), examples, subject sources."""
-    generated = Counter(q.level for q in queries)
     lost = Counter(d["level"] for d in dropped)
     levels = {lv: {"generated": generated[lv], "kept": generated[lv] - lost[lv],
                    "yield": round((generated[lv] - lost[lv]) / generated[lv], 4) if generated[lv] else 0.0}
@@ -304,7 +392,6 @@ def summarise(queries: list[Query], dropped: list[dict[str, Any]], src: _Sources
         by_level[d["level"]][d["reason"]] += 1
         if len(examples[d["reason"]]) < N_EXAMPLES:
             examples[d["reason"]].append({"level": d["level"], "text": d["text"], "detail": d["detail"]})
-    no_subject = sum(1 for p in src.passages if p.report_id in src.reports and src.passage_subjects(p).empty)
     return {
         "checks": checks,
         "levels": levels,

@@ -75,6 +75,16 @@ def _bsearch(w, terms: np.ndarray, docs: np.ndarray) -> np.ndarray:  # noqa: ANN
     return np.where(hit, w.data[np.minimum(lo, last)], 0.0)
 
 
+def _at_least(p, limit: np.ndarray) -> np.ndarray:  # noqa: ANN001 - scipy CSR matrix
+    """``p.data >= limit[row]`` for every stored entry of ``p``, a row at a time: no per-entry copy of the
+    limits (the sums of a batch are the search's largest arrays)."""
+    out = np.empty(len(p.data), dtype=bool)
+    ptr = p.indptr
+    for r in range(len(ptr) - 1):
+        np.greater_equal(p.data[ptr[r]:ptr[r + 1]], limit[r], out=out[ptr[r]:ptr[r + 1]])
+    return out
+
+
 def _ragged(owner: np.ndarray, ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For item i owned by row ``owner[i]``, every position of that row's list ``ptr[r]:ptr[r+1]``:
     (item index, position), items in order and positions in list order."""
@@ -147,6 +157,7 @@ class _Batch:
         # all scored terms again rather than adding to the last round's sums: the earlier rounds' postings are
         # few, adding two large sparse matrices is not
         take = np.flatnonzero(self.scored)
+        self.part = None  # the last round's sums are not needed while the product runs: not both held
         sel = sparse.csr_matrix((np.ones(len(take)), (self.rows[take], self.terms[take])),
                                 shape=(self.b, self.bm.weights.shape[0]))
         self.part = sel @ self.bm.weights
@@ -158,7 +169,7 @@ class _Batch:
         # leaves them out, so the per-query partial sort sees few
         unscored = np.bincount(self.rows, np.where(self.scored, 0.0, self.bound), minlength=self.b)
         floor = np.where(self.theta > 0, self.theta - self.margin - unscored, -np.inf)
-        hit = np.flatnonzero(p.data >= np.repeat(floor, np.diff(p.indptr)))
+        hit = np.flatnonzero(_at_least(p, floor))
         start = np.searchsorted(hit, p.indptr)
         # a query with a floor (near its top score) is probed once its essential terms are all scored: before,
         # the loose bounds let through many passages below the floor (measured: 1x 2x slower); after, the
@@ -201,9 +212,10 @@ class _Batch:
         count = np.diff(ptr)
         left = np.bincount(self.rows[ent], self.bound[ent], minlength=self.b)
         # few passes over the (large) sums: a candidate needs its scored part to reach floor - left
-        keep = p.data >= np.repeat(floor - left, np.diff(p.indptr))
+        keep = _at_least(p, floor - left)
         s, pd = p.data[keep], p.indices[keep].astype(np.int64)
         kept = np.concatenate([[0], np.cumsum(keep)])[p.indptr]
+        self.part = p = None  # the sums are read: free them before the lookups
         pr = np.repeat(np.arange(self.b), np.diff(kept))
         for j in range(int(np.max(count, initial=0))):
             has = count[pr] > j
