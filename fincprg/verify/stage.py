@@ -41,6 +41,7 @@ from fincprg.verify.strict import (
 from fincprg.verify.readers import norm
 from fincprg.verify.subject import Subjects, check_subject
 from fincprg.verify.summary import LEVELS
+from fincprg.verify.topical import check_topical
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
 
 log = logging.getLogger(__name__)
@@ -174,7 +175,7 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
 def strict_checks(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]
                   ) -> Verdict | None:
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
-    as whole, events with specifics; and of figures (:mod:`.figures`):
+    as whole, events with specifics; open asks about a topic (:mod:`.topical`); and of figures (:mod:`.figures`):
     an amount or a rate's level the source gives only as a change, a part of a combined category, a multiple at
     today's price asked as reached, a risk only listed. A sentence query is read against its sentence, a passage
     query against its passage and title."""
@@ -183,7 +184,8 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
             or (check_in_sentence(query, sentence, names) if sentence else None)
             or _part_whole(query, passage, title, sentence, names) or check_event(query, source, names)
             or check_amount(query, source) or check_rate_level(query, source) or check_combined(query, source, names)
-            or check_valuation(query, source) or check_risk(query, source))
+            or check_valuation(query, source) or check_risk(query, source)
+            or check_topical(query, source, names))
 
 
 def _part_whole(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]) -> Verdict | None:

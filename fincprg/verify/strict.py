@@ -35,6 +35,8 @@ _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多�
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
 _REL_YEAR = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内")
 _REL_PERIOD = re.compile(_REL_YEAR.pattern + r"|近[一二三两五\d]+年|过去|同期|季度|月份?")
+# a comparison names the base, not the period asked: 「三季度营收较上年同期变化了多少」 has no year
+_COMPARE = re.compile(r"(?:较|比|相比|与)?(?:上年|去年|上一年)同期|(?:较|比|相比)(?:上年|去年)|同比|环比")
 _NOW = re.compile(r"目前|当前|现有|截至|截止|最新|现阶段")
 _STOCKS = frozenset({"产能", "市占率", "订单", "市值", "目标价", "估值"})
 # time-dependent figures the metric table does not carry
@@ -86,7 +88,7 @@ _EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, rever
 _WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
 _CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
 # a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
-_SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|GW|MW)|[「」“”《》\"]"
+SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|GW|MW)|[「」“”《》\"]"
                        r"|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
 
 # --- boilerplate -----------------------------------------------------------------------------------------------
@@ -128,7 +130,7 @@ def _repeat(q: str) -> str | None:
 
 
 def _has_period(query: str) -> bool:
-    q = norm(query)
+    q = _COMPARE.sub("", norm(query))
     return bool(periods(q) or _REL_PERIOD.search(q))
 
 
@@ -145,7 +147,7 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     if rest != bare and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
         return Verdict("vague", "asks an evaluation of the company with no aspect; it matches any report on it")
     ask = read_ask(q)
-    if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(q):
+    if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(_COMPARE.sub("", q)):
         # 「一季度营收是多少」 matches every year's first quarter
         return Verdict("vague", f"asks {ask.part} with no year; it matches every year's")
     if _FIGURE_ASK.search(q) and not _has_period(q):
@@ -331,7 +333,7 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
             hits = [m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event]
             rest = blank_periods(sent.replace(hits[0].group(), "", 1)) if hits else ""
             if hits and not _CONDITIONAL.search(sent) and (_NAMED[event].search(sent) if event in _NAMED
-                                                          else _SPECIFIC.search(rest)):
+                                                          else SPECIFIC.search(rest)):
                 stated = True
                 break
         if not stated:

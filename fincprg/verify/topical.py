@@ -1,0 +1,75 @@
+"""Topical asks: the progress, state, impact or timing of a topic a passage may only touch.
+
+「伊利股份2020年的渠道建设有哪些进展？」 from 「看好2020年渠道下沉」, 「长江电力2021年并购事项对业绩有何影响？」 from
+「乌东德、白鹤滩注入在审核中」: a strict reader fails these as not answered, since the source gives an outlook or
+a passing mention, not the progress or the impact asked. :func:`fincprg.verify.strict.check_event` covers the
+corporate events a what/which question asks; this covers the open asks (进展, 情况如何, 有何影响, 趋势, 何时) of the
+topics a template or an LLM asks about from a keyword (渠道, 海外, 门店, 需求, 产能, 订单 …).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from fincprg.verify.answer import Verdict
+from fincprg.verify.readers import SENT_SPLIT, blank_periods, is_forecast, norm
+from fincprg.verify.strict import SPECIFIC
+
+# topic -> the words that name it in a query and in a source sentence
+TOPICS: dict[str, tuple[str, ...]] = {
+    "渠道": ("渠道",),
+    "海外": ("海外", "出海", "境外", "国际化"),
+    "门店": ("门店", "开店", "新店", "网点"),
+    "需求": ("需求",),
+    "产能": ("产能", "扩产", "投产", "募投", "新项目", "在建项目"),
+    "订单": ("订单", "在手订单", "新签"),
+    "原材料": ("原材料", "原料"),
+    "疫情": ("疫情",),
+    "政策": ("政策",),
+    "竞争": ("竞争格局",),
+    "出口": ("出口",),
+    "收购": ("收购", "并购", "重组", "资产注入", "注入"),
+    "提价": ("提价", "涨价", "降价"),
+}
+_WORD_OF = {w: t for t, ws in TOPICS.items() for w in ws}
+_TOPIC_RE = re.compile("|".join(sorted(map(re.escape, _WORD_OF), key=len, reverse=True)))
+# an open ask (a figure asked with 多少 is the figure rules' business)
+_OPEN = re.compile(r"进展|拓展|扩张|情况|如何|怎样|有何影响|什么影响|趋势|何时|哪些")
+_FIGURE_ASK = re.compile(r"多少|几")
+# a risk question names its risks (「医保谈判降价等哪些风险」): figures.check_risk reads it
+_RISK = re.compile(r"风险")
+# a sentence that only looks ahead states no progress: 「看好渠道下沉」, 「有望受益于海外拓展」
+_OUTLOOK = re.compile(r"有望|看好|期待|值得|计划|拟|将|未来|展望|预计|预期|潜力|空间|或将|可期|有保障|审核|审批中|推进中")
+# the query itself asks a plan or an outlook: a look-ahead sentence with specifics answers it
+_ASKS_AHEAD = re.compile(r"规划|计划|前景|展望|目标")
+
+
+def topics_in(text: str) -> set[str]:
+    return {_WORD_OF[m.group()] for m in _TOPIC_RE.finditer(text)}
+
+
+def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``not_answered``: an open ask about a topic (its progress, state, impact, trend or timing) that no sentence
+    of the source states with specifics (a figure with its unit, a name), other than as an outlook where the
+    query asks what happened."""
+    q = norm(query)
+    for n in names:
+        q = q.replace(n, " ")
+    asked = topics_in(q)
+    if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or _RISK.search(q):
+        return None
+    ahead = is_forecast(q) or bool(_ASKS_AHEAD.search(q))
+    for topic in sorted(asked):
+        if not any(_states(sent, topic, ahead) for sent in SENT_SPLIT.split(norm(source))):
+            return Verdict("not_answered", f"asks the state or progress of {topic}; no sentence of the source "
+                                           "states it with specifics (a figure with its unit, a name)"
+                                           + ("" if ahead else ", other than as an outlook"))
+    return None
+
+
+def _states(sent: str, topic: str, ahead: bool) -> bool:
+    if topic not in topics_in(sent):
+        return False
+    if not ahead and _OUTLOOK.search(sent):
+        return False
+    return bool(SPECIFIC.search(blank_periods(sent)))
