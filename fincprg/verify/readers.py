@@ -86,7 +86,9 @@ _MONTHS: tuple[tuple[str, str], ...] = (  # 「2020 年 6 月」: AlphaFin bodie
     (r"(?<!\d)3\s?月\s?(?:31\s?日|末|底)", Q1),
     (r"(?<!\d)9\s?月\s?(?:30\s?日|末|底)", M9),
     (r"(?<![\d.])1\s?[-~至]\s?(?:[24578]|1[01])\s?月|前(?:[1-9]|1[01]|[一二两四五七八十]|十一)个?月"
-     r"|(?<![\d.\-~])(?:1[0-2]|[1-9])\s?月份?(?!\s?\d|日)", MONTH),
+     r"|(?<![\d.\-~])(?:1[0-2]|[1-9])\s?月份?(?!\s?\d|日)"
+     # 「2022M1-2」, 「2022M1 2」 (a stripped dash), 「2022M10」: month notation after a year (M2 alone is money supply)
+     r"|(?<=\d)M(?:1[0-2]|[1-9])(?:\s?[-~至]\s?M?(?:1[0-2]|[1-9])|\s(?:1[01]|[2-9])(?!\d))?(?![\d.])", MONTH),
 )
 _MONTH_RE = re.compile("|".join(f"(?P<m{i}>{pat})" for i, (pat, _) in enumerate(_MONTHS)))
 

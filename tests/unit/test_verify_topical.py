@@ -3,6 +3,7 @@ that came with them: each rule drops the failing reading and keeps the acceptabl
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
+from fincprg.verify.readers import periods
 from fincprg.verify.strict import check_vague
 from fincprg.verify.topical import check_topical
 
@@ -48,3 +49,12 @@ def test_a_preannouncement_is_no_actual_figure():
     src = "2023年一季度公司实现归母净利润1.10亿元，同比增长120%。"
     assert check_answer("某食品2023年一季度的归母净利润为多少？", src, title="某食品", sentence=src,
                         date=dt.date(2023, 4, 10)) is None
+
+
+def test_month_notation_after_a_year_is_a_part_of_the_year():
+    src = "2022年公司收入增长势头不减。公司经初步核算，2022M1 2实现营业收入7 09亿元左右，同比增长42 左右。"
+    v = check_answer("某装备2022年营业收入的同比变化幅度是多少？", src, title="某装备：业绩符合预期", sentence=src,
+                     date=dt.date(2022, 3, 30))
+    assert v is not None and v.reason == "wrong_period"
+    assert periods("M2货币供应增速回落") == []  # money supply, not February
+    assert [p.part for p in periods("2022M1-2实现营收")] == ["M"]
