@@ -112,8 +112,8 @@ _YEAR_GAP = re.compile(r"[\s/、,，和及与-]*(?:年|E|A)?[\s/、,，和及与
 _EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|高于|略低于|略超|不达|大超|基本符合)"
                                   r"(?:我们|市场|公司)?的?预期")
 # 「给予25倍PE，对应市值…」, 「合理市值」: a valuation built on forecast earnings; an incentive plan's 考核目标 is
-# a target, not a result
-_FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|业绩预告|预告|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来"
+# a target, not a result; a company's 业绩预告 (preannouncement) is its estimate, not the reported figure
+_FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|预告|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来"
                           r"|给予|合理(?:估值|市值|价值)|目标市值|考核目标|考核指标|业绩目标|目标值|触发值")
 _UP, _DOWN, _FLAT = "up", "down", "flat"
 # phrase -> direction of the metric it follows; rate phrases first (增速放缓: the metric still grew)

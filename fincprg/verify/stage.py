@@ -291,8 +291,8 @@ def _judge_source(q: Ask, src: _Sources) -> str:
 def run(ctx: Any) -> dict[str, Any]:
     """Check every query; write the kept queries, their direct qrels and the dropped ones with reasons.
 
-    Queries are streamed from their files (twice: the rule checks, then the writing) rather than held: only the
-    verdicts and the queries left for the round trip stay in memory."""
+    Queries are streamed from their files rather than held (three reads: the sentence ids and counts, the rule
+    checks, the writing): only the verdicts and the queries left for the round trip stay in memory."""
     cfg = ctx.config.verify
     table_path = ctx.config.finance.stock_table
     table = None

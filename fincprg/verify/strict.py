@@ -142,7 +142,7 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     """``vague``: a time-dependent figure asked with no period, a product metric without its product (or where
     the source gives several, 「销量分别为」), or an evaluation with no aspect."""
     q = norm(query)
-    bare = blank_periods(_blank(q, names))  # without the company and the period: what the query asks about
+    bare = blank_periods(blank_names(q, names))  # without the company and the period: what the query asks about
     rest = _OPEN_ASK.sub("", bare)
     if rest != bare and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
         return Verdict("vague", "asks an evaluation of the company with no aspect; it matches any report on it")
@@ -292,7 +292,7 @@ def check_part_whole(query: str, source: str, names: Iterable[str], start: int =
     return None
 
 
-def _blank(text: str, names: Iterable[str]) -> str:
+def blank_names(text: str, names: Iterable[str]) -> str:
     """``text`` with the company names blanked (昭衍新药 is no 新药 event)."""
     for n in longest_first(names):
         text = text.replace(n, "公司")
@@ -307,7 +307,7 @@ def _events(text: str) -> set[str]:
 def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_in_sentence``: the sentence must itself name what a sentence query asks (its period may come from
     the passage or the title)."""
-    q, s = _blank(norm(query), names), _blank(norm(sentence), names)
+    q, s = blank_names(norm(query), names), blank_names(norm(sentence), names)
     ask = read_ask(q)
     said = set(read_ask(s).metrics)
     missing = [m for m in ask.metrics if m not in said and m not in ask.loose]
@@ -323,7 +323,7 @@ def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> V
 
 def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_answered``: a what/which question about an event the source does not state with specifics."""
-    q, source = _blank(norm(query), names), _blank(norm(source), names)
+    q, source = blank_names(norm(query), names), blank_names(norm(source), names)
     events = _events(q)
     if not events or not _WHAT.search(q):
         return None

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import SENT_SPLIT, blank_periods, is_forecast, norm
-from fincprg.verify.strict import SPECIFIC
+from fincprg.verify.strict import SPECIFIC, blank_names
 
 # topic -> the words that name it in a query and in a source sentence
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -52,9 +52,7 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     """``not_answered``: an open ask about a topic (its progress, state, impact, trend or timing) that no sentence
     of the source states with specifics (a figure with its unit, a name), other than as an outlook where the
     query asks what happened."""
-    q = norm(query)
-    for n in names:
-        q = q.replace(n, " ")
+    q = blank_names(norm(query), names)  # 「海外星」 names no 海外 topic
     asked = topics_in(q)
     if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or _RISK.search(q):
         return None
