@@ -225,7 +225,8 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
 
 
 # Before a metric, these say the figure is someone else's: a subsidiary's, a customer's, a peer's.
-_FOREIGN = re.compile(r"子公司|孙公司|旗下|母公司|控股股东|大股东|参股|合资|客户|竞争对手|竞品|同行|可比公司|行业(?:整体|平均)?|全国|全球")
+_FOREIGN = re.compile(r"子公司|孙公司|旗下|母公司|控股股东|大股东|参股|合资|客户|竞争对手|竞品|同行|可比公司|行业(?:整体|平均)?|全国|全球|"
+                      r"我国")
 _PROPER_TAGS = ("nr", "nrt", "nt")  # jieba: person, transliterated and organisation names (特斯拉)
 # A sentence that opens by splitting the company's figures: its metrics are a segment's, not the company's.
 _SPLIT = re.compile(r"^\s*(?:分(?:业务|产品|板块|品类|区域|地区|渠道|下游|季度|业态|品牌|行业)|其中|细分)")

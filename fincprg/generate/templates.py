@@ -2,17 +2,20 @@
 
 Each sentence is read into a fact frame (entity, period, aspect, metric, direction, number, cues; see
 :mod:`fincprg.generate.phrases`) and asked about in one of several question forms per intent (how
-much, change, why, forecast, trend, risk, rating, event), chosen deterministically from the sentence id.
+much, change, why, forecast, risk, event), chosen deterministically from the sentence id.
 A passage is asked about its main fact: the metric it discusses most, with the aspect, direction and
-period written next to it, or its forecast, risk, rating or event. No word segmenter picks the wording:
+period written next to it, or its forecast, risk or event. A target price or rating is not asked: it is
+the report's own, of its date, and undated it matches every report on the company. No word segmenter picks the wording:
 phrases are bounded by the sentence's own marks, so the queries do not reward the jieba dictionary
 that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias). The tokenizer only
 filters afterwards (:mod:`fincprg.generate.words`): a phrase that is no whole noun phrase is dropped,
 and a metric whose written segment cannot be said is not asked at all.
 
-Only what the source states is asked: a direction (增长/下降) or a why only where it is written for that
-metric (else the neutral 「…是多少」 where the figure is given, else nothing); the source's period, part of
-year kept (a passage of 2021H1 figures is asked as 2021年上半年) and forecasts kept forecasts; a segment's,
+Only what the source states is asked: a why only where a reason is written for that metric, a direction
+(增长/下降) only where it is written with its figure (else the neutral 「…是多少」 where the figure is
+given, else nothing: 「营收持续提升」 answers no 「变化趋势如何」); the source's
+period, part of year kept (a passage of 2021H1 figures is asked as 2021年上半年, a first-quarter review's
+unlabelled figures as that quarter's) and forecasts kept forecasts; a segment's,
 subsidiary's or customer's figure never as the company's. The subject is the report's company (metadata,
 title, or for an untitled report the listed company its body names, see :mod:`fincprg.generate.subject`)
 or the industry its title names, never a fragment of the text; a passage without one gets a
@@ -51,7 +54,6 @@ _BOILERPLATE = re.compile(
 _HEADER = re.compile(r"研报题目是[:：].*?[；;]|评分是[\d.]+[；;，,]?|研报摘要[:：]|目标价格是目标价格未公布[，,；;]?")
 _RISK = re.compile(r"风险提示|风险因素")
 _RATING = re.compile(r"(买入|增持|推荐|中性|减持|强烈推荐|审慎推荐)评级|评级.{0,4}(买入|增持|推荐|中性|减持)")
-_TARGET = re.compile(r"目标价(?!格未公布)")
 _UP_WORD = {"营业收入": "增长", "归母净利润": "增长", "扣非净利润": "增长", "利润总额": "增长", "营业利润": "增长",
             "毛利": "增长", "销量": "增长", "出货量": "增长", "订单": "增长", "保费收入": "增长", "新业务价值": "增长"}
 
@@ -100,7 +102,7 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
     p, a, m = f.period, f.aspect, f.surface or f.metric or ""
     subj = f"{e}{p}{a}{m}"
     if f.metric == "目标价":
-        return _pick(key, [f"{e}的目标价是多少？", f"{e}的目标价被设定为多少？"])
+        return ""  # each report on the company sets its own: undated, the question matches them all
     if f.forecast:
         if not f.number:
             return ""  # 「预计下半年收入增速有望延续」 gives no figure to ask for
@@ -118,7 +120,7 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
     if d and f.number:  # the figure may be the level (「在手订单60亿元且持续提升」): ask it, not the change
         return _pick(key, [f"{subj}是多少？", f"{e}{p}的{a}{m}为多少？"])
     if d:
-        return _pick(key, [f"{subj}的变化趋势如何？", f"{subj}表现如何？"])
+        return ""  # a direction without a figure (「营收持续提升」) answers no 「变化趋势如何」 a reader would accept
     if f.number:
         return _pick(key, [f"{subj}是多少？", f"{subj}达到了多少？", f"{e}{p}的{a}{m}为多少？"])
     return ""  # neither a figure nor a change is written: the sentence does not answer 「…表现如何」
@@ -150,16 +152,16 @@ class TemplateGenerator:
                                    "subject", raw=item.passage.text[:200])
         date = item.report.date
         text = _clean(item.passage.text)
-        period = dominant_period(text, date) if text else None
+        period = default_period(text, item.report.title, date)
         sq = tuple(self.sentence_query(s.text, company, key=s.id, date=date, passage_year=period,
                                        passage_text=text) for s in item.sentences)
-        pq = self.passage_query(item.passage.text, company, key=item.passage.id, date=date)
+        pq = self.passage_query(item.passage.text, company, key=item.passage.id, date=date, period=period)
         if not pq:
             # no main metric, forecast, risk or event: the passage's first askable sentence fact stands for it
             pq = next((q for q in sq if q), "")
         if not pq:
             return Failure(stage="generate", item_id=item.passage.id, kind="nothing_askable",
-                           message="the template generator found no metric, forecast, risk, rating or event "
+                           message="the template generator found no metric, forecast, risk or event "
                                    "to ask about in this passage", raw=item.passage.text[:200])
         return QueryTree(item.passage.id, pq, sq, dict(self.provenance))
 
@@ -190,14 +192,13 @@ class TemplateGenerator:
                 return _pick(key, [f"{e}面临{topic}等哪些风险？", f"{topic}的风险对{e}有何影响？",
                                    f"{e}需要关注{topic}的风险吗？"])
             return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
-        if _TARGET.search(text) and re.search(r"目标价.{0,6}\d", text):
-            return _pick(key, [f"{e}的目标价是多少？", f"{e}的目标价被设定为多少？"])
         if _RATING.search(text) and not facts.metrics:
-            return _pick(key, [f"{e}的投资评级是什么？", f"{e}获得了什么投资评级？"])
+            return ""  # a rating is the report's of its date: undated, the question matches every report
         best: ph.Frame | None = None
         for f in ph.sentence_frames(text, names=names, others=names - {e}, passage_year=passage_year, year=year,
                                     passage_text=passage_text):
-            if f.metric and not f.vague and (best is None or (f.number and not best.number)):
+            # a target price is the report's of its date: undated, the question would match every report
+            if f.metric and f.metric != "目标价" and not f.vague and (best is None or (f.number and not best.number)):
                 best = f
                 if f.number:
                     break
@@ -220,8 +221,10 @@ class TemplateGenerator:
 
     # ------------------------------------------------------------ passages
 
-    def passage_query(self, text: str, company: str | None, *, key: str, date: dt.date | None = None) -> str:
-        """A passage-level question about its main fact (main metric, forecast, risk, rating or event)."""
+    def passage_query(self, text: str, company: str | None, *, key: str, date: dt.date | None = None,
+                      period: Period | None = None) -> str:
+        """A passage-level question about its main fact (main metric, forecast, risk or event); ``period``: the
+        passage's default period (:func:`default_period`), else its dominant one."""
         text = _clean(text)
         if not text:
             return ""
@@ -230,7 +233,7 @@ class TemplateGenerator:
         e = company  # never a name-like fragment of the text (「钢基材料」, a broker): no subject, no query
         if not e:
             return ""
-        period = dominant_period(text, date)
+        period = period or dominant_period(text, date)
         names = frozenset(facts.companies)
         if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)", text) \
                 and facts.metrics:
@@ -239,8 +242,8 @@ class TemplateGenerator:
             # the metric the forecast is written for (「预计2022-2024年归母净利润分别为…」), not the passage's
             # most written one (新签订单, 市场份额)
             fm = ph.CLAUSE_METRIC.search(clause)
-            if not fperiod:
-                pass  # no forecast years: asked below like any other passage
+            if not fperiod or re.search(r"季|半年|Q|H", fperiod):
+                pass  # no forecast years (a forecast is of years, 「三季度的盈利预测」 is none): asked below
             elif fm is None or canonical(fm.group(0)) in _VALUATION:
                 return _pick(key, [f"{e}{fperiod}的盈利预测是多少？", f"{e}{fperiod}的业绩预测如何？"])
             else:
@@ -250,8 +253,9 @@ class TemplateGenerator:
                                    f"{e}{fperiod}{m}的预测如何？"])
         if _RISK.search(text) and not facts.metrics:
             return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
-        if facts.metrics:
-            order = _metric_order(text, facts.metrics)
+        # a target price is the report's of its date: undated, the question would match every report
+        order = [m for m in _metric_order(text, facts.metrics) if m != "目标价"] if facts.metrics else []
+        if order:
             main = order[0]
             all_frames = [f for sent in re.split(r"[。！？!?]", text) if sent.strip()
                           for f in ph.sentence_frames(sent, names=names, others=names - {e}, passage_year=period,
@@ -271,14 +275,27 @@ class TemplateGenerator:
                                        f"{e}{period}{f.surface}和{second}的变化情况如何？",
                                        f"{e}{period}的{f.surface}和{second}分别是多少？"])
                 return metric_question(key, e, f)
-        if _RATING.search(text) or re.search(r"目标价.{0,6}\d", text):
-            return _pick(key, [f"{e}的投资评级和目标价是什么？", f"{e}的投资价值如何？"])
         event = ph.event_of(text)
         # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
         if event and (event in ph.CORPORATE_EVENTS or text.count(event) >= 2):
             period = "" if period is None else asked_period(period)
             return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]])
         return ""
+
+
+def default_period(text: str, title: str | None, date: dt.date | None) -> Period | None:
+    """The period of a passage's sentences that name none: its dominant one, or the one its title reviews
+    (「2020一季报点评」: 2020 Q1) where the passage names none, or only the report's own year as a full year
+    (no full-year actual of that year exists yet; 「截止2020年月」 misread as one)."""
+    period = dominant_period(text, date) if text else None
+    review = dominant_period(title, date) if title else None
+    if review is not None and review.part in (None, "FY"):
+        review = None
+    if period is None:
+        return review
+    if period.part == "FY" and date and period.year == date.year:
+        return review if review is not None and review.year == period.year else None
+    return period
 
 
 def _clean(text: str) -> str:

@@ -18,13 +18,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from fincprg.verify.readers import FY, LOOSE, QS, Ask, Fact, is_forecast, norm, periods, read_ask, read_facts
+from fincprg.verify.readers import FY, LOOSE, QS, Ask, Fact, Period, is_forecast, norm, periods, read_ask, read_facts
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
 # a target price or a valuation multiple is neither an actual nor a forecast figure: asked either way
 NO_TENSE = frozenset({"目标价", "估值"})
+# flows summed over a period: a report dated in a year cannot state that year's full-year actual
+FLOWS = frozenset({"营业收入", "净利润", "扣非净利润", "毛利率", "净利率", "费用率", "研发费用", "EPS", "ROE", "销量", "出货量",
+                   "产量", "现金流", "业务量", "保费", "新业务价值", "吞吐量", "发电量"})
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,28 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
     return None
 
 
+def review_period(title: str, date: dt.date | None = None) -> Period | None:
+    """The one part of one year a periodic results review's title names (「2023年一季报点评」, 「2022H1业绩点评」),
+    or None (a full-year, a forecast or a title naming several periods)."""
+    if not title:
+        return None
+    t = norm(title)
+    ps = [p for p in periods(t, date) if p.years]
+    if len(ps) != 1 or len(ps[0].years) != 1 or ps[0].part in (None, FY) or is_forecast(t):
+        return None
+    return ps[0]
+
+
+def _in_review_period(facts: tuple[Fact, ...], title: str, date: dt.date | None) -> tuple[Fact, ...]:
+    """Facts named before any period (「报告期内研发费用1.62亿元」) are of the review's period: a first-quarter
+    review's unlabelled figures are that quarter's, not the year's."""
+    rp = review_period(title, date)
+    if rp is None:
+        return facts
+    return tuple(replace(f, years=rp.years, part=rp.part) if not f.years and f.part is None and not f.forecast
+                 else f for f in facts)
+
+
 _CLAUSE_END = re.compile(r"[，,。；;！？!?\n]")
 
 
@@ -122,12 +147,13 @@ def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fa
 
 
 def check_answer(query: str, passage: str, *, title: str = "", sentence: str | None = None,
-                 date: dt.date | None = None) -> Verdict | None:
-    """None when the passage (its ``sentence`` first, then the passage, then the ``title``) answers the query."""
+                 date: dt.date | None = None, dated: bool = True) -> Verdict | None:
+    """None when the passage (its ``sentence`` first, then the passage, then the ``title``) answers the query.
+    ``dated``: ``date`` is the report's own, not inferred from the years its body states."""
     ask = read_ask(query, date)
     default = _default_years(date)
     p_norm = norm(passage)
-    p_facts = read_facts(p_norm, date)
+    p_facts = _in_review_period(read_facts(p_norm, date), title, date)
     t_facts = read_facts(norm(title), date) if title else ()
     span = None
     if sentence:
@@ -154,6 +180,11 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
             first = first or v
         else:
             return first
+    # after the source's own reading, which names the more telling reason (a target asked as an actual)
+    flows = [m for m in ask.metrics if m in FLOWS]
+    if flows and date and dated and not ask.forecast and ask.part == FY and date.year in ask.years:
+        return Verdict("wrong_period", f"asks {flows[0]} for the full year {date.year} as an actual; a report "
+                                       f"of {date} cannot state that year's full-year figure")
     if any(m not in ask.loose for m in ask.metrics):
         return None
     if span is not None:  # a sentence query speaks of the period in force at its sentence

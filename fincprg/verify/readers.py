@@ -26,6 +26,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "毛利率": ("毛利率", "毛利"),
     "净利率": ("净利率", "净利润率", "利润率", "归母净利率", "归母净利润率", "销售净利率"),
     "费用率": ("费用率", "期间费用率", "销售费用率", "管理费用率", "研发费用率", "财务费用率"),
+    "研发费用": ("研发费用", "研发投入", "研发支出"),
     "EPS": ("EPS", "每股收益"),
     "ROE": ("ROE", "净资产收益率"),
     "估值": ("PE", "市盈率", "估值", "PB", "市净率"),
@@ -114,6 +115,8 @@ _EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|�
 # 「给予25倍PE，对应市值…」, 「合理市值」: a valuation built on forecast earnings; an incentive plan's 考核目标 is
 # a target, not a result; a company's 业绩预告 (preannouncement) is its estimate, not the reported figure
 _FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|预告|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来"
+                          # 「下调公司2022 2023 2024年营业收入分别至…」: a revised forecast
+                          r"|(?:上调|下调)(?:公司|了)?\s?(?:(?:19|20)?\d{2}[\s\-~至、/]*)+年"
                           r"|给予|合理(?:估值|市值|价值)|目标市值|考核目标|考核指标|业绩目标|目标值|触发值")
 _UP, _DOWN, _FLAT = "up", "down", "flat"
 # phrase -> direction of the metric it follows; rate phrases first (增速放缓: the metric still grew)

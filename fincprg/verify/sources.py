@@ -29,6 +29,7 @@ class ReportInfo:
     subject_from: str  # metadata | title | body | none
     kind: str  # company | industry | unknown
     industry: str | None = None
+    date_inferred: bool = False  # an undated report read as of its as-of year (verify.stage)
 
 
 def report_info(report: Any, table: Any | None = None) -> ReportInfo:

@@ -41,7 +41,7 @@ from fincprg.verify.strict import (
 from fincprg.verify.readers import norm
 from fincprg.verify.subject import Subjects, check_subject
 from fincprg.verify.summary import LEVELS
-from fincprg.verify.topical import check_topical
+from fincprg.verify.topical import check_topical, check_trend
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class _Sources:
         for r in ctx.read(L.INGEST, L.REPORTS):
             info = report_info(r, table)
             if info.date is None:  # undated: read as of the latest year it states actual results for
-                info = dataclasses.replace(info, date=infer_date(as_of_year([r.text])))
+                info = dataclasses.replace(info, date=infer_date(as_of_year([r.text])), date_inferred=True)
             self.reports[r.id] = info
         self.passages = list(ctx.read(L.CHUNK, L.PASSAGES))
         self.passage_at = {p.id: i for i, p in enumerate(self.passages)}
@@ -146,7 +146,8 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
                 return v
         if "answer" in checks:
             sentence = src.sentences.get(str(q.provenance.get("sentence_id"))) if q.level == "sentence" else None
-            v = check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date)
+            v = check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date,
+                             dated=not info.date_inferred)
             if v is not None:
                 return v
             return strict_checks(q.text, p.text, info.title, sentence, src.passage_subjects(p).names)
@@ -175,7 +176,7 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
 def strict_checks(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]
                   ) -> Verdict | None:
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
-    as whole, events with specifics; open asks about a topic (:mod:`.topical`); and of figures (:mod:`.figures`):
+    as whole, events with specifics; open asks about a topic or a metric's trend (:mod:`.topical`); and of figures (:mod:`.figures`):
     an amount or a rate's level the source gives only as a change, a part of a combined category, a multiple at
     today's price asked as reached, a risk only listed. A sentence query is read against its sentence, a passage
     query against its passage and title."""
@@ -185,7 +186,7 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
             or _part_whole(query, passage, title, sentence, names) or check_event(query, source, names)
             or check_amount(query, source) or check_rate_level(query, source) or check_combined(query, source, names)
             or check_valuation(query, source) or check_risk(query, source)
-            or check_topical(query, source, names))
+            or check_topical(query, source, names) or check_trend(query, source, names))
 
 
 def _part_whole(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]) -> Verdict | None:

@@ -45,7 +45,7 @@ _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负�
                           r"净利率|股息|分红")
 # capacity/price/volume/output: a source states them per product
 _PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "销量", "产量", "出货量", "开工率", "产能利用率", "市占率",
-                    "市场份额", "份额")
+                    "市场份额", "份额", "渗透率")
 _NOT_PRODUCT = re.compile(r"(?:公司|本公司|集团|其|现有|总|合计|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|达到|"
                           r"共|累计|目前|当前|主要|整体|平均|销售|出厂|市场|产品|年化|全年|年|月|季度|的|了|和|及|与|"
                           r"实现|完成|全部|权益|可|将|已|为|至|达|约|[\d.%万亿吨元个件台套辆]+)$")
@@ -59,8 +59,8 @@ _PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板�
 _WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|集团(?!旗下)|合并|整体|综合|上市公司")
 # 主营业务收入 is the company's, 移动主营业务收入 a segment's: the prefix is read off before the marks
 _MAIN_PREFIX = re.compile(r"(?:主营业务|主营)$")
-# 收入占比 / 收入结构 is a share, not the amount
-_SHARE_AFTER = re.compile(r"占比|比重|份额|结构|占")
+# 收入占比 / 收入结构 / 营收贡献率 is a share, not the amount
+_SHARE_AFTER = re.compile(r"的?(?:占比|比重|份额|结构|占|贡献)")
 _FIGURE = re.compile(r"\d")
 _CLAUSE = re.compile(r"[。！？!?；;\n，,：:（(]")
 
@@ -134,6 +134,8 @@ def _has_period(query: str) -> bool:
     return bool(periods(q) or _REL_PERIOD.search(q))
 
 
+# a report's own verdict or valuation: dated by the report, not by the company's periods
+_OF_REPORT = re.compile(r"目标价|目标股价|投资评级|评级|估值|市盈率|市净率|(?<![A-Za-z])P[EBS](?![A-Za-z])", re.I)
 # an evaluation with no aspect (「泸州老窖的投资价值如何」) matches any report on the company
 _OPEN_ASK = re.compile(r"(?:的)?(?:投资价值|投资亮点|发展前景|前景|发展|经营|表现|情况|看点)(?:如何|怎样|怎么样|有哪些)[？?]?$")
 
@@ -146,6 +148,10 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     rest = _OPEN_ASK.sub("", bare)
     if rest != bare and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
         return Verdict("vague", "asks an evaluation of the company with no aspect; it matches any report on it")
+    m = _OF_REPORT.search(q)
+    if m and not _has_period(q):
+        # each report on the company sets its own target price, rating and valuation
+        return Verdict("vague", f"asks the {m.group()} with no date; every report on the company gives its own")
     ask = read_ask(q)
     if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(_COMPARE.sub("", q)):
         # 「一季度营收是多少」 matches every year's first quarter

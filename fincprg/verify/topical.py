@@ -5,6 +5,10 @@
 a passing mention, not the progress or the impact asked. :func:`fincprg.verify.strict.check_event` covers the
 corporate events a what/which question asks; this covers the open asks (进展, 情况如何, 有何影响, 趋势, 何时) of the
 topics a template or an LLM asks about from a keyword (渠道, 海外, 门店, 需求, 产能, 订单 …).
+
+:func:`check_trend` covers the same shape for a metric: 「传智教育2021年研发投入的变化趋势如何？」 from 「公司将加大研发投入」,
+「广汇能源2021年营业收入的变化趋势如何？」 from 「2021年之后…营业收入和利润持续提升」: a trend asked of a metric is
+answered by a figure for it, not by a direction, a plan or an outlook alone.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import SENT_SPLIT, blank_periods, is_forecast, norm
+from fincprg.verify.readers import SENT_SPLIT, blank_periods, is_forecast, metrics, norm, read_ask
 from fincprg.verify.strict import SPECIFIC, blank_names
 
 # topic -> the words that name it in a query and in a source sentence
@@ -71,3 +75,45 @@ def _states(sent: str, topic: str, ahead: bool) -> bool:
     if not ahead and _OUTLOOK.search(sent):
         return False
     return bool(SPECIFIC.search(blank_periods(sent)))
+
+
+# 「…的变化趋势如何」, 「…表现如何」: the whole question asks how one or more metrics went
+_TREND = re.compile(r"的?(?:变化趋势|趋势|变化情况|表现|走势|变化)(?:如何|怎样|怎么样)[？?]?$")
+_CLAUSE = re.compile(r"[，,。！？!?；;\n]")
+_JOIN = re.compile(r"和|及|与|、|以及")
+
+
+def check_trend(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``not_answered``: a trend or performance ask of a metric (a known metric family, else the words asked:
+    研发投入) that no clause of the source states with a figure, other than as a plan or an outlook."""
+    q = blank_names(norm(query), names)
+    m = _TREND.search(q)
+    if not m or is_forecast(q) or _ASKS_AHEAD.search(q) or _RISK.search(q):
+        return None
+    families = read_ask(q).metrics
+    if families:
+        def said(clause: str, what: str) -> bool:
+            return any(fam == what for _, fam, _ in metrics(clause))
+        asked: tuple[str, ...] = families
+    else:
+        head = blank_periods(q[:m.start()])
+        head = re.sub(r"^.*?公司", "", head) if "公司" in head else head
+        # blank_periods leaves the 年 of 「2021年」
+        asked = tuple(w for w in (re.sub(r"^[\s的年度]+|[\s的]+$", "", x) for x in _JOIN.split(head)) if len(w) >= 2)
+
+        def said(clause: str, what: str) -> bool:
+            return what in clause
+    clauses = [c for c in _CLAUSE.split(norm(source)) if c.strip()]
+    for what in asked:
+        mentions = [c for c in clauses if said(c, what)]
+        if not mentions:
+            continue  # never named: the answer and metric rules decide
+        if not any(_figure(c) and not _OUTLOOK.search(c) and not is_forecast(c) for c in mentions):
+            return Verdict("not_answered", f"asks how {what} went; the source states no figure for it, only a "
+                                           "direction, a plan or an outlook")
+    return None
+
+
+def _figure(clause: str) -> bool:
+    """A number in the clause that is not a date (「2021年之后」 gives none)."""
+    return re.search(r"\d", blank_periods(clause)) is not None

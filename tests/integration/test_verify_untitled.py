@@ -82,7 +82,7 @@ def test_untitled_llm_queries_with_fragment_or_no_subject_are_dropped(tmp_path, 
     build = L.Build(out)
     kept = {q.text for q in build.queries(L.VERIFY)}
     reasons = {d["text"]: d["reason"] for d in build.dropped()}
-    assert GOOD in kept
+    assert GOOD in kept, reasons
     for key in ("受下游储能需求", "钢基材料"):
         assert reasons.get(LLM_QUERIES[key]) in ("fragment_subject", "no_subject"), (key, reasons)
     assert reasons.get(LLM_QUERIES["行业需求回暖"]) == "no_subject", reasons

@@ -112,3 +112,21 @@ def test_risk_question_never_repeats_the_word_risk():
         s = Sentence(id="r1#p0#s0", passage_id="r1#p0", order=0, text=text)
         q = TemplateGenerator(None).generate([PassageInput(rep, p, (s,))])[0].sentence_queries[0]
         assert "星河科技" in q and q.count("风险") == 1, q
+
+
+def test_no_undated_target_price_rating_or_figureless_trend():
+    """Each report sets its own target price and rating, and 「营收持续提升」 gives no figure: none is asked."""
+    gen = TemplateGenerator()
+    for s in ("维持买入评级，目标价80.5元。", "维持公司增持评级。", "2021年之后，公司营业收入和利润持续提升。"):
+        assert gen.sentence_query(s, "星河科技", key="k") == "", s
+    # a target price beside a figure: the figure is asked, not the target price
+    q = gen.sentence_query("2023年公司实现营业收入52.18亿元，维持目标价80.5元。", "星河科技", key="k")
+    assert q and "目标价" not in q
+
+
+def test_a_quarterly_reviews_unlabelled_figures_are_of_its_quarter():
+    sents = ["报告期内公司研发费用1.62亿元，同比增长23.85%。"]
+    title = "星河科技（688321）2023年一季报点评：业绩符合预期"
+    out = TemplateGenerator().generate([_item(sents=sents, title=title)])[0]
+    assert isinstance(out, QueryTree)
+    assert out.sentence_queries[0].startswith("星河科技2023年一季度"), out.sentence_queries

@@ -131,8 +131,12 @@ def test_company_names_are_neither_events_nor_fragments():
     assert check_topic_strict("银行信贷投放如何？", banks, ["江苏银行", "南京银行"], ["银行"]) is None
 
 
-def test_a_target_price_is_not_vague_and_a_filler_word_is_no_segment():
-    assert check_vague("坚朗五金的目标价是多少？", "目标价80元") is None
+def test_an_undated_target_price_or_rating_is_vague_and_a_filler_word_is_no_segment():
+    """Every report on a company sets its own target price and rating: undated, the ask matches them all."""
+    assert _reason(check_vague("坚朗五金的目标价是多少？", "目标价80元")) == "vague"
+    assert _reason(check_vague("坚朗五金的投资评级和目标价是什么？", "维持买入评级，目标价80元")) == "vague"
+    assert _reason(check_vague("凯莱英的PE是多少？", "对应23年PE26X")) == "vague"
+    assert check_vague("凯莱英2023年的PE是多少？", "对应23年PE26X") is None
     src = "事件 2020Q1 实现收入136亿元，同比下降1.9%。"
     assert check_part_whole("晨鸣纸业2020年一季度收入是多少？", src, ["晨鸣纸业"]) is None
 

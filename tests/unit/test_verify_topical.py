@@ -1,11 +1,12 @@
 """verify's open asks about a topic (fincprg/verify/topical.py) and the comparison and preannouncement readings
-that came with them: each rule drops the failing reading and keeps the acceptable one beside it."""
+that came with them, and a metric's trend, a review's period and the report's own year: each rule drops the
+failing reading and keeps the acceptable one beside it (shapes from blind readings, sources made up)."""
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
 from fincprg.verify.readers import periods
-from fincprg.verify.strict import check_vague
-from fincprg.verify.topical import check_topical
+from fincprg.verify.strict import check_part_whole, check_vague
+from fincprg.verify.topical import check_topical, check_trend
 
 
 def test_progress_asked_of_an_outlook_is_not_answered():
@@ -58,3 +59,51 @@ def test_month_notation_after_a_year_is_a_part_of_the_year():
     assert v is not None and v.reason == "wrong_period"
     assert periods("M2货币供应增速回落") == []  # money supply, not February
     assert [p.part for p in periods("2022M1-2实现营收")] == ["M"]
+
+
+def test_a_trend_needs_a_figure_not_a_direction_or_plan():
+    direction = "2021年之后，随着能源价格回升，公司营业收入和利润持续提升。"
+    v = check_trend("某能源2021年营业收入的变化趋势如何？", direction, ["某能源"])
+    assert v is not None and v.reason == "not_answered"
+    # a year alone is no figure; a figure for the metric answers it
+    assert check_trend("某能源2021年营业收入的变化趋势如何？", "2021年公司实现营业收入241 9亿元，同比增长59 4 。",
+                       ["某能源"]) is None
+    # a metric the reader has no family for is read by the words asked
+    plan = "公司将加大研发投入以提升学员对线上产品的认可度。"
+    assert check_trend("某教育2021年研发投入的变化趋势如何？", plan, ["某教育"]) is not None
+    assert check_trend("某教育2021年机构业务规模的变化趋势如何？", plan, ["某教育"]) is None  # never named: not ours
+    # a plan asked as a plan is the topic rules' business
+    assert check_trend("某教育2022年研发投入的规划如何？", plan, ["某教育"]) is None
+
+
+def test_a_review_period_dates_its_unlabelled_figures():
+    title = "某药（002821）2023年一季报点评：业绩符合预期"
+    src = "公司持续加大投入，报告期内研发费用1 62亿元，同比增长23 85 。2022年签订多个工艺开发订单。"
+    v = check_answer("某药2022年研发费用是多少？", src, title=title, date=dt.date(2023, 4, 28))
+    assert v is not None and v.reason == "wrong_period"
+    assert check_answer("某药2023年一季度研发费用是多少？", src, title=title, date=dt.date(2023, 4, 28)) is None
+    # a full-year review leaves them as they are
+    assert check_answer("某药2022年研发费用是多少？", src, title="某药（002821）2022年报点评：业绩符合预期",
+                        date=dt.date(2023, 3, 28)) is None
+
+
+def test_a_report_cannot_state_its_own_years_full_year_actual():
+    src = "经营活动产生的现金流净额为1 36亿元，比去年同期减少。"
+    v = check_answer("某环保2020年经营活动现金流达到了多少？", src, date=dt.date(2020, 4, 28))
+    assert v is not None and v.reason == "wrong_period"
+    assert check_answer("某环保2019年经营活动现金流达到了多少？", src, date=dt.date(2020, 4, 28)) is None
+
+
+def test_a_revised_forecast_is_no_actual():
+    src = "我们略微下调公司2022 2023 2024年营业收入分别至12 18 15 24 19 07亿元。"
+    v = check_answer("某药业2022-2024年营业收入达到了多少？", src)
+    assert v is not None and v.reason == "forecast_mismatch"
+    assert check_answer("预计某药业2022-2024年营业收入分别是多少？", src) is None
+
+
+def test_a_product_rate_and_a_contribution_are_no_company_figure():
+    v = check_vague("某超市2019年的门店渗透率为多少？", "超市生鲜销售增长18 2 ，生鲜在门店的渗透率达40 。", ["某超市"])
+    assert v is not None and v.reason == "vague"
+    sub = "其中子公司某药业2020年营收58 03亿元，同比增长20 34 ，对公司的营收贡献率为67 32 。"
+    v = check_part_whole("某高新2020年营收是多少？", sub, ["某高新"])
+    assert v is not None and v.reason == "not_answered"
