@@ -133,13 +133,33 @@ class StockTable:
         for hit, i in find_names(t, self._by_first):
             counts[hit] += 1
             first.setdefault(hit, i)
+        written: dict[str, str] = {}  # table name -> the name the text writes beside its code
         for m in _CODE.finditer(t):
             n = self.name_of.get(m.group(1))
             if n:
                 counts[n] += 1
                 first.setdefault(n, m.start())
-        return [Mention(n, self.code_of.get(n), c, first[n])
+                w = _written_name(n, t[max(0, m.start() - 14):m.start()])
+                if w:
+                    written.setdefault(n, w)
+        return [Mention(written.get(n, n), self.code_of.get(n), c, first[n])
                 for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))]
+
+
+_ST = re.compile(r"^\*?S?ST\s*")
+
+
+def _written_name(name: str, before: str) -> str | None:
+    """The name a report writes before a stock code the table lists as risk-flagged today (*ST传智 for
+    「传智教育（003032）」): the table's ST mark and later renames are not the report's subject."""
+    bare = _ST.sub("", name)
+    if bare == name or not bare:
+        return None
+    run = re.search(r"([\u4e00-\u9fffA-Za-z]{2,12})\s*[（(]?\s*$", before)
+    if not run or bare[0] not in run.group(1):
+        return None
+    w = run.group(1)[run.group(1).rfind(bare[0]):]
+    return w if len(w) >= 2 else None
 
 
 @lru_cache(maxsize=4)

@@ -42,7 +42,7 @@ _STOCKS = frozenset({"产能", "市占率", "订单", "市值", "目标价", "�
 # time-dependent figures the metric table does not carry
 _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负债率|周转|装机|用户数|客户数|门店数|员工数|存款|贷款|"
                           r"资产规模|管理规模|保有量|渗透率|产量|销量|出货量|产能|收入|利润|营收|EPS|每股收益|ROE|毛利率|"
-                          r"净利率|股息|分红")
+                          r"净利率|股息|分红|销售金额|销售面积|签约金额|合同销售")
 # capacity/price/volume/output: a source states them per product
 _PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "销量", "产量", "出货量", "开工率", "产能利用率", "市占率",
                     "市场份额", "份额", "渗透率")

@@ -107,3 +107,20 @@ def test_a_product_rate_and_a_contribution_are_no_company_figure():
     sub = "其中子公司某药业2020年营收58 03亿元，同比增长20 34 ，对公司的营收贡献率为67 32 。"
     v = check_part_whole("某高新2020年营收是多少？", sub, ["某高新"])
     assert v is not None and v.reason == "not_answered"
+
+
+def test_a_sales_amount_needs_a_period():
+    src = "10月实现合同销售金额523 1亿元，1 10月累计合同销售金额5450 7亿元。"
+    assert check_vague("某地产的合同销售金额为多少？", src, ["某地产"]) is not None
+    assert check_vague("某地产2021年10月的合同销售金额为多少？", src, ["某地产"]) is None
+
+
+def test_a_risk_flagged_table_name_yields_to_the_name_written_beside_its_code(tmp_path):
+    from fincprg.finance.stocks import StockTable
+
+    table = tmp_path / "stocks.csv"
+    table.write_text("symbol,name,industry\n003032,*ST传智,文教休闲\n600519,贵州茅台,白酒\n", encoding="utf-8")
+    t = StockTable(table)
+    assert [m.name for m in t.mentions("传智教育 003032 公司发布2021年一季报。")] == ["传智教育"]
+    assert [m.name for m in t.mentions("公司 003032 发布一季报。")] == ["*ST传智"]  # nothing written beside it
+    assert [m.name for m in t.mentions("贵州茅台（600519）：业绩稳健")] == ["贵州茅台"]
