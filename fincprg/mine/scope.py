@@ -14,6 +14,9 @@ about a company by that company's report. :func:`topic_veto` says so, with these
   subject while naming no company. Passages of industry, strategy and macro reports speak for it;
 - ``topic_period``: the years (and part of year, actual vs forecast) the subquery names are neither the
   passage's nor its report's (title, publication quarter).
+- ``topic_trend``: the subquery asks how a metric went (「…市占率的变化情况如何」) and the passage states no
+  figure for it, only a direction, plan or outlook (read by verify's own reader,
+  :func:`fincprg.verify.topical.check_trend`, not the generator's extraction).
 
 Report scopes are small per-report records built once by the stage (:func:`topic_scope`) and
 handed to the pure scoring function with the rest of :class:`~fincprg.mine.traverse.MineEnv`.
@@ -159,7 +162,7 @@ def speaks_for_industry(subquery: str, passage: str, names: frozenset[str]) -> b
 
 def topic_veto(subquery: str, sub_facts: Any, passage: str | None, scope: ReportScope | None,
                names: frozenset[str]) -> str | None:
-    """``topic_company`` / ``topic_industry`` / ``topic_period`` or None (see the module docstring).
+    """``topic_company`` / ``topic_industry`` / ``topic_period`` / ``topic_trend`` or None (module docstring).
 
     Args:
         subquery: the topic subquery's text; ``sub_facts`` its facts (:func:`fincprg.finance.extract`).
@@ -183,4 +186,9 @@ def topic_veto(subquery: str, sub_facts: Any, passage: str | None, scope: Report
             theirs |= periods(extract(passage), passage)
         if theirs and period_conflict(sub_periods, frozenset(theirs)):
             return "topic_period"
+    if passage:
+        from fincprg.verify.topical import check_trend
+
+        if check_trend(subquery, passage, companies) is not None:
+            return "topic_trend"
     return None

@@ -12,7 +12,7 @@ compatible (even identical) questions whose sentences or passages give different
 metric asked about, speak of another period (year, part of year, actual vs forecast), or state only
 part of the metrics asked, or do not state the asked fact at all (an open question's subject only in a
 risk note, a condition or a table: 「主要客户有哪些」 of 「如果公司主要客户发生重大变化…」), are not the same question. The topic space adds its own rules
-(:mod:`fincprg.mine.scope`: ``topic_company``, ``topic_industry``, ``topic_period``).
+(:mod:`fincprg.mine.scope`: ``topic_company``, ``topic_industry``, ``topic_period``, ``topic_trend``).
 """
 from __future__ import annotations
 

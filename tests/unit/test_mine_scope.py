@@ -148,3 +148,11 @@ def test_build_names_are_found_leftmost_longest():
     index = name_index({"常熟", "常熟银行", "银行", "江苏"})
     assert list(find_names("常熟银行与江苏银行", index)) == [("常熟银行", 0), ("江苏", 5), ("银行", 7)]
     assert list(find_names("净息差", index)) == []
+
+
+def test_a_trend_subquery_is_not_answered_by_an_outlook():
+    """「中海油服市占率的变化情况如何」 labelled with a passage that only expects the share to rise (reading 7)."""
+    outlook = "我们认为行业洗牌后公司长期海外市占率将持续提升。"
+    assert veto("常熟银行净息差的变化情况如何？", "我们预计常熟银行净息差有望企稳。", BANK) == "topic_trend"
+    assert veto("常熟银行净息差的变化情况如何？", BANK_PASSAGE, BANK) is None
+    assert veto("常熟银行市占率的变化情况如何？", outlook, BANK) == "topic_trend"
