@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from fincprg.verify.answer import NO_TENSE, Verdict
 from fincprg.verify.readers import (
     FY,
+    MONTH,
     LOOSE,
     METRICS,
     SENT_SPLIT,
@@ -98,9 +99,18 @@ _RESULTS = frozenset({"营业收入", "净利润", "扣非净利润"})
 _SURFACE_RE = re.compile("|".join(map(re.escape, SURFACES)))
 
 
+# a unit with no number before it (「2019年的万吨榨菜产能」: 「20万吨榨菜产能」 lost its figure)
+_BARE_UNIT = re.compile(r"(?<![\d\s.少几数百千])(?:万吨|亿元|万元|万辆|万台|万股|亿股|万平|万方)")
+_MONTH_NAMED = re.compile(r"\d\s?月|[一二三四五六七八九十]+月|M\d")
+
+
 def check_garbled(query: str) -> Verdict | None:
-    """``garbled``: the query copies legal or conditional boilerplate, or repeats a fragment of its text."""
+    """``garbled``: the query copies legal or conditional boilerplate, repeats a fragment of its text or keeps a
+    unit whose number it dropped."""
     q = norm(query)
+    m = _BARE_UNIT.search(q)
+    if m:
+        return Verdict("garbled", f"keeps the unit 「{m.group()}」 without its number")
     m = _BOILER.search(q)
     if m:
         return Verdict("garbled", f"copies conditional or legal boilerplate (「{m.group()}」)")
@@ -153,6 +163,9 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         # each report on the company sets its own target price, rating and valuation
         return Verdict("vague", f"asks the {m.group()} with no date; every report on the company gives its own")
     ask = read_ask(q)
+    if ask.part == MONTH and not _MONTH_NAMED.search(q):
+        # 「2022年单月市占率」 from 「1月单月市占率」: which month is lost
+        return Verdict("vague", "asks a single month's figure without naming the month")
     if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(_COMPARE.sub("", q)):
         # 「一季度营收是多少」 matches every year's first quarter
         return Verdict("vague", f"asks {ask.part} with no year; it matches every year's")

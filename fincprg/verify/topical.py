@@ -78,7 +78,8 @@ def _states(sent: str, topic: str, ahead: bool) -> bool:
 
 
 # 「…的变化趋势如何」, 「…表现如何」: the whole question asks how one or more metrics went
-_TREND = re.compile(r"的?(?:变化趋势|趋势|变化情况|表现|走势|变化)(?:如何|怎样|怎么样)[？?]?$")
+# (「估值水平如何」: a level asked is answered by a figure too)
+_TREND = re.compile(r"的?(?:变化趋势|趋势|变化情况|表现|走势|变化|水平)(?:如何|怎样|怎么样)[？?]?$")
 _CLAUSE = re.compile(r"[，,。！？!?；;\n]")
 _JOIN = re.compile(r"和|及|与|、|以及")
 

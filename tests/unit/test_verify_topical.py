@@ -124,3 +124,15 @@ def test_a_risk_flagged_table_name_yields_to_the_name_written_beside_its_code(tm
     assert [m.name for m in t.mentions("传智教育 003032 公司发布2021年一季报。")] == ["传智教育"]
     assert [m.name for m in t.mentions("公司 003032 发布一季报。")] == ["*ST传智"]  # nothing written beside it
     assert [m.name for m in t.mentions("贵州茅台（600519）：业绩稳健")] == ["贵州茅台"]
+
+
+def test_a_unit_without_its_number_a_nameless_month_and_a_level_without_a_figure():
+    from fincprg.verify.strict import check_garbled
+
+    assert check_garbled("某榨菜2019年的万吨榨菜产能为多少？") is not None
+    assert check_garbled("某榨菜2019年营收是多少亿元？") is None
+    src = "1月单月市占率17 24 ，同比提升0 92pct。"
+    assert check_vague("某快递2022年单月市占率同比提升了多少？", src, ["某快递"]) is not None
+    assert check_vague("某快递2022年1月单月市占率同比提升了多少？", src, ["某快递"]) is None
+    assert check_trend("某港口2020年估值水平如何？", "公司估值可参照其他港口。", ["某港口"]) is not None
+    assert check_trend("某港口2020年估值水平如何？", "当前股价对应2020年PE为15倍。", ["某港口"]) is None
