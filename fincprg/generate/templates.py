@@ -5,8 +5,8 @@ Each sentence is read into a fact frame (entity, period, aspect, metric, directi
 much, change, why, forecast, risk, event), chosen deterministically from the sentence id.
 A passage is asked about its main fact: the metric it discusses most, with the aspect, direction and
 period written next to it, or its forecast, risk or event. A target price or rating is not asked: it is
-the report's own, of its date, and undated it matches every report on the company. No word segmenter picks the wording:
-phrases are bounded by the sentence's own marks, so the queries do not reward the jieba dictionary
+the report's own, of its date, and undated it matches every report on the company. No word segmenter
+picks the wording: phrases are bounded by the sentence's own marks, so the queries do not reward the jieba dictionary
 that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias). The tokenizer only
 filters afterwards (:mod:`fincprg.generate.words`): a phrase that is no whole noun phrase is dropped,
 and a metric whose written segment cannot be said is not asked at all.
@@ -222,9 +222,9 @@ class TemplateGenerator:
     # ------------------------------------------------------------ passages
 
     def passage_query(self, text: str, company: str | None, *, key: str, date: dt.date | None = None,
-                      period: Period | None = None) -> str:
+                      period: Period | None | str = "dominant") -> str:
         """A passage-level question about its main fact (main metric, forecast, risk or event); ``period``: the
-        passage's default period (:func:`default_period`), else its dominant one."""
+        passage's default period (:func:`default_period`; None: none), by default its dominant one."""
         text = _clean(text)
         if not text:
             return ""
@@ -233,7 +233,7 @@ class TemplateGenerator:
         e = company  # never a name-like fragment of the text (「钢基材料」, a broker): no subject, no query
         if not e:
             return ""
-        period = period or dominant_period(text, date)
+        period = dominant_period(text, date) if isinstance(period, str) else period
         names = frozenset(facts.companies)
         if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)", text) \
                 and facts.metrics:
