@@ -57,7 +57,7 @@ def find_names(text: str, index: dict[str, tuple[str, ...]]) -> Iterator[tuple[s
 
 @dataclass(frozen=True)
 class Mention:
-    name: str  # the table's short name (normalised)
+    name: str  # the table's short name (normalised), or for an ST-marked one the name written beside its code
     code: str | None  # six digits
     count: int  # times the text names it (by name or code)
     first: int  # offset of the first mention

@@ -33,6 +33,7 @@ from typing import Any
 from fincprg.finance.clauses import SENTENCE
 from fincprg.finance.compare import period_conflict, periods
 from fincprg.finance.stocks import find_names, name_index
+from fincprg.verify.topical import check_trend
 
 # Report types (Report.report_type) whose passages speak for an industry or the market as a whole.
 WIDE_TYPES = frozenset({"industry", "strategy", "macro"})
@@ -186,9 +187,6 @@ def topic_veto(subquery: str, sub_facts: Any, passage: str | None, scope: Report
             theirs |= periods(extract(passage), passage)
         if theirs and period_conflict(sub_periods, frozenset(theirs)):
             return "topic_period"
-    if passage:
-        from fincprg.verify.topical import check_trend
-
-        if check_trend(subquery, passage, companies) is not None:
-            return "topic_trend"
+    if passage and check_trend(subquery, passage, companies) is not None:
+        return "topic_trend"
     return None

@@ -7,6 +7,8 @@ One module per concern, each a pure function over texts and records:
 * :mod:`.answer`: every fact the query asks is in the source with the same reading;
 * :mod:`.strict` and :mod:`.figures`: a strict reader's rules (boilerplate, vague asks, part as whole, events
   without specifics; amounts and rate levels given only as changes, combined categories, risks only listed);
+* :mod:`.topical`: an open ask about a topic, or a metric's trend, needs a source stating it with specifics
+  or a figure, not only an outlook;
 * :mod:`.related`: an intent pairs related companies only;
 * :mod:`.roundtrip`: the query retrieves its own source (character BM25 over the corpus), and not many
   unrelated reports equally well;

@@ -176,10 +176,10 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
 def strict_checks(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]
                   ) -> Verdict | None:
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
-    as whole, events with specifics; open asks about a topic or a metric's trend (:mod:`.topical`); and of figures (:mod:`.figures`):
-    an amount or a rate's level the source gives only as a change, a part of a combined category, a multiple at
-    today's price asked as reached, a risk only listed. A sentence query is read against its sentence, a passage
-    query against its passage and title."""
+    as whole, events with specifics; open asks about a topic or a metric's trend (:mod:`.topical`); and of
+    figures (:mod:`.figures`): an amount or a rate's level the source gives only as a change, a part of a
+    combined category, a multiple at today's price asked as reached, a risk only listed. A sentence query is
+    read against its sentence, a passage query against its passage and title."""
     source = sentence if sentence else f"{passage}\n{title}"
     return (check_garbled(query) or check_vague(query, source, names)
             or (check_in_sentence(query, sentence, names) if sentence else None)

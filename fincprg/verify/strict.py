@@ -17,7 +17,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import NO_TENSE, Verdict
+from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (
     FY,
     MONTH,
@@ -39,7 +39,7 @@ _REL_PERIOD = re.compile(_REL_YEAR.pattern + r"|近[一二三两五\d]+年|过�
 # a comparison names the base, not the period asked: 「三季度营收较上年同期变化了多少」 has no year
 _COMPARE = re.compile(r"(?:较|比|相比|与)?(?:上年|去年|上一年)同期|(?:较|比|相比)(?:上年|去年)|同比|环比")
 _NOW = re.compile(r"目前|当前|现有|截至|截止|最新|现阶段")
-_STOCKS = frozenset({"产能", "市占率", "订单", "市值", "目标价", "估值"})
+_STOCKS = frozenset({"产能", "市占率", "订单", "市值"})
 # time-dependent figures the metric table does not carry
 _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负债率|周转|装机|用户数|客户数|门店数|员工数|存款|贷款|"
                           r"资产规模|管理规模|保有量|渗透率|产量|销量|出货量|产能|收入|利润|营收|EPS|每股收益|ROE|毛利率|"
@@ -170,8 +170,8 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         # 「一季度营收是多少」 matches every year's first quarter
         return Verdict("vague", f"asks {ask.part} with no year; it matches every year's")
     if _FIGURE_ASK.search(q) and not _has_period(q):
-        # a target price or valuation (NO_TENSE) is the report's own, of its date: not asked with a period
-        timed = [m for m in ask.metrics if m not in NO_TENSE and (m not in _STOCKS or not _NOW.search(q))]
+        # (an undated target price or valuation was read above as the report's own: _OF_REPORT)
+        timed = [m for m in ask.metrics if m not in _STOCKS or not _NOW.search(q)]
         word = _TIMED_WORDS.search(q)
         if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
             what = timed[0] if timed else word.group()  # type: ignore[union-attr]

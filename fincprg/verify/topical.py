@@ -92,27 +92,26 @@ def check_trend(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     if not m or is_forecast(q) or _ASKS_AHEAD.search(q) or _RISK.search(q):
         return None
     families = read_ask(q).metrics
-    if families:
-        def said(clause: str, what: str) -> bool:
-            return any(fam == what for _, fam, _ in metrics(clause))
-        asked: tuple[str, ...] = families
-    else:
-        head = blank_periods(q[:m.start()])
-        head = re.sub(r"^.*?公司", "", head) if "公司" in head else head
-        # blank_periods leaves the 年 of 「2021年」
-        asked = tuple(w for w in (re.sub(r"^[\s的年度]+|[\s的]+$", "", x) for x in _JOIN.split(head)) if len(w) >= 2)
-
-        def said(clause: str, what: str) -> bool:
-            return what in clause
+    asked = families or _asked_words(q[:m.start()])
     clauses = [c for c in _CLAUSE.split(norm(source)) if c.strip()]
     for what in asked:
-        mentions = [c for c in clauses if said(c, what)]
+        # a family is named by any of its surfaces (营收 for 营业收入); other words as written
+        mentions = [c for c in clauses if (any(f == what for _, f, _ in metrics(c)) if families else what in c)]
         if not mentions:
             continue  # never named: the answer and metric rules decide
         if not any(_figure(c) and not _OUTLOOK.search(c) and not is_forecast(c) for c in mentions):
             return Verdict("not_answered", f"asks how {what} went; the source states no figure for it, only a "
                                            "direction, a plan or an outlook")
     return None
+
+
+def _asked_words(head: str) -> tuple[str, ...]:
+    """The words a trend is asked of, from the query before its trend phrase (company blanked to 公司):
+    「公司2021年研发投入」 -> 研发投入; 「营收和研发投入」 -> both."""
+    head = blank_periods(head)
+    head = re.sub(r"^.*?公司", "", head) if "公司" in head else head
+    # blank_periods leaves the 年 of 「2021年」
+    return tuple(w for w in (re.sub(r"^[\s的年度]+|[\s的]+$", "", x) for x in _JOIN.split(head)) if len(w) >= 2)
 
 
 def _figure(clause: str) -> bool:
