@@ -146,22 +146,40 @@ _INDUSTRY_EVENTS = {"疫情": "{S}受疫情的影响如何？", "政策": "{S}�
                     "涨价": "{S}产品涨价有何影响？", "提价": "{S}产品提价有何影响？", "降价": "{S}产品降价有何影响？"}
 
 
-def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles: Sequence[str] = ()) -> str:
+# A company's own statement and valuation measures: summed over an industry they are no question that the
+# topic's company reports answer (「食品饮料行业净利润的变化情况」); sector measures (净息差, 保费) are.
+_COMPANY_MEASURES = frozenset("扣非净利润 归母净利润 营业收入 利润总额 营业利润 毛利率 净利率 毛利 费用率 研发费用 ROE "
+                              "ROA EPS PE PB PS 目标价 现金流 资本开支 市占率 存货周转 资产负债率 股息率 EBITDA 市值".split())
+
+
+def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles: Sequence[str] = (), *,
+                      companies: bool = False) -> str:
     """A question about keyword ``k`` (an event, a metric or an industry term) in ``scope`` (period +
     industry); "" for a term of another industry that only one title writes (a clustered topic may hold a
-    stray title: 房地产行业 … 生猪), while a theme several titles share stays (电子行业 … AI)."""
+    stray title: 房地产行业 … 生猪), while a theme several titles share stays (电子行业 … AI).
+
+    In a topic of company reports (``companies``) a keyword speaks for the industry only where two titles
+    write it (one bank's 净息差 title is no view of the banks' 净息差), and a company measure is never
+    asked of the industry. A period that spans years is a past range, so it gets no 「前景」."""
     from fincprg.finance import METRIC_SYNONYMS
     from fincprg.finance.industries import lexicon
     from fincprg.generate.phrases import EVENTS
 
+    written = sum(k.lower() in t.lower() for t in titles)
+    if (companies and written < 2) or (industry and k.lower() in industry.lower()):  # 「汽车行业汽车」 says it twice
+        return ""
     if k in EVENTS:  # company events (回购, 股权激励) are no industry question
         return _INDUSTRY_EVENTS.get(k, "").replace("{S}", scope)
-    if any(k.lower() == w.lower() for ws in METRIC_SYNONYMS.values() for w in ws):  # a measure has no 前景
+    measure = next((m for m, ws in METRIC_SYNONYMS.items() if any(k.lower() == w.lower() for w in ws)), None)
+    if measure:  # a measure has no 前景
+        if companies and measure in _COMPANY_MEASURES:
+            return ""
         return _pick(key, [f"{scope}{k}的变化情况如何？", f"{scope}{k}表现如何？"])
     owners = {ind for ind, ws in lexicon().items() if k in ws}
-    if owners and industry not in owners and sum(k.lower() in t.lower() for t in titles) < 2:
+    if owners and industry not in owners and written < 2:
         return ""
-    return _pick(key, [f"{scope}{k}的发展趋势如何？", f"{scope}{k}有哪些新变化？", f"{scope}{k}的前景如何？"])
+    forms = [f"{scope}{k}的发展趋势如何？", f"{scope}{k}有哪些新变化？"]
+    return _pick(key, forms if "至" in scope else [*forms, f"{scope}{k}的前景如何？"])
 
 
 @lru_cache(maxsize=1)
@@ -232,7 +250,8 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         for k in words if scope else ():  # without an industry a keyword question has no subject
             if len(out) >= room:
                 break
-            q = _keyword_question(f"{key}|{k}", k, f"{period}{scope}", topic.industry, topic.titles)
+            q = _keyword_question(f"{key}|{k}", k, f"{period}{scope}", topic.industry, topic.titles,
+                                  companies=bool(companies))
             if q:
                 out.append(q)
         return out

@@ -81,3 +81,40 @@ def test_capacity_and_multiples_are_not_asked_how_they_perform():
         assert q and "产能表现" not in q and "产能的变化" not in q, q
         q = _title_question(f"k{i}", "中国平安", "中国平安（601318）：PE仅10倍，估值处于低位")
         assert q and "PE表现" not in q, q
+
+
+def _subqueries(topic: TopicInput) -> list[str]:
+    return [s for it in template_intents(topic) for s in it["subqueries"]]
+
+
+def test_one_company_title_does_not_speak_for_its_industry():
+    # one bank's 净息差 title and one insurer's 寿险 title are no view of the industry's 净息差 or 寿险
+    dates = (dt.date(2021, 3, 1), dt.date(2023, 8, 1))
+    titles = ("常熟银行（601128）2022年中报点评：净息差与资产质量穿越周期", "兴业银行（601166）：资产质量保持平稳")
+    subs = _subqueries(TopicInput("t5", ("净息差", "资产质量"), titles, "银行", dates))
+    assert subs and not any("银行行业" in s for s in subs), subs
+    # two titles writing it: the topic's reports speak for the industry
+    titles2 = (*titles[:1], "江苏银行（600919）：净息差企稳，信贷投放提速")
+    subs2 = _subqueries(TopicInput("t5", ("净息差",), titles2, "银行", dates))
+    assert any(s.startswith("2021年至2023年银行行业净息差") for s in subs2), subs2
+
+
+def test_a_company_measure_is_not_asked_of_an_industry_nor_a_past_range_of_its_prospects():
+    from fincprg.topics.intents import _keyword_question
+
+    two = ("伊利股份（600887）：净利润稳健增长", "青岛啤酒（600600）：净利润超预期")
+    assert _keyword_question("t", "净利润", "2020年至2023年食品饮料行业", "食品饮料", two, companies=True) == ""
+    # industry reports may sum a measure over the industry
+    assert _keyword_question("t", "净利润", "2020年至2023年食品饮料行业", "食品饮料", two) != ""
+    for key in map(str, range(12)):  # every form the key can pick
+        q = _keyword_question(key, "农药", "2020年至2023年基础化工行业", "基础化工", ("农药景气", "农药涨价"))
+        assert q and "前景" not in q, q
+    forms = {_keyword_question(str(k), "农药", "2022年基础化工行业", "基础化工", ()) for k in range(12)}
+    assert any("前景" in q for q in forms), forms  # one year ahead may ask the outlook
+
+
+def test_a_keyword_the_industry_name_holds_is_not_asked_again():
+    from fincprg.topics.intents import _keyword_question
+
+    assert _keyword_question("t", "汽车", "2023年汽车行业", "汽车", ("汽车周报", "汽车销量")) == ""
+    assert _keyword_question("t", "新能源车", "2023年汽车行业", "汽车", ("新能源车周报", "新能源车销量")) != ""
