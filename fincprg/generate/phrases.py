@@ -48,9 +48,12 @@ _MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|�
                       r"(?=[为达约至]|同比|环比|\s*[-+]?\d|上涨|下跌|下降|增长|上升|回落|下行|上行)")
 # Measures that say nothing without what they measure: 「安靠智电2019年金额是多少？」
 _NEEDS_OBJECT = frozenset("金额 总额 规模 指数 涨幅 跌幅 增速".split())
+# ... and an action is no object: 「投资金额」 of which project, 「交易金额」 of which deal
+_BARE_ACTIONS = frozenset("投资 交易 成交 融资 募资 签约 采购".split())
 _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|全年|[1-4]Q|Q[1-4]|[12]H|H[12]")
 REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
 FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
+_FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
 _DIRECTION = re.compile(r"(?P<down>负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至)"
                         r"|(?P<up>增长|提升|上升|增加|提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍|新高|扭亏)")
 # Words that cannot be a question's aspect on their own.
@@ -266,8 +269,10 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     """
     m = _first_metric(clause) or _MEASURE.search(clause)
     period, fc = period_of(clause, sentence, passage_year, year, passage_text)
-    # 「预计23 24公司年营业收入…」 stays a forecast even where its years are unreadable
-    if (FORECAST.search(clause) and period) or re.search(r"预计|预测", clause):
+    # 「预计23 24公司年营业收入…」 stays a forecast even where its years are unreadable; a flash report's
+    # 「预计实现」 is the company's preliminary actual, not a forecast
+    flash = _FLASH_FIGURE.search(clause) and "快报" in (passage_text or sentence)
+    if not flash and ((FORECAST.search(clause) and period) or re.search(r"预计|预测", clause)):
         fc = True
     if m is None:
         return Frame(period=period, forecast=fc)
@@ -294,7 +299,8 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
         reason = bool(REASON.search(c))
     return Frame(period=period, forecast=fc, metric=canonical(surface) or surface, surface=surface,
                  aspect=aspect or "",
-                 vague=(aspect is None or (not aspect and surface in _NEEDS_OBJECT)
+                 vague=(aspect is None or surface == "指数"  # an index is a market's, never the company's
+                        or (surface in _NEEDS_OBJECT and (aspect or "") in _BARE_ACTIONS | {""})
                         or share or foreign_head(clause[:m.start()], others, names - others)),
                  direction=direction, number=number,
                  # a figure right after the change word is the change (「增长47.5%」), even where AlphaFin lost the %
@@ -371,9 +377,9 @@ EVENTS: dict[str, tuple[str, ...]] = {
 }
 # events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
 CORPORATE_EVENTS = frozenset("股权激励 回购 分红 定增 募投 收购 并购 投产 扩产 中标 提价 涨价 降价 新品".split())
-# 竞争力 and 进出口 are no 竞争 or 出口 event
+# 竞争力 and 进出口 are no 竞争 or 出口 event, nor is 稳定增长 a 定增
 _EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)).replace("竞争", "竞争(?!力|优势|对手)")
-                       .replace("出口", "(?<!进)出口"))
+                       .replace("出口", "(?<!进)出口").replace("定增", "定增(?![长速幅量])"))
 
 
 def event_of(text: str) -> str | None:

@@ -33,6 +33,7 @@ from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
 from fincprg.generate import phrases as ph
 from fincprg.generate.phrases import canonical
+from fincprg.generate.words import VERDICT
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.generate.complete import asked_period, dominant_period
 from fincprg.records import Failure, Report
@@ -188,9 +189,10 @@ class TemplateGenerator:
         risk = _RISK.search(text)
         if risk:
             topic = ph.risk_topic(text, risk.end())
-            if topic:
-                return _pick(key, [f"{e}面临{topic}等哪些风险？", f"{topic}的风险对{e}有何影响？",
-                                   f"{e}需要关注{topic}的风险吗？"])
+            # a risk list names risks, never their impact (no 「…的风险对X有何影响」); a bare noun (竞争, 政策)
+            # is every report's risk, a verdict on one (电网投资不及预期) is this report's
+            if topic and VERDICT.search(topic):
+                return _pick(key, [f"{e}面临{topic}等哪些风险？", f"{e}需要关注{topic}的风险吗？"])
             return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         if _RATING.search(text) and not facts.metrics:
             return ""  # a rating is the report's of its date: undated, the question matches every report

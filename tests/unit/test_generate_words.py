@@ -92,3 +92,29 @@ def test_no_second_forecast_word():
     for k in "abcdef":
         q = metric_question(k, "星河科技", f)
         assert q.count("预测") + q.count("预计") == 1, q
+
+
+def test_stable_growth_is_no_placement_and_a_listed_risk_has_no_asked_impact():
+    from fincprg.generate.phrases import event_of
+
+    assert event_of("新元药业（002873）：重视中药发展布局,业绩保持稳定增长") is None
+    assert event_of("涪陵榨菜：定增方案彰显发展信心") == "定增"
+    # a bare risk noun is every report's risk: the generic question; a verdict on one is this report's
+    bare = _sentence_query("风险提示：竞争加剧，原材料价格波动。")
+    assert bare and "竞争" not in bare and "有何影响" not in bare, bare
+    told = _sentence_query("风险提示：电网投资不及预期，原材料价格波动。")
+    assert "电网投资不及预期" in told and "有何影响" not in told, told
+
+
+def test_an_amount_of_a_bare_action_is_not_asked():
+    q = _sentence_query("2022年公司投资建设年产10万吨镁合金项目，投资金额约为6.46亿元。")
+    assert "投资金额" not in q, q
+
+
+def test_a_flash_reports_preliminary_figure_is_not_asked_as_a_forecast():
+    q = _sentence_query("公司发布2022年前三季度业绩快报，前三季度预计实现营业收入8.83亿元，同比减少1.08%。")
+    assert q and "预" not in q, q
+
+
+def test_a_market_index_is_not_asked_of_the_company():
+    assert "指数" not in _sentence_query("2022年3月以来BDTI指数上涨11.98%，运价持续回升。")
