@@ -3,9 +3,10 @@
 * ``check_amount``: an amount (「收入为多少」) the source states only as a change or a share;
 * ``check_rate_level``: a rate's level (「财务费用率是多少」) the source states only as a change (「同比+0.3pct」);
 * ``check_combined``: a part's figure (「家电收入」) the source states only for a combined category
-  (「超市及家电收入」, 「芯片封装及测试业务」);
+  (「超市及家电收入」, 「芯片封装及测试业务」) or as a remainder (「其他调味品收入」);
 * ``check_valuation``: a multiple at today's price on forecast earnings (「当前股价对应2020-2022年PB」) asked as
   a figure reached (「PB达到了多少」);
+* ``check_earnings_forecast``: an earnings forecast (「盈利预测」) for years the source forecasts no earnings for;
 * ``check_risk``: a risk's effect asked where the source only lists the risk (「风险提示：…」), or the risks asked
   where the source lists none (「详见正文」).
 """
@@ -15,7 +16,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import METRICS, blank_periods, longest_first, norm, read_ask
+from fincprg.verify.readers import METRICS, blank_periods, longest_first, norm, read_ask, read_facts
 
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
 
@@ -107,7 +108,14 @@ def check_combined(query: str, source: str, names: Iterable[str] = ()) -> Verdic
         if near and all(_joined(s, i, len(part)) and not _listed(s, i + len(part)) for i in near):
             return Verdict("not_answered", f"asks {part}'s {m.group()}; the source states it only for a combined "
                                            f"category (「{s[max(0, near[0] - 6):near[0] + len(part)]}」)")
+        # 「其他调味品收入」 is what is left of the category, not its total
+        if near and all(_REMAINDER.search(s[max(0, i - 2):i]) for i in near):
+            return Verdict("not_answered", f"asks {part}'s {m.group()}; the source states only a remainder "
+                                           f"(「{s[max(0, near[0] - 2):near[0] + len(part)]}」)")
     return None
+
+
+_REMAINDER = re.compile(r"(?:其他|其它|其余|剩余)$")
 
 
 def _listed(s: str, i: int) -> bool:
@@ -152,4 +160,27 @@ def check_risk(query: str, source: str) -> Verdict | None:
         return Verdict("not_answered", "asks a risk's effect; the source only lists it under 风险提示")
     if re.search(r"哪些|什么", q) and lists and all(_NO_DETAIL.search(re.split(r"[。；;]", s[e:])[0]) for e in lists):
         return Verdict("not_answered", "asks which risks; the source's 风险提示 refers elsewhere (详见正文)")
+    return None
+
+
+_EARNINGS_FORECAST = re.compile(r"盈利预测|业绩预测|利润预测")
+_EARNINGS = frozenset({"净利润", "扣非净利润", "EPS", "营业收入"})
+
+
+def check_earnings_forecast(query: str, source: str) -> Verdict | None:
+    """``not_answered``: an earnings forecast asked for years (「2023-2025年的盈利预测」) the source gives no
+    forecast figure of earnings for (only 2025's, or 「维持盈利预测」 with none)."""
+    q = norm(query)
+    if not _EARNINGS_FORECAST.search(q):
+        return None
+    ask = read_ask(q)
+    facts = [f for f in read_facts(norm(source)) if f.forecast and f.metric in _EARNINGS]
+    if ask.explicit_part:
+        facts = [f for f in facts if f.part == ask.part]
+    stated = frozenset().union(*(f.years for f in facts)) if facts else frozenset()
+    missing = sorted(ask.years - stated)
+    if not facts or missing:
+        which = f" for {'、'.join(map(str, missing))}" if facts else ""
+        return Verdict("not_answered", f"asks an earnings forecast; the source gives no forecast figure of earnings"
+                                       f"{which}")
     return None

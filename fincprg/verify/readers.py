@@ -233,10 +233,13 @@ def _inside_year(s: int, e: int, years: list[tuple[int, int, frozenset[int]]]) -
     return any(ys <= s and e <= ye for ys, ye, _ in years)
 
 
-def forecast_words(text: str) -> list[int]:
-    """Offsets of forecast words (预计/预测/有望/2023E …), leaving out 符合预期-style verdicts."""
+def forecast_words(text: str, flash: bool | None = None) -> list[int]:
+    """Offsets of forecast words (预计/预测/有望/2023E …), leaving out 符合预期-style verdicts and a flash
+    report's 预计实现 (``flash``: the text is read within one that names a 快报; default: this text does)."""
     t = norm(text)
     verdicts = [(m.start(), m.end()) for m in _EXPECT_NOT_FORECAST.finditer(t)]
+    if ("快报" in t) if flash is None else flash:  # a flash report's 「预计实现」 is the company's preliminary actual
+        verdicts += [(m.start(), m.end()) for m in re.finditer(r"预计(?:实现|完成)", t)]
     return [m.start() for m in _FORECAST_RE.finditer(t) if not any(s <= m.start() < e for s, e in verdicts)]
 
 
@@ -269,6 +272,7 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
     the rest of its sentence, until a past year is named; a year after ``date``'s year is a forecast.
     """
     t = norm(text)
+    flash = "快报" in t
     facts: list[Fact] = []
     years: frozenset[int] = frozenset()
     part: str | None = None
@@ -286,7 +290,7 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
                 continue
             ps = periods(clause, date)
             events: list[tuple[int, str, object]] = [(p.start, "p", p) for p in ps]
-            events += [(o, "f", None) for o in forecast_words(clause)]
+            events += [(o, "f", None) for o in forecast_words(clause, flash)]
             events += [(o, "m", (fam, surf)) for o, fam, surf in metrics(clause)]
             events += [(o, "d", d) for o, d in directions(clause)]
             events.sort(key=lambda e: (e[0], "pfmd".index(e[1])))

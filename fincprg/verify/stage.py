@@ -30,7 +30,8 @@ from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking, own_floors
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
-from fincprg.verify.figures import check_amount, check_combined, check_rate_level, check_risk, check_valuation
+from fincprg.verify.figures import (check_amount, check_combined, check_earnings_forecast, check_rate_level, check_risk,
+                                    check_valuation)
 from fincprg.verify.strict import (
     check_event,
     check_garbled,
@@ -178,14 +179,15 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
     as whole, events with specifics; open asks about a topic or a metric's trend (:mod:`.topical`); and of
     figures (:mod:`.figures`): an amount or a rate's level the source gives only as a change, a part of a
-    combined category, a multiple at today's price asked as reached, a risk only listed. A sentence query is
+    combined category or a remainder, a multiple at today's price asked as reached, an earnings forecast for
+    years the source does not forecast, a risk only listed. A sentence query is
     read against its sentence, a passage query against its passage and title."""
     source = sentence if sentence else f"{passage}\n{title}"
     return (check_garbled(query) or check_vague(query, source, names)
             or (check_in_sentence(query, sentence, names) if sentence else None)
             or _part_whole(query, passage, title, sentence, names) or check_event(query, source, names)
             or check_amount(query, source) or check_rate_level(query, source) or check_combined(query, source, names)
-            or check_valuation(query, source) or check_risk(query, source)
+            or check_valuation(query, source) or check_earnings_forecast(query, source) or check_risk(query, source)
             or check_topical(query, source, names) or check_trend(query, source, names))
 
 

@@ -85,7 +85,9 @@ _NAMED = {"客户": re.compile(r"[\u4e00-\u9fffA-Za-z]{2,}等(?:[\u4e00-\u9fff]{
 # 「分红型两全保险」 is an insurance product, not a dividend
 _NOT_EVENT = re.compile(r"分红型|分红险|分红保险")
 _EVENT_OF = {w: e for e, ws in EVENTS.items() for w in ws}
-_EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, reverse=True)))
+# 稳定增长 holds no 定增, nor 新增发电量 an 增发
+_EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, reverse=True))
+                       .replace("定增", "定增(?![长速幅量])").replace("增发", "(?<!新)增发(?!电)"))
 _WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
 _CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
 # a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
@@ -150,6 +152,12 @@ _OF_REPORT = re.compile(r"目标价|目标股价|投资评级|评级|估值|市�
 _OPEN_ASK = re.compile(r"(?:的)?(?:投资价值|投资亮点|发展前景|前景|发展|经营|表现|情况|看点)(?:如何|怎样|怎么样|有哪些)[？?]?$")
 
 
+# 「招商轮船BDTI指数同比提升了多少」: an index measures a market, never one company
+_INDEX = re.compile(r"指数(?!化)")
+# an amount of an action with nothing acted on (「云海金属投资金额是多少」)
+_BARE_AMOUNT = re.compile(r"(?:投资|交易|成交|融资|募资|签约|采购)(?:金额|总额|额|规模)")
+
+
 def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``vague``: a time-dependent figure asked with no period, a product metric without its product (or where
     the source gives several, 「销量分别为」), or an evaluation with no aspect."""
@@ -158,6 +166,12 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     rest = _OPEN_ASK.sub("", bare)
     if rest != bare and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
         return Verdict("vague", "asks an evaluation of the company with no aspect; it matches any report on it")
+    if _INDEX.search(bare) and bare.lstrip().startswith("公司"):
+        return Verdict("wrong_subject", "asks an index of the company; an index (运价, 价格指数) is a market's")
+    m = _BARE_AMOUNT.match(re.sub(r"^(?:公司)?[\s的]*", "", bare))
+    if m:
+        # 「投资金额」 of which project, 「交易金额」 of which deal: a source names several as often as one
+        return Verdict("vague", f"asks the {m.group()} of no named project or deal")
     m = _OF_REPORT.search(q)
     if m and not _has_period(q):
         # each report on the company sets its own target price, rating and valuation

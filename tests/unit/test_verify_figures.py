@@ -3,7 +3,8 @@ the failing reading and keeps the acceptable one beside it."""
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
-from fincprg.verify.figures import check_combined, check_rate_level, check_risk, check_valuation
+from fincprg.verify.figures import (check_combined, check_earnings_forecast, check_rate_level, check_risk,
+                                    check_valuation)
 from fincprg.verify.readers import periods, read_facts
 from fincprg.verify.strict import check_event, check_garbled, check_part_whole, check_vague
 
@@ -118,3 +119,37 @@ def test_a_plan_asked_as_done_is_garbled():
         assert v is not None and v.reason == "garbled", q
     assert check_garbled("山西汾酒2023年营收同比增长了多少？") is None
     assert check_garbled("预计常熟银行2022年净利润是多少？") is None
+
+
+def test_a_category_given_only_as_its_remainder_is_not_answered():
+    src = "2022年公司酱油收入13 2亿元，食醋收入2 8亿元，其他调味品收入5 06亿元。"
+    v = check_combined("甘泉味业2022年的调味品收入为多少？", src, ["甘泉味业"])
+    assert v is not None and v.reason == "not_answered" and "其他调味品" in v.detail
+    assert check_combined("甘泉味业2022年的食醋收入为多少？", src, ["甘泉味业"]) is None
+    assert check_combined("甘泉味业2022年的调味品收入为多少？", "调味品收入20亿元，其他调味品收入5亿元", ["甘泉味业"]) is None
+
+
+def test_an_earnings_forecast_needs_a_forecast_figure_for_every_year_asked():
+    one_year = "我们预计公司2025年净利润约380亿元，2023-2025年股息率分别为3 8 、4 0 、4 3 ，维持买入评级。"
+    v = check_earnings_forecast("江电能源2023-2025年的盈利预测是多少？", one_year)
+    assert v is not None and v.reason == "not_answered" and "2023、2024" in v.detail
+    assert check_earnings_forecast("江电能源2025年的盈利预测是多少？", one_year) is None
+    none = check_earnings_forecast("蓝芯科技2023年的盈利预测是多少？", "锂电池业务持续放量，我们维持盈利预测，维持买入评级。")
+    assert none is not None and none.reason == "not_answered"
+    full = "我们预计公司2023-2025年归母净利润分别为320、350、380亿元，维持买入评级。"
+    assert check_earnings_forecast("江电能源2023-2025年的盈利预测是多少？", full) is None
+    # a half year asked needs the half year's forecast
+    assert check_earnings_forecast("恰恰食品2022年下半年的业绩预测如何？", "预计2022年下半年公司净利润增长20 。") is None
+    assert check_earnings_forecast("恰恰食品2022年下半年的业绩预测如何？", "预计2022年公司净利润增长20 。") is not None
+
+
+def test_a_flash_reports_preliminary_figure_is_an_actual():
+    src = ("事件 公司公布2022年前三季度业绩快报公告。2022年前三季度预计实现营业总收入8 83亿元，同比减少1 08 "
+           "预计实现归属于上市公司股东的净利润29 2亿元，同比增加5 02 。")
+    when = dt.date(2022, 10, 20)
+    v = check_answer("川江能源2022年前三季度归属于上市公司股东的净利润的预测值是多少？", src, date=when)
+    assert v is not None and v.reason == "forecast_mismatch"
+    assert check_answer("川江能源2022年前三季度归属于上市公司股东的净利润是多少？", src, date=when) is None
+    # without a 快报, 「预计实现」 is an analyst's forecast
+    ahead = "我们预计公司2023年预计实现归母净利润32亿元。"
+    assert check_answer("川江能源2023年归母净利润的预测值是多少？", ahead, date=when) is None

@@ -184,3 +184,24 @@ def test_an_amount_asked_of_a_source_that_gives_only_the_change_is_not_answered(
     assert check_amount("北部湾港2020年6月货物吞吐量是多少？", "2020 年 6 月公司完成货物吞吐量 2468 2 万吨，同比 20 04") is None
     assert check_amount("海天味业调味酱收入同比增长多少？", "2Q20调味酱收入同比增长19.7%。") is None  # a change asked
 
+
+
+def test_an_amount_of_an_action_with_nothing_acted_on_is_vague():
+    src = "公司拟投资建设年产10万吨镁合金项目，投资金额约为6 46亿元；巢湖项目投资金额12亿元。"
+    v = check_vague("云岭金属投资金额是多少？", src, ["云岭金属"])
+    assert _reason(v) == "vague" and "投资金额" in v.detail
+    assert _reason(check_vague("华商证券2020年上半年交易金额达到了多少？", "x", ["华商证券"])) == "vague"
+    assert check_vague("华商证券2020年上半年股基交易金额达到了多少？", "x", ["华商证券"]) is None
+    assert check_vague("云岭金属镁合金项目的投资金额是多少？", src, ["云岭金属"]) is None
+
+
+def test_stable_growth_is_no_placement_event():
+    # 「稳定增长」 holds the characters of 定增, and 「新增发电量」 those of 增发
+    assert check_event("新元药业定增募集资金用于哪些项目？", "业绩保持稳定增长，新增发电量10亿千瓦时。") is not None
+    assert check_event("新元药业定增募集资金用于哪些项目？", "公司定增募集资金8亿元用于中药饮片扩产项目。") is None
+
+
+def test_an_index_is_a_markets_not_the_companys():
+    v = check_vague("招远轮船BDTI指数同比提升了多少？", "3月以来BDTI指数上涨11 98 。", ["招远轮船"])
+    assert _reason(v) == "wrong_subject"
+    assert check_vague("2023年航运行业BDTI指数同比提升了多少？", "BDTI指数上涨11 98 。", ["招远轮船"]) is None
