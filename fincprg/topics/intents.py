@@ -5,7 +5,8 @@ Two backends:
 * ``templates`` (offline default, provenance ``generator="templates"``): intents and their
   subqueries are written from the topic's titles (the companies they name, each title's metric, event
   or expectation) and from those c-TF-IDF keywords that name an industry term, a metric or an event,
-  in the topic's industry and period. Companies share an intent only where their titles share an
+  in the topic's industry and period (in a topic of company reports, only keywords two titles write,
+  and no company measure: :func:`_keyword_question`). Companies share an intent only where their titles share an
   industry theme; otherwise each gets its own. Several forms, chosen deterministically; honest about
   being templates.
 * ``llm``: the ``topic_intent`` prompt (``prompts/topic_intent.<lang>.j2``) gets the keywords, the
