@@ -377,6 +377,8 @@ EVENTS: dict[str, tuple[str, ...]] = {
 }
 # events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
 CORPORATE_EVENTS = frozenset("股权激励 回购 分红 定增 募投 收购 并购 投产 扩产 中标 提价 涨价 降价 新品".split())
+# what the market does to a company, not what it plans: 「常熟银行2022年需求方面有哪些规划」 asks nothing
+MARKET_EVENTS = frozenset("疫情 政策 竞争 需求 原材料 估值 涨价 降价".split())
 # 竞争力 and 进出口 are no 竞争 or 出口 event, nor is 稳定增长 a 定增
 _EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)).replace("竞争", "竞争(?!力|优势|对手)")
                        .replace("出口", "(?<!进)出口").replace("定增", "定增(?![长速幅量])"))

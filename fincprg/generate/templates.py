@@ -216,8 +216,9 @@ class TemplateGenerator:
             period, fc = ph.period_of(text, text, passage_year, year, passage_text)
             forms = [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]]
             if fc:
-                # a forecast asks the plan or outlook, never 「预计…有哪些进展」 (progress is what was done)
-                return _pick(key, [f"{e}{period}{event}方面有哪些规划？", f"{e}{period}{event}的前景如何？"])
+                # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor
+                # 「投产的前景」; the market's outlook (需求, 政策) is no plan of the company's
+                return "" if event in ph.MARKET_EVENTS else f"{e}{period}{event}方面有哪些规划？"
             return _pick(key, forms)
         return ""
 

@@ -284,15 +284,17 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
             if theme in a or theme in b:  # 「南方航空航空业务」, 「银行等公司关于银行」: the name already says it
                 intent = _pick(gkey, [f"了解{a}和{b}{when}的业绩表现与前景", f"比较{a}和{b}{when}的经营表现"])
             else:
-                intent = _pick(gkey, [f"了解{a}和{b}{when}在{theme}领域的业绩表现与前景",
-                                      f"{when}{a}和{b}等公司关于{theme}的研究观点",
+                # 「X关于Y的研究观点」 reads as the company holding the view, 「在特斯拉领域」 a customer as a field
+                intent = _pick(gkey, [f"了解{a}和{b}{when}{theme}相关业务的表现与前景",
                                       f"比较{a}和{b}{when}{theme}业务的经营表现"])
         else:
             # a metric (营业收入) is no topic of a research view; an industry term or an event is
             themes = [k for k in own if k in _theme_terms() or k in _INDUSTRY_EVENTS]
             forms = [f"了解{names[0]}{when}的业绩表现与前景"]
-            if themes:
-                forms.append(f"{names[0]}{when}关于{themes[0]}的研究观点")
+            if themes and themes[0] in _INDUSTRY_EVENTS:  # what the market does to the company
+                forms.append(f"了解{themes[0]}对{names[0]}{when}经营的影响")
+            elif themes:
+                forms.append(f"了解{names[0]}{when}{themes[0]}相关业务的进展与前景")
             intent = _pick(gkey, forms)
         out.append({"intent": intent, "subqueries": subs})
     return out

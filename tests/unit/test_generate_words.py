@@ -118,3 +118,9 @@ def test_a_flash_reports_preliminary_figure_is_not_asked_as_a_forecast():
 
 def test_a_market_index_is_not_asked_of_the_company():
     assert "指数" not in _sentence_query("2022年3月以来BDTI指数上涨11.98%，运价持续回升。")
+
+
+def test_a_forecast_asks_a_plan_of_the_company_never_of_its_market():
+    assert _sentence_query("预计2023年公司信贷需求有望回暖，贷款增速保持稳健。") == ""
+    assert _sentence_query("公司预计2023年渠道继续下沉，新增经销商1000家。") == "星河科技2023年渠道方面有哪些规划？"
+    assert _sentence_query("预计2024年公司新项目将陆续投产。") == "星河科技2024年投产方面有哪些规划？"  # no 「投产的前景」

@@ -118,3 +118,13 @@ def test_a_keyword_the_industry_name_holds_is_not_asked_again():
 
     assert _keyword_question("t", "汽车", "2023年汽车行业", "汽车", ("汽车周报", "汽车销量")) == ""
     assert _keyword_question("t", "新能源车", "2023年汽车行业", "汽车", ("新能源车周报", "新能源车销量")) != ""
+
+
+def test_an_intent_never_reads_as_the_company_holding_a_view():
+    # 「东山精密关于汽车的研究观点」 and 「…在特斯拉领域的业绩表现」 were read as unnatural
+    titles = ("银轮股份（002126）：特斯拉热管理订单放量", "常熟汽饰（603035）：特斯拉配套业务高增")
+    solo = ("东山精密（002384）：汽车业务营收高速增长",)
+    texts = [it["intent"] for k in range(8) for ts, kws, ind in ((titles, ("特斯拉",), "汽车"), (solo, ("汽车",), "电子"))
+             for it in template_intents(TopicInput(f"t{k}", kws, ts, ind, DATES))]
+    assert texts and not any("关于" in t or "领域" in t for t in texts), texts
+    assert any("特斯拉相关业务" in t for t in texts) and any("东山精密" in t and "汽车" in t for t in texts), texts
