@@ -177,7 +177,7 @@ def check_earnings_forecast(query: str, source: str) -> Verdict | None:
     facts = [f for f in read_facts(norm(source)) if f.forecast and f.metric in _EARNINGS]
     if ask.explicit_part:
         facts = [f for f in facts if f.part == ask.part]
-    stated = frozenset().union(*(f.years for f in facts)) if facts else frozenset()
+    stated = frozenset().union(*(f.years for f in facts))
     missing = sorted(ask.years - stated)
     if not facts or missing:
         which = f" for {'、'.join(map(str, missing))}" if facts else ""

@@ -118,6 +118,7 @@ _FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预�
                           # 「下调公司2022 2023 2024年营业收入分别至…」: a revised forecast
                           r"|(?:上调|下调)(?:公司|了)?\s?(?:(?:19|20)?\d{2}[\s\-~至、/]*)+年"
                           r"|给予|合理(?:估值|市值|价值)|目标市值|考核目标|考核指标|业绩目标|目标值|触发值")
+_FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
 _UP, _DOWN, _FLAT = "up", "down", "flat"
 # phrase -> direction of the metric it follows; rate phrases first (增速放缓: the metric still grew)
 _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
@@ -238,8 +239,8 @@ def forecast_words(text: str, flash: bool | None = None) -> list[int]:
     report's 预计实现 (``flash``: the text is read within one that names a 快报; default: this text does)."""
     t = norm(text)
     verdicts = [(m.start(), m.end()) for m in _EXPECT_NOT_FORECAST.finditer(t)]
-    if ("快报" in t) if flash is None else flash:  # a flash report's 「预计实现」 is the company's preliminary actual
-        verdicts += [(m.start(), m.end()) for m in re.finditer(r"预计(?:实现|完成)", t)]
+    if "快报" in t if flash is None else flash:  # a flash report's 「预计实现」 is the company's preliminary actual
+        verdicts += [(m.start(), m.end()) for m in _FLASH_FIGURE.finditer(t)]
     return [m.start() for m in _FORECAST_RE.finditer(t) if not any(s <= m.start() < e for s, e in verdicts)]
 
 

@@ -160,7 +160,8 @@ _BARE_AMOUNT = re.compile(r"(?:投资|交易|成交|融资|募资|签约|采购)
 
 def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``vague``: a time-dependent figure asked with no period, a product metric without its product (or where
-    the source gives several, 「销量分别为」), or an evaluation with no aspect."""
+    the source gives several, 「销量分别为」), an amount of an action with nothing acted on (「投资金额」), or an
+    evaluation with no aspect; ``wrong_subject``: an index (BDTI指数) asked of the company."""
     q = norm(query)
     bare = blank_periods(blank_names(q, names))  # without the company and the period: what the query asks about
     rest = _OPEN_ASK.sub("", bare)
