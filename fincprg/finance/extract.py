@@ -60,7 +60,8 @@ _PART_LABEL = {"Q1": "一季度", "Q2": "二季度", "Q3": "三季度", "Q4": "�
 
 # surface form -> canonical part; matched longest first
 _PARTS: dict[str, str] = {
-    "前三季度": "Q1-Q3", "前三季": "Q1-Q3", "三季报": "Q1-Q3", "Q1-Q3": "Q1-Q3", "1-3Q": "Q1-Q3",
+    "前三季度": "Q1-Q3", "前三季": "Q1-Q3", "三季报": "Q1-Q3", "Q1-Q3": "Q1-Q3", "1-3Q": "Q1-Q3", "Q1-3": "Q1-Q3",
+    "Q1-Q2": "H1", "Q1-2": "H1",
     "第一季度": "Q1", "一季度": "Q1", "一季报": "Q1", "Q1": "Q1", "1Q": "Q1",
     "第二季度": "Q2", "二季度": "Q2", "Q2": "Q2", "2Q": "Q2",
     "第三季度": "Q3", "单三季度": "Q3", "三季度": "Q3", "Q3": "Q3", "3Q": "Q3",
@@ -91,6 +92,9 @@ _PERIOD_RE = re.compile(
 )
 
 
+_LOST_DASH = re.compile(r"Q1 ([23])(?![\d.]|\s\d|\s?[亿万千百元%])")
+
+
 def _year(s: str) -> int:
     v = int(s)
     return v if v >= 1900 else 2000 + v
@@ -99,6 +103,8 @@ def _year(s: str) -> int:
 def _periods(text: str) -> tuple[frozenset[Period], list[tuple[int, int]]]:
     out: set[Period] = set()
     spans: list[tuple[int, int]] = []
+    # 「2020Q1 2」 is Q1-2 (the first half) with its dash lost, unless a figure follows (「Q1 2亿元」); the same length
+    text = _LOST_DASH.sub(r"Q1-\1", text)
     for m in _PERIOD_RE.finditer(text):
         g = m.groupdict()
         if g["r1"]:

@@ -63,7 +63,8 @@ FY, H1, H2, M9, Q1, Q2, Q3, Q4, QS, MONTH = "FY", "H1", "H2", "9M", "Q1", "Q2", 
 PART_WORDS: dict[str, tuple[str, ...]] = {
     M9: ("前三季度", "前3季度", "Q1-Q3", "Q1-3", "Q1~Q3", "Q1 3", "Q1 Q3", "三季报", "1-9月", "1~9月", "1 9月",
          "前三季"),
-    H1: ("上半年", "半年报", "半年度", "中报", "H1", "1H", "1-6月", "1~6月", "1 6月", "前两季度"),
+    H1: ("上半年", "半年报", "半年度", "中报", "H1", "1H", "1-6月", "1~6月", "1 6月", "前两季度", "Q1-Q2", "Q1-2", "Q1~Q2",
+         "Q1 2", "Q1 Q2"),
     H2: ("下半年", "H2", "2H"),
     Q1: ("第一季度", "一季度", "一季报", "首季度", "Q1", "1Q", "1-3月", "1~3月", "1 3月"),
     Q2: ("第二季度", "二季度", "Q2", "2Q"),
@@ -77,7 +78,7 @@ _PART_OF = {w: p for p, ws in PART_WORDS.items() for w in ws}
 # 「3Q」 must not be read inside 「23Q1」: a digit-led part word starts after a non-digit
 # 「Q1 3」 (Q1-3 with its dash lost) must not be read in 「Q1收入3 4亿元」-like runs: not before another number
 _PART_RE = re.compile("|".join((r"(?<!\d)" if w[0].isdigit() else "") + re.escape(w)
-                               + (r"(?![\d.]|\s\d)" if " " in w and w[-1].isdigit() else "")
+                               + (r"(?![\d.]|\s\d|\s?[亿万千百元%])" if " " in w and w[-1].isdigit() else "")
                                for w in sorted(_PART_OF, key=len, reverse=True)), re.I)
 # months: a balance on a quarter's last day is for that part of the year; any other month, a month's or a
 # few months' running total (「6月吞吐量」, 「1-4月」, 「前4个月」), is none of FY, H1, 9M or a quarter

@@ -36,10 +36,10 @@ from fincprg.verify.strict import (
     check_event,
     check_garbled,
     check_in_sentence,
-    check_part_whole,
     check_vague,
 )
 from fincprg.verify.readers import norm
+from fincprg.verify.scopes import check_part_whole
 from fincprg.verify.subject import Subjects, check_subject
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topical import check_topical, check_trend

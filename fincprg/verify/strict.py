@@ -6,14 +6,11 @@ Each is a general rule over the query and its source text (verify's own reading,
 * ``vague``: it asks a figure (多少, 达到 …) that depends on time with no period at all, or a capacity, price or
   volume without the product the source states it for (「产能是多少」 where the source gives 「TDI产能」);
 * ``not_in_sentence``: a sentence query whose sentence does not itself state the metric or event it asks;
-* ``not_answered``: it asks the company's metric (营收, 归母净利润, ROE …) where the source states it only for a
-  part (a segment, channel, product, region, subsidiary, customer, peer, the industry or the nation); or it asks
-  what/which of an event (收购, 回购, 中标 …) the source does not state with specifics, or states only as a
+* ``not_answered``: it asks what/which of an event (收购, 回购, 中标 …) the source does not state with specifics, or states only as a
   commitment or a condition.
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 
@@ -21,8 +18,6 @@ from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (
     FY,
     MONTH,
-    LOOSE,
-    METRICS,
     SENT_SPLIT,
     SURFACES,
     blank_periods,
@@ -52,18 +47,6 @@ _NOT_PRODUCT = re.compile(r"(?:公司|本公司|集团|其|现有|总|合计|有
                           r"实现|完成|全部|权益|可|将|已|为|至|达|约|[\d.%万亿吨元个件台套辆]+)$")
 _MODIFIERS = re.compile(r"现有|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|累计|目前|当前|主要|整体|平均|合计|总")
 
-# --- part as whole ---------------------------------------------------------------------------------------------
-_WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS")
-_PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板块|分部|旗下|子公司|参股|联营|合营|客户|同行|可比公司|"
-                        r"竞争对手|全国|全球|全行业|行业|国内|海外|境外|境内|业务|渠道|板块|产品|品类|地区|区域|门店|"
-                        r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司")
-_WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|集团(?!旗下)|合并|整体|综合|上市公司")
-# 主营业务收入 is the company's, 移动主营业务收入 a segment's: the prefix is read off before the marks
-_MAIN_PREFIX = re.compile(r"(?:主营业务|主营)$")
-# 收入占比 / 收入结构 / 营收贡献率 is a share, not the amount
-_SHARE_AFTER = re.compile(r"的?(?:占比|比重|份额|结构|占|贡献)")
-_FIGURE = re.compile(r"\d")
-_CLAUSE = re.compile(r"[。！？!?；;\n，,：:（(]")
 
 # --- events ----------------------------------------------------------------------------------------------------
 EVENTS: dict[str, tuple[str, ...]] = {
@@ -219,111 +202,6 @@ def _qualifiers(text: str, word: str) -> list[str]:
         run = re.sub(r"^[\d.]+", "", run)
         out.append(run[-4:] if len(run) >= 2 else "")
     return out
-
-
-@functools.lru_cache(maxsize=1)
-def _metric_words() -> re.Pattern[str]:
-    words = {w for ws in METRICS.values() for w in ws if len(w) >= 2}
-    return re.compile("|".join(sorted(map(re.escape, words), key=len, reverse=True)))
-
-
-# a clause earlier in the sentence that sets what the following clauses speak of: 「LED业务方面，全年营收…」,
-# 「其中联营企业海得威…，2022年营业收入…」, 「除平膜业务…，营业收入下滑」
-_TOPIC_CLAUSE = re.compile(r"(?:业务|板块|产品|分部|地区|渠道|品牌)(?:方面|而言|来看|上)[，,：:]|子公司|联营|合营|参股|旗下|"
-                           r"标的(?:公司|资产)?|被收购|除[^，,。]{1,12}(?:业务|产品|板块)")
-# a sentence that opens on its figure (「上半年实现净利润…」) speaks of the previous sentence's subject; a named
-# one (「顶立科技是国内…龙头」) other than the company is a subsidiary or a peer
-_SUBJECT_HEAD = re.compile(r"\s*(?:\d\s*)?([\u4e00-\u9fffA-Za-z]{2,8}?)(?:是|系|为|作为|已|于|主营|成立|入选|拥有|目前)")
-_NOT_SUBJECT = re.compile(r"公司|我们|本次|目前|其中|同时|此外|市场|行业|集团|报告|预计|随着|由于|受益|国内|全球")
-_OPENS_ON_FIGURE = re.compile(r"\s*(?:[\d\s]+年|今年|去年|上半年|下半年|全年|前三季度|[一二三四]季度|Q[1-4]|H[12])*\s*"
-                              r"(?:实现|完成|录得|取得)?\s*(?:营业|营收|收入|净利|归母|扣非|毛利)")
-# tense and adjustment words before a metric qualify nothing (「未扣非预测净利润」 is still the net profit)
-_TENSE_WORDS = re.compile(r"未扣非|扣非前|预测|预计|一致预期|实际|测算")
-
-
-def _named_subject(t: str, sent_start: int, names: list[str]) -> bool:
-    """Whether the sentence before ``sent_start`` opens on a recurring name other than the company's."""
-    prev_start = max((m.end() for m in SENT_SPLIT.finditer(t, 0, max(sent_start - 1, 0))), default=0)
-    head = _SUBJECT_HEAD.match(t, prev_start, sent_start)
-    if not head:
-        return False
-    who = head.group(1)
-    return not _NOT_SUBJECT.search(who) and not any(n in who or who in n for n in names) and t.count(who) >= 2
-
-
-def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, figures: bool = False,
-                  since: int = 0) -> list[bool | None]:
-    """For each mention of a metric (``surfaces``) in ``text``: True when its clause states it for the company
-    (the company's name, 公司, nothing), False when for a part (a segment, subsidiary, peer, the industry).
-    With ``figures``, a company mention is None unless its clause gives a figure for it (「营收实现正增长」,
-    「收入占比21%」 state no amount or rate of the company's revenue). Mentions before ``since`` are read (they
-    may set a subject) but not returned."""
-    t = norm(text)
-    pat = re.compile("|".join(sorted(map(re.escape, surfaces), key=len, reverse=True)))
-    names = [n for n in longest_first(names) if len(n) >= 2]  # 中国平安 before 平安
-    out: list[bool | None] = []
-    sent_of: list[int] = []  # the sentence start of each mention
-    starts: list[int] = []
-    for m in pat.finditer(t):
-        starts.append(m.start())
-        sent_start = max((c.end() for c in SENT_SPLIT.finditer(t, 0, m.start())), default=0)
-        # a loose word's scope (「调整业绩预期」) sets no subject for the clauses after it
-        prev = (sent_of[-1], out[-1]) if out and sent_of[-1] >= 0 else None
-        sent_of.append(sent_start if m.group() not in LOOSE else -1)
-        start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
-        before = _MAIN_PREFIX.sub("", t[start:m.start()])
-        for n in names:
-            before = before.replace(n, "公司")
-        last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)
-        last_whole = max((w.end() for w in _WHOLE_MARK.finditer(before)), default=-1)
-        if last_part > last_whole:
-            out.append(False)
-            continue
-        if last_whole < 0:  # no subject in its own clause: the sentence's earlier clauses, or the one before
-            earlier = t[sent_start:start]
-            for n in names:
-                earlier = earlier.replace(n, "公司")
-            whole_at = max((w.end() for w in _WHOLE_MARK.finditer(earlier)), default=-1)
-            topic = max((x.end() for x in _TOPIC_CLAUSE.finditer(earlier)), default=-1)
-            # 「西南设计…净利润为1.02亿元，扣非净利润为…」: a parallel clause keeps the earlier one's subject
-            parallel = prev is not None and prev[0] == sent_start and prev[1] is False and whole_at < 0
-            if topic > whole_at or parallel or (not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
-                                                and _named_subject(t, sent_start, names)):
-                out.append(False)
-                continue
-        tail = before[last_whole:] if last_whole >= 0 else before
-        spans = periods(tail)
-        tail = "".join(ch for i, ch in enumerate(tail) if not any(p.start <= i < p.end for p in spans))
-        tail = re.split(r"[\s\d.%]+", _TENSE_WORDS.sub("", tail))[-1]  # the words right before the metric
-        tail = _metric_words().sub("", tail)  # 「归母净利润和营业收入」: another metric is no qualifier
-        tail = re.sub(r"[年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
-        whole = len(tail) < 2
-        if whole and figures:
-            end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
-            after = t[m.end():end]
-            if _SHARE_AFTER.match(after.lstrip()) or not _FIGURE.search(after):
-                out.append(None)
-                continue
-        out.append(whole)
-    return [sc for sc, at in zip(out, starts) if at >= since]
-
-
-def check_part_whole(query: str, source: str, names: Iterable[str], start: int = 0) -> Verdict | None:
-    """``not_answered`` when the query asks the company's metric and the source states it only for a part;
-    ``start``: only mentions from there on count (a sentence in its passage: the text before it gives context)."""
-    q = norm(query)
-    names = list(names)
-    asked = read_ask(q).metrics
-    for fam in _WHOLE_METRICS:
-        if fam not in asked:
-            continue
-        if not all(metric_scopes(q, METRICS[fam], names)):
-            continue  # the query itself asks a part (电池业务收入)
-        scopes = metric_scopes(source, METRICS[fam], names, figures=True, since=start)
-        if False in scopes and True not in scopes:
-            return Verdict("not_answered", f"asks the company's {fam}; the source gives figures for it only for a "
-                                           "segment, subsidiary, customer, peer or the industry")
-    return None
 
 
 def blank_names(text: str, names: Iterable[str]) -> str:

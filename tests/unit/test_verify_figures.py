@@ -6,7 +6,8 @@ from fincprg.verify.answer import check_answer
 from fincprg.verify.figures import (check_combined, check_earnings_forecast, check_rate_level, check_risk,
                                     check_valuation)
 from fincprg.verify.readers import periods, read_facts
-from fincprg.verify.strict import check_event, check_garbled, check_part_whole, check_vague
+from fincprg.verify.scopes import check_part_whole
+from fincprg.verify.strict import check_event, check_garbled, check_vague
 
 
 def test_a_part_of_a_combined_category_is_not_answered():

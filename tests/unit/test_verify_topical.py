@@ -5,7 +5,8 @@ import datetime as dt
 
 from fincprg.verify.answer import check_answer
 from fincprg.verify.readers import periods
-from fincprg.verify.strict import check_part_whole, check_vague
+from fincprg.verify.scopes import check_part_whole
+from fincprg.verify.strict import check_vague
 from fincprg.verify.topical import check_topical, check_trend
 
 
