@@ -157,7 +157,8 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
                       companies: bool = False) -> str:
     """A question about keyword ``k`` (an event, a metric or an industry term) in ``scope`` (period +
     industry); "" for a term of another industry that only one title writes (a clustered topic may hold a
-    stray title: 房地产行业 … 生猪), while a theme several titles share stays (电子行业 … AI).
+    stray title: 房地产行业 … 生猪), while a theme several titles share stays (电子行业 … AI) unless it names
+    that other industry (电子行业 … 汽车 reads as 「电子行业汽车」).
 
     In a topic of company reports (``companies``) a keyword speaks for the industry only where two titles
     write it (one bank's 净息差 title is no view of the banks' 净息差), and a company measure is never
@@ -177,7 +178,8 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
             return ""
         return _pick(key, [f"{scope}{k}的变化情况如何？", f"{scope}{k}表现如何？"])
     owners = {ind for ind, ws in lexicon().items() if k in ws}
-    if owners and industry not in owners and written < 2:
+    # another industry's own name (汽车 in an 电子 topic of 汽车电子 makers) reads as 「电子行业汽车」: never asked
+    if owners and industry not in owners and (written < 2 or any(k.lower() in o.lower() for o in owners)):
         return ""
     forms = [f"{scope}{k}的发展趋势如何？", f"{scope}{k}有哪些新变化？"]
     return _pick(key, forms if "至" in scope else [*forms, f"{scope}{k}的前景如何？"])

@@ -32,6 +32,19 @@ _AMOUNT = re.compile(r"\d[\d\s.,]*\s?(?:亿|万|千|百)?\s?(?:元|美元|吨|�
                      r"部|套|张|人次|头|只|平方米|平米|m2)|\d[\d\s.,]*\s?(?:亿|万)", re.I)
 
 
+def _after(s: str, end: int) -> str:
+    """Up to 30 characters after a metric, within its clause (「营收方面，实现…」 crosses its lead-in)."""
+    parts = re.split(r"[，,]", re.split(r"[。；;！？!?]", s[end:end + 30])[0])
+    if len(parts) > 1 and re.fullmatch(r"\s*(?:方面|来看|而言|上|看)?\s*", parts[0]):
+        return parts[0] + parts[1]
+    return parts[0]
+
+
+def _before(s: str, start: int) -> str:
+    """Up to 20 characters before a metric, within its clause (「42.7亿元的收入」)."""
+    return re.split(r"[，,。；;！？!?]", s[max(0, start - 20):start])[-1]
+
+
 def check_amount(query: str, source: str) -> Verdict | None:
     """``not_answered``: the query asks an amount (「收入为多少」) and the source states that metric only as a
     change or a share (「收入同比增长19.7%」)."""
@@ -41,7 +54,7 @@ def check_amount(query: str, source: str) -> Verdict | None:
     s = norm(source)
     for fam in (m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES):
         # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」)
-        if not any(_AMOUNT.search(s, m.end(), m.end() + 30) or _AMOUNT.search(s, max(0, m.start() - 20), m.start())
+        if not any(_AMOUNT.search(_after(s, m.end())) or _AMOUNT.search(_before(s, m.start()))
                    for m in _SURFACE_RES[fam].finditer(s)):
             return Verdict("not_answered", f"asks the amount of {fam}; the source states only its change or share")
     return None

@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import LOOSE, METRICS, SENT_SPLIT, longest_first, norm, periods, read_ask
 
-_WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS")
+_WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费")
+# an adjusted total (「剔除防疫类用品公司总收入」) is no more the company's figure than a segment's
+_ADJUSTED = re.compile(r"剔除|扣除(?!非)|不含|除去")
 _PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板块|分部|旗下|子公司|参股|联营|合营|客户|同行|可比公司|"
                         r"竞争对手|全国|全球|全行业|行业|国内|海外|境外|境内|业务|渠道|板块|产品|品类|地区|区域|门店|"
                         r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司")
@@ -22,6 +24,12 @@ _MAIN_PREFIX = re.compile(r"(?:主营业务|主营)$")
 # 收入占比 / 收入结构 / 营收贡献率 is a share, not the amount
 _SHARE_AFTER = re.compile(r"的?(?:占比|比重|份额|结构|占|贡献)")
 _FIGURE = re.compile(r"\d")
+# 「占收入总额的7%」, 「占公司毛利润比例」: the metric is the base of another thing's share
+_SHARE_BASE = re.compile(r"占(?:公司|本公司|总|整体)?的?$")
+# 「收入增速分别为16%、31%」 in one period: the figures of several parts named before
+_SEVERAL = re.compile(r"^[^，,。；;]{0,6}分别")
+# a subsidiary named by the company's short name (人保寿险, 平安银行 of 中国平安)
+_SUB_SUFFIX = r"(?:寿险|财险|产险|健康险?|养老|人寿|银行|证券|资管|资产|租赁|信托|基金|期货|国际|香港)"
 _CLAUSE = re.compile(r"[。！？!?；;\n，,：:（(]")
 
 
@@ -55,6 +63,37 @@ def _named_subject(t: str, sent_start: int, names: list[str]) -> bool:
     return not _NOT_SUBJECT.search(who) and not any(n in who or who in n for n in names) and t.count(who) >= 2
 
 
+def _subsidiaries(names: list[str]) -> re.Pattern[str] | None:
+    """Names of the company's subsidiaries formed on its short name: 人保寿险 for 中国人保 (人保)."""
+    shorts = {n[2:] if n.startswith("中国") and len(n) >= 4 else n for n in names if not n.isascii()}
+    shorts = {s for s in shorts if len(s) >= 2}
+    if not shorts:
+        return None
+    return re.compile(f"(?:{'|'.join(map(re.escape, longest_first(shorts)))}){_SUB_SUFFIX}")
+
+
+def _several_periods(clause: str) -> bool:
+    """「2021-2023年收入分别为」 gives one company's years, 「2022年收入增速分别为」 several parts' figures."""
+    ps = periods(clause)
+    return len({(p.years, p.part) for p in ps}) >= 2 or any(len(p.years) > 1 for p in ps)
+
+
+def _as_company(text: str, names: list[str], subs: re.Pattern[str] | None) -> str:
+    """``text`` with a subsidiary's name read as 子公司 and the company's names as 公司."""
+    if subs is not None:
+        text = subs.sub("子公司", text)
+    for n in names:
+        text = text.replace(n, "公司")
+    return text
+
+
+def _of_subsidiary(t: str, sent_start: int, subs: re.Pattern[str]) -> bool:
+    """Whether the sentence before ``sent_start`` speaks of a subsidiary (「2020年人保寿险保费收入962亿元…。新业务
+    价值54亿元」: the second sentence's figure is the subsidiary's)."""
+    prev_start = max((m.end() for m in SENT_SPLIT.finditer(t, 0, max(sent_start - 1, 0))), default=0)
+    return subs.search(t, prev_start, sent_start) is not None and "公司" not in t[prev_start:sent_start]
+
+
 def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, figures: bool = False,
                   since: int = 0) -> list[bool | None]:
     """For each mention of a metric (``surfaces``) in ``text``: True when its clause states it for the company
@@ -65,6 +104,7 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
     t = norm(text)
     pat = re.compile("|".join(sorted(map(re.escape, surfaces), key=len, reverse=True)))
     names = [n for n in longest_first(names) if len(n) >= 2]  # 中国平安 before 平安
+    subs = _subsidiaries(names)
     out: list[bool | None] = []
     sent_of: list[int] = []  # the sentence start of each mention
     starts: list[int] = []
@@ -76,23 +116,27 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
         sent_of.append(sent_start if m.group() not in LOOSE else -1)
         start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
         before = _MAIN_PREFIX.sub("", t[start:m.start()])
-        for n in names:
-            before = before.replace(n, "公司")
+        if figures and _SHARE_BASE.search(before):
+            out.append(None)
+            continue
+        before = _as_company(before, names, subs)
+        if _ADJUSTED.search(before):
+            out.append(False)
+            continue
         last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)
         last_whole = max((w.end() for w in _WHOLE_MARK.finditer(before)), default=-1)
         if last_part > last_whole:
             out.append(False)
             continue
         if last_whole < 0:  # no subject in its own clause: the sentence's earlier clauses, or the one before
-            earlier = t[sent_start:start]
-            for n in names:
-                earlier = earlier.replace(n, "公司")
+            earlier = _as_company(t[sent_start:start], names, subs)
             whole_at = max((w.end() for w in _WHOLE_MARK.finditer(earlier)), default=-1)
             topic = max((x.end() for x in _TOPIC_CLAUSE.finditer(earlier)), default=-1)
             # 「西南设计…净利润为1.02亿元，扣非净利润为…」: a parallel clause keeps the earlier one's subject
             parallel = prev is not None and prev[0] == sent_start and prev[1] is False and whole_at < 0
-            if topic > whole_at or parallel or (not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
-                                                and _named_subject(t, sent_start, names)):
+            opens = not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
+            if topic > whole_at or parallel or (opens and _named_subject(t, sent_start, names)) \
+                    or (not earlier.strip() and subs is not None and _of_subsidiary(t, sent_start, subs)):
                 out.append(False)
                 continue
         tail = before[last_whole:] if last_whole >= 0 else before
@@ -107,6 +151,9 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
             after = t[m.end():end]
             if _SHARE_AFTER.match(after.lstrip()) or not _FIGURE.search(after):
                 out.append(None)
+                continue
+            if _SEVERAL.search(after) and not _several_periods(t[start:end]):
+                out.append(False)
                 continue
         out.append(whole)
     return [sc for sc, at in zip(out, starts) if at >= since]

@@ -174,6 +174,9 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
             what = timed[0] if timed else word.group()  # type: ignore[union-attr]
             return Verdict("vague", f"asks a figure of {what} with no period; it depends on when")
+    m = _ANY_PART.search(bare)
+    if m:
+        return Verdict("vague", f"asks 「{m.group(1)}」 of no named segment or subsidiary")
     for pm in _PRODUCT_METRICS:
         if pm not in q:
             continue
@@ -183,7 +186,36 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
                                     f"{'/'.join(sorted(set(quals))[:3])}")
         if not any(_qualifiers(bare, pm)) and re.search(re.escape(pm) + r"\s?分别", norm(source)):
             return Verdict("vague", f"asks one {pm} without the product; the source gives several (「{pm}分别」)")
+    if any(pm in q for pm in _SHARE_WORDS):
+        # a share is always of some market: 「市场份额」 where the source gives 两融4.99% and 股基4.2% asks which
+        src = norm(source)
+        shares = {f for pm in _SHARE_WORDS for f in _share_figures(src, pm, ask.years)}
+        if len(shares) >= 2 and not any(qu and qu in q for pm in _SHARE_WORDS for qu in _qualifiers(src, pm)):
+            return Verdict("vague", "asks a market share without the market; the source gives several "
+                                    f"({', '.join(sorted(shares)[:3])})")
     return None
+
+
+# 「分部净利润」, 「子公司收入」: a part's figure with the part unnamed
+_ANY_PART = re.compile(r"(?:^|公司|的|年|\s)((?:各|分)?(?:分部|业务板块|板块|子公司|事业部|分业务|分产品)的?"
+                       r"(?:营业收入|收入|营收|净利润|利润|毛利率|净利率|业绩))")
+_BREAK = re.compile(r"[，,。；;]")
+_SHARE_WORDS = ("市场份额", "市场占有率", "市占率", "份额")
+
+
+def _share_figures(text: str, word: str, years: frozenset[int]) -> list[str]:
+    """The figures stated right after each mention of a share word (「市场份额为4 99」 -> 4 99) in a clause of
+    one of ``years`` or of none (「2020年市占率3%，2021年4%」 gives one share a year)."""
+    out = []
+    for m in re.finditer(re.escape(word), text):
+        if word == "份额" and text[max(0, m.start() - 2):m.start()] == "市场":
+            continue  # counted as 市场份额
+        got = re.match(r"[^，,。；;\d]{0,6}?(\d[\d\s.]*\d|\d)", text[m.end():m.end() + 14])
+        start = max((c.end() for c in _BREAK.finditer(text, 0, m.start())), default=0)
+        said = {y for p in periods(text[start:m.end()]) for y in p.years}
+        if got and (not years or not said or years & said):
+            out.append(got.group(1).strip())
+    return out
 
 
 def _qualifiers(text: str, word: str) -> list[str]:

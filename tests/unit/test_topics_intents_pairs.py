@@ -120,6 +120,15 @@ def test_a_keyword_the_industry_name_holds_is_not_asked_again():
     assert _keyword_question("t", "新能源车", "2023年汽车行业", "汽车", ("新能源车周报", "新能源车销量")) != ""
 
 
+def test_another_industrys_name_is_not_asked_in_the_topics_industry():
+    from fincprg.topics.intents import _keyword_question
+
+    titles = ("甲科技（000001）：汽车电子放量", "乙电子（000002）：汽车业务高增")
+    assert _keyword_question("t", "汽车", "2022年电子行业", "电子", titles, companies=True) == ""
+    # a theme of another industry that is not its name still stays where two titles write it
+    assert _keyword_question("t", "AI", "2022年电子行业", "电子", ("甲：AI芯片放量", "乙：AI服务器高增")) != ""
+
+
 def test_an_intent_never_reads_as_the_company_holding_a_view():
     # 「东山精密关于汽车的研究观点」 and 「…在特斯拉领域的业绩表现」 were read as unnatural
     titles = ("银轮股份（002126）：特斯拉热管理订单放量", "常熟汽饰（603035）：特斯拉配套业务高增")

@@ -154,3 +154,12 @@ def test_a_flash_reports_preliminary_figure_is_an_actual():
     # without a 快报, 「预计实现」 is an analyst's forecast
     ahead = "我们预计公司2023年预计实现归母净利润32亿元。"
     assert check_answer("川江能源2023年归母净利润的预测值是多少？", ahead, date=when) is None
+
+
+def test_an_amount_is_read_within_its_clause():
+    from fincprg.verify.figures import check_amount
+
+    src = "在手订单充足，预付账款为2.4亿元，合同负债增长89%。"
+    assert check_amount("天宇电子2021年订单达到了多少？", src).reason == "not_answered"
+    assert check_amount("天宇电子2021年订单达到了多少？", "2021年新签订单方面，合计38亿元。") is None
+    assert check_amount("天宇电子2021年订单达到了多少？", "全年新签38亿元的订单。") is None

@@ -206,3 +206,35 @@ def test_an_index_is_a_markets_not_the_companys():
     v = check_vague("招远轮船BDTI指数同比提升了多少？", "3月以来BDTI指数上涨11 98 。", ["招远轮船"])
     assert _reason(v) == "wrong_subject"
     assert check_vague("2023年航运行业BDTI指数同比提升了多少？", "BDTI指数上涨11 98 。", ["招远轮船"]) is None
+
+
+def test_an_adjusted_several_part_or_subsidiary_figure_is_not_the_company_total():
+    names = ["康宁医疗"]
+    adjusted = "上半年剔除防疫类用品公司总收入9.2亿元，同比+12%。国内收入10.3亿元，海外收入4.1亿元。"
+    assert _reason(check_part_whole("康宁医疗2022年上半年的收入为多少？", adjusted, names)) == "not_answered"
+    several = "零食各品类表现良好，2022年收入增速分别为18%、27%、35%。电商渠道收入3.2亿元。"
+    assert _reason(check_part_whole("康宁医疗2022年收入是多少？", several, names)) == "not_answered"
+    # 「分别」 over several years is one company's revenue, year by year
+    years = "预计公司2023-2025年营业收入分别为35.1亿元、41.2亿元、48.0亿元。"
+    assert check_part_whole("康宁医疗2024年营业收入预计是多少？", years, names) is None
+    # a subsidiary named on the short name, and the sentence after it, speak of the subsidiary
+    sub = "2021年平安寿险保费收入4900亿元，同比-3%。新业务价值380亿元，同比-24%。"
+    assert _reason(check_part_whole("中国平安2021年新业务价值是多少？", sub, ["中国平安"])) == "not_answered"
+    assert check_part_whole("中国平安2021年新业务价值是多少？", "2021年公司新业务价值380亿元。",
+                            ["中国平安"]) is None
+
+
+def test_a_part_unnamed_or_one_of_several_shares_is_vague():
+    src = "快运分部净利润3.1亿元，同城分部净亏损1.2亿元。"
+    assert _reason(check_vague("东方物流2022年分部净利润是多少？", src, ["东方物流"])) == "vague"
+    assert check_vague("东方物流2022年快运分部净利润是多少？", src, ["东方物流"]) is None
+    shares = "两融余额为420亿元，市场份额为3.85%；股票质押业务市场份额为4.10%。"
+    assert _reason(check_vague("东海证券2021年市场份额是多少？", shares)) == "vague"
+    # one share a year is no ambiguity
+    assert check_vague("东海证券2021年市占率是多少？", "2020年市占率3.1%，2021年市占率提升至3.6%。") is None
+
+
+def test_the_first_two_quarters_read_as_the_first_half():
+    assert [p.part for p in periods("2020Q1-2实现收入136亿元")] == ["H1"]
+    assert [p.part for p in periods("2020Q1 2 年实现收入 136 亿元")] == ["H1"]  # the dash stripped
+    assert [p.part for p in periods("2020Q1 2亿元")] == ["Q1"]  # a figure follows: the first quarter's
