@@ -80,18 +80,19 @@ def _several_periods(clause: str) -> bool:
 
 def _as_company(text: str, names: list[str], subs: re.Pattern[str] | None) -> str:
     """``text`` with a subsidiary's name read as 子公司 and the company's names as 公司."""
-    if subs is not None:
-        text = subs.sub("子公司", text)
+    if subs is not None:  # 平安银行 is a subsidiary of 中国平安 (平安), not of 平安银行 (平安) itself
+        text = subs.sub(lambda m: m.group() if any(m.group() in n for n in names) else "子公司", text)
     for n in names:
         text = text.replace(n, "公司")
     return text
 
 
-def _of_subsidiary(t: str, sent_start: int, subs: re.Pattern[str]) -> bool:
+def _of_subsidiary(t: str, sent_start: int, subs: re.Pattern[str], names: list[str]) -> bool:
     """Whether the sentence before ``sent_start`` speaks of a subsidiary (「2020年人保寿险保费收入962亿元…。新业务
     价值54亿元」: the second sentence's figure is the subsidiary's)."""
     prev_start = max((m.end() for m in SENT_SPLIT.finditer(t, 0, max(sent_start - 1, 0))), default=0)
-    return subs.search(t, prev_start, sent_start) is not None and "公司" not in t[prev_start:sent_start]
+    prev = t[prev_start:sent_start]
+    return "公司" not in prev and any(not any(m.group() in n for n in names) for m in subs.finditer(prev))
 
 
 def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, figures: bool = False,
@@ -136,7 +137,7 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
             parallel = prev is not None and prev[0] == sent_start and prev[1] is False and whole_at < 0
             opens = not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
             if topic > whole_at or parallel or (opens and _named_subject(t, sent_start, names)) \
-                    or (not earlier.strip() and subs is not None and _of_subsidiary(t, sent_start, subs)):
+                    or (not earlier.strip() and subs is not None and _of_subsidiary(t, sent_start, subs, names)):
                 out.append(False)
                 continue
         tail = before[last_whole:] if last_whole >= 0 else before

@@ -238,3 +238,9 @@ def test_the_first_two_quarters_read_as_the_first_half():
     assert [p.part for p in periods("2020Q1-2实现收入136亿元")] == ["H1"]
     assert [p.part for p in periods("2020Q1 2 年实现收入 136 亿元")] == ["H1"]  # the dash stripped
     assert [p.part for p in periods("2020Q1 2亿元")] == ["Q1"]  # a figure follows: the first quarter's
+
+
+def test_a_company_is_not_its_own_subsidiary():
+    # 平安银行's alias 平安 with 银行 is the company itself, not a subsidiary
+    src = "2021年平安银行营业收入1694亿元，同比+10%。"
+    assert check_part_whole("平安银行2021年营业收入是多少？", src, ["平安银行", "平安"]) is None
