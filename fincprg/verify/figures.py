@@ -1,6 +1,7 @@
 """A strict reader's checks of the figures a sentence or passage query asks (verify's own reading).
 
 * ``check_amount``: an amount (「收入为多少」) the source states only as a change or a share;
+* ``check_price_level``: a price's level (「售价达到了多少」) the source states only as a change;
 * ``check_rate_level``: a rate's level (「财务费用率是多少」) the source states only as a change (「同比+0.3pct」);
 * ``check_combined``: a part's figure (「家电收入」) the source states only for a combined category
   (「超市及家电收入」, 「芯片封装及测试业务」) or as a remainder (「其他调味品收入」);
@@ -78,6 +79,26 @@ def _states_level(clause: str) -> bool:
     if m is None:
         return False
     return not _CHANGE_WORD.search(clause[:m.start()]) and not _CHANGE_UNIT.match(clause, m.start())
+
+
+# a price asked as a level (「售价达到了多少」) needs one with its currency (「均价5600元/吨」), not only a change
+_PRICE_ASK = re.compile(r"(售价|均价|单价|价格)(?:达到了?|为|是)?多少")
+_PRICE_LEVEL = re.compile(r"\d[\d\s.,]*\s?(?:万|千)?\s?(?:元|美元|港元)")
+
+
+def check_price_level(query: str, source: str) -> Verdict | None:
+    """``not_answered``: the query asks a price's level and the source states that price only as a change
+    (「主要产品售价同比降幅在8-16%」)."""
+    q = norm(query)
+    m = _PRICE_ASK.search(q)
+    if m is None or _CHANGE_ASK.search(q):
+        return None
+    s = norm(source)
+    mentions = list(re.finditer(re.escape(m.group(1)), s))
+    if mentions and not any(_PRICE_LEVEL.search(_after(s, x.end())) or _PRICE_LEVEL.search(_before(s, x.start()))
+                            for x in mentions):
+        return Verdict("not_answered", f"asks the level of {m.group(1)}; the source states it only as a change")
+    return None
 
 
 def check_rate_level(query: str, source: str) -> Verdict | None:

@@ -30,8 +30,8 @@ from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking, own_floors
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
-from fincprg.verify.figures import (check_amount, check_combined, check_earnings_forecast, check_rate_level, check_risk,
-                                    check_valuation)
+from fincprg.verify.figures import (check_amount, check_combined, check_earnings_forecast, check_price_level,
+                                    check_rate_level, check_risk, check_valuation)
 from fincprg.verify.strict import (
     check_event,
     check_garbled,
@@ -40,7 +40,7 @@ from fincprg.verify.strict import (
 )
 from fincprg.verify.readers import norm
 from fincprg.verify.scopes import check_part_whole
-from fincprg.verify.subject import Subjects, check_subject
+from fincprg.verify.subject import Subjects, check_subject, variants
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topical import check_topical, check_trend
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
@@ -151,7 +151,7 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
                              dated=not info.date_inferred)
             if v is not None:
                 return v
-            return strict_checks(q.text, p.text, info.title, sentence, src.passage_subjects(p).names)
+            return strict_checks(q.text, p.text, info.title, sentence, _asked_names(q.text, src.passage_subjects(p)))
         return None
     topic = q.source_ids[0] if q.source_ids else ""
     infos = src.topic_reports(topic)
@@ -174,6 +174,13 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
     return None
 
 
+def _asked_names(query: str, subjects: Subjects) -> frozenset[str]:
+    """The names of the company a query asks about: those of its subjects it writes. Another listed name in the
+    passage is a peer (or a common word: 机器人 is a stock), never read as the company."""
+    asked = [vs for vs in (frozenset(variants(c)) for c in subjects.companies) if any(v in query for v in vs)]
+    return frozenset().union(*asked) if asked else subjects.names
+
+
 def strict_checks(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]
                   ) -> Verdict | None:
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
@@ -186,7 +193,8 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
     return (check_garbled(query) or check_vague(query, source, names)
             or (check_in_sentence(query, sentence, names) if sentence else None)
             or _part_whole(query, passage, title, sentence, names) or check_event(query, source, names)
-            or check_amount(query, source) or check_rate_level(query, source) or check_combined(query, source, names)
+            or check_amount(query, source) or check_rate_level(query, source) or check_price_level(query, source)
+            or check_combined(query, source, names)
             or check_valuation(query, source) or check_earnings_forecast(query, source) or check_risk(query, source)
             or check_topical(query, source, names) or check_trend(query, source, names))
 

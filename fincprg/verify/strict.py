@@ -38,7 +38,8 @@ _STOCKS = frozenset({"产能", "市占率", "订单", "市值"})
 # time-dependent figures the metric table does not carry
 _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负债率|周转|装机|用户数|客户数|门店数|员工数|存款|贷款|"
                           r"资产规模|管理规模|保有量|渗透率|产量|销量|出货量|产能|收入|利润|营收|EPS|每股收益|ROE|毛利率|"
-                          r"净利率|股息|分红|销售金额|销售面积|签约金额|合同销售")
+                          r"净利率|股息|分红|销售金额|销售面积|签约金额|合同销售|客座率|载客率|入住率|出租率|开工率|利用率|"
+                          r"上座率|装载率|不良率|净息差")
 # capacity/price/volume/output: a source states them per product
 _PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "销量", "产量", "出货量", "开工率", "产能利用率", "市占率",
                     "市场份额", "份额", "渗透率")
@@ -89,6 +90,10 @@ _BARE_UNIT = re.compile(r"(?<![\d\s.少几数百千])(?:万吨|亿元|万元|万
 _MONTH_NAMED = re.compile(r"\d\s?月|[一二三四五六七八九十]+月|M\d")
 
 
+# 「2021年年综合客座率」: a year word doubled (2021年年报, 年度, 年初, 年末 are words of their own)
+_YEAR_TWICE = re.compile(r"\d年年(?![报度初末底中内化均])")
+
+
 def check_garbled(query: str) -> Verdict | None:
     """``garbled``: the query copies legal or conditional boilerplate, repeats a fragment of its text or keeps a
     unit whose number it dropped."""
@@ -96,6 +101,9 @@ def check_garbled(query: str) -> Verdict | None:
     m = _BARE_UNIT.search(q)
     if m:
         return Verdict("garbled", f"keeps the unit 「{m.group()}」 without its number")
+    m = _YEAR_TWICE.search(q)
+    if m:
+        return Verdict("garbled", f"writes 年 twice (「{m.group()}」)")
     m = _BOILER.search(q)
     if m:
         return Verdict("garbled", f"copies conditional or legal boilerplate (「{m.group()}」)")

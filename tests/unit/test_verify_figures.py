@@ -163,3 +163,19 @@ def test_an_amount_is_read_within_its_clause():
     assert check_amount("天宇电子2021年订单达到了多少？", src).reason == "not_answered"
     assert check_amount("天宇电子2021年订单达到了多少？", "2021年新签订单方面，合计38亿元。") is None
     assert check_amount("天宇电子2021年订单达到了多少？", "全年新签38亿元的订单。") is None
+
+
+def test_a_price_level_needs_a_price_with_its_currency():
+    from fincprg.verify.figures import check_price_level
+
+    change = "2019年公司主要产品售价同比降幅在5%-12%，但公司以量补价。"
+    assert check_price_level("远东化工2019年售价达到了多少？", change).reason == "not_answered"
+    assert check_price_level("远东化工2019年售价达到了多少？", "2019年主要产品售价为5600元/吨。") is None
+    assert check_price_level("远东化工2019年售价同比下降了多少？", change) is None  # a change asked as one
+
+
+def test_a_doubled_year_word_and_an_undated_rate_are_dropped():
+    assert check_garbled("东方航空2021年年综合客座率是多少？").reason == "garbled"
+    assert check_garbled("东方航空2021年年报净利润是多少？") is None
+    assert check_vague("东方航空客座率是多少？", "22Q2客座率73.3%").reason == "vague"
+    assert check_vague("东方航空2022年二季度客座率是多少？", "22Q2客座率73.3%") is None
