@@ -46,6 +46,11 @@ def _before(s: str, start: int) -> str:
     return re.split(r"[，,。；;！？!?]", s[max(0, start - 20):start])[-1]
 
 
+def _figure_near(s: str, mention: re.Match[str], figure: re.Pattern[str]) -> bool:
+    """Whether a ``figure`` stands in the clause of a metric's ``mention``, after it or right before it."""
+    return bool(figure.search(_after(s, mention.end())) or figure.search(_before(s, mention.start())))
+
+
 def check_amount(query: str, source: str) -> Verdict | None:
     """``not_answered``: the query asks an amount (「收入为多少」) and the source states that metric only as a
     change or a share (「收入同比增长19.7%」)."""
@@ -55,8 +60,7 @@ def check_amount(query: str, source: str) -> Verdict | None:
     s = norm(source)
     for fam in (m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES):
         # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」)
-        if not any(_AMOUNT.search(_after(s, m.end())) or _AMOUNT.search(_before(s, m.start()))
-                   for m in _SURFACE_RES[fam].finditer(s)):
+        if not any(_figure_near(s, m, _AMOUNT) for m in _SURFACE_RES[fam].finditer(s)):
             return Verdict("not_answered", f"asks the amount of {fam}; the source states only its change or share")
     return None
 
@@ -95,8 +99,7 @@ def check_price_level(query: str, source: str) -> Verdict | None:
         return None
     s = norm(source)
     mentions = list(re.finditer(re.escape(m.group(1)), s))
-    if mentions and not any(_PRICE_LEVEL.search(_after(s, x.end())) or _PRICE_LEVEL.search(_before(s, x.start()))
-                            for x in mentions):
+    if mentions and not any(_figure_near(s, x, _PRICE_LEVEL) for x in mentions):
         return Verdict("not_answered", f"asks the level of {m.group(1)}; the source states it only as a change")
     return None
 

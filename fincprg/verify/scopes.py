@@ -53,10 +53,14 @@ _OPENS_ON_FIGURE = re.compile(r"\s*(?:[\d\s]+年|今年|去年|上半年|下半�
 _TENSE_WORDS = re.compile(r"未扣非|扣非前|预测|预计|一致预期|实际|测算")
 
 
+def _prev_sentence(t: str, sent_start: int) -> int:
+    """Where the sentence before the one starting at ``sent_start`` starts."""
+    return max((m.end() for m in SENT_SPLIT.finditer(t, 0, max(sent_start - 1, 0))), default=0)
+
+
 def _named_subject(t: str, sent_start: int, names: list[str]) -> bool:
     """Whether the sentence before ``sent_start`` opens on a recurring name other than the company's."""
-    prev_start = max((m.end() for m in SENT_SPLIT.finditer(t, 0, max(sent_start - 1, 0))), default=0)
-    head = _SUBJECT_HEAD.match(t, prev_start, sent_start)
+    head = _SUBJECT_HEAD.match(t, _prev_sentence(t, sent_start), sent_start)
     if not head:
         return False
     who = head.group(1)
@@ -90,8 +94,7 @@ def _as_company(text: str, names: list[str], subs: re.Pattern[str] | None) -> st
 def _of_subsidiary(t: str, sent_start: int, subs: re.Pattern[str], names: list[str]) -> bool:
     """Whether the sentence before ``sent_start`` speaks of a subsidiary (「2020年人保寿险保费收入962亿元…。新业务
     价值54亿元」: the second sentence's figure is the subsidiary's)."""
-    prev_start = max((m.end() for m in SENT_SPLIT.finditer(t, 0, max(sent_start - 1, 0))), default=0)
-    prev = t[prev_start:sent_start]
+    prev = t[_prev_sentence(t, sent_start):sent_start]
     return "公司" not in prev and any(not any(m.group() in n for n in names) for m in subs.finditer(prev))
 
 
