@@ -15,7 +15,15 @@ from fincprg.finance.extract import (
     extract,
     parse_title_company,
 )
-from fincprg.finance.lexicon import add_words, extra_words, stopwords, tokenize, use_words, user_words
+from fincprg.finance.lexicon import (
+    add_words,
+    extra_words,
+    question_core,
+    stopwords,
+    tokenize,
+    use_words,
+    user_words,
+)
 
 
 def register_companies(reports) -> int:
@@ -44,6 +52,7 @@ __all__ = [
     "extra_words",
     "extract",
     "parse_title_company",
+    "question_core",
     "register_companies",
     "stopwords",
     "tokenize",

@@ -22,6 +22,12 @@ _ADDED: set[str] = set()
 # A token is kept only if it holds at least one CJK character, letter or digit.
 _CONTENT = re.compile(r"[\u4e00-\u9fff0-9A-Za-z]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# The words that frame a question rather than say what it asks, and punctuation (the rules rewrite drops them).
+QUESTION = re.compile(r"请问|请|是多少|为多少|有多少|多少|是什么|什么|怎么样|怎样|如何|为何|为什么|哪些|哪个|哪家|"
+                      r"哪里|是否|有没有|吗|呢|呀|[？?！!。，,；;：:]")
+# Fillers around what a question asks: 「营收是多少？」, 「的营收为多少」 and 「营收能达到了多少」 all ask 「营收多少」,
+# while the asking word itself (多少, 原因, 如何) stays, since it tells an amount from a cause.
+_FILLER = re.compile(r"(?:是|为|有|能?达到了?|了)(?=多少)|的|[？?！!。，,；;：:\s]")
 
 
 def _read_data(name: str) -> list[str]:
@@ -128,3 +134,9 @@ def tokenize(text: str, *, stopwords: bool = True, cache: bool = True) -> list[s
 
 def _stopwords() -> frozenset[str]:
     return stopwords()
+
+
+def question_core(text: str) -> str:
+    """``text`` less the fillers of its question frame and its punctuation (:data:`_FILLER`); ``text`` itself
+    when nothing is left."""
+    return _FILLER.sub("", text) or text

@@ -211,3 +211,12 @@ def test_tokens_depend_on_the_word_set_not_on_history():
     use_words(["云岭酒业"])  # same set as at first, after other sets were in use
     assert tokenize(text) == first and "云岭酒业" in first
     use_words(())
+
+
+def test_question_core_drops_frame_fillers_and_keeps_the_asking_word():
+    from fincprg.finance import question_core
+
+    assert question_core("中核科技2023年一季度的营业收入为多少？") == "中核科技2023年一季度营业收入多少"
+    assert question_core("中核科技2023年一季度营业收入能达到了多少") == "中核科技2023年一季度营业收入多少"
+    assert question_core("营收增长的原因是什么？") == "营收增长原因是什么"  # 是 goes only before 多少
+    assert question_core("？") == "？"  # nothing left: the text itself

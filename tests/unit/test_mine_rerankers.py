@@ -84,7 +84,7 @@ def test_lexical_scores_range_identity_and_block_agreement():
     texts = [t for p in PAIRS for t in p] + ["贵州茅台2023年净利润是多少", "贵州茅台2022年营业收入是多少"]
     rr.prepare(texts)
     s = rr.score(PAIRS)
-    assert s == pytest.approx([0.8253, 0.0156, 1.0], abs=1e-3)
+    assert s == pytest.approx([0.8145, 0.0156, 1.0], abs=1e-3)
     assert s[2] == pytest.approx(1.0, abs=1e-5)  # identical texts
     assert s[0] > 0.7 > s[1]  # rewording of the same question vs unrelated
     block = rr.score_block(texts, texts)
@@ -97,7 +97,12 @@ def test_lexical_scores_range_identity_and_block_agreement():
     assert same_q >= rr.default_threshold > other_metric  # finance-field agreement separates them
     # texts never seen by prepare() are encoded on the fly with the fitted IDF
     unseen = rr.score([("贵州茅台营业收入多少", "贵州茅台营收多少"), ("贵州茅台营业收入多少", "五粮液净利润增长")])
-    assert unseen[0] == pytest.approx(0.7706, abs=1e-3) and unseen[1] == pytest.approx(0.0, abs=1e-6)
+    assert unseen[0] == pytest.approx(0.7119, abs=1e-3) and unseen[1] == pytest.approx(0.0, abs=1e-6)
+    # the fillers of a question frame do not part one question (they had held such pairs at 0.85-0.89);
+    # the asking word does: an amount is not a cause
+    framed, cause = rr.score([("贵州茅台2023年的营业收入为多少？", "贵州茅台2023年营业收入达到了多少"),
+                              ("贵州茅台2023年营业收入增长的原因是什么", "贵州茅台2023年营业收入增长了多少")])
+    assert framed == pytest.approx(1.0, abs=1e-5) and cause < rr.default_threshold
     # n-grams outside the fitted vocabulary carry no weight
     assert rr.score([("全新文本甲", "全新文本乙")])[0] == pytest.approx(0.0, abs=1e-6)
 

@@ -1,7 +1,7 @@
 """Query rewriting ablation: BM25 over rewritten queries.
 
-* ``rewrite`` (rules, offline): question words and courtesies are dropped (:data:`QUESTION`) and every
-  metric the query names (:func:`fincprg.finance.extract`) is expanded with its canonical name and the
+* ``rewrite`` (rules, offline): question words and courtesies are dropped
+  (:data:`fincprg.finance.lexicon.QUESTION`) and every metric the query names (:func:`fincprg.finance.extract`) is expanded with its canonical name and the
   synonyms of :data:`fincprg.finance.METRIC_SYNONYMS` it does not already contain (营收 -> 营业收入,
   营业总收入, ...).
 * ``rewrite:llm[:CONFIG]``: ``prompts/search_rewrite.<lang>.j2`` through the LLM client (see
@@ -14,9 +14,8 @@ import re
 
 from fincprg.evaluate.retrievers.base import Results
 from fincprg.evaluate.retrievers.lexical import BM25
+from fincprg.finance.lexicon import QUESTION
 
-QUESTION = re.compile(r"请问|请|是多少|为多少|有多少|多少|是什么|什么|怎么样|怎样|如何|为何|为什么|哪些|哪个|哪家|"
-                      r"哪里|是否|有没有|吗|呢|呀|[？?！!。，,；;：:]")
 
 
 def rule_rewrite(query: str) -> str:
