@@ -57,6 +57,7 @@ _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
 _DIRECTION = re.compile(r"(?P<down>负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至)"
                         r"|(?P<up>增长|提升|上升|增加|提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍|新高|扭亏)")
 # Words that cannot be a question's aspect on their own.
+_CAUSES = frozenset("影响 拖累 带动 拉动 推动 导致 使得 造成 压制 侵蚀 提振".split())
 _WEAK = frozenset("""
 业务 产品 行业 市场 整体 总体 收入 利润 业绩 经营 情况 水平 规模 数据 指标 方面 能力 项目 板块 部分 领域 单位 金额 比例
 结构 营收 成本 费用 价格 综合 合计 总额 净额 毛利 期末 期初 年度 季度 半年 本年 上年 同期 单季 口径 主营 全年 当期 报告
@@ -112,6 +113,9 @@ def aspect_of(clause: str, start: int, names: frozenset[str] = frozenset()) -> s
     cand = _candidate(clause, start, names)
     if not cand or not re.search(r"[\u4e00-\u9fff]", cand):
         return cand
+    # 「涨价等影响毛利率」: a cause acting on the metric is no part of it; the metric is the company's own
+    if words(cand)[-1] in _CAUSES:
+        return ""
     # found by the sentence's marks; kept only when it is whole words of the clause ending in a noun
     if sound(cand, clause):
         return cand
@@ -134,6 +138,8 @@ def _candidate(clause: str, start: int, names: frozenset[str]) -> str:
     head = without_reference_years(head)
     # blank periods, then take the last stretch of letters
     head = _period_spans_blanked(head)
+    # a two-digit year the period pattern leaves (「21年综合客座率」 had asked 「2021年年综合客座率」)
+    head = re.sub(r"(?<!\d)\d{2}\s?年(?![度初末报化])", lambda m: " " * len(m.group()), head)
     stretch = _NON_PHRASE.split(head)[-1]
     if not stretch:
         return ""

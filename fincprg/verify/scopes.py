@@ -49,6 +49,13 @@ _SUBJECT_HEAD = re.compile(r"\s*(?:\d\s*)?([\u4e00-\u9fffA-Za-z]{2,8}?)(?:是|�
 _NOT_SUBJECT = re.compile(r"公司|我们|本次|目前|其中|同时|此外|市场|行业|集团|报告|预计|随着|由于|受益|国内|全球")
 _OPENS_ON_FIGURE = re.compile(r"\s*(?:[\d\s]+年|今年|去年|上半年|下半年|全年|前三季度|[一二三四]季度|Q[1-4]|H[12])*\s*"
                               r"(?:实现|完成|录得|取得)?\s*(?:营业|营收|收入|净利|归母|扣非|毛利)")
+# 「代销金融资产方面，公司实现收入11亿元」: a lead-in names the part the sentence's later clauses speak of, even where
+# they write 公司; an aspect of the company itself (盈利能力, 费用, a metric) or its name is no part
+_LEAD_IN = re.compile(r"([\u4e00-\u9fffA-Za-z]{2,12})方面[，,：:]")
+_ASPECT_LEAD = re.compile(r"公司|集团|盈利|费用|业绩|经营|财务|整体|总体|估值|成本|现金|负债|运营|管理|治理|分红|报表|"
+                          r"基本面|数据|季度|年度|全年|半年|规模|指标|端$|一|另")
+# an explicit whole in the clause itself overrides a lead-in
+_EXPLICIT_WHOLE = re.compile(r"整体|合并|总营收|总收入|全公司|上市公司")
 # tense and adjustment words before a metric qualify nothing (「未扣非预测净利润」 is still the net profit)
 _TENSE_WORDS = re.compile(r"未扣非|扣非前|预测|预计|一致预期|实际|测算")
 
@@ -74,6 +81,17 @@ def _subsidiaries(names: list[str]) -> re.Pattern[str] | None:
     if not shorts:
         return None
     return re.compile(f"(?:{'|'.join(map(re.escape, longest_first(shorts)))}){_SUB_SUFFIX}")
+
+
+def _part_lead_in(earlier: str) -> bool:
+    """Whether the last 「X方面，」 of ``earlier`` (the sentence before a mention's clause) names a part."""
+    lead = None
+    for lead in _LEAD_IN.finditer(earlier):
+        pass
+    if lead is None:
+        return False
+    what = lead.group(1)
+    return not (_ASPECT_LEAD.search(what) or _metric_words().search(what))
 
 
 def _several_periods(clause: str) -> bool:
@@ -125,6 +143,9 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
             continue
         before = _as_company(before, names, subs)
         if _ADJUSTED.search(before):
+            out.append(False)
+            continue
+        if _part_lead_in(_as_company(t[sent_start:start], names, subs)) and not _EXPLICIT_WHOLE.search(before):
             out.append(False)
             continue
         last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)

@@ -74,6 +74,18 @@ _EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, rever
                        .replace("定增", "定增(?![长速幅量])").replace("增发", "(?<!新)增发(?!电)"))
 _WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
 _CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
+# 「拟收购」, 「为…收购兼并提供支持」: an event planned or prepared for has not happened, which a question asking what
+# happened (「收购了」, 「完成」) needs
+_DONE = re.compile(r"了|(?<!通)过|完成|实施")
+_PLAN_BEFORE = re.compile(r"^\s*为|拟|计划|筹划|有望|或将|未来|意向|准备")
+_PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
+
+
+def _planned(sent: str, hit: re.Match[str]) -> bool:
+    start = max((c.end() for c in re.finditer(r"[，,。；;]", sent[:hit.start()])), default=0)
+    return bool(_PLAN_BEFORE.search(sent[start:hit.start()]) or _PLAN_AFTER.match(sent[hit.end():]))
+
+
 # a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
 SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|GW|MW)|[「」“”《》\"]"
                        r"|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
@@ -194,6 +206,10 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
                                     f"{'/'.join(sorted(set(quals))[:3])}")
         if not any(_qualifiers(bare, pm)) and re.search(re.escape(pm) + r"\s?分别", norm(source)):
             return Verdict("vague", f"asks one {pm} without the product; the source gives several (「{pm}分别」)")
+        made = _capacities(norm(source)) if pm == "产能" and not any(_qualifiers(bare, pm)) else set()
+        if len(made) >= 2:  # 「年产1500吨三氯蔗糖…年产5000吨2-甲基呋喃」: the capacity of which?
+            return Verdict("vague", f"asks 产能 without the product; the source gives capacities of "
+                                    f"{'/'.join(sorted(made)[:3])}")
     if any(pm in q for pm in _SHARE_WORDS):
         # a share is always of some market: 「市场份额」 where the source gives 两融4.99% and 股基4.2% asks which
         src = norm(source)
@@ -224,6 +240,16 @@ def _share_figures(text: str, word: str, years: frozenset[int]) -> list[str]:
         if got and (not years or not said or years & said):
             out.append(got.group(1).strip())
     return out
+
+
+# 「年产1500吨三氯蔗糖」, 「5000t/a甲乙基麦芽酚」 (AlphaFin writes 「5000t a」): a capacity with its product
+_CAPACITY = re.compile(r"(?:年产(?:能)?\s?[\d.\s]+(?:万|千)?(?:吨|台|辆|套|片|件|GWh|GW|MW)|"
+                       r"[\d.]+\s?(?:万|千)?(?:吨|t)\s?[/ ]\s?(?:年|a))\s?([A-Za-z\u4e00-\u9fff]{2,5})")
+
+
+def _capacities(text: str) -> set[str]:
+    """The products the source states a capacity of (first two characters, so 三氯蔗糖 and 三氯蔗糖项目 are one)."""
+    return {m.group(1)[:2] for m in _CAPACITY.finditer(text) if not m.group(1).startswith(("产能", "项目", "规模"))}
 
 
 def _qualifiers(text: str, word: str) -> list[str]:
@@ -279,13 +305,14 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     events = _events(q)
     if not events or not _WHAT.search(q):
         return None
+    done = bool(_DONE.search(q))  # 「收购了哪些」 asks what happened; 「定增资金用于哪些项目」 a plan's content too
     for event in sorted(events):
         stated = False
         for sent in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))):
             hits = [m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event]
             rest = blank_periods(sent.replace(hits[0].group(), "", 1)) if hits else ""
-            if hits and not _CONDITIONAL.search(sent) and (_NAMED[event].search(sent) if event in _NAMED
-                                                          else SPECIFIC.search(rest)):
+            if hits and not _CONDITIONAL.search(sent) and not (done and _planned(sent, hits[0])) \
+                    and (_NAMED[event].search(sent) if event in _NAMED else SPECIFIC.search(rest)):
                 stated = True
                 break
         if not stated:

@@ -25,6 +25,12 @@ def test_aspect_is_dropped_when_it_is_no_whole_noun_phrase():
     assert aspect_before(clause, clause.index("收入")) == ""
     clause = "消费电子营业收入23.13亿元"
     assert aspect_before(clause, clause.index("营业收入")) == "消费电子"
+    # a cause acting on the metric is no aspect of it (「影响毛利率」 was asked as if a kind of gross margin)
+    clause = "一方面受2021年缺货、涨价等影响毛利率基数偏高的影响"
+    assert aspect_before(clause, clause.index("毛利率")) == ""
+    # a two-digit year is no part of the aspect (「2021年年中高档酒毛利率」 was asked)
+    clause = "21年中高档酒毛利率提升1.01pct"
+    assert aspect_before(clause, clause.index("毛利率")) == "中高档酒"
 
 
 def test_risk_topic_is_a_noun_phrase_or_a_verdict_on_one():

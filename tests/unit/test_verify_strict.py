@@ -26,6 +26,11 @@ def test_a_product_metric_without_its_product_is_vague():
     assert _reason(check_vague("沧州大化的产能扩张计划如何？", src)) == "vague"
     assert check_vague("沧州大化MDI产能扩张计划如何？", src) is None
     assert check_vague("沧州大化的产能扩张计划如何？", "公司总产能达到260万吨。") is None
+    # the product is written away from 产能 (「将产能提升至…」), but the source builds capacity for several products
+    several = "公司对年产1500吨甜味剂项目技改，将产能提升至3000吨；新建5000t a香料项目和年产4500吨溶剂项目。"
+    assert _reason(check_vague("华安化工2019年的产能为多少？", several)) == "vague"
+    assert check_vague("华安化工2019年甜味剂的产能为多少？", several) is None
+    assert check_vague("华安化工2019年的产能为多少？", "公司年产1500吨甜味剂项目技改后，2019年产能提升至3000吨。") is None
 
 
 def test_a_company_metric_stated_only_for_a_part_is_not_answered():
@@ -55,6 +60,11 @@ def test_an_event_question_needs_the_event_stated_with_specifics():
     other = "公司与宁德时代签订3.2亿元供货合同。"
     assert _reason(check_event("东方雨虹收购的对象是什么？", other)) == "not_answered"  # a contract is no acquisition
     stated = "公司以5.6亿元收购天鼎丰100%股权，2022年3月完成过户。"
+    # planned or prepared for is not done
+    for planned in ("公司拟以5.6亿元收购天鼎丰100%股权。", "公司设立研究院，为持续引进标的及收购兼并提供支持。"):
+        assert _reason(check_event("东方雨虹收购了哪些公司？", planned)) == "not_answered"
+    # a plan is what a question about the plan asks
+    assert check_event("东方雨虹定增募集资金用于哪些项目？", "公司公告拟发行25亿元定增扩产。") is None
     assert check_event("东方雨虹收购了哪些公司？", stated) is None
     assert check_event("东方雨虹收购的意义何在", commit) is None  # not a what/which question
 
@@ -222,6 +232,18 @@ def test_an_adjusted_several_part_or_subsidiary_figure_is_not_the_company_total(
     assert _reason(check_part_whole("中国平安2021年新业务价值是多少？", sub, ["中国平安"])) == "not_answered"
     assert check_part_whole("中国平安2021年新业务价值是多少？", "2021年公司新业务价值380亿元。",
                             ["中国平安"]) is None
+
+
+
+def test_a_business_lead_in_makes_the_figures_after_it_that_businesss():
+    names = ["东海证券"]
+    lead = "经纪业务方面，公司股基成交额9万亿，同比+12%；代销金融产品方面，公司实现收入3.2亿元，同比+40%。"
+    assert _reason(check_part_whole("东海证券2021年的收入为多少？", lead, names)) == "not_answered"
+    # an aspect of the company itself, a metric or the company's name leads in nothing but the company
+    for lead_in in ("盈利能力方面", "收入方面", "东海证券方面"):
+        assert check_part_whole("东海证券2021年的收入为多少？", f"{lead_in}，公司2021年实现收入30.5亿元。", names) is None
+    # a whole the clause itself writes overrides the lead-in
+    assert check_part_whole("东海证券2021年的收入为多少？", "海外方面，公司整体实现收入30.5亿元。", names) is None
 
 
 def test_a_part_unnamed_or_one_of_several_shares_is_vague():
