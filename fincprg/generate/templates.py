@@ -192,7 +192,8 @@ class TemplateGenerator:
             # a risk list names risks, never their impact (no 「…的风险对X有何影响」); a bare noun (竞争, 政策)
             # is every report's risk, a verdict on one (电网投资不及预期) is this report's
             if topic and VERDICT.search(topic):
-                return _pick(key, [f"{e}面临{topic}等哪些风险？", f"{e}需要关注{topic}的风险吗？"])
+                # (no yes/no form: 「需要关注X的风险吗」 is a risk list's line turned into a question nobody asks)
+                return f"{e}面临{topic}等哪些风险？"
             return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         if _RATING.search(text) and not facts.metrics:
             return ""  # a rating is the report's of its date: undated, the question matches every report

@@ -41,7 +41,7 @@ _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负�
                           r"净利率|股息|分红|销售金额|销售面积|签约金额|合同销售|客座率|载客率|入住率|出租率|开工率|利用率|"
                           r"上座率|装载率|不良率|净息差")
 # capacity/price/volume/output: a source states them per product
-_PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "销量", "产量", "出货量", "开工率", "产能利用率", "市占率",
+_PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "售价", "吨价", "销量", "产量", "出货量", "开工率", "产能利用率", "市占率",
                     "市场份额", "份额", "渗透率")
 _NOT_PRODUCT = re.compile(r"(?:公司|本公司|集团|其|现有|总|合计|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|达到|"
                           r"共|累计|目前|当前|主要|整体|平均|销售|出厂|市场|产品|年化|全年|年|月|季度|的|了|和|及|与|"
@@ -81,13 +81,21 @@ _PLAN_BEFORE = re.compile(r"^\s*为|拟|计划|筹划|有望|或将|未来|意�
 _PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
 
 
+def _near(sent: str, hit: re.Match[str]) -> str:
+    """The clause of ``hit`` and the two after it: an event's specifics are written with it (「股权激励信号积极，相对增速
+    保障弹性，催化估值切换时点提前，给予目标价266元」 states no term of the plan)."""
+    start = max((c.end() for c in re.finditer(r"[，,；;]", sent[:hit.start()])), default=0)
+    ends = [c.start() for c in re.finditer(r"[，,；;]", sent[hit.end():])]
+    return sent[start:hit.end() + ends[2] if len(ends) > 2 else len(sent)]
+
+
 def _planned(sent: str, hit: re.Match[str]) -> bool:
     start = max((c.end() for c in re.finditer(r"[，,。；;]", sent[:hit.start()])), default=0)
     return bool(_PLAN_BEFORE.search(sent[start:hit.start()]) or _PLAN_AFTER.match(sent[hit.end():]))
 
 
 # a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
-SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|GW|MW)|[「」“”《》\"]"
+SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|平方|公里|亩|GW|MW)|[「」“”《》\"]"
                        r"|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
 
 # --- boilerplate -----------------------------------------------------------------------------------------------
@@ -309,11 +317,16 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     for event in sorted(events):
         stated = False
         for sent in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))):
-            hits = [m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event]
-            rest = blank_periods(sent.replace(hits[0].group(), "", 1)) if hits else ""
-            if hits and not _CONDITIONAL.search(sent) and not (done and _planned(sent, hits[0])) \
-                    and (_NAMED[event].search(sent) if event in _NAMED else SPECIFIC.search(rest)):
-                stated = True
+            if _CONDITIONAL.search(sent):
+                continue
+            for hit in (m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event):
+                near = _near(sent, hit)
+                rest = blank_periods(near.replace(hit.group(), "", 1))
+                if not (done and _planned(sent, hit)) \
+                        and (_NAMED[event].search(sent) if event in _NAMED else SPECIFIC.search(rest)):
+                    stated = True
+                    break
+            if stated:
                 break
         if not stated:
             return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "

@@ -130,3 +130,10 @@ def test_a_forecast_asks_a_plan_of_the_company_never_of_its_market():
     assert _sentence_query("预计2023年公司信贷需求有望回暖，贷款增速保持稳健。") == ""
     assert _sentence_query("公司预计2023年渠道继续下沉，新增经销商1000家。") == "星河科技2023年渠道方面有哪些规划？"
     assert _sentence_query("预计2024年公司新项目将陆续投产。") == "星河科技2024年投产方面有哪些规划？"  # no 「投产的前景」
+
+
+def test_a_named_risk_is_asked_as_which_risks_never_as_yes_or_no():
+    # 「需要关注X的风险吗」 read as a risk list's line turned into a question nobody types (two readings)
+    for n in range(6):  # the template pick is keyed on the text: vary it so every pick could be drawn
+        q = _sentence_query(f"风险提示：原材料价格涨幅超预期{'，' * n}。")
+        assert q.endswith("等哪些风险？") and "吗" not in q, q

@@ -26,6 +26,10 @@ def test_a_product_metric_without_its_product_is_vague():
     assert _reason(check_vague("沧州大化的产能扩张计划如何？", src)) == "vague"
     assert check_vague("沧州大化MDI产能扩张计划如何？", src) is None
     assert check_vague("沧州大化的产能扩张计划如何？", "公司总产能达到260万吨。") is None
+    # a price per ton given per product line has no company-wide reading
+    tiers = "2022年中高价酒吨价同比+6.0%，普通白酒吨价同比+2.2%。"
+    assert _reason(check_vague("汾阳酒业2022年吨价较上年同期变化了多少？", tiers)) == "vague"
+    assert check_vague("汾阳酒业2022年吨价较上年同期变化了多少？", "2022年公司吨价同比+6.0%。") is None
     # the product is written away from 产能 (「将产能提升至…」), but the source builds capacity for several products
     several = "公司对年产1500吨甜味剂项目技改，将产能提升至3000吨；新建5000t a香料项目和年产4500吨溶剂项目。"
     assert _reason(check_vague("华安化工2019年的产能为多少？", several)) == "vague"
@@ -63,6 +67,11 @@ def test_an_event_question_needs_the_event_stated_with_specifics():
     # planned or prepared for is not done
     for planned in ("公司拟以5.6亿元收购天鼎丰100%股权。", "公司设立研究院，为持续引进标的及收购兼并提供支持。"):
         assert _reason(check_event("东方雨虹收购了哪些公司？", planned)) == "not_answered"
+    # the specifics are written with the event, not anywhere in its sentence
+    far = "股权激励信号积极，相对增速保障弹性，催化估值切换时点提前，给予目标价266元，维持评级。"
+    assert _reason(check_event("东方雨虹股权激励计划的主要内容是什么？", far)) == "not_answered"
+    near = "公司发布股权激励计划，拟授予限制性股票1000万股，授予价格100元。"
+    assert check_event("东方雨虹股权激励计划的主要内容是什么？", near) is None
     # a plan is what a question about the plan asks
     assert check_event("东方雨虹定增募集资金用于哪些项目？", "公司公告拟发行25亿元定增扩产。") is None
     assert check_event("东方雨虹收购了哪些公司？", stated) is None
