@@ -218,8 +218,23 @@ def part_year(part: str, *texts: str, date: dt.date | None = None) -> int | None
     if texts and texts[0]:
         actual = {p.year for p in _period_mentions(texts[0], date) if p.year and not p.forecast}
         if len(actual) == 1:
-            return actual.pop()
+            y = actual.pop()
+            # a report of 2020-10 writing 「前三季度」 and only 「较2019年」 speaks of 2020's first three quarters: an
+            # earlier year written beside a bare part is the comparison base, not the part's year
+            latest = _latest_year(part, date)
+            return latest if latest is not None and y < latest else y
     return None
+
+
+_PART_END = {"Q1": 3, "Q2": 6, "H1": 6, "Q3": 9, "Q1-Q3": 9}
+
+
+def _latest_year(part: str, date: dt.date | None) -> int | None:
+    """The year of the latest ``part`` ended before ``date`` (a report of 2020-10 reviews 2020's 前三季度)."""
+    end = _PART_END.get(part)
+    if date is None or end is None:
+        return None
+    return date.year if date.month > end else date.year - 1
 
 
 # questions a period does not narrow: a report's risks, its rating and target price

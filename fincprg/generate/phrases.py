@@ -203,13 +203,14 @@ def _dated(text: str, year: int | None) -> frozenset[Period]:
 
 
 def period_of(clause: str, sentence: str, passage_year: int | Period | None, year: int | None,
-              passage_text: str = "") -> tuple[str, bool]:
+              passage_text: str = "", date: dt.date | None = None) -> tuple[str, bool]:
     """The clause's own period, else the sentence's when it names one year, else the passage's period.
 
     ``passage_year``: the passage's one reporting year, or its :func:`~fincprg.generate.complete.dominant_period`
     (a passage of half-year figures is asked as 2021年上半年, never 2021年). A bare part (前三季度) takes the
     year the passage gives that part (``passage_text``; 一季度 in a passage writing 22Q1 is 2022年一季度),
-    else stays bare; a forecast stays a forecast (2024E, 预计 before the year, a year after the report's)."""
+    else stays bare; a forecast stays a forecast (2024E, 预计 before the year, a year after the report's).
+    ``date``: the report's, for :func:`~fincprg.generate.complete.part_year`."""
     pp = passage_year if isinstance(passage_year, Period) else (Period(passage_year, "FY") if passage_year else None)
     # a time adverbial scopes what follows it: the sentence's period is the one written before this clause
     # (「2021年，公司营收…，毛利率…」), not one a later clause gives another fact (「…预计2023年下半年投产」)
@@ -226,7 +227,7 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
         bare = sorted(p for p in text_periods(text, year) if p.part and not p.year)
         if bare:
             part = bare[0].part or ""
-            y = part_year(part, passage_text) if passage_text else (pp.year if pp else None)
+            y = part_year(part, passage_text, date=date) if passage_text else (pp.year if pp else None)
             return (f"{y}年{Period(None, part).label()}" if y else Period(None, part).label()), False
     if pp and pp.year and not FORECAST.search(sentence):
         return asked_period(pp), False
@@ -263,7 +264,7 @@ _CONTINUES = re.compile(r"\s*(?:[\d.%\s]|同比|环比|较上年同期|较上年
 
 def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | Period | None,
           year: int | None, rest: tuple[str, ...] | None = None, others: frozenset[str] = frozenset(),
-          passage_text: str = "") -> Frame:
+          passage_text: str = "", date: dt.date | None = None) -> Frame:
     """The :class:`Frame` of one clause.
 
     The clause's metric takes the direction written after it and before the next metric (「现金流健康，
@@ -274,7 +275,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     not the report's) is vague: it is not asked.
     """
     m = _first_metric(clause) or _MEASURE.search(clause)
-    period, fc = period_of(clause, sentence, passage_year, year, passage_text)
+    period, fc = period_of(clause, sentence, passage_year, year, passage_text, date)
     # 「预计23 24公司年营业收入…」 stays a forecast even where its years are unreadable; a flash report's
     # 「预计实现」 is the company's preliminary actual, not a forecast
     flash = _FLASH_FIGURE.search(clause) and "快报" in (passage_text or sentence)
@@ -319,7 +320,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
 
 def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[str] = frozenset(),
                     passage_year: int | Period | None = None, year: int | None = None,
-                    passage_text: str = "") -> list[Frame]:
+                    passage_text: str = "", date: dt.date | None = None) -> list[Frame]:
     """The frame of each clause of ``sentence``. A metric written without an aspect after a clause that gave
     the same metric a segment (「铁路装备业务收入53亿元，同比-64%，收入下降是由于…」) is that segment's; after a
     segment the templates cannot say, or in a sentence that opens by splitting the figures (分业务看, 其中),
@@ -334,7 +335,7 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
     foreign = bool(first and _FOREIGN.search(sentence[:first.start()]) and not _WHOLE.search(sentence[:first.start()]))
     for i, c in enumerate(cls):
         f = frame(c, cls[i + 1] if i + 1 < len(cls) else "", sentence, names=names, passage_year=passage_year,
-                  year=year, rest=tuple(cls[i + 1:]), others=others, passage_text=passage_text)
+                  year=year, rest=tuple(cls[i + 1:]), others=others, passage_text=passage_text, date=date)
         if f.metric and foreign and not _WHOLE.search(c):
             f = replace(f, vague=True)
         elif f.metric:

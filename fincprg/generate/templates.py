@@ -199,7 +199,7 @@ class TemplateGenerator:
             return ""  # a rating is the report's of its date: undated, the question matches every report
         best: ph.Frame | None = None
         for f in ph.sentence_frames(text, names=names, others=names - {e}, passage_year=passage_year, year=year,
-                                    passage_text=passage_text):
+                                    passage_text=passage_text, date=date):
             # a target price is the report's of its date: undated, the question would match every report
             if f.metric and f.metric != "目标价" and not f.vague and (best is None or (f.number and not best.number)):
                 best = f
@@ -263,7 +263,7 @@ class TemplateGenerator:
             main = order[0]
             all_frames = [f for sent in re.split(r"[。！？!?]", text) if sent.strip()
                           for f in ph.sentence_frames(sent, names=names, others=names - {e}, passage_year=period,
-                                                      year=year, passage_text=text)
+                                                      year=year, passage_text=text, date=date)
                           if f.metric and not f.vague]
             frames = [f for f in all_frames if f.metric == main]
             if frames:

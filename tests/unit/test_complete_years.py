@@ -68,3 +68,14 @@ def test_years_far_before_the_report_date_are_ignored():
 
 def test_add_period_still_adds_to_a_query_with_only_a_reference_year():
     assert add_period("创2002年以来新低的原因是什么？", 2024) == "2024年创2002年以来新低的原因是什么？"
+
+
+def test_a_bare_part_beside_only_an_earlier_comparison_year_is_of_the_reports_latest_such_part():
+    from fincprg.generate.complete import part_year
+
+    # read three times as 「2019年前三季度」 where the passage compares 2020 with 2019
+    text = "公司前三季度实现签约金额737亿元，销售均价同比增长3%。拿地强度34%（2019年26%）。"
+    assert part_year("Q1-Q3", text) == 2019  # no date: the one year written
+    assert part_year("Q1-Q3", text, date=dt.date(2020, 10, 26)) == 2020
+    assert part_year("Q1-Q3", text, date=dt.date(2020, 3, 1)) == 2019  # 2020's first three quarters had not ended
+    assert part_year("Q1-Q3", "2019年前三季度营收10亿元", date=dt.date(2020, 10, 26)) == 2019  # dated: kept
