@@ -4,10 +4,12 @@ Each is a general rule over the query and its source text (verify's own reading,
 
 * ``garbled``: the query copies conditional or legal boilerplate (若…超过, 承诺, 应当, 不得) or repeats a fragment;
 * ``vague``: it asks a figure (多少, 达到 …) that depends on time with no period at all, or a capacity, price or
-  volume without the product the source states it for (「产能是多少」 where the source gives 「TDI产能」);
+  volume without the product the source states it for (「产能是多少」 where the source gives 「TDI产能」, or
+  capacities of several products);
 * ``not_in_sentence``: a sentence query whose sentence does not itself state the metric or event it asks;
-* ``not_answered``: it asks what/which of an event (收购, 回购, 中标 …) the source does not state with specifics, or states only as a
-  commitment or a condition.
+* ``not_answered``: it asks what/which of an event (收购, 回购, 中标 …) the source does not state with specifics (in
+  the event's clause or the two after it), or states only as a commitment or a condition, or, asked as done
+  (「收购了哪些」), only as a plan or a preparation.
 """
 from __future__ import annotations
 
@@ -41,8 +43,8 @@ _TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负�
                           r"净利率|股息|分红|销售金额|销售面积|签约金额|合同销售|客座率|载客率|入住率|出租率|开工率|利用率|"
                           r"上座率|装载率|不良率|净息差")
 # capacity/price/volume/output: a source states them per product
-_PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "售价", "吨价", "销量", "产量", "出货量", "开工率", "产能利用率", "市占率",
-                    "市场份额", "份额", "渗透率")
+_PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "售价", "吨价", "销量", "产量", "出货量", "开工率", "产能利用率",
+                    "市占率", "市场份额", "份额", "渗透率")
 _NOT_PRODUCT = re.compile(r"(?:公司|本公司|集团|其|现有|总|合计|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|达到|"
                           r"共|累计|目前|当前|主要|整体|平均|销售|出厂|市场|产品|年化|全年|年|月|季度|的|了|和|及|与|"
                           r"实现|完成|全部|权益|可|将|已|为|至|达|约|[\d.%万亿吨元个件台套辆]+)$")

@@ -1,9 +1,9 @@
 """Query rewriting ablation: BM25 over rewritten queries.
 
 * ``rewrite`` (rules, offline): question words and courtesies are dropped
-  (:data:`fincprg.finance.lexicon.QUESTION`) and every metric the query names (:func:`fincprg.finance.extract`) is expanded with its canonical name and the
-  synonyms of :data:`fincprg.finance.METRIC_SYNONYMS` it does not already contain (营收 -> 营业收入,
-  营业总收入, ...).
+  (:data:`fincprg.finance.lexicon.QUESTION`) and every metric the query names (:func:`fincprg.finance.extract`)
+  is expanded with its canonical name and the synonyms of :data:`fincprg.finance.METRIC_SYNONYMS` it does not
+  already contain (营收 -> 营业收入, 营业总收入, ...).
 * ``rewrite:llm[:CONFIG]``: ``prompts/search_rewrite.<lang>.j2`` through the LLM client (see
   :mod:`fincprg.evaluate.retrievers.scorers` for CONFIG); an answer without a non-empty ``query`` is not
   cached and the original query is searched (counted in ``rewrite_failed``).
