@@ -76,14 +76,15 @@ class LexicalReranker:
         new = [t for t in dict.fromkeys(texts) if t not in self._index]
         if not new:
             return
+        cores = [question_core(t) for t in new]
         if self._vec is None:
             from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: PLC0415
 
             self._vec = TfidfVectorizer(analyzer="char", ngram_range=self.ngram_range, sublinear_tf=True,
                                         lowercase=True, dtype=np.float32)
-            x = self._vec.fit_transform([question_core(t) for t in new])
+            x = self._vec.fit_transform(cores)
         else:
-            x = self._vec.transform([question_core(t) for t in new])
+            x = self._vec.transform(cores)
         self.facts.prefetch(new, workers=self.workers)
         facts = self.facts.many(new)
         fields = [

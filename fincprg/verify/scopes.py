@@ -85,13 +85,8 @@ def _subsidiaries(names: list[str]) -> re.Pattern[str] | None:
 
 def _part_lead_in(earlier: str) -> bool:
     """Whether the last 「X方面，」 of ``earlier`` (the sentence before a mention's clause) names a part."""
-    lead = None
-    for lead in _LEAD_IN.finditer(earlier):
-        pass
-    if lead is None:
-        return False
-    what = lead.group(1)
-    return not (_ASPECT_LEAD.search(what) or _metric_words().search(what))
+    leads = _LEAD_IN.findall(earlier)
+    return bool(leads) and not (_ASPECT_LEAD.search(leads[-1]) or _metric_words().search(leads[-1]))
 
 
 def _several_periods(clause: str) -> bool:
@@ -145,7 +140,8 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
         if _ADJUSTED.search(before):
             out.append(False)
             continue
-        if _part_lead_in(_as_company(t[sent_start:start], names, subs)) and not _EXPLICIT_WHOLE.search(before):
+        earlier = _as_company(t[sent_start:start], names, subs)  # the sentence before this clause
+        if _part_lead_in(earlier) and not _EXPLICIT_WHOLE.search(before):
             out.append(False)
             continue
         last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)
@@ -154,7 +150,6 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
             out.append(False)
             continue
         if last_whole < 0:  # no subject in its own clause: the sentence's earlier clauses, or the one before
-            earlier = _as_company(t[sent_start:start], names, subs)
             whole_at = max((w.end() for w in _WHOLE_MARK.finditer(earlier)), default=-1)
             topic = max((x.end() for x in _TOPIC_CLAUSE.finditer(earlier)), default=-1)
             # 「西南设计…净利润为1.02亿元，扣非净利润为…」: a parallel clause keeps the earlier one's subject

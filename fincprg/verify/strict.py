@@ -83,17 +83,18 @@ _PLAN_BEFORE = re.compile(r"^\s*为|拟|计划|筹划|有望|或将|未来|意�
 _PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
 
 
-def _near(sent: str, hit: re.Match[str]) -> str:
-    """The clause of ``hit`` and the two after it: an event's specifics are written with it (「股权激励信号积极，相对增速
-    保障弹性，催化估值切换时点提前，给予目标价266元」 states no term of the plan)."""
-    start = max((c.end() for c in re.finditer(r"[，,；;]", sent[:hit.start()])), default=0)
-    ends = [c.start() for c in re.finditer(r"[，,；;]", sent[hit.end():])]
-    return sent[start:hit.end() + ends[2] if len(ends) > 2 else len(sent)]
-
-
-def _planned(sent: str, hit: re.Match[str]) -> bool:
-    start = max((c.end() for c in re.finditer(r"[，,。；;]", sent[:hit.start()])), default=0)
-    return bool(_PLAN_BEFORE.search(sent[start:hit.start()]) or _PLAN_AFTER.match(sent[hit.end():]))
+def _states_event(sent: str, hit: re.Match[str], done: bool) -> bool:
+    """Whether the mention ``hit`` of an event in ``sent`` states it with specifics, written in its clause or the two
+    after it (「股权激励信号积极，相对增速保障弹性，催化估值切换时点提前，给予目标价266元」 states no term of the plan);
+    with ``done``, not as a plan or a preparation."""
+    start = max((c.end() for c in _BREAK.finditer(sent, 0, hit.start())), default=0)
+    if done and (_PLAN_BEFORE.search(sent[start:hit.start()]) or _PLAN_AFTER.match(sent[hit.end():])):
+        return False
+    if _EVENT_OF[hit.group()] in _NAMED:
+        return bool(_NAMED[_EVENT_OF[hit.group()]].search(sent))
+    ends = [c.start() for c in _BREAK.finditer(sent, hit.end())]
+    near = sent[start:hit.start()] + sent[hit.end():ends[2] if len(ends) > 2 else len(sent)]
+    return bool(SPECIFIC.search(blank_periods(near)))
 
 
 # a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
@@ -316,21 +317,10 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     if not events or not _WHAT.search(q):
         return None
     done = bool(_DONE.search(q))  # 「收购了哪些」 asks what happened; 「定增资金用于哪些项目」 a plan's content too
+    sents = [s for s in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))) if not _CONDITIONAL.search(s)]
     for event in sorted(events):
-        stated = False
-        for sent in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))):
-            if _CONDITIONAL.search(sent):
-                continue
-            for hit in (m for m in _EVENT_RE.finditer(sent) if _EVENT_OF[m.group()] == event):
-                near = _near(sent, hit)
-                rest = blank_periods(near.replace(hit.group(), "", 1))
-                if not (done and _planned(sent, hit)) \
-                        and (_NAMED[event].search(sent) if event in _NAMED else SPECIFIC.search(rest)):
-                    stated = True
-                    break
-            if stated:
-                break
-        if not stated:
+        if not any(_states_event(sent, hit, done) for sent in sents
+                   for hit in _EVENT_RE.finditer(sent) if _EVENT_OF[hit.group()] == event):
             return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
                                            "with specifics (names or amounts, not only a date), or only as a condition")
     return None
