@@ -134,6 +134,10 @@ def test_a_forecast_asks_a_plan_of_the_company_never_of_its_market():
 
 def test_a_named_risk_is_asked_as_which_risks_never_as_yes_or_no():
     # 「需要关注X的风险吗」 read as a risk list's line turned into a question nobody types (two readings)
-    for n in range(6):  # the template pick is keyed on the text: vary it so every pick could be drawn
-        q = _sentence_query(f"风险提示：原材料价格涨幅超预期{'，' * n}。")
+    text = "风险提示：原材料价格涨幅超预期。"
+    for i in range(1, 7):  # the template pick is keyed on the sentence id: these ids draw every form (r3 the second)
+        rep = Report(id=f"r{i}", title="星河科技（688321）：点评", text=text, company="星河科技")
+        p = Passage(id=f"r{i}#p0", report_id=f"r{i}", order=0, text=text)
+        s = Sentence(id=f"r{i}#p0#s0", passage_id=f"r{i}#p0", order=0, text=text)
+        q = TemplateGenerator().generate([PassageInput(rep, p, (s,))])[0].sentence_queries[0]
         assert q.endswith("等哪些风险？") and "吗" not in q, q
