@@ -256,6 +256,8 @@ def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset
     return any(tags.get(w, "") in _PROPER_TAGS for w in words(head) if len(w) >= 2)
 
 
+# a change measured from a base other than a year earlier
+_OTHER_BASE = re.compile(r"环比|较(?:年初|期初|上年末|去年末|年末|上季度|上季)|上市前|发行前")
 _CONTINUES = re.compile(r"\s*(?:[\d.%\s]|同比|环比|较上年同期|较上年|较去年同期|较去年|较年初|较同期|yoy|YoY|分别|均|"
                        r"有所|大幅|小幅|略有|略微|明显|显著|持续|进一步|继续|增速|增幅|降幅|约)*"
                        r"(?:负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至|增长|提升|上升|增加|"
@@ -311,10 +313,10 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                         or share or foreign_head(clause[:m.start()], others, names - others)),
                  direction=direction, number=number,
                  # a figure right after the change word is the change (「增长47.5%」), even where AlphaFin lost the %
-                 # (a quarter-on-quarter change is none: 「环比上升5.7pct至256%」 is asked as its level)
-                 yoy=bool(re.search(r"同比|较上年|yoy|YoY|%|百分点|pct", tail + follow)
+                 # (a change from another base is none: 「环比上升5.7pct至256%」, 「较年初增长8%」 are asked as levels)
+                 yoy=bool(re.search(r"同比|较上年(?!末)|yoy|YoY|%|百分点|pct", tail + follow)
                           or (d is not None and re.match(r"\s*\d", d.string[d.end():])))
-                     and not ("环比" in tail + follow and not re.search(r"同比|yoy|YoY", tail + follow)),
+                     and not (_OTHER_BASE.search(tail + follow) and not re.search(r"同比|yoy|YoY", tail + follow)),
                  reason=reason)
 
 

@@ -46,6 +46,13 @@ _RISK = re.compile(r"风险")
 _OUTLOOK = re.compile(r"有望|看好|期待|值得|计划|拟|将|未来|展望|预计|预期|潜力|空间|或将|可期|有保障|审核|审批中|推进中")
 # the query itself asks a plan or an outlook: a look-ahead sentence with specifics answers it
 _ASKS_AHEAD = re.compile(r"规划|计划|前景|展望|目标")
+# an impact asked (「疫情对X经营有何影响」) is stated only where the topic acts on something: 「受疫情影响」,
+# 「疫情导致…」, 「并购增厚业绩」; 「为应对疫情调整产品结构」 states the company's response, not the impact
+_CLAUSE = re.compile(r"[，,。！？!?；;\n]")
+_IMPACT_ASK = re.compile(r"有何影响|什么影响|影响如何|哪些影响")
+_CAUSED_BY = re.compile(r"(?:受|(?<![归原基])因|由于|受益于|叠加)[^，,。；;]{0,6}$")
+_EFFECT = re.compile(r"影响|冲击|拖累|导致|造成|致使|使得|使|带来|带动|拉动|推动|增厚|贡献|并表|停工|停产|推迟|延迟|放缓|"
+                     r"承压|受损|利好|受益|扰动|下滑|下降|减少|降低|上升|提升|增加|增长|改善|摊薄")
 
 
 def topics_in(text: str) -> set[str]:
@@ -61,26 +68,45 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or _RISK.search(q):
         return None
     ahead = is_forecast(q) or bool(_ASKS_AHEAD.search(q))
+    impact = bool(_IMPACT_ASK.search(q))
     for topic in sorted(asked):
-        if not any(_states(sent, topic, ahead) for sent in SENT_SPLIT.split(norm(source))):
-            return Verdict("not_answered", f"asks the state or progress of {topic}; no sentence of the source "
-                                           "states it with specifics (a figure with its unit, a name)"
-                                           + ("" if ahead else ", other than as an outlook"))
+        if not any(_states(sent, topic, ahead, impact) for sent in SENT_SPLIT.split(norm(source))):
+            what = "impact" if impact else "state or progress"
+            return Verdict("not_answered", f"asks the {what} of {topic}; no sentence of the source states it "
+                                           "with specifics (a figure with its unit, a name)"
+                                           + ("" if ahead else ", other than as an outlook")
+                                           + (", the topic acting on something" if impact else ""))
     return None
 
 
-def _states(sent: str, topic: str, ahead: bool) -> bool:
+def _states(sent: str, topic: str, ahead: bool, impact: bool = False) -> bool:
     if topic not in topics_in(sent):
         return False
     if not ahead and _OUTLOOK.search(sent):
         return False
+    if impact and not _acts(sent, topic):
+        return False
     return bool(SPECIFIC.search(blank_periods(sent)))
+
+
+def _acts(sent: str, topic: str) -> bool:
+    """Whether a mention of ``topic`` in ``sent`` acts on something: a cause word before it in its clause, or an
+    effect word after it in its clause or the next one."""
+    for m in _TOPIC_RE.finditer(sent):
+        if _WORD_OF[m.group()] != topic:
+            continue
+        clause_start = max((c.end() for c in _CLAUSE.finditer(sent, 0, m.start())), default=0)
+        if _CAUSED_BY.search(sent[clause_start:m.start()]):
+            return True
+        after = _CLAUSE.split(sent[m.end():])
+        if any(_EFFECT.search(c) for c in after[:2]):
+            return True
+    return False
 
 
 # 「…的变化趋势如何」, 「…表现如何」: the whole question asks how one or more metrics went
 # (「估值水平如何」: a level asked is answered by a figure too)
 _TREND = re.compile(r"的?(?:变化趋势|趋势|变化情况|表现|走势|变化|水平)(?:如何|怎样|怎么样)[？?]?$")
-_CLAUSE = re.compile(r"[，,。！？!?；;\n]")
 _JOIN = re.compile(r"和|及|与|、|以及")
 
 

@@ -1,7 +1,8 @@
 """Which names verify reads as the company a query asks about (issue 18)."""
 from __future__ import annotations
 
-from fincprg.verify.stage import _asked_names, strict_checks
+from fincprg.verify.checks import strict_checks
+from fincprg.verify.stage import _asked_names
 from fincprg.verify.subject import Subjects
 
 

@@ -137,3 +137,19 @@ def test_a_unit_without_its_number_a_nameless_month_and_a_level_without_a_figure
     assert check_vague("某快递2022年1月单月市占率同比提升了多少？", src, ["某快递"]) is None
     assert check_trend("某港口2020年估值水平如何？", "公司估值可参照其他港口。", ["某港口"]) is not None
     assert check_trend("某港口2020年估值水平如何？", "当前股价对应2020年PE为15倍。", ["某港口"]) is None
+
+
+def test_an_impact_is_stated_only_where_the_topic_acts_on_something():
+    # the company's response to the topic, with figures beside it, states no impact of the topic
+    response = "前三季度利润增长主要归因于公司为应对疫情调整产品结构，加大海外开拓，高端产品销量增长18%。"
+    v = check_topical("疫情对某铝业2020年前三季度经营有何影响？", response, ["某铝业"])
+    assert v is not None and v.reason == "not_answered" and "impact" in v.detail
+    # a cause word before the topic, or an effect word after it, states the impact
+    for stated in ("受疫情影响，一季度公司营收同比下滑12%。", "疫情导致公司2月停工两周，一季度营收下滑12%。",
+                   "一季度因疫情停工，营收下滑12%。"):
+        assert check_topical("疫情对某铝业2020年一季度经营有何影响？", stated, ["某铝业"]) is None, stated
+    # 归因于 names a cause of the result, not the topic as a cause
+    assert check_topical("疫情对某铝业2020年经营有何影响？", "增长归因于应对疫情的举措，销量达到12万吨。",
+                         ["某铝业"]) is not None
+    # a progress ask is unchanged: the same response sentence states the 海外 progress with a figure
+    assert check_topical("某铝业2020年前三季度海外拓展情况如何？", response, ["某铝业"]) is None

@@ -1,0 +1,91 @@
+"""What a figure is measured against, and of whom: two readings the part-as-whole and change rules do not make.
+
+* ``check_base``: a year-on-year change (「资产负债率同比下降了多少」) asked where the source compares the metric only
+  with another base (「从上市前的49%降至29.9%」, 「较年初」, 「环比」): a strict reader fails it as not answered, the
+  figure being a different comparison;
+* ``check_valuation_parts``: the company's market value (「市值的预测值」) asked where the source values only its
+  parts, one by one (「快运业务…价值541亿市值，其他新业务…价值525亿市值」).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from fincprg.verify.answer import Verdict
+from fincprg.verify.readers import METRICS, metrics, norm, read_ask
+
+_YOY_ASK = re.compile(r"同比|(?:较|比|相比|与)(?:上年|去年|上一年)(?:同期)?")
+# a base other than a year earlier, named in the clause of the metric
+_OTHER_BASE = re.compile(r"上市前|上市之前|发行前|IPO前|环比|(?:较|比|相比|与)(?:年初|期初|上年末|去年末|年末|年底|上季度|"
+                         r"上一季度|上季|上月|前期|上半年末|[一二三]季度末|Q[1-3]末)")
+# a year-earlier base; 「较上年末」 is the year-end balance, another base
+_YOY_SAID = re.compile(r"同比|yoy|(?:较|比|相比|与)(?:上年|去年|上一年|\d{2,4}年)(?!末|底)|上年同期|去年同期", re.I)
+_CLAUSE = re.compile(r"[，,。；;！？!?\n]")
+# what ends the words before a change asked: 「2019年上半年资产负债率同比」 asks 资产负债率
+_WORD_END = re.compile(r"年|季度|月|的|H[12]|Q[1-4]|\d|\s")
+
+
+def _clauses_with(source: str, surfaces: Iterable[str]) -> list[str]:
+    """Each clause naming one of ``surfaces``, with the clause after it where that names no metric
+    (「营收2.2亿元，同比增长55.6%」: a change in a clause of its own belongs to the metric before it)."""
+    pat = re.compile("|".join(map(re.escape, sorted(surfaces, key=len, reverse=True))))
+    clauses = _CLAUSE.split(source)
+    out = []
+    for i, c in enumerate(clauses):
+        if pat.search(c):
+            nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
+            out.append(c if metrics(nxt) else f"{c}，{nxt}")
+    return out
+
+
+def check_base(query: str, source: str) -> Verdict | None:
+    """``not_answered``: a year-on-year change of a metric whose every clause in the source compares it with
+    another base (the pre-listing level, the start of the year, the previous quarter) and none with a year
+    earlier."""
+    q = norm(query)
+    m = _YOY_ASK.search(q)
+    if not m:
+        return None
+    s = norm(source)
+    # a known metric family by any of its surfaces, else the word the change is asked of (资产负债率)
+    asked = {fam: METRICS[fam] for fam in read_ask(q).metrics}
+    word = _WORD_END.split(q[:m.start()])[-1]
+    if not asked and len(word) >= 2:
+        asked = {word: (word,)}
+    for what, surfaces in asked.items():
+        clauses = _clauses_with(s, surfaces)
+        if not clauses or any(_YOY_SAID.search(c) for c in clauses):
+            continue
+        others = [b.group() for c in clauses for b in _OTHER_BASE.finditer(c)]
+        if others and all(_OTHER_BASE.search(c) for c in clauses):
+            return Verdict("not_answered", f"asks a year-on-year change of {what}; the source compares it only "
+                                           f"with another base (「{others[0]}」)")
+    return None
+
+
+_VALUE_ASK = re.compile(r"市值")
+# 「价值541亿市值」, 「市值541亿」: a figure right before or after the word
+_VALUE_FIGURE = re.compile(r"(\d[\d\s.]*\s?(?:亿|万)?)(?:元)?\s?(?:的)?(?:总)?市值|市值(?:为|达|约|至|是)?\s?(\d[\d\s.]*\s?(?:亿|万)?)")
+# a whole named before the value in its clause: the company, 综合/合计/整体/总
+_WHOLE = re.compile(r"公司|综合|合计|整体|总市值|加总|合并|目标市值")
+_PART_ASKED = re.compile(r"业务|板块|分部|子公司")
+
+
+def check_valuation_parts(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``vague``: the company's 市值 asked (no business named) where the source states several values, each of
+    a part, and none of the whole."""
+    q = norm(query)
+    if not _VALUE_ASK.search(q) or _PART_ASKED.search(q):
+        return None
+    s = norm(source)
+    named = [n for n in names if len(n) >= 2]
+    figures, whole = set(), False
+    for c in _CLAUSE.split(s):
+        for m in _VALUE_FIGURE.finditer(c):
+            figures.add(re.sub(r"\s", "", m.group(1) or m.group(2)))
+            head = c[:m.end()]
+            whole = whole or bool(_WHOLE.search(head)) or any(n in head for n in named)
+    if len(figures) >= 2 and not whole:
+        return Verdict("vague", "asks the company's market value; the source values several parts one by one "
+                                f"({', '.join(sorted(figures)[:3])}) and not the whole")
+    return None

@@ -1,0 +1,46 @@
+"""verify's bases (fincprg/verify/bases.py): a year-on-year change asked where the source compares with another
+base, and a company's market value asked where the source values only its parts (shapes from blind readings,
+sources made up). Each rule drops the failing reading and keeps the acceptable one beside it."""
+from fincprg.verify.bases import check_base, check_valuation_parts
+from fincprg.verify.checks import strict_checks
+
+_LISTING = "募集资金到位后公司偿还部分借款，2019年财务费用同比减少1.5亿元，资产负债率从上市前的52%降至31%。"
+
+
+def test_a_yoy_change_is_not_answered_by_a_change_from_another_base():
+    v = check_base("某能源2019年资产负债率同比下降了多少？", _LISTING)
+    assert v is not None and v.reason == "not_answered" and "上市前" in v.detail
+    # the same sentence answers the metric it compares year on year
+    assert check_base("某能源2019年财务费用同比下降了多少？", _LISTING) is None
+    # a year-end balance compared with the last year-end is another base; with the last year it is the same
+    assert check_base("某银行2021年资产负债率同比下降了多少？", "资产负债率较上年末下降2pct至45%。") is not None
+    assert check_base("某银行2021年资产负债率同比下降了多少？", "资产负债率较上年下降2pct至45%。") is None
+    # a quarter's change on the previous quarter, in the clause after the figure
+    assert check_base("某科技2019年四季度营收的同比变化幅度是多少？", "19Q4单季营收2.2亿元，环比增长55.6%。") is not None
+    # ... but not where the year-on-year change follows the figure and 环比 is another clause's
+    both = "Q4环比大幅改善 19Q4单季营收2.2亿元，同比增长55.6%，环比增长55.5%。"
+    assert check_base("某科技2019年四季度营收的同比变化幅度是多少？", both) is None
+    # a change asked on another base is none of this rule's business
+    assert check_base("某能源2019年资产负债率较上市前下降了多少？", _LISTING) is None
+
+
+_PARTS = ("新业务中预计快运业务2022年收入300亿元，给予1.7倍PS，价值510亿市值；其他新业务收入350亿元，给予1.5倍PS，"
+          "价值525亿市值。")
+
+
+def test_a_market_value_of_parts_is_no_value_of_the_company():
+    v = check_valuation_parts("某物流2022年市值的预测值是多少？", _PARTS, ["某物流"])
+    assert v is not None and v.reason == "vague"
+    # with the whole stated (综合, the company's name) the company's value is answered
+    whole = _PARTS + "综合预计某物流2022年可以实现5000亿市值。"
+    assert check_valuation_parts("某物流2022年市值的预测值是多少？", whole, ["某物流"]) is None
+    # one value is the company's; a business asked by name is a part asked as a part
+    assert check_valuation_parts("某物流2022年市值的预测值是多少？", "给予30倍PE，对应市值4800亿。", ["某物流"]) is None
+    assert check_valuation_parts("某物流快运业务2022年市值的预测值是多少？", _PARTS, ["某物流"]) is None
+
+
+def test_the_strict_checks_apply_both_bases():
+    assert strict_checks("某能源2019年资产负债率同比下降了多少？", _LISTING, "某能源：上市首年", _LISTING,
+                         frozenset({"某能源"})) is not None
+    assert strict_checks("某物流2022年市值的预测值是多少？", _PARTS, "某物流：生态赋能", _PARTS,
+                         frozenset({"某物流"})) is not None
