@@ -1,10 +1,12 @@
-"""What a figure is measured against, and of whom: two readings the part-as-whole and change rules do not make.
+"""What a figure is measured against, and of whom: readings the part-as-whole and change rules do not make.
 
 * ``check_base``: a year-on-year change (「资产负债率同比下降了多少」) asked where the source compares the metric only
   with another base (「从上市前的49%降至29.9%」, 「较年初」, 「环比」): a strict reader fails it as not answered, the
   figure being a different comparison;
 * ``check_valuation_parts``: the company's market value (「市值的预测值」) asked where the source values only its
-  parts, one by one (「快运业务…价值541亿市值，其他新业务…价值525亿市值」).
+  parts, one by one (「快运业务…价值541亿市值，其他新业务…价值525亿市值」);
+* ``check_valued_part``: the company's valuation (「估值是否合理」) asked where the source values only a part
+  (「重组后拟置入资产估值较可比公司低估」).
 """
 from __future__ import annotations
 
@@ -88,4 +90,28 @@ def check_valuation_parts(query: str, source: str, names: Iterable[str] = ()) ->
     if len(figures) >= 2 and not whole:
         return Verdict("vague", "asks the company's market value; the source values several parts one by one "
                                 f"({', '.join(sorted(figures)[:3])}) and not the whole")
+    return None
+
+
+_VALUATION_ASK = re.compile(r"估值(?:是否合理|水平|如何|怎样|高低)")
+_PART_WORDS = re.compile(r"资产|标的|业务|板块|子公司|项目")
+# a valuation level: 「估值较可比公司低估」, 「PE为8.3x」
+_LEVEL = re.compile(r"估值(?:水平)?\s?(?:较|低|高|处于|为|仅|约|偏|明显|合理|已|均|在)|(?:PE|PB|PS|市盈率|市净率)[^，,。；;]{0,12}\d",
+                    re.I)
+# 「拟置入资产估值」, 「标的估值」: the level of a part
+_PART_LEVEL = re.compile(r"(?:资产|标的|业务|板块|子公司|项目|置入|注入)的?(?:估值|PE|PB|市盈率|市净率)", re.I)
+
+
+def check_valued_part(query: str, source: str) -> Verdict | None:
+    """``not_answered``: the company's valuation asked (「估值是否合理」) where every valuation level the source states
+    is of a part (assets to be injected, a target, a business)."""
+    q = norm(query)
+    if not _VALUATION_ASK.search(q) or _PART_WORDS.search(q):
+        return None
+    s = norm(source)
+    levels = list(_LEVEL.finditer(s))
+    parts = [m for m in levels if _PART_LEVEL.search(s[max(0, m.start() - 8):m.end()])]
+    if parts and len(parts) == len(levels):
+        return Verdict("not_answered", "asks the company's valuation; the source states only a part's "
+                                       f"(「{s[max(0, parts[0].start() - 6):parts[0].end()]}」)")
     return None

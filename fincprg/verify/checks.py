@@ -4,7 +4,7 @@ states the fact in the reading asked (an event, an amount, a level, a base, a to
 from __future__ import annotations
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.bases import check_base, check_valuation_parts
+from fincprg.verify.bases import check_base, check_valuation_parts, check_valued_part
 from fincprg.verify.figures import (check_amount, check_combined, check_earnings_forecast, check_price_level,
                                     check_rate_level, check_risk, check_valuation)
 from fincprg.verify.readers import norm
@@ -20,7 +20,7 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
     figures (:mod:`.figures`): an amount or a rate's level the source gives only as a change, a part of a
     combined category or a remainder, a multiple at today's price asked as reached, an earnings forecast for
     years the source does not forecast, a risk only listed; a change asked against a base the source does not
-    use, a value of parts asked as the whole's (:mod:`.bases`). A sentence query is
+    use, a value or a valuation of parts asked as the whole's (:mod:`.bases`). A sentence query is
     read against its sentence, a passage query against its passage and title."""
     source = sentence if sentence else f"{passage}\n{title}"
     return (check_garbled(query) or check_vague(query, source, names)
@@ -30,7 +30,8 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
             or check_combined(query, source, names)
             or check_valuation(query, source) or check_earnings_forecast(query, source) or check_risk(query, source)
             or check_topical(query, source, names) or check_trend(query, source, names)
-            or check_base(query, source) or check_valuation_parts(query, source, names))
+            or check_base(query, source) or check_valuation_parts(query, source, names)
+            or check_valued_part(query, source))
 
 
 def _part_whole(query: str, passage: str, title: str, sentence: str | None, names: frozenset[str]) -> Verdict | None:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import METRICS, blank_periods, longest_first, norm, read_ask, read_facts
+from fincprg.verify.readers import METRICS, blank_periods, longest_first, norm, periods, read_ask, read_facts
 
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
 
@@ -156,16 +156,22 @@ _REMAINDER = re.compile(r"(?:其他|其它|其余|剩余)$")
 
 
 def _listed(s: str, i: int) -> bool:
+    """Whether the metric after ``i`` lists one value per member (「双胶纸 铜版纸毛利率分别为」); 「2019-2021年…
+    收入分别同比+7%、+12%、+40%」 lists one per year, of the joined category."""
     m = _SURFACES_RE.search(s, i, i + 14)
-    return m is not None and re.match(r"\s?分别", s[m.end():]) is not None
+    if m is None or re.match(r"\s?分别", s[m.end():]) is None:
+        return False
+    start = max((c.end() for c in re.finditer(r"[，,。；;！？!?\n]", s[:i])), default=0)
+    return not any(len(p.years) > 1 for p in periods(s[start:i]))
 
 
 def _joined(s: str, i: int, n: int) -> bool:
     before, after = s[max(0, i - 2):i], s[i + n:i + n + 2]
     if len(before) == 2 and before[1] == " " and re.search(r"(?:公司|集团|年|季度|月|期|[\d\s])$", s[max(0, i - 3):i - 1]):
         return False
-    return (len(before) == 2 and before[1] in _JOIN + " " and re.match(r"[\u4e00-\u9fffA-Za-z]", before[0]) is not None) \
-        or (len(after) == 2 and after[0] in _JOIN and re.match(r"[\u4e00-\u9fffA-Za-z]", after[1]) is not None)
+    word = re.compile(r"[\u4e00-\u9fffA-Za-z]")
+    return (len(before) == 2 and before[1] in _JOIN + " " and word.match(before[0]) is not None) \
+        or (len(after) == 2 and after[0] in _JOIN and word.match(after[1]) is not None)
 
 
 _VALUATION = re.compile(r"PE|PB|PS|市盈率|市净率|估值", re.I)

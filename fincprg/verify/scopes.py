@@ -18,14 +18,16 @@ _ADJUSTED = re.compile(r"剔除|扣除(?!非)|不含|除去")
 _PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板块|分部|旗下|子公司|参股|联营|合营|客户|同行|可比公司|"
                         r"竞争对手|全国|全球|全行业|行业|国内|海外|境外|境内|业务|渠道|板块|产品|品类|地区|区域|门店|"
                         r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司")
-_WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|集团(?!旗下)|合并|整体|综合|上市公司")
+# 集团 alone or after the company (本集团, 公司集团); 「联发集团」 is another group, often a subsidiary
+_WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|(?:(?<=公司)|(?<=本)|(?<![\u4e00-\u9fffA-Za-z]))集团(?!旗下)|合并|整体|"
+                         r"综合|上市公司")
 # 主营业务收入 is the company's, 移动主营业务收入 a segment's: the prefix is read off before the marks
 _MAIN_PREFIX = re.compile(r"(?:主营业务|主营)$")
 # 收入占比 / 收入结构 / 营收贡献率 is a share, not the amount
 _SHARE_AFTER = re.compile(r"的?(?:占比|比重|份额|结构|占|贡献)")
 _FIGURE = re.compile(r"\d")
 # 「占收入总额的7%」, 「占公司毛利润比例」: the metric is the base of another thing's share
-_SHARE_BASE = re.compile(r"占(?:公司|本公司|总|整体)?的?$")
+_SHARE_BASE = re.compile(r"(?:占|贡献)(?:公司|本公司|总|整体)?的?$")
 # 「收入增速分别为16%、31%」 in one period: the figures of several parts named before
 _SEVERAL = re.compile(r"^[^，,。；;]{0,6}分别")
 # a subsidiary named by the company's short name (人保寿险, 平安银行 of 中国平安)

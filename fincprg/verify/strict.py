@@ -80,13 +80,17 @@ _CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得
 # happened (「收购了」, 「完成」) needs
 _DONE = re.compile(r"了|(?<!通)过|完成|实施")
 _PLAN_BEFORE = re.compile(r"^\s*为|拟|计划|筹划|有望|或将|未来|意向|准备")
+# what raised money goes to: asked (「定增募集资金用于哪些项目」) and stated (「用于年产5万吨…项目」, 「投向…」)
+_ASKS_USES = re.compile(r"(?:募集|募资|资金|定增|增发|可转债|转债|发行)[^？?]*(?:用于|投向|用途|哪些项目)")
+_USES = re.compile(r"项目|用于[^，,。；;]{2,}|投向[^，,。；;]{2,}|投入[^，,。；;]{2,}建设")
 _PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
 
 
-def _states_event(sent: str, hit: re.Match[str], done: bool) -> bool:
+def _states_event(sent: str, hit: re.Match[str], done: bool, projects: bool = False) -> bool:
     """Whether the mention ``hit`` of an event in ``sent`` states it with specifics, written in its clause or the two
     after it (「股权激励信号积极，相对增速保障弹性，催化估值切换时点提前，给予目标价266元」 states no term of the plan);
-    with ``done``, not as a plan or a preparation."""
+    with ``done``, not as a plan or a preparation; with ``projects``, naming what the money goes to (「拟发行25亿
+    定增扩产」 gives an amount, not the projects asked)."""
     start = max((c.end() for c in _BREAK.finditer(sent, 0, hit.start())), default=0)
     if done and (_PLAN_BEFORE.search(sent[start:hit.start()]) or _PLAN_AFTER.match(sent[hit.end():])):
         return False
@@ -94,6 +98,8 @@ def _states_event(sent: str, hit: re.Match[str], done: bool) -> bool:
         return bool(_NAMED[_EVENT_OF[hit.group()]].search(sent))
     ends = [c.start() for c in _BREAK.finditer(sent, hit.end())]
     near = sent[start:hit.start()] + sent[hit.end():ends[2] if len(ends) > 2 else len(sent)]
+    if projects and not _USES.search(near):
+        return False
     return bool(SPECIFIC.search(blank_periods(near)))
 
 
@@ -317,9 +323,10 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     if not events or not _WHAT.search(q):
         return None
     done = bool(_DONE.search(q))  # 「收购了哪些」 asks what happened; 「定增资金用于哪些项目」 a plan's content too
+    uses = bool(_ASKS_USES.search(q))
     sents = [s for s in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))) if not _CONDITIONAL.search(s)]
     for event in sorted(events):
-        if not any(_states_event(sent, hit, done) for sent in sents
+        if not any(_states_event(sent, hit, done, uses) for sent in sents
                    for hit in _EVENT_RE.finditer(sent) if _EVENT_OF[hit.group()] == event):
             return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
                                            "with specifics (names or amounts, not only a date), or only as a condition")

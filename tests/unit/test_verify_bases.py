@@ -1,7 +1,7 @@
 """verify's bases (fincprg/verify/bases.py): a year-on-year change asked where the source compares with another
 base, and a company's market value asked where the source values only its parts (shapes from blind readings,
 sources made up). Each rule drops the failing reading and keeps the acceptable one beside it."""
-from fincprg.verify.bases import check_base, check_valuation_parts
+from fincprg.verify.bases import check_base, check_valuation_parts, check_valued_part
 from fincprg.verify.checks import strict_checks
 
 _LISTING = "募集资金到位后公司偿还部分借款，2019年财务费用同比减少1.5亿元，资产负债率从上市前的52%降至31%。"
@@ -44,3 +44,14 @@ def test_the_strict_checks_apply_both_bases():
                          frozenset({"某能源"})) is not None
     assert strict_checks("某物流2022年市值的预测值是多少？", _PARTS, "某物流：生态赋能", _PARTS,
                          frozenset({"某物流"})) is not None
+
+
+def test_a_valuation_of_a_part_is_no_valuation_of_the_company():
+    injected = "测算重组后拟置入资产估值较可比公司低估明显，考虑重组完成对公司估值体系将带来重大变化。"
+    v = check_valued_part("某建材2021年估值是否合理？", injected)
+    assert v is not None and v.reason == "not_answered"
+    # the company's own level beside it answers the question
+    assert check_valued_part("某建材2021年估值是否合理？", injected + "公司21年PE、PB分别为8.3x、1.2x，低于可比公司。") is None
+    assert check_valued_part("某建材2021年估值是否合理？", "公司当前估值较低，对应21年PE为8倍。") is None
+    # the part asked by name is the part's valuation
+    assert check_valued_part("某建材拟置入资产估值是否合理？", injected) is None

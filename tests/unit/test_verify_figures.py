@@ -179,3 +179,13 @@ def test_a_doubled_year_word_and_an_undated_rate_are_dropped():
     assert check_garbled("东方航空2021年年报净利润是多少？") is None
     assert check_vague("东方航空客座率是多少？", "22Q2客座率73.3%").reason == "vague"
     assert check_vague("东方航空2022年二季度客座率是多少？", "22Q2客座率73.3%") is None
+
+
+def test_a_joined_category_listed_by_year_is_still_joined():
+    # 分别 over the years of one joined category (配套设备及配件) is no figure per member
+    by_year = ("2019-2021年公司配套设备及配件业务收入分别同比+7.2%、+12.0%、+40.1%。2021年公司滤板、滤布、其他配件及"
+               "配套设备业务分别实现收入3.93、1.80、1.79亿元。")
+    v = check_combined("某装备2021年配套设备业务收入是多少？", by_year, ["某装备"])
+    assert v is not None and v.reason == "not_answered"
+    # one value per member is that member's figure
+    assert check_combined("某纸业2021年铜版纸毛利率是多少？", "2021年双胶纸 铜版纸毛利率分别为18%、21%。", ["某纸业"]) is None

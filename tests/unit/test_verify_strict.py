@@ -72,8 +72,8 @@ def test_an_event_question_needs_the_event_stated_with_specifics():
     assert _reason(check_event("东方雨虹股权激励计划的主要内容是什么？", far)) == "not_answered"
     near = "公司发布股权激励计划，拟授予限制性股票1000万股，授予价格100元。"
     assert check_event("东方雨虹股权激励计划的主要内容是什么？", near) is None
-    # a plan is what a question about the plan asks
-    assert check_event("东方雨虹定增募集资金用于哪些项目？", "公司公告拟发行25亿元定增扩产。") is None
+    # a plan is what a question about the plan asks (with the projects it asks named)
+    assert check_event("东方雨虹定增募集资金用于哪些项目？", "公司公告拟发行25亿元定增，用于年产5000万只元器件扩产项目。") is None
     assert check_event("东方雨虹收购了哪些公司？", stated) is None
     assert check_event("东方雨虹收购的意义何在", commit) is None  # not a what/which question
 
@@ -275,3 +275,24 @@ def test_a_company_is_not_its_own_subsidiary():
     # 平安银行's alias 平安 with 银行 is the company itself, not a subsidiary
     src = "2021年平安银行营业收入1694亿元，同比+10%。"
     assert check_part_whole("平安银行2021年营业收入是多少？", src, ["平安银行", "平安"]) is None
+
+
+def test_another_group_or_a_contribution_is_not_the_company_s_profit():
+    text = ("2020H1置业一号、联发集团归母净利润分别为20.7、4.3亿元（2019H1为2.8、5.1亿元），考虑股权比例，"
+            "合计贡献公司归母净利润15.4亿元（2019H1为6.4亿元）。")
+    v = check_part_whole("某股份2019年上半年的归母净利润为多少？", text, ["某股份"])
+    assert v is not None and v.reason == "not_answered"
+    # 集团 alone or after the company is the company
+    assert check_part_whole("某股份2020年上半年的归母净利润为多少？", "2020H1集团实现归母净利润22.7亿元。", ["某股份"]) is None
+    assert check_part_whole("某股份2020年上半年的归母净利润为多少？", "2020H1某股份集团实现归母净利润22.7亿元。",
+                            ["某股份"]) is None
+
+
+def test_the_uses_of_raised_money_need_the_projects_named():
+    v = check_event("某电子定增募集资金用于哪些项目？", "4月27日公司公告拟发行25亿元定增扩产，着力发展核心主业。", ["某电子"])
+    assert v is not None and v.reason == "not_answered"
+    assert check_event("某电子定增募集资金用于哪些项目？", "公司拟定增募资25亿元，用于新型元器件扩产项目和研发中心建设。",
+                       ["某电子"]) is None
+    # a won bid names its project by the customer and the goods; no 项目 word is needed
+    assert check_event("某激光2020年中标了哪些项目？", "公司在2020年底中标某时代的锂电池生产设备11.94亿元。",
+                       ["某激光"]) is None
