@@ -166,6 +166,8 @@ def _has_period(query: str) -> bool:
     return bool(periods(q) or _REL_PERIOD.search(q))
 
 
+# events that happen at a time, each year its own (a plan's content, 股权激励计划, is one event)
+_DATED_EVENTS = frozenset({"新产品", "中标", "合同", "收购"})
 # a report's own verdict or valuation: dated by the report, not by the company's periods
 _OF_REPORT = re.compile(r"目标价|目标股价|投资评级|评级|估值|市盈率|市净率|(?<![A-Za-z])P[EBS](?![A-Za-z])", re.I)
 # an evaluation with no aspect (「泸州老窖的投资价值如何」) matches any report on the company
@@ -180,8 +182,9 @@ _BARE_AMOUNT = re.compile(r"(?:投资|交易|成交|融资|募资|签约|采购)
 
 def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``vague``: a time-dependent figure asked with no period, a product metric without its product (or where
-    the source gives several, 「销量分别为」), an amount of an action with nothing acted on (「投资金额」), or an
-    evaluation with no aspect; ``wrong_subject``: an index (BDTI指数) asked of the company."""
+    the source gives several, 「销量分别为」), an amount of an action with nothing acted on (「投资金额」), an
+    evaluation with no aspect, or a launch, bid or deal with no period (「推出了哪些新品」); ``wrong_subject``: an
+    index (BDTI指数) asked of the company."""
     q = norm(query)
     bare = blank_periods(blank_names(q, names))  # without the company and the period: what the query asks about
     rest = _OPEN_ASK.sub("", bare)
@@ -211,6 +214,10 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
             what = timed[0] if timed else word.group()  # type: ignore[union-attr]
             return Verdict("vague", f"asks a figure of {what} with no period; it depends on when")
+    if _events(bare) & _DATED_EVENTS and _WHAT.search(bare) and not _has_period(q):
+        # 「五粮液推出了哪些新品」: every year has its launches, bids and deals
+        return Verdict("vague", f"asks {'/'.join(sorted(_events(bare) & _DATED_EVENTS))} with no period; every year "
+                                "has its own")
     m = _ANY_PART.search(bare)
     if m:
         return Verdict("vague", f"asks 「{m.group(1)}」 of no named segment or subsidiary")

@@ -49,6 +49,8 @@ _ASKS_AHEAD = re.compile(r"规划|计划|前景|展望|目标")
 # an impact asked (「疫情对X经营有何影响」) is stated only where the topic acts on something: 「受疫情影响」,
 # 「疫情导致…」, 「并购增厚业绩」; 「为应对疫情调整产品结构」 states the company's response, not the impact
 _CLAUSE = re.compile(r"[，,。！？!?；;\n]")
+# the nation's figures (海关 data) are no company's 出口 or 需求 (国内, 全球 may be the company's markets)
+_NATION = re.compile(r"我国|全国|全行业|海关|统计局")
 _IMPACT_ASK = re.compile(r"有何影响|什么影响|影响如何|哪些影响")
 _CAUSED_BY = re.compile(r"(?:受|(?<![归原基])因|由于|受益于|叠加)[^，,。；;]{0,6}$")
 _EFFECT = re.compile(r"影响|冲击|拖累|导致|造成|致使|使得|使|带来|带动|拉动|推动|增厚|贡献|并表|停工|停产|推迟|延迟|放缓|"
@@ -62,15 +64,17 @@ def topics_in(text: str) -> set[str]:
 def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_answered``: an open ask about a topic (its progress, state, impact, trend or timing) that no sentence
     of the source states with specifics (a figure with its unit, a name), other than as an outlook where the
-    query asks what happened."""
+    query asks what happened, as the nation's (「我国…出口」) or, for an impact, without the topic acting."""
     q = blank_names(norm(query), names)  # 「海外星」 names no 海外 topic
     asked = topics_in(q)
     if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or _RISK.search(q):
         return None
     ahead = is_forecast(q) or bool(_ASKS_AHEAD.search(q))
     impact = bool(_IMPACT_ASK.search(q))
+    sents = SENT_SPLIT.split(norm(source))
+    company = re.compile("|".join(["公司", *(re.escape(n) for n in names if len(n) >= 2)]))
     for topic in sorted(asked):
-        if not any(_states(sent, topic, ahead, impact) for sent in SENT_SPLIT.split(norm(source))):
+        if not any(_states(sent, topic, ahead, impact, company) for sent in sents):
             what = "impact" if impact else "state or progress"
             return Verdict("not_answered", f"asks the {what} of {topic}; no sentence of the source states it "
                                            "with specifics (a figure with its unit, a name)"
@@ -79,14 +83,23 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     return None
 
 
-def _states(sent: str, topic: str, ahead: bool, impact: bool = False) -> bool:
-    if topic not in topics_in(sent):
+def _states(sent: str, topic: str, ahead: bool, impact: bool = False, company: re.Pattern[str] | None = None) -> bool:
+    if topic not in topics_in(sent) or all(_national(sent, m.start(), company) for m in _TOPIC_RE.finditer(sent)
+                                           if _WORD_OF[m.group()] == topic):
         return False
     if not ahead and _OUTLOOK.search(sent):
         return False
     if impact and not _acts(sent, topic):
         return False
     return bool(SPECIFIC.search(blank_periods(sent)))
+
+
+def _national(sent: str, at: int, company: re.Pattern[str] | None) -> bool:
+    """Whether the mention at ``at`` speaks of the nation (「我国货物贸易…其中出口4.74万亿元」): a national subject
+    named after the last mention of the company (公司 or its name) before it."""
+    nation = max((m.end() for m in _NATION.finditer(sent, 0, at)), default=-1)
+    own = max((m.end() for m in (company or re.compile("公司")).finditer(sent, 0, at)), default=-1)
+    return nation > own
 
 
 def _acts(sent: str, topic: str) -> bool:

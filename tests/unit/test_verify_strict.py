@@ -296,3 +296,11 @@ def test_the_uses_of_raised_money_need_the_projects_named():
     # a won bid names its project by the customer and the goods; no 项目 word is needed
     assert check_event("某激光2020年中标了哪些项目？", "公司在2020年底中标某时代的锂电池生产设备11.94亿元。",
                        ["某激光"]) is None
+
+
+def test_a_launch_bid_or_deal_asked_with_no_period_is_vague():
+    for q in ("某酒业推出了哪些新品？", "某讯飞中标了哪些项目？"):
+        assert _reason(check_vague(q, "春节期间推出经典款和小瓶装，中标某省教育项目3.2亿元。", ["某酒业", "某讯飞"])) == "vague", q
+    assert check_vague("某酒业2021年推出了哪些新品？", "春节期间推出经典款和小瓶装。", ["某酒业"]) is None
+    # a plan's content is one event, not one per year
+    assert check_vague("某酒业股权激励计划的主要内容是什么？", "公司拟授予限制性股票1000万股。", ["某酒业"]) is None

@@ -153,3 +153,16 @@ def test_an_impact_is_stated_only_where_the_topic_acts_on_something():
                          ["某铝业"]) is not None
     # a progress ask is unchanged: the same response sentence states the 海外 progress with a figure
     assert check_topical("某铝业2020年前三季度海外拓展情况如何？", response, ["某铝业"]) is None
+
+
+def test_the_nation_s_figures_state_no_company_topic():
+    national = ("4月我国与东盟进出口贸易继续逆势增长，某港将持续受益。据海关总署数据，2020年前4月我国货物贸易进出口总值"
+                "9.07万亿元，其中出口4.74万亿元，同比-6.4%。")
+    v = check_topical("某港2020年出口业务表现如何？", national, ["某港"])
+    assert v is not None and v.reason == "not_answered"
+    # the company named after the nation speaks of its own exports
+    own = "我国出口承压，某港2020年出口集装箱120万标箱，同比增长20%。"
+    assert check_topical("某港2020年出口业务表现如何？", own, ["某港"]) is None
+    # the company's 全球化 or 国内 markets are its own
+    assert check_topical("某农化2021年海外业务进展如何？", "公司持续推进全球化布局，海外子公司收入同比增长42%。",
+                         ["某农化"]) is None
