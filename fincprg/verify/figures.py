@@ -165,13 +165,15 @@ def _listed(s: str, i: int) -> bool:
     return not any(len(p.years) > 1 for p in periods(s[start:i]))
 
 
+_WORD_CHAR = re.compile(r"[\u4e00-\u9fffA-Za-z]")
+
+
 def _joined(s: str, i: int, n: int) -> bool:
     before, after = s[max(0, i - 2):i], s[i + n:i + n + 2]
     if len(before) == 2 and before[1] == " " and re.search(r"(?:公司|集团|年|季度|月|期|[\d\s])$", s[max(0, i - 3):i - 1]):
         return False
-    word = re.compile(r"[\u4e00-\u9fffA-Za-z]")
-    return (len(before) == 2 and before[1] in _JOIN + " " and word.match(before[0]) is not None) \
-        or (len(after) == 2 and after[0] in _JOIN and word.match(after[1]) is not None)
+    return (len(before) == 2 and before[1] in _JOIN + " " and _WORD_CHAR.match(before[0]) is not None) \
+        or (len(after) == 2 and after[0] in _JOIN and _WORD_CHAR.match(after[1]) is not None)
 
 
 _VALUATION = re.compile(r"PE|PB|PS|市盈率|市净率|估值", re.I)

@@ -46,14 +46,14 @@ _RISK = re.compile(r"风险")
 _OUTLOOK = re.compile(r"有望|看好|期待|值得|计划|拟|将|未来|展望|预计|预期|潜力|空间|或将|可期|有保障|审核|审批中|推进中")
 # the query itself asks a plan or an outlook: a look-ahead sentence with specifics answers it
 _ASKS_AHEAD = re.compile(r"规划|计划|前景|展望|目标")
-# an impact asked (「疫情对X经营有何影响」) is stated only where the topic acts on something: 「受疫情影响」,
-# 「疫情导致…」, 「并购增厚业绩」; 「为应对疫情调整产品结构」 states the company's response, not the impact
 _CLAUSE = re.compile(r"[，,。！？!?；;\n]")
 # the nation's figures (海关 data) are no company's 出口 or 需求 (国内, 全球 may be the company's markets)
 _NATION = re.compile(r"我国|全国|全行业|海关|统计局")
+# an impact asked (「疫情对X经营有何影响」) is stated only where the topic acts on something: 「受疫情影响」,
+# 「疫情导致…」, 「并购增厚业绩」; 「为应对疫情调整产品结构」 states the company's response, not the impact
 _IMPACT_ASK = re.compile(r"有何影响|什么影响|影响如何|哪些影响")
 _CAUSED_BY = re.compile(r"(?:受|(?<![归原基])因|由于|受益于|叠加)[^，,。；;]{0,6}$")
-_EFFECT = re.compile(r"影响|冲击|拖累|导致|造成|致使|使得|使|带来|带动|拉动|推动|增厚|贡献|并表|停工|停产|推迟|延迟|放缓|"
+_EFFECT = re.compile(r"影响|冲击|拖累|导致|造成|致使|使(?!用)|带来|带动|拉动|推动|增厚|贡献|并表|停工|停产|推迟|延迟|放缓|"
                      r"承压|受损|利好|受益|扰动|下滑|下降|减少|降低|上升|提升|增加|增长|改善|摊薄")
 
 
