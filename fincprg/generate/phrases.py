@@ -39,7 +39,8 @@ _DELIM_RE = re.compile("|".join(re.escape(d) for d in DELIMITERS))
 _BRIDGE = re.compile(r"(?:实现了|实现|分别|的|全年|合计|累计|整体|单季度|单季|报告期内|期内|当期|本期)+$")
 _NON_PHRASE = re.compile(r"[^\u4e00-\u9fffA-Za-z]")  # digits, spaces, punctuation end a phrase
 _METRIC_RE = re.compile("|".join(
-    re.escape(s) + ("(?!力)" if s == "产能" else "")  # 生产能力 is no 产能
+    # 生产能力 is no 产能, 成本收入(比) a cost ratio and no 收入
+    ("(?<!成本)" if s == "收入" else "") + re.escape(s) + ("(?!力)" if s == "产能" else "")
     for s in sorted({s for syns in METRIC_SYNONYMS.values() for s in syns}, key=len, reverse=True)), re.IGNORECASE)
 CLAUSE_METRIC = _METRIC_RE
 # A measure the metric list lacks, written with its figure or its change: 收益率为2.4%, 发行额同比下降.
@@ -113,6 +114,9 @@ def aspect_of(clause: str, start: int, names: frozenset[str] = frozenset()) -> s
     cand = _candidate(clause, start, names)
     if not cand or not re.search(r"[\u4e00-\u9fff]", cand):
         return cand
+    # 「6460亿目标市值」: a figure's unit glued to the words after it; the figure stands for the metric itself
+    if re.match(r"[亿万元]", cand) and re.search(r"\d\s?$", clause[:start - len(cand)]):
+        return None
     # 「涨价等影响毛利率」: a cause acting on the metric is no part of it; the metric is the company's own
     if words(cand)[-1] in _CAUSES:
         return ""

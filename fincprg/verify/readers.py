@@ -55,8 +55,9 @@ METRICS: dict[str, tuple[str, ...]] = {
 LOOSE = frozenset({"业绩", "盈利", "利润", "收入"})
 _SURFACE = {s: fam for fam, forms in METRICS.items() for s in forms}
 SURFACES = tuple(sorted(_SURFACE, key=len, reverse=True))  # every metric's surface forms, longest first
-# 「盈利预测」 is the forecast table, 「盈利能力」 a quality: neither is a profit figure
-_METRIC_RE = re.compile(r"盈利预测|盈利能力|" + "|".join(map(re.escape, SURFACES)), re.I)
+# 「盈利预测」 is the forecast table, 「盈利能力」 a quality: neither is a profit figure; 成本收入(比) is a cost ratio
+_NOT_METRICS = frozenset({"盈利预测", "盈利能力", "成本收入", "成本收入比"})
+_METRIC_RE = re.compile(r"盈利预测|盈利能力|成本收入比?|" + "|".join(map(re.escape, SURFACES)), re.I)
 
 # --- parts of the year ----------------------------------------------------------------------------------------
 FY, H1, H2, M9, Q1, Q2, Q3, Q4, QS, MONTH = "FY", "H1", "H2", "9M", "Q1", "Q2", "Q3", "Q4", "Q", "M"
@@ -262,7 +263,7 @@ def directions(text: str) -> list[tuple[int, str | None]]:
 def metrics(text: str) -> list[tuple[int, str, str]]:
     """(offset, family, surface) of each metric named."""
     return [(m.start(), _SURFACE[m.group()] if m.group() in _SURFACE else _SURFACE.get(m.group().upper(), ""),
-             m.group()) for m in _METRIC_RE.finditer(norm(text)) if m.group() not in ("盈利预测", "盈利能力")]
+             m.group()) for m in _METRIC_RE.finditer(norm(text)) if m.group() not in _NOT_METRICS]
 
 
 @lru_cache(maxsize=65_536)

@@ -146,3 +146,13 @@ def test_a_named_risk_is_asked_as_which_risks_never_as_yes_or_no():
         s = Sentence(id=f"r{i}#p0#s0", passage_id=f"r{i}#p0", order=0, text=text)
         q = TemplateGenerator().generate([PassageInput(rep, p, (s,))])[0].sentence_queries[0]
         assert q.endswith("等哪些风险？") and "吗" not in q, q
+
+
+def test_a_figure_s_unit_is_no_aspect_and_a_cost_ratio_no_revenue():
+    from fincprg.generate.phrases import CLAUSE_METRIC, aspect_of
+    clause = "保守给予6 460亿目标市值，相比DCF结果15%折扣"
+    m = CLAUSE_METRIC.search(clause)
+    assert m is not None and aspect_of(clause, m.start(), frozenset({"某电力"})) is None  # never 「亿目标市值」
+    # 成本收入(比) is a bank's cost ratio: no revenue to ask about
+    assert CLAUSE_METRIC.search("2021年成本收入较上年提高2.59pct至21.52%") is None
+    assert CLAUSE_METRIC.search("2021年营业收入较上年增长10.8%").group() == "营业收入"

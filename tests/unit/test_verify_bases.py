@@ -55,3 +55,11 @@ def test_a_valuation_of_a_part_is_no_valuation_of_the_company():
     assert check_valued_part("某建材2021年估值是否合理？", "公司当前估值较低，对应21年PE为8倍。") is None
     # the part asked by name is the part's valuation
     assert check_valued_part("某建材拟置入资产估值是否合理？", injected) is None
+
+
+def test_a_cost_to_income_ratio_states_no_revenue():
+    cost = "支出端，2021年部分常态化支出力度加大，成本收入较上年提高2.59pct至21.52%。"
+    v = strict_checks("某银行2021年收入较上年同期变化了多少？", cost, "某银行：战略推进", cost, frozenset({"某银行"}))
+    assert v is not None and v.reason == "not_in_sentence"
+    rev = "2021年营业收入较上年增长10.8%，成本收入比21.52%。"
+    assert strict_checks("某银行2021年收入较上年同期变化了多少？", rev, "某银行：战略推进", rev, frozenset({"某银行"})) is None
