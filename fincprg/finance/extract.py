@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -185,10 +186,23 @@ METRIC_SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 _METRIC_OF = {s.lower(): c for c, syns in METRIC_SYNONYMS.items() for s in syns}
 _LATIN = re.compile(r"^[A-Za-z/]+$")
-_METRIC_RE = re.compile("|".join(
-    (rf"(?<![A-Za-z]){re.escape(s)}(?![A-Za-z])" if _LATIN.match(s) else re.escape(s))
-    for s in sorted(_METRIC_OF, key=len, reverse=True)
-), re.IGNORECASE)
+# words that hold a surface without being its metric: 生产能力 is no 产能, 成本收入(比) a bank's cost ratio, no 收入
+_NOT_BEFORE = {"收入": "成本"}
+_NOT_AFTER = {"产能": "力"}
+
+
+def metric_surface_pattern(surfaces: Iterable[str]) -> re.Pattern[str]:
+    """One pattern for metric surface forms, longest first: a Latin abbreviation (ROE) only as a word of its own,
+    no surface inside a word that is another measure (生产能力, 成本收入比)."""
+    def one(s: str) -> str:
+        if _LATIN.match(s):
+            return rf"(?<![A-Za-z]){re.escape(s)}(?![A-Za-z])"
+        before, after = _NOT_BEFORE.get(s), _NOT_AFTER.get(s)
+        return (f"(?<!{before})" if before else "") + re.escape(s) + (f"(?!{after})" if after else "")
+    return re.compile("|".join(one(s) for s in sorted(set(surfaces), key=len, reverse=True)), re.IGNORECASE)
+
+
+_METRIC_RE = metric_surface_pattern(_METRIC_OF)
 
 # ---------------------------------------------------------------- numbers
 

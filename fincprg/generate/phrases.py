@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
+from fincprg.finance.extract import metric_surface_pattern
 from fincprg.generate.complete import asked_period, part_year, without_reference_years
 from fincprg.generate.complete import text_periods as _text_periods
 from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
@@ -38,10 +39,7 @@ DELIMITERS = tuple(sorted(set("""
 _DELIM_RE = re.compile("|".join(re.escape(d) for d in DELIMITERS))
 _BRIDGE = re.compile(r"(?:实现了|实现|分别|的|全年|合计|累计|整体|单季度|单季|报告期内|期内|当期|本期)+$")
 _NON_PHRASE = re.compile(r"[^\u4e00-\u9fffA-Za-z]")  # digits, spaces, punctuation end a phrase
-_METRIC_RE = re.compile("|".join(
-    # 生产能力 is no 产能, 成本收入(比) a cost ratio and no 收入
-    ("(?<!成本)" if s == "收入" else "") + re.escape(s) + ("(?!力)" if s == "产能" else "")
-    for s in sorted({s for syns in METRIC_SYNONYMS.values() for s in syns}, key=len, reverse=True)), re.IGNORECASE)
+_METRIC_RE = metric_surface_pattern(s for syns in METRIC_SYNONYMS.values() for s in syns)
 CLAUSE_METRIC = _METRIC_RE
 # A measure the metric list lacks, written with its figure or its change: 收益率为2.4%, 发行额同比下降.
 _MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|融资额|产量|指数|涨幅|跌幅|金额|总额|"

@@ -220,3 +220,10 @@ def test_question_core_drops_frame_fillers_and_keeps_the_asking_word():
     assert question_core("中核科技2023年一季度营业收入能达到了多少") == "中核科技2023年一季度营业收入多少"
     assert question_core("营收增长的原因是什么？") == "营收增长原因是什么"  # 是 goes only before 多少
     assert question_core("？") == "？"  # nothing left: the text itself
+
+
+def test_a_cost_ratio_or_a_capability_holds_no_metric():
+    from fincprg.finance import extract
+    assert extract("2021年成本收入比为27.6%，同比下降0.9个百分点").metrics == frozenset()
+    assert extract("2021年成本收入比为27.6%，营业收入同比增长10.8%").metrics == frozenset({"营业收入"})
+    assert "产能" not in extract("公司生产能力持续提升").metrics
