@@ -20,7 +20,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from fincprg.verify.readers import FY, LOOSE, QS, Ask, Fact, Period, is_forecast, norm, periods, read_ask, read_facts
+from fincprg.verify.readers import (CLAUSE_SPLIT, FY, LOOSE, QS, Ask, Fact, Period, is_forecast, norm, periods,
+                                    read_ask, read_facts)
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
 # a target price or a valuation multiple is neither an actual nor a forecast figure: asked either way
@@ -128,7 +129,6 @@ def _in_review_period(facts: tuple[Fact, ...], title: str, date: dt.date | None)
                  else f for f in facts)
 
 
-_CLAUSE_END = re.compile(r"[，,。；;！？!?\n]")
 
 
 def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fact]:
@@ -140,7 +140,7 @@ def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fa
         of = [f for f in of if f.surface not in LOOSE] or of
     if ask.figure:
         def has_number(f: Fact) -> bool:
-            end = _CLAUSE_END.search(text, f.start)
+            end = CLAUSE_SPLIT.search(text, f.start)
             return re.search(r"\d", text[f.start:end.start() if end else len(text)]) is not None
         of = [f for f in of if has_number(f)] or of
     return of

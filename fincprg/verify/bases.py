@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import METRICS, metrics, norm, read_ask
+from fincprg.verify.readers import CLAUSE_SPLIT, METRICS, metrics, norm, read_ask
 
 _YOY_ASK = re.compile(r"同比|(?:较|比|相比|与)(?:上年|去年|上一年)(?:同期)?")
 # a base other than a year earlier, named in the clause of the metric
@@ -22,7 +22,6 @@ _OTHER_BASE = re.compile(r"上市前|上市之前|发行前|IPO前|环比|(?:较
                          r"上一季度|上季|上月|前期|上半年末|[一二三]季度末|Q[1-3]末)")
 # a year-earlier base; 「较上年末」 is the year-end balance, another base
 _YOY_SAID = re.compile(r"同比|yoy|(?:较|比|相比|与)(?:上年|去年|上一年|\d{2,4}年)(?!末|底)|上年同期|去年同期", re.I)
-_CLAUSE = re.compile(r"[，,。；;！？!?\n]")
 # what ends the words before a change asked: 「2019年上半年资产负债率同比」 asks 资产负债率
 _WORD_END = re.compile(r"年|季度|月|的|H[12]|Q[1-4]|\d|\s")
 
@@ -31,7 +30,7 @@ def _clauses_with(source: str, surfaces: Iterable[str]) -> list[str]:
     """Each clause naming one of ``surfaces``, with the clause after it where that names no metric
     (「营收2.2亿元，同比增长55.6%」: a change in a clause of its own belongs to the metric before it)."""
     pat = re.compile("|".join(map(re.escape, sorted(surfaces, key=len, reverse=True))))
-    clauses = _CLAUSE.split(source)
+    clauses = CLAUSE_SPLIT.split(source)
     out = []
     for i, c in enumerate(clauses):
         if pat.search(c):
@@ -82,7 +81,7 @@ def check_valuation_parts(query: str, source: str, names: Iterable[str] = ()) ->
     s = norm(source)
     named = [n for n in names if len(n) >= 2]
     figures, whole = set(), False
-    for c in _CLAUSE.split(s):
+    for c in CLAUSE_SPLIT.split(s):
         for m in _VALUE_FIGURE.finditer(c):
             figures.add(re.sub(r"\s", "", m.group(1) or m.group(2)))
             head = c[:m.end()]

@@ -17,7 +17,8 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import METRICS, blank_periods, longest_first, norm, periods, read_ask, read_facts
+from fincprg.verify.readers import (CLAUSE_SPLIT, METRICS, blank_periods, longest_first, norm, periods, read_ask,
+                                    read_facts)
 
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
 
@@ -161,7 +162,7 @@ def _listed(s: str, i: int) -> bool:
     m = _SURFACES_RE.search(s, i, i + 14)
     if m is None or re.match(r"\s?分别", s[m.end():]) is None:
         return False
-    start = max((c.end() for c in re.finditer(r"[，,。；;！？!?\n]", s[:i])), default=0)
+    start = max((c.end() for c in CLAUSE_SPLIT.finditer(s, 0, i)), default=0)
     return not any(len(p.years) > 1 for p in periods(s[start:i]))
 
 

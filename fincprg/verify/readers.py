@@ -137,6 +137,7 @@ _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
 )
 _DIR_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _) in enumerate(_DIRECTIONS)))
 SENT_SPLIT = re.compile(r"[。！？!?；;\n]")  # sentence ends
+CLAUSE_SPLIT = re.compile(r"[，,。！？!?；;\n]")  # clause ends (a comma or a sentence end)
 # 「以2019年净利润为基数」: the base of an incentive target names a year and a metric but states neither
 _BASE_CLAUSE = re.compile(r"为基数|为基准|基数|基准|基期")
 _CLAUSE_SPLIT = re.compile(r"[，,：:]")

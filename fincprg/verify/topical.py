@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import SENT_SPLIT, blank_periods, is_forecast, metrics, norm, read_ask
+from fincprg.verify.readers import CLAUSE_SPLIT, SENT_SPLIT, blank_periods, is_forecast, metrics, norm, read_ask
 from fincprg.verify.strict import SPECIFIC, blank_names
 
 # topic -> the words that name it in a query and in a source sentence
@@ -46,7 +46,6 @@ _RISK = re.compile(r"风险")
 _OUTLOOK = re.compile(r"有望|看好|期待|值得|计划|拟|将|未来|展望|预计|预期|潜力|空间|或将|可期|有保障|审核|审批中|推进中")
 # the query itself asks a plan or an outlook: a look-ahead sentence with specifics answers it
 _ASKS_AHEAD = re.compile(r"规划|计划|前景|展望|目标")
-_CLAUSE = re.compile(r"[，,。！？!?；;\n]")
 # the nation's figures (海关 data) are no company's 出口 or 需求 (国内, 全球 may be the company's markets)
 _NATION = re.compile(r"我国|全国|全行业|海关|统计局")
 # an impact asked (「疫情对X经营有何影响」) is stated only where the topic acts on something: 「受疫情影响」,
@@ -83,7 +82,7 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     return None
 
 
-def _states(sent: str, topic: str, ahead: bool, impact: bool = False, company: re.Pattern[str] | None = None) -> bool:
+def _states(sent: str, topic: str, ahead: bool, impact: bool, company: re.Pattern[str]) -> bool:
     if topic not in topics_in(sent) or all(_national(sent, m.start(), company) for m in _TOPIC_RE.finditer(sent)
                                            if _WORD_OF[m.group()] == topic):
         return False
@@ -94,11 +93,11 @@ def _states(sent: str, topic: str, ahead: bool, impact: bool = False, company: r
     return bool(SPECIFIC.search(blank_periods(sent)))
 
 
-def _national(sent: str, at: int, company: re.Pattern[str] | None) -> bool:
+def _national(sent: str, at: int, company: re.Pattern[str]) -> bool:
     """Whether the mention at ``at`` speaks of the nation (「我国货物贸易…其中出口4.74万亿元」): a national subject
     named after the last mention of the company (公司 or its name) before it."""
     nation = max((m.end() for m in _NATION.finditer(sent, 0, at)), default=-1)
-    own = max((m.end() for m in (company or re.compile("公司")).finditer(sent, 0, at)), default=-1)
+    own = max((m.end() for m in company.finditer(sent, 0, at)), default=-1)
     return nation > own
 
 
@@ -108,10 +107,10 @@ def _acts(sent: str, topic: str) -> bool:
     for m in _TOPIC_RE.finditer(sent):
         if _WORD_OF[m.group()] != topic:
             continue
-        clause_start = max((c.end() for c in _CLAUSE.finditer(sent, 0, m.start())), default=0)
+        clause_start = max((c.end() for c in CLAUSE_SPLIT.finditer(sent, 0, m.start())), default=0)
         if _CAUSED_BY.search(sent[clause_start:m.start()]):
             return True
-        after = _CLAUSE.split(sent[m.end():])
+        after = CLAUSE_SPLIT.split(sent[m.end():])
         if any(_EFFECT.search(c) for c in after[:2]):
             return True
     return False
@@ -132,7 +131,7 @@ def check_trend(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         return None
     families = read_ask(q).metrics
     asked = families or _asked_words(q[:m.start()])
-    clauses = [c for c in _CLAUSE.split(norm(source)) if c.strip()]
+    clauses = [c for c in CLAUSE_SPLIT.split(norm(source)) if c.strip()]
     for what in asked:
         # a family is named by any of its surfaces (营收 for 营业收入); other words as written
         mentions = [c for c in clauses if (any(f == what for _, f, _ in metrics(c)) if families else what in c)]
