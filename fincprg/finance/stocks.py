@@ -139,9 +139,10 @@ class StockTable:
             if n:
                 counts[n] += 1
                 first.setdefault(n, m.start())
-                w = _written_name(n, t[max(0, m.start() - 14):m.start()])
-                if w:
-                    written.setdefault(n, w)
+                if n not in written:  # the first name written beside the code is the one kept
+                    w = _written_name(n, t[max(0, m.start() - 14):m.start()])
+                    if w:
+                        written[n] = w
         return [Mention(written.get(n, n), self.code_of.get(n), c, first[n])
                 for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))]
 

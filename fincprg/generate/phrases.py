@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
 from fincprg.finance.extract import metric_surface_pattern
-from fincprg.generate.complete import asked_period, part_year, without_reference_years
+from fincprg.generate.complete import asked_period, normal_periods, part_year
 from fincprg.generate.complete import text_periods as _text_periods
 from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
 
@@ -137,11 +137,9 @@ def _candidate(clause: str, start: int, names: frozenset[str]) -> str:
     head = clause[:start]
     for n in sorted(names, key=lambda n: (-len(n), n)):
         head = head.replace(n, "|")
-    head = without_reference_years(head)
-    # blank periods, then take the last stretch of letters
-    head = _period_spans_blanked(head)
-    # a two-digit year the period pattern leaves (「21年综合客座率」 had asked 「2021年年综合客座率」)
-    head = re.sub(r"(?<!\d)\d{2}\s?年(?![度初末报化])", lambda m: " " * len(m.group()), head)
+    # two-digit years in full (「21年综合客座率」 had asked 「2021年年综合客座率」), then periods blanked,
+    # then the last stretch of letters
+    head = _period_spans_blanked(normal_periods(head))
     stretch = _NON_PHRASE.split(head)[-1]
     if not stretch:
         return ""
@@ -205,7 +203,7 @@ def _dated(text: str, year: int | None) -> frozenset[Period]:
 
 
 def period_of(clause: str, sentence: str, passage_year: int | Period | None, year: int | None,
-              passage_text: str = "", date: dt.date | None = None) -> tuple[str, bool]:
+              passage_text: str = "", *, date: dt.date | None) -> tuple[str, bool]:
     """The clause's own period, else the sentence's when it names one year, else the passage's period.
 
     ``passage_year``: the passage's one reporting year, or its :func:`~fincprg.generate.complete.dominant_period`
@@ -268,7 +266,7 @@ _CONTINUES = re.compile(r"\s*(?:[\d.%\s]|同比|环比|较上年同期|较上年
 
 def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | Period | None,
           year: int | None, rest: tuple[str, ...] | None = None, others: frozenset[str] = frozenset(),
-          passage_text: str = "", date: dt.date | None = None) -> Frame:
+          passage_text: str = "", date: dt.date | None) -> Frame:
     """The :class:`Frame` of one clause.
 
     The clause's metric takes the direction written after it and before the next metric (「现金流健康，
@@ -279,7 +277,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     not the report's) is vague: it is not asked.
     """
     m = _first_metric(clause) or _MEASURE.search(clause)
-    period, fc = period_of(clause, sentence, passage_year, year, passage_text, date)
+    period, fc = period_of(clause, sentence, passage_year, year, passage_text, date=date)
     # 「预计23 24公司年营业收入…」 stays a forecast even where its years are unreadable; a flash report's
     # 「预计实现」 is the company's preliminary actual, not a forecast
     flash = _FLASH_FIGURE.search(clause) and "快报" in (passage_text or sentence)
@@ -324,7 +322,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
 
 def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[str] = frozenset(),
                     passage_year: int | Period | None = None, year: int | None = None,
-                    passage_text: str = "", date: dt.date | None = None) -> list[Frame]:
+                    passage_text: str = "", date: dt.date | None) -> list[Frame]:
     """The frame of each clause of ``sentence``. A metric written without an aspect after a clause that gave
     the same metric a segment (「铁路装备业务收入53亿元，同比-64%，收入下降是由于…」) is that segment's; after a
     segment the templates cannot say, or in a sentence that opens by splitting the figures (分业务看, 其中),
@@ -389,7 +387,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
 # events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
 CORPORATE_EVENTS = frozenset("股权激励 回购 分红 定增 募投 收购 并购 投产 扩产 中标 提价 涨价 降价 新品".split())
 # what the market does to a company, not what it plans: 「常熟银行2022年需求方面有哪些规划」 asks nothing
-MARKET_EVENTS = frozenset("疫情 政策 竞争 需求 原材料 估值 涨价 降价".split())
+MARKET_EVENTS = frozenset("疫情 政策 竞争 需求 原材料 涨价 降价".split())
 # 竞争力 and 进出口 are no 竞争 or 出口 event, nor is 稳定增长 a 定增
 _EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)).replace("竞争", "竞争(?!力|优势|对手)")
                        .replace("出口", "(?<!进)出口").replace("定增", "定增(?![长速幅量])"))

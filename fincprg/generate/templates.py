@@ -214,7 +214,11 @@ class TemplateGenerator:
                 event in c and (e in c or "公司" in c) for c in ph.clauses(text)):
             event = None
         if event:
-            period, fc = ph.period_of(text, text, passage_year, year, passage_text)
+            # dated by the event's own clause where it names a period (「前三季度回购…，高于2019年全年」 is not of
+            # 2019), else as the whole sentence reads
+            where = next((c for c in ph.clauses(text) if event in c), text)
+            where = where if extract(where).periods else text
+            period, fc = ph.period_of(where, text, passage_year, year, passage_text, date=date)
             forms = [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]]
             if fc:
                 # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor
@@ -242,7 +246,7 @@ class TemplateGenerator:
         if re.search(r"盈利预测|预计.{0,12}(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)", text) \
                 and facts.metrics:
             clause = _forecast_clause(text)
-            fperiod, _ = ph.period_of(clause, text, None, year)
+            fperiod, _ = ph.period_of(clause, text, None, year, date=date)
             # the metric the forecast is written for (「预计2022-2024年归母净利润分别为…」), not the passage's
             # most written one (新签订单, 市场份额)
             fm = ph.CLAUSE_METRIC.search(clause)

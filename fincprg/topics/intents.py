@@ -163,16 +163,15 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
     In a topic of company reports (``companies``) a keyword speaks for the industry only where two titles
     write it (one bank's 净息差 title is no view of the banks' 净息差), and a company measure is never
     asked of the industry. A period that spans years is a past range, so it gets no 「前景」."""
-    from fincprg.finance import METRIC_SYNONYMS
     from fincprg.finance.industries import lexicon
-    from fincprg.generate.phrases import EVENTS
+    from fincprg.generate.phrases import EVENTS, canonical
 
     written = sum(k.lower() in t.lower() for t in titles)
     if (companies and written < 2) or (industry and k.lower() in industry.lower()):  # 「汽车行业汽车」 says it twice
         return ""
     if k in EVENTS:  # company events (回购, 股权激励) are no industry question
         return _INDUSTRY_EVENTS.get(k, "").replace("{S}", scope)
-    measure = next((m for m, ws in METRIC_SYNONYMS.items() if any(k.lower() == w.lower() for w in ws)), None)
+    measure = canonical(k)
     if measure:  # a measure has no 前景
         if companies and measure in _COMPANY_MEASURES:
             return ""

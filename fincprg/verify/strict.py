@@ -196,8 +196,9 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     if m:
         # 「投资金额」 of which project, 「交易金额」 of which deal: a source names several as often as one
         return Verdict("vague", f"asks the {m.group()} of no named project or deal")
+    dated = _has_period(q)
     m = _OF_REPORT.search(q)
-    if m and not _has_period(q):
+    if m and not dated:
         # each report on the company sets its own target price, rating and valuation
         return Verdict("vague", f"asks the {m.group()} with no date; every report on the company gives its own")
     ask = read_ask(q)
@@ -207,36 +208,37 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(_COMPARE.sub("", q)):
         # 「一季度营收是多少」 matches every year's first quarter
         return Verdict("vague", f"asks {ask.part} with no year; it matches every year's")
-    if _FIGURE_ASK.search(q) and not _has_period(q):
+    if _FIGURE_ASK.search(q) and not dated:
         # (an undated target price or valuation was read above as the report's own: _OF_REPORT)
         timed = [m for m in ask.metrics if m not in _STOCKS or not _NOW.search(q)]
         word = _TIMED_WORDS.search(q)
         if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
             what = timed[0] if timed else word.group()  # type: ignore[union-attr]
             return Verdict("vague", f"asks a figure of {what} with no period; it depends on when")
-    if _events(bare) & _DATED_EVENTS and _WHAT.search(bare) and not _has_period(q):
+    dated_events = _events(bare) & _DATED_EVENTS
+    if dated_events and _WHAT.search(bare) and not dated:
         # 「五粮液推出了哪些新品」: every year has its launches, bids and deals
-        return Verdict("vague", f"asks {'/'.join(sorted(_events(bare) & _DATED_EVENTS))} with no period; every year "
-                                "has its own")
+        return Verdict("vague", f"asks {'/'.join(sorted(dated_events))} with no period; every year has its own")
     m = _ANY_PART.search(bare)
     if m:
         return Verdict("vague", f"asks 「{m.group(1)}」 of no named segment or subsidiary")
+    src = norm(source)
     for pm in _PRODUCT_METRICS:
         if pm not in q:
             continue
-        quals = _qualifiers(norm(source), pm)
+        quals = _qualifiers(src, pm)
         if quals and all(quals) and not any(qu in q for qu in quals if qu):
             return Verdict("vague", f"asks {pm} without the product; the source gives it for "
                                     f"{'/'.join(sorted(set(quals))[:3])}")
-        if not any(_qualifiers(bare, pm)) and re.search(re.escape(pm) + r"\s?分别", norm(source)):
+        unqualified = not any(_qualifiers(bare, pm))
+        if unqualified and re.search(re.escape(pm) + r"\s?分别", src):
             return Verdict("vague", f"asks one {pm} without the product; the source gives several (「{pm}分别」)")
-        made = _capacities(norm(source)) if pm == "产能" and not any(_qualifiers(bare, pm)) else set()
+        made = _capacities(src) if pm == "产能" and unqualified else set()
         if len(made) >= 2:  # 「年产1500吨三氯蔗糖…年产5000吨2-甲基呋喃」: the capacity of which?
             return Verdict("vague", f"asks 产能 without the product; the source gives capacities of "
                                     f"{'/'.join(sorted(made)[:3])}")
     if any(pm in q for pm in _SHARE_WORDS):
         # a share is always of some market: 「市场份额」 where the source gives 两融4.99% and 股基4.2% asks which
-        src = norm(source)
         shares = {f for pm in _SHARE_WORDS for f in _share_figures(src, pm, ask.years)}
         if len(shares) >= 2 and not any(qu and qu in q for pm in _SHARE_WORDS for qu in _qualifiers(src, pm)):
             return Verdict("vague", "asks a market share without the market; the source gives several "

@@ -132,9 +132,10 @@ def check_trend(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     families = read_ask(q).metrics
     asked = families or _asked_words(q[:m.start()])
     clauses = [c for c in CLAUSE_SPLIT.split(norm(source)) if c.strip()]
+    # a family is named by any of its surfaces (营收 for 营业收入); other words as written
+    named = [{f for _, f, _ in metrics(c)} for c in clauses] if families else []
     for what in asked:
-        # a family is named by any of its surfaces (营收 for 营业收入); other words as written
-        mentions = [c for c in clauses if (any(f == what for _, f, _ in metrics(c)) if families else what in c)]
+        mentions = [c for i, c in enumerate(clauses) if (what in named[i] if families else what in c)]
         if not mentions:
             continue  # never named: the answer and metric rules decide
         if not any(_figure(c) and not _OUTLOOK.search(c) and not is_forecast(c) for c in mentions):

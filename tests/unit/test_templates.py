@@ -130,3 +130,15 @@ def test_a_quarterly_reviews_unlabelled_figures_are_of_its_quarter():
     out = TemplateGenerator().generate([_item(sents=sents, title=title)])[0]
     assert isinstance(out, QueryTree)
     assert out.sentence_queries[0].startswith("星河科技2023年一季度"), out.sentence_queries
+
+
+def test_an_event_is_dated_by_its_own_clause_and_the_report_date():
+    import datetime as dt
+
+    from fincprg.generate.templates import TemplateGenerator
+    text = "前三季度公司累计回购股份1200万股，回购金额3.2亿元，高于2019年全年。"
+    q = TemplateGenerator().sentence_query(text, "星河科技", key="k0", date=dt.date(2020, 10, 26), passage_text=text)
+    assert q.startswith("星河科技2020年前三季度"), q  # not 2019, the year of the comparison
+    dated = "2019年公司累计回购股份1200万股，回购金额3.2亿元。"
+    q = TemplateGenerator().sentence_query(dated, "星河科技", key="k0", date=dt.date(2020, 10, 26), passage_text=dated)
+    assert q.startswith("星河科技2019年"), q

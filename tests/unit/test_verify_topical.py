@@ -69,12 +69,17 @@ def test_a_trend_needs_a_figure_not_a_direction_or_plan():
     # a year alone is no figure; a figure for the metric answers it
     assert check_trend("某能源2021年营业收入的变化趋势如何？", "2021年公司实现营业收入241 9亿元，同比增长59 4 。",
                        ["某能源"]) is None
-    # a metric the reader has no family for is read by the words asked
+    # a metric family (研发投入 is 研发费用) stated only as a plan
     plan = "公司将加大研发投入以提升学员对线上产品的认可度。"
     assert check_trend("某教育2021年研发投入的变化趋势如何？", plan, ["某教育"]) is not None
     assert check_trend("某教育2021年机构业务规模的变化趋势如何？", plan, ["某教育"]) is None  # never named: not ours
-    # a plan asked as a plan is the topic rules' business
+    # a metric the reader has no family for is read by the words asked
+    courses = "公司将加大线上课程投入。"
+    v = check_trend("某教育2021年线上课程的变化趋势如何？", courses, ["某教育"])
+    assert v is not None and v.reason == "not_answered"
+    # a plan asked as a plan is the topic rules' business (「规划如何」 is no trend ask; 「前景表现如何」 is one)
     assert check_trend("某教育2022年研发投入的规划如何？", plan, ["某教育"]) is None
+    assert check_trend("某教育研发投入的前景表现如何？", plan, ["某教育"]) is None
 
 
 def test_a_review_period_dates_its_unlabelled_figures():
