@@ -1,6 +1,7 @@
 """A strict reader's checks of the figures a sentence or passage query asks (verify's own reading).
 
-* ``check_amount``: an amount (「收入为多少」) the source states only as a change or a share;
+* ``check_amount``: an amount (「收入为多少」) the source states only as a change or a share (for a part, in the
+  part's own mentions);
 * ``check_price_level``: a price's level (「售价达到了多少」) the source states only as a change;
 * ``check_rate_level``: a rate's level (「财务费用率是多少」) the source states only as a change (「同比+0.3pct」);
 * ``check_combined``: a part's figure (「家电收入」) the source states only for a combined category
@@ -8,6 +9,7 @@
 * ``check_valuation``: a multiple at today's price on forecast earnings (「当前股价对应2020-2022年PB」) asked as
   a figure reached (「PB达到了多少」);
 * ``check_earnings_forecast``: an earnings forecast (「盈利预测」) for years the source forecasts no earnings for;
+* ``check_target_as_forecast``: a forecast of earnings the source gives only as an incentive plan's targets;
 * ``check_risk``: a risk's effect asked where the source only lists the risk (「风险提示：…」), or the risks asked
   where the source lists none (「详见正文」).
 """
@@ -52,17 +54,44 @@ def _figure_near(s: str, mention: re.Match[str], figure: re.Pattern[str]) -> boo
     return bool(figure.search(_after(s, mention.end())) or figure.search(_before(s, mention.start())))
 
 
-def check_amount(query: str, source: str) -> Verdict | None:
+# words before a metric that qualify no part: the metric's own prefixes and the verbs that state it
+_NO_PART = re.compile(r"公司|集团|营业|主营|归母|扣非|实现|完成|录得|全年|单季|累计|合计|总")
+
+
+_PART_WORDS = re.compile(r"(?:市场|区域|地区|业务|渠道|板块|产品|分部)$")
+
+
+def _part_of(q: str, m: re.Match[str]) -> str:
+    """The part a query's metric mention is asked of (「西部区域收入」 -> 西部区域), '' for the company's."""
+    head = re.split(r"[\s的年\d和及与、]", q[:m.start()])[-1]
+    head = _NO_PART.sub("", head)[-6:]
+    return head if len(head) >= 2 and re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", head) else ""
+
+
+def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_answered``: the query asks an amount (「收入为多少」) and the source states that metric only as a
-    change or a share (「收入同比增长19.7%」)."""
+    change or a share (「收入同比增长19.7%」); for a part (「西部区域收入」), the part's own mentions decide
+    (another channel's 「线上渠道收入6 30亿元」 answers nothing of the region's)."""
     q = norm(query)
     if not _AMOUNT_ASK.search(q) or _CHANGE_ASK.search(q):
         return None
     s = norm(source)
+    bare = blank_periods(q)
+    for n in longest_first(names):
+        bare = bare.replace(n, " ")
     for fam in (m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES):
-        # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」)
-        if not any(_figure_near(s, m, _AMOUNT) for m in _SURFACE_RES[fam].finditer(s)):
-            return Verdict("not_answered", f"asks the amount of {fam}; the source states only its change or share")
+        mentions = list(_SURFACE_RES[fam].finditer(s))
+        asked = next((_part_of(bare, x) for x in _SURFACE_RES[fam].finditer(bare)), "")
+        of_part = [x for x in mentions if asked and asked in _before(s, x.start())[-len(asked) - 2:]]
+        # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」); a
+        # part's may follow its name alone (「营收分别为国内18 92亿元、国外9 97亿元」)
+        core = _PART_WORDS.sub("", asked)
+        if of_part and len(core) >= 2 and re.search(re.escape(core) + rf"\s?(?:{_AMOUNT.pattern})", s, re.I):
+            continue
+        if not any(_figure_near(s, x, _AMOUNT) for x in of_part or mentions):
+            which = f"{asked}'s {fam}" if of_part else fam
+            return Verdict("not_answered", f"asks the amount of {which}; the source states only its change or "
+                                           "share")
     return None
 
 
@@ -229,4 +258,25 @@ def check_earnings_forecast(query: str, source: str) -> Verdict | None:
         which = f" for {'、'.join(map(str, missing))}" if facts else ""
         return Verdict("not_answered", f"asks an earnings forecast; the source gives no forecast figure of earnings"
                                        f"{which}")
+    return None
+
+
+# an incentive plan's bar for its staff (考核目标, 解除限售条件) is no one's forecast of the company's earnings
+_TARGET_WORDS = re.compile(r"考核目标|考核指标|业绩目标|目标值|触发值|业绩考核|考核条件|解锁条件|行权条件|解除限售条件")
+
+
+def check_target_as_forecast(query: str, source: str) -> Verdict | None:
+    """``not_answered``: a forecast of earnings asked (「预计…2021-2022年净利润是多少」) where the source's only
+    forecast figures of them are an incentive plan's targets (「净利润考核目标分别由50 55亿元提升至68 82亿元」)."""
+    q = norm(query)
+    ask = read_ask(q)
+    if not (ask.forecast and ask.figure) or _TARGET_WORDS.search(q):
+        return None
+    s = norm(source)
+    bare = _TARGET_WORDS.sub(lambda m: " " * len(m.group()), s)
+    for fam in (m for m in ask.metrics if m in _EARNINGS):
+        targets = [f for f in read_facts(s) if f.metric == fam and f.forecast]
+        if targets and not any(f.metric == fam and f.forecast for f in read_facts(bare)):
+            return Verdict("not_answered", f"asks a forecast of {fam}; the source gives only an incentive plan's "
+                                           "targets for it")
     return None

@@ -267,6 +267,17 @@ def metrics(text: str) -> list[tuple[int, str, str]]:
              m.group()) for m in _METRIC_RE.finditer(norm(text)) if m.group() not in _NOT_METRICS]
 
 
+# the month a part of the year ends in; a period over before the report date is reported, not forecast
+_PART_END_MONTH = {Q1: 3, H1: 6, Q2: 6, M9: 9, Q3: 9}
+
+
+def _ended(p: Period, date: dt.date) -> bool:
+    """Whether period ``p`` (with years) was over by ``date``: an earlier year, or this year's quarter, half
+    or first three quarters ended before the month of ``date``."""
+    last = max(p.years)
+    return last < date.year or (last == date.year and _PART_END_MONTH.get(p.part or "", 13) < date.month)
+
+
 @lru_cache(maxsize=65_536)
 def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
     """Every metric the text names, with the period, forecast and direction in force where it is named.
@@ -307,8 +318,10 @@ def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
                     since_period = []
                     if val.years:
                         years, part = val.years, val.part
-                        if date and max(val.years) < date.year:
-                            forecast = False  # 「…有望回升恒立液压2022年实现营收…」: back to actuals
+                        if date and _ended(val, date):
+                            # 「…有望回升恒立液压2022年实现营收…」, 「有望受益…2022年前三季度公司营收」 in November:
+                            # a period over by the report date is back to actuals
+                            forecast = False
                     elif val.part is not None:
                         part = val.part
                 elif kind == "f":

@@ -1,7 +1,9 @@
-"""Part as whole: a query that asks the company's metric (营收, 归母净利润, ROE …) where the source states it only
-for a part (a segment, channel, product, region, subsidiary, customer, peer, the industry or the nation), an
-adjusted total (「剔除防疫类产品收入」), several parts at once (「收入增速分别为」) or as the base of a share
-(「占收入总额的7%」) is ``not_answered``. Verify's own reading (:mod:`.readers`), not the generator's.
+"""Part as whole: a query that asks the company's metric (营收, 归母净利润, ROE, 发电量 …) where the source states it
+only for a part (a segment, also under a numbered heading, a channel, product, region, plant, subsidiary, assets
+to be injected, a customer, peer, the industry or the nation), an adjusted total (「剔除防疫类产品收入」),
+several parts at once (「收入增速分别为」) or as the base of a share (「占收入总额的7%」) is ``not_answered``; a
+market's volume asked under the company's name (「国内重卡销量」) is ``wrong_subject``. Verify's own reading
+(:mod:`.readers`), not the generator's.
 """
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ from collections.abc import Iterable
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import LOOSE, METRICS, SENT_SPLIT, longest_first, norm, periods, read_ask
 
-_WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费")
+_WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")
 # an adjusted total (「剔除防疫类用品公司总收入」) is no more the company's figure than a segment's
 _ADJUSTED = re.compile(r"剔除|扣除(?!非)|不含|除去")
+# assets to be bought or injected: their figures (「拟注入资产20年整体净利率16%」) are not yet the company's
+_TARGET = re.compile(r"拟注入|拟置入|注入资产|置入资产|拟收购|被收购|收购标的|标的(?:公司|资产)?")
 _PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板块|分部|旗下|子公司|参股|联营|合营|客户|同行|可比公司|"
                         r"竞争对手|全国|全球|全行业|行业|国内|海外|境外|境内|业务|渠道|板块|产品|品类|地区|区域|门店|"
-                        r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司")
+                        r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司|电站|电厂|机组|" + _TARGET.pattern)
 # 集团 alone or after the company (本集团, 公司集团); 「联发集团」 is another group, often a subsidiary
 _WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|(?:(?<=公司)|(?<=本)|(?<![\u4e00-\u9fffA-Za-z]))集团(?!旗下)|合并|整体|"
                          r"综合|上市公司")
@@ -43,8 +47,9 @@ def _metric_words() -> re.Pattern[str]:
 
 # a clause earlier in the sentence that sets what the following clauses speak of: 「LED业务方面，全年营收…」,
 # 「其中联营企业海得威…，2022年营业收入…」, 「除平膜业务…，营业收入下滑」
+# a named plant (「杨房沟电站…投产，…拉动发电量增长」) is one of the company's or an associate's, not all of them
 _TOPIC_CLAUSE = re.compile(r"(?:业务|板块|产品|分部|地区|渠道|品牌)(?:方面|而言|来看|上)[，,：:]|子公司|联营|合营|参股|旗下|"
-                           r"标的(?:公司|资产)?|被收购|除[^，,。]{1,12}(?:业务|产品|板块)")
+                           r"除[^，,。]{1,12}(?:业务|产品|板块)|[\u4e00-\u9fff]{2}(?:电站|电厂|机组)|" + _TARGET.pattern)
 # a sentence that opens on its figure (「上半年实现净利润…」) speaks of the previous sentence's subject; a named
 # one (「顶立科技是国内…龙头」) other than the company is a subsidiary or a peer
 _SUBJECT_HEAD = re.compile(r"\s*(?:\d\s*)?([\u4e00-\u9fffA-Za-z]{2,8}?)(?:是|系|为|作为|已|于|主营|成立|入选|拥有|目前)")
@@ -53,8 +58,10 @@ _OPENS_ON_FIGURE = re.compile(r"\s*(?:[\d\s]+年|今年|去年|上半年|下半�
                               r"(?:实现|完成|录得|取得)?\s*(?:营业|营收|收入|净利|归母|扣非|毛利)")
 # 「代销金融资产方面，公司实现收入11亿元」: a lead-in names the part the sentence's later clauses speak of, even where
 # they write 公司; an aspect of the company itself (盈利能力, 费用, a metric) or its name is no part
-_LEAD_IN = re.compile(r"([\u4e00-\u9fffA-Za-z]{2,12})方面[，,：:]")
-_ASPECT_LEAD = re.compile(r"公司|集团|盈利|费用|业绩|经营|财务|整体|总体|估值|成本|现金|负债|运营|管理|治理|分红|报表|"
+# a numbered heading (「3 房地产业务 公司积极推动…，22H1收入2 7亿元」) does the same
+_LEAD_IN = re.compile(r"([\u4e00-\u9fffA-Za-z]{2,12})方面[，,：:]"
+                      r"|(?:^|\s)[1-9]\s?[、.)）]?\s?([\u4e00-\u9fff]{2,10}(?:业务|板块|分部|事业部))(?:\s|[：:])")
+_ASPECT_LEAD = re.compile(r"公司|集团|主营|盈利|费用|业绩|经营|财务|整体|总体|估值|成本|现金|负债|运营|管理|治理|分红|报表|"
                           r"基本面|数据|季度|年度|全年|半年|规模|指标|端$|一|另")
 # an explicit whole in the clause itself overrides a lead-in
 _EXPLICIT_WHOLE = re.compile(r"整体|合并|总营收|总收入|全公司|上市公司")
@@ -87,8 +94,13 @@ def _subsidiaries(names: list[str]) -> re.Pattern[str] | None:
 
 def _part_lead_in(earlier: str) -> bool:
     """Whether the last 「X方面，」 of ``earlier`` (the sentence before a mention's clause) names a part."""
-    leads = _LEAD_IN.findall(earlier)
+    leads = [m.group(1) or m.group(2) for m in _LEAD_IN.finditer(earlier)]
     return bool(leads) and not (_ASPECT_LEAD.search(leads[-1]) or _metric_words().search(leads[-1]))
+
+
+def _whole_ends(text: str) -> list[int]:
+    """Where each mark of the whole ends in ``text``; 整体 after a target (「拟注入资产整体净利率」) is the target's."""
+    return [w.end() for w in _WHOLE_MARK.finditer(text) if w.group() != "整体" or not _TARGET.search(text, 0, w.start())]
 
 
 def _several_periods(clause: str) -> bool:
@@ -147,12 +159,12 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
             out.append(False)
             continue
         last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)
-        last_whole = max((w.end() for w in _WHOLE_MARK.finditer(before)), default=-1)
+        last_whole = max(_whole_ends(before), default=-1)
         if last_part > last_whole:
             out.append(False)
             continue
         if last_whole < 0:  # no subject in its own clause: the sentence's earlier clauses, or the one before
-            whole_at = max((w.end() for w in _WHOLE_MARK.finditer(earlier)), default=-1)
+            whole_at = max(_whole_ends(earlier), default=-1)
             topic = max((x.end() for x in _TOPIC_CLAUSE.finditer(earlier)), default=-1)
             # 「西南设计…净利润为1.02亿元，扣非净利润为…」: a parallel clause keeps the earlier one's subject
             parallel = prev is not None and prev[0] == sent_start and prev[1] is False and whole_at < 0
@@ -198,3 +210,26 @@ def check_part_whole(query: str, source: str, names: Iterable[str], start: int =
                                            "segment, subsidiary, customer, peer or the industry")
     return None
 
+
+
+# 「国内商用车销量」, 「全球锂电池出货量」: a market's volume, named by its scope and its product (「国内销量」 alone,
+# 「国内市场收入」 and 「海外业务」 are the company's own)
+_MARKET = re.compile(r"(?:国内|全国|我国|全球|全行业|行业)([\u4e00-\u9fffA-Za-z]{1,8}?)"
+                     r"(销量|产量|出货量|需求量|装机量|保有量|渗透率|市场规模)")
+
+
+def check_market_as_company(query: str, source: str, names: Iterable[str]) -> Verdict | None:
+    """``wrong_subject``: the query asks a market's volume (「银轮股份…国内商用车销量」) under the company's name
+    where the source states it with no company in its clause: the industry's figure, not the company's."""
+    names = [n for n in longest_first(names) if len(n) >= 2]
+    q = _as_company(norm(query), names, _subsidiaries(names))
+    s = _as_company(norm(source), names, _subsidiaries(names))
+    for m in _MARKET.finditer(q):
+        if re.search(r"市场|业务|板块|地区|公司", m.group(1)):
+            continue
+        stated = list(re.finditer(re.escape(m.group()), s))
+        clauses = [s[max((c.end() for c in _CLAUSE.finditer(s, 0, x.start())), default=0):x.start()] for x in stated]
+        if stated and not any(_WHOLE_MARK.search(c) for c in clauses):
+            return Verdict("wrong_subject", f"asks 「{m.group()}」 of the company; the source states it as the "
+                                            "market's, not the company's")
+    return None

@@ -9,7 +9,9 @@ Each is a general rule over the query and its source text (verify's own reading,
 * ``not_in_sentence``: a sentence query whose sentence does not itself state the metric or event it asks;
 * ``not_answered``: it asks what/which of an event (收购, 回购, 中标 …) the source does not state with specifics (in
   the event's clause or the two after it), or states only as a commitment or a condition, or, asked as done
-  (「收购了哪些」), only as a plan or a preparation.
+  (「收购了哪些」), only as a plan or a preparation;
+* ``wrong_period``: it asks an event by a year other than the one on the event's name (「2025年股权激励计划」 where
+  the source names a 2022年 plan whose terms reach 2025).
 """
 from __future__ import annotations
 
@@ -339,4 +341,26 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
                    for hit in _EVENT_RE.finditer(sent) if _EVENT_OF[hit.group()] == event):
             return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
                                            "with specifics (names or amounts, not only a date), or only as a condition")
+    asked = {y for p in periods(_COMPARE.sub("", q)) for y in p.years}
+    every = SENT_SPLIT.split(_NOT_EVENT.sub("保险", source))  # a plan's terms are conditions; its name is not
+    for event in sorted(events) if asked else ():
+        named = _named_years(every, event)
+        if named and not named & asked:
+            return Verdict("wrong_period", f"asks the {min(asked)} {event}; the source names it as of "
+                                           f"{'/'.join(map(str, sorted(named)))}")
     return None
+
+
+def _named_years(sents: list[str], event: str) -> set[int]:
+    """The years written onto an event's name (「2022年限制性股权激励计划」 -> 2022); a plan's later years
+    (「23 24 25年净利润复合增长率」) are its terms, not its date."""
+    out: set[int] = set()
+    for sent in sents:
+        for hit in _EVENT_RE.finditer(sent):
+            if _EVENT_OF[hit.group()] != event:
+                continue
+            start = max((c.end() for c in _BREAK.finditer(sent, 0, hit.start())), default=0)
+            before = sent[max(start, hit.start() - 12):hit.start()]
+            near = [p for p in periods(before) if p.years and len(before) - p.end <= 5]
+            out.update(near[-1].years if near else ())
+    return out

@@ -27,16 +27,18 @@ _INDUSTRY_WIDE = re.compile(r"行业|板块|全行业|产业链|竞争格局|格
 _LATIN = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]{3,}(?![A-Za-z])")
 _FUNCTION_CHARS = set("的之与和及、看好在年为是对把被从向将再又也都就")
 _ACTUAL = re.compile(r"实现|完成|同比|录得|达到")
+# 「承诺3家医院21 23年合计净利润…，若未能完成」: a pledge's or a condition's years are not yet reported
+_PLEDGE = re.compile(r"承诺|若|如果|假设|考核|不低于")
 _METRIC_WORDS = frozenset(s.upper() for s in SURFACES)  # a Latin metric (EPS, ROE) is no name
 
 
 def as_of_year(texts: Iterable[str]) -> int | None:
     """An undated report's as-of year: the latest year it states actual results for (实现, 完成, 同比 in a
-    sentence without a forecast word)."""
+    sentence without a forecast word, a pledge or a condition)."""
     best = None
     for text in texts:
         for sent in SENT_SPLIT.split(norm(text)):
-            if not _ACTUAL.search(sent) or is_forecast(sent):
+            if not _ACTUAL.search(sent) or is_forecast(sent) or _PLEDGE.search(sent):
                 continue
             ys = [y for p in periods(sent) for y in p.years if 1990 < y < 2100]
             if ys:
