@@ -80,7 +80,8 @@ def surface_form(keyword: str, titles: Sequence[str]) -> str:
 
 _EXPECTATION = re.compile(r"符合预期|超预期|低于预期|不及预期|略低于预期|好于预期")
 _GROWTH = re.compile(r"增长|高增|大增|提升|上升|回升|增加|翻倍|放量|向好|改善")
-_NOT_DRIVEN = frozenset({"产能"})
+# a payout ratio (分红率) is the board's decision: nothing drives it the way demand drives sales
+_NOT_DRIVEN = frozenset({"产能", "股息率"})
 # measures that do not 「表现」: capacity is built, a multiple or a price is a level
 _NOT_PERFORMING = {
     "产能": ("{c}{y}产能建设进展如何？", "{c}{y}产能扩张情况如何？"),
@@ -128,7 +129,7 @@ def _title_question(key: str, company: str, title: str) -> str:
         m = _surface(metrics[0], title)
         forms = ([q.format(c=company, y=y, m=m) for q in _NOT_PERFORMING[metrics[0]]]
                  if metrics[0] in _NOT_PERFORMING else [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？"])
-        # asking what drove growth presumes the title says it grew; capacity is built, not driven
+        # asking what drove growth presumes the title says it grew; capacity is built and a payout decided
         if _GROWTH.search(title) and metrics[0] not in _NOT_DRIVEN:
             forms.append(f"{company}{y}{m}增长的驱动因素是什么？")
         return _pick(key, forms)

@@ -41,3 +41,10 @@ def test_the_driver_question_needs_a_title_that_says_it_grew():
     assert forms and not any("驱动因素" in f for f in forms)
     grew = {_title_question(f"k{i}", "伊利股份", "伊利股份（600887）：2021年收入增长稳健") for i in range(40)}
     assert any("收入增长的驱动因素" in f for f in grew) and all("2021年" in f for f in grew)
+
+
+def test_a_payout_ratio_is_decided_not_driven():
+    from fincprg.topics.intents import _title_question
+
+    forms = {_title_question(f"k{i}", "中原保险", "中原保险（601999）：2020年分红率提升至35%") for i in range(40)}
+    assert forms and not any("驱动因素" in f for f in forms), forms
