@@ -221,11 +221,12 @@ _MARKET = re.compile(r"(?:国内|全国|我国|全球|全行业|行业)([\u4e00-
 def check_market_as_company(query: str, source: str, names: Iterable[str]) -> Verdict | None:
     """``wrong_subject``: the query asks a market's volume (「银轮股份…国内商用车销量」) under the company's name
     where the source states it with no company in its clause: the industry's figure, not the company's."""
-    names = [n for n in longest_first(names) if len(n) >= 2]
+    # an industry's query (「光伏行业…国内新增装机量」) asks its own market: only a company's name counts
+    names = [n for n in longest_first(names) if len(n) >= 2 and not re.search(r"(?:行业|产业|板块)$", n)]
     q = _as_company(norm(query), names, _subsidiaries(names))
     s = _as_company(norm(source), names, _subsidiaries(names))
     for m in _MARKET.finditer(q):
-        if re.search(r"市场|业务|板块|地区|公司", m.group(1)):
+        if re.search(r"市场|业务|板块|地区|公司", m.group(1)) or "公司" not in q[:m.start()]:
             continue
         stated = list(re.finditer(re.escape(m.group()), s))
         clauses = [s[max((c.end() for c in _CLAUSE.finditer(s, 0, x.start())), default=0):x.start()] for x in stated]

@@ -92,3 +92,9 @@ def test_a_period_over_by_the_report_date_is_no_forecast():
 def test_a_pledges_years_do_not_date_an_undated_report():
     body = "2020年公司实现营收10亿元，同比增长5 。股东承诺标的公司2021 2023年合计净利润不低于3亿元，若未能完成将予以补偿。"
     assert as_of_year([body]) == 2020
+
+
+def test_an_industrys_query_asks_its_own_market():
+    src = "预计2023年国内新增光伏装机量同比增长50 。"
+    assert check_market_as_company("光伏行业2023年国内新增光伏装机量的预测值是多少？", src, ["光伏行业"]) is None
+    assert check_market_as_company("2023年国内新增光伏装机量的预测值是多少？", src, NAMES) is None
