@@ -9,7 +9,7 @@
 * ``check_valuation``: a multiple at today's price on forecast earnings (「当前股价对应2020-2022年PB」) asked as
   a figure reached (「PB达到了多少」);
 * ``check_earnings_forecast``: an earnings forecast (「盈利预测」) for years the source forecasts no earnings for;
-* ``check_target_as_forecast``: a forecast of earnings the source gives only as an incentive plan's targets;
+* ``check_target_as_forecast``: a forecast the source gives only as an incentive plan's targets;
 * ``check_risk``: a risk's effect asked where the source only lists the risk (「风险提示：…」), or the risks asked
   where the source lists none (「详见正文」).
 """
@@ -235,6 +235,10 @@ def check_risk(query: str, source: str) -> Verdict | None:
         return Verdict("not_answered", "asks a risk's effect; the source only lists it under 风险提示")
     if re.search(r"哪些|什么", q) and lists and all(_NO_DETAIL.search(re.split(r"[。；;]", s[e:])[0]) for e in lists):
         return Verdict("not_answered", "asks which risks; the source's 风险提示 refers elsewhere (详见正文)")
+    if re.search(r"哪些|什么", q) and lists and not re.search(r"[\u4e00-\u9fff]{4}", s[lists[-1]:]) \
+            and not re.search(r"风险[^。；;]{0,30}(?:影响|冲击|拖累|可能|或将)", s[:lists[-1]]):
+        # a sentence that ends on its 「风险提示。」 heading: the risks are in the next one
+        return Verdict("not_answered", "asks which risks; the source ends on its 风险提示 heading, naming none")
     return None
 
 
@@ -266,15 +270,15 @@ _TARGET_WORDS = re.compile(r"考核目标|考核指标|业绩目标|目标值|�
 
 
 def check_target_as_forecast(query: str, source: str) -> Verdict | None:
-    """``not_answered``: a forecast of earnings asked (「预计…2021-2022年净利润是多少」) where the source's only
-    forecast figures of them are an incentive plan's targets (「净利润考核目标分别由50 55亿元提升至68 82亿元」)."""
+    """``not_answered``: a forecast asked (「预计…2021-2022年净利润是多少」, 「销量的预测值」) where the source's only
+    forecast figures of that metric are an incentive plan's targets (「净利润考核目标分别由50 55亿元提升至68 82亿元」)."""
     q = norm(query)
     ask = read_ask(q)
     if not (ask.forecast and ask.figure) or _TARGET_WORDS.search(q):
         return None
     s = norm(source)
     bare = _TARGET_WORDS.sub(lambda m: " " * len(m.group()), s)
-    for fam in (m for m in ask.metrics if m in _EARNINGS):
+    for fam in ask.metrics:
         targets = [f for f in read_facts(s) if f.metric == fam and f.forecast]
         if targets and not any(f.metric == fam and f.forecast for f in read_facts(bare)):
             return Verdict("not_answered", f"asks a forecast of {fam}; the source gives only an incentive plan's "

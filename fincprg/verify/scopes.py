@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import LOOSE, METRICS, SENT_SPLIT, longest_first, norm, periods, read_ask
+from fincprg.verify.readers import LOOSE, METRICS, SENT_SPLIT, blank_periods, longest_first, norm, periods, read_ask
 
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")
 # an adjusted total (「剔除防疫类用品公司总收入」) is no more the company's figure than a segment's
@@ -30,7 +30,10 @@ _MAIN_PREFIX = re.compile(r"(?:主营业务|主营)$")
 # 收入占比 / 收入结构 / 营收贡献率 is a share, not the amount
 _SHARE_AFTER = re.compile(r"的?(?:占比|比重|份额|结构|占|贡献)")
 _FIGURE = re.compile(r"\d")
-# 「占收入总额的7%」, 「占公司毛利润比例」: the metric is the base of another thing's share
+# 「合同额…为同期收入3 2x」: a multiple of the metric, not its figure
+_TIMES_AFTER = re.compile(r"\s?的?[\d\s.]+\s?(?:x|X|倍)")
+# 「占收入总额的7%」, 「占公司毛利润比例」: the metric is the base of another thing's share; what a part 「贡献公司
+# 2020H1归母净利润」 is that part's own figure
 _SHARE_BASE = re.compile(r"(?:占|贡献)(?:公司|本公司|总|整体)?的?$")
 # 「收入增速分别为16%、31%」 in one period: the figures of several parts named before
 _SEVERAL = re.compile(r"^[^，,。；;]{0,6}分别")
@@ -138,16 +141,23 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
     subs = _subsidiaries(names)
     out: list[bool | None] = []
     sent_of: list[int] = []  # the sentence start of each mention
+    loose: list[bool] = []  # whether each mention is a loose word (收入, 业绩)
     starts: list[int] = []
     for m in pat.finditer(t):
         starts.append(m.start())
         sent_start = max((c.end() for c in SENT_SPLIT.finditer(t, 0, m.start())), default=0)
-        # a loose word's scope (「调整业绩预期」) sets no subject for the clauses after it
-        prev = (sent_of[-1], out[-1]) if out and sent_of[-1] >= 0 else None
-        sent_of.append(sent_start if m.group() not in LOOSE else -1)
+        # a loose word's scope (「调整业绩预期」) sets no subject for the clauses after it, unless its clause marks
+        # a part (「物流业务收入逆势增长，收入120亿元」)
+        prev = (sent_of[-1], out[-1], starts[-2]) if out and not loose[-1] else None
+        sent_of.append(sent_start)
+        loose.append(m.group() in LOOSE)
         start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
         before = _MAIN_PREFIX.sub("", t[start:m.start()])
-        if figures and _SHARE_BASE.search(before):
+        base = _SHARE_BASE.search(blank_periods(before).rstrip())
+        if base and base.group().startswith("贡献"):
+            out.append(False)
+            continue
+        if figures and base:
             out.append(None)
             continue
         before = _as_company(before, names, subs)
@@ -162,12 +172,15 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
         last_whole = max(_whole_ends(before), default=-1)
         if last_part > last_whole:
             out.append(False)
+            loose[-1] = False
             continue
         if last_whole < 0:  # no subject in its own clause: the sentence's earlier clauses, or the one before
             whole_at = max(_whole_ends(earlier), default=-1)
             topic = max((x.end() for x in _TOPIC_CLAUSE.finditer(earlier)), default=-1)
             # 「西南设计…净利润为1.02亿元，扣非净利润为…」: a parallel clause keeps the earlier one's subject
-            parallel = prev is not None and prev[0] == sent_start and prev[1] is False and whole_at < 0
+            # (「公司供应链业务收入逆势增长，收入1415亿元」: the company named before the part is no subject)
+            parallel = prev is not None and prev[0] == sent_start and prev[1] is False \
+                and not _whole_ends(_as_company(t[prev[2]:start], names, subs))
             opens = not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
             if topic > whole_at or parallel or (opens and _named_subject(t, sent_start, names)) \
                     or (not earlier.strip() and subs is not None and _of_subsidiary(t, sent_start, subs, names)):
@@ -183,7 +196,7 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
         if whole and figures:
             end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
             after = t[m.end():end]
-            if _SHARE_AFTER.match(after.lstrip()) or not _FIGURE.search(after):
+            if _SHARE_AFTER.match(after.lstrip()) or _TIMES_AFTER.match(after) or not _FIGURE.search(after):
                 out.append(None)
                 continue
             if _SEVERAL.search(after) and not _several_periods(t[start:end]):

@@ -85,6 +85,9 @@ _PLAN_BEFORE = re.compile(r"^\s*为|拟|计划|筹划|有望|或将|未来|意�
 # what raised money goes to: asked (「定增募集资金用于哪些项目」) and stated (「用于年产5万吨…项目」, 「投向…」)
 _ASKS_USES = re.compile(r"(?:募集|募资|资金|定增|增发|可转债|转债|发行)[^？?]*(?:用于|投向|用途|哪些项目)")
 _USES = re.compile(r"项目|用于[^，,。；;]{2,}|投向[^，,。；;]{2,}|投入[^，,。；;]{2,}建设")
+# 「股权激励的授予对象和价格是多少」 asks a price: 「5 33元 股」, not 「1695 6万份」 or 「3 37亿元」
+_ASKS_PRICE = re.compile(r"价格|授予价|行权价|回购价|发行价|转让价")
+_PRICE = re.compile(r"\d[\d\s.]*元")
 _PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
 
 
@@ -144,7 +147,14 @@ def check_garbled(query: str) -> Verdict | None:
     m = _MIXED_TENSE.search(q)
     if m:
         return Verdict("garbled", f"asks a plan or forecast as something done (「{m.group()}」)")
+    m = _ANSWER_IN_ASK.search(q)
+    if m:
+        return Verdict("garbled", f"writes part of its answer into the question (「…{m.group()[-8:]}」)")
     return None
+
+
+# 「面临安防行业发展不达预期等哪些风险」: an example of the answer written before 等哪些
+_ANSWER_IN_ASK = re.compile(r"[\u4e00-\u9fff]{2,}等(?:哪些|什么|几)")
 
 
 # 「预计…有哪些进展」, 「力争…增长了多少」: a forecast or target word with a question about what was achieved
@@ -286,7 +296,7 @@ def _qualifiers(text: str, word: str) -> list[str]:
     for m in re.finditer(re.escape(word), text):
         if word == "产能" and text.startswith("产能利用率", m.start()):
             continue
-        before = text[max(0, m.start() - 8):m.start()]
+        before = text[max(0, m.start() - 8):m.start()].rstrip()  # 「红四煤矿 产能240万吨」: a lost 「（」
         run = re.search(r"[A-Za-z0-9\u4e00-\u9fff]*$", before).group()  # type: ignore[union-attr]
         run = re.sub(r"^.*(?:公司|集团|实现|完成|拥有|具备|形成|其中|改善|增长|下降|提升|上涨|下跌|回落|需求|同比|环比|"
                      r"受益|带动|推动|叠加|影响)", "", run)
@@ -336,6 +346,8 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     done = bool(_DONE.search(q))  # 「收购了哪些」 asks what happened; 「定增资金用于哪些项目」 a plan's content too
     uses = bool(_ASKS_USES.search(q))
     sents = [s for s in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))) if not _CONDITIONAL.search(s)]
+    if _ASKS_PRICE.search(q) and not _PRICE.search(blank_periods(source)):
+        return Verdict("not_answered", "asks an event's price; the source states no price in 元")
     for event in sorted(events):
         if not any(_states_event(sent, hit, done, uses) for sent in sents
                    for hit in _EVENT_RE.finditer(sent) if _EVENT_OF[hit.group()] == event):

@@ -8,10 +8,10 @@ from __future__ import annotations
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
-from fincprg.verify.figures import check_amount, check_target_as_forecast
+from fincprg.verify.figures import check_amount, check_risk, check_target_as_forecast
 from fincprg.verify.readers import read_facts
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
-from fincprg.verify.strict import check_event
+from fincprg.verify.strict import check_event, check_garbled, check_vague
 from fincprg.verify.topicrules import as_of_year
 
 NAMES = ["华鼎股份"]
@@ -69,6 +69,9 @@ def test_an_incentive_plans_targets_are_no_forecast():
     assert _reason(check_target_as_forecast(q, src)) == "not_answered"
     assert check_target_as_forecast(q, src + "我们预计公司2023-2024年净利润分别为11亿元、13亿元。") is None
     assert check_target_as_forecast("华鼎股份2023-2024年的净利润考核目标是多少？", src) is None
+    # any metric: a sales target is no sales forecast
+    sales = "2023 2024年销量考核目标分别为30 40万辆。"
+    assert _reason(check_target_as_forecast("华鼎股份2023-2024年销量的预测值是多少？", sales)) == "not_answered"
 
 
 def test_a_plan_is_asked_by_the_year_on_its_name_not_by_its_terms():
@@ -98,3 +101,42 @@ def test_an_industrys_query_asks_its_own_market():
     src = "预计2023年国内新增光伏装机量同比增长50 。"
     assert check_market_as_company("光伏行业2023年国内新增光伏装机量的预测值是多少？", src, ["光伏行业"]) is None
     assert check_market_as_company("2023年国内新增光伏装机量的预测值是多少？", src, NAMES) is None
+
+
+def test_what_a_part_contributes_is_the_parts_own_figure():
+    q = "华鼎股份2022年上半年归母净利润的变化情况如何？"
+    src = "假设物流业务贡献公司2022H1归母净利润5 2亿元，则剔除物流业务后，其余业务贡献公司2022H1归母净利润1 3亿元。"
+    assert _reason(check_part_whole(q, src, NAMES)) == "not_answered"
+    assert check_part_whole(q, "公司2022H1归母净利润6 5亿元，同比增长8 。", NAMES) is None
+
+
+def test_a_clause_after_a_parts_figure_keeps_the_part_though_the_company_was_named_before_it():
+    q = "华鼎股份2022年上半年收入是多少？"
+    src = "2022H1公司物流业务收入逆势增长，收入120亿元，同比增长19 。"
+    assert _reason(check_part_whole(q, src, NAMES)) == "not_answered"
+    # a multiple of the metric (「为同期收入3 2x」) gives no figure of it
+    times = "2022年设计业务收入40亿，年末在手合同额130亿，为同期收入3 2x。"
+    assert _reason(check_part_whole("华鼎股份2022年收入是多少？", times, NAMES)) == "not_answered"
+
+
+def test_a_capacity_named_after_a_lost_bracket_has_its_product():
+    v = check_vague("华鼎股份2022年产能是多少？", "一号煤矿 产能300万吨 年 正在办理投产手续。", NAMES)
+    assert _reason(v) == "vague"
+
+
+def test_an_events_price_needs_a_price_in_yuan():
+    q = "华鼎股份2022年股权激励的授予对象和价格是多少？"
+    src = "公司完成股权激励首批授予登记，激励对象共500人，授予股票期权1200万份。"
+    assert _reason(check_event(q, src, NAMES)) == "not_answered"
+    assert check_event(q, src.replace("。", "，行权价格为25 6元 股。"), NAMES) is None
+
+
+def test_a_sentence_that_ends_on_its_risk_heading_names_no_risk():
+    q = "华鼎股份面临哪些主要风险？"
+    assert _reason(check_risk(q, "维持买入评级。风险提示。")) == "not_answered"
+    assert check_risk(q, "维持买入评级。风险提示：原材料价格波动、下游需求下滑。") is None
+
+
+def test_an_example_of_the_answer_written_into_the_question_is_garbled():
+    assert _reason(check_garbled("华鼎股份面临原材料价格波动等哪些风险？")) == "garbled"
+    assert check_garbled("华鼎股份面临哪些风险？") is None
