@@ -21,7 +21,7 @@ from fincprg.finance.compare import forecast_years
 from fincprg.finance.extract import metric_surface_pattern
 from fincprg.generate.complete import asked_period, normal_periods, part_year
 from fincprg.generate.complete import text_periods as _text_periods
-from fincprg.generate.words import VERDICT, noun_phrase, pos_tags, sound, words
+from fincprg.generate.words import pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
 # Function words, verbs and fillers that bound a phrase. Longest first; words that merely contain a
@@ -397,25 +397,3 @@ def event_of(text: str) -> str | None:
     """The first event keyword of :data:`EVENTS` written in ``text``."""
     m = _EVENT_RE.search(text)
     return m.group(0) if m else None
-
-
-# a verdict on expectations qualifying the verb after it (超预期下滑), not closing the phrase (需求不及预期)
-_ADVERB_VERDICT = re.compile(r"(?:不及|低于|超|超出|好于|高于)预期(?=[\u4e00-\u9fff])")
-
-
-def risk_topic(text: str, start: int) -> str:
-    """The first risk listed after 风险提示 (「行业竞争加剧的风险、…」 -> 行业竞争加剧), "" when unclear."""
-    first = re.split(r"[、，,；;。\n]", text[start:].lstrip("：: "))[0].strip()
-    first = re.sub(r"(?:的)?风险$", "", first).strip()
-    if not (2 <= len(first) <= 12) or re.search(r"[^\u4e00-\u9fffA-Za-z]", first) or "风险" in first:
-        return ""
-    # 「需求不及预期」 is asked as written when 需求 is a sound noun phrase; 「行业竞争加剧」 as 行业竞争;
-    # a phrase that is no noun phrase without its verb (「国产替代推进」) leaves the generic question
-    adverb = _ADVERB_VERDICT.search(first)
-    if adverb:  # 「宏观经济超预期下滑」: cut after 超预期, the phrase would say the reverse; asked whole or not at all
-        return first if sound(first[:adverb.start()], text) else ""
-    verdict = VERDICT.search(first)
-    if verdict:
-        core = first[:verdict.start()]
-        return first if len(core) >= 2 and sound(core, text) else ""
-    return noun_phrase(first, text)

@@ -33,7 +33,6 @@ from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
 from fincprg.generate import phrases as ph
 from fincprg.generate.phrases import canonical
-from fincprg.generate.words import VERDICT
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.generate.complete import asked_period, dominant_period
 from fincprg.records import Failure, Report
@@ -186,14 +185,10 @@ class TemplateGenerator:
         e = company if (company and (company in text or not others)) else (others[0] if others else "")
         if not e:
             return ""  # a question without a subject is not a usable query
-        risk = _RISK.search(text)
-        if risk:
-            topic = ph.risk_topic(text, risk.end())
-            # a risk list names risks, never their impact (no 「…的风险对X有何影响」); a bare noun (竞争, 政策)
-            # is every report's risk, a verdict on one (电网投资不及预期) is this report's
-            if topic and VERDICT.search(topic):
-                # (no yes/no form: 「需要关注X的风险吗」 is a risk list's line turned into a question nobody asks)
-                return f"{e}面临{topic}等哪些风险？"
+        if _RISK.search(text):
+            # a risk list names risks, never their impact (no 「…的风险对X有何影响」); naming one risk in the
+            # question (「面临电网投资不及预期等哪些风险」) writes part of the answer into it, which readers failed
+            # about half the time, and a yes/no form (「需要关注X的风险吗」) is a list's line nobody asks
             return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         if _RATING.search(text) and not facts.metrics:
             return ""  # a rating is the report's of its date: undated, the question matches every report

@@ -15,8 +15,6 @@ from functools import lru_cache
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LATIN_NUM = re.compile(r"^[A-Za-z0-9.%+\\-]+$")
 NOUN_TAGS = ("n", "vn", "an", "j", "eng", "s")  # jieba part-of-speech tags read as nouns (s: 海外, 国内)
-# Verdicts against expectations close a risk or an outlook phrase: 「需求不及预期」 is about 需求.
-VERDICT = re.compile(r"(?:不及|不达|低于|未达|弱于|超|超出|好于|高于|符合)预期$")
 
 
 def boundaries(text: str) -> frozenset[int]:
@@ -84,16 +82,3 @@ def sound(phrase: str, source: str | None = None) -> bool:
     if not ws or not all(known(w) for w in ws) or not is_noun(ws[-1]):
         return False
     return source is None or aligned(phrase, source)
-
-
-def noun_phrase(phrase: str, source: str | None = None) -> str:
-    """``phrase`` if sound; else the phrase without its last word when that leaves a sound phrase of two or
-    more words' worth (「行业竞争加剧」 -> 行业竞争); else ""."""
-    if sound(phrase, source):
-        return phrase
-    ws = words(phrase)
-    if len(ws) >= 2:
-        head = "".join(ws[:-1])
-        if len(head) >= 2 and sound(head, source):
-            return head
-    return ""
