@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from fincprg.verify.answer import Verdict
 from fincprg.verify.bases import check_base, check_valuation_parts, check_valued_part
-from fincprg.verify.figures import (check_amount, check_combined, check_earnings_forecast, check_price_level,
-                                    check_rate_level, check_risk, check_target_as_forecast, check_valuation)
+from fincprg.verify.figures import (check_amount, check_change_stated, check_combined, check_earnings_forecast,
+                                    check_price_level, check_rate_level, check_risk, check_target_as_forecast,
+                                    check_valuation)
 from fincprg.verify.readers import norm
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_vague
@@ -20,9 +21,10 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
     name); open asks about a topic or a metric's trend (:mod:`.topical`); and of figures (:mod:`.figures`): an
     amount or a rate's level the source gives only as a change, a part of a combined category or a remainder, a
     multiple at today's price asked as reached, an earnings forecast for years the source does not forecast or
-    forecasts only as a plan's targets, a risk only listed; a change asked against a base the source does not
-    use, a value or a valuation of parts asked as the whole's (:mod:`.bases`). A sentence query is read against
-    its sentence, a passage query against its passage and title."""
+    forecasts only as a plan's targets, a change whose period has no number, a risk only listed; a change asked
+    against a base the source does not use, a value or a valuation of parts asked as the whole's
+    (:mod:`.bases`). A sentence query is read against its sentence, a passage query against its passage and
+    title."""
     source = sentence if sentence else f"{passage}\n{title}"
     return (check_garbled(query) or check_vague(query, source, names)
             or (check_in_sentence(query, sentence, names) if sentence else None)
@@ -31,7 +33,8 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
             or check_amount(query, source, names) or check_rate_level(query, source) or check_price_level(query, source)
             or check_combined(query, source, names)
             or check_valuation(query, source) or check_earnings_forecast(query, source)
-            or check_target_as_forecast(query, source) or check_risk(query, source)
+            or check_target_as_forecast(query, source) or check_change_stated(query, source)
+            or check_risk(query, source)
             or check_topical(query, source, names) or check_trend(query, source, names)
             or check_base(query, source) or check_valuation_parts(query, source, names)
             or check_valued_part(query, source))

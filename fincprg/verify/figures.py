@@ -10,6 +10,7 @@
   a figure reached (「PB达到了多少」);
 * ``check_earnings_forecast``: an earnings forecast (「盈利预测」) for years the source forecasts no earnings for;
 * ``check_target_as_forecast``: a forecast the source gives only as an incentive plan's targets;
+* ``check_change_stated``: the size of a period's change where the source gives that period's metric no number;
 * ``check_risk``: a risk's effect asked where the source only lists the risk (「风险提示：…」), or the risks asked
   where the source lists none (「详见正文」).
 """
@@ -283,4 +284,41 @@ def check_target_as_forecast(query: str, source: str) -> Verdict | None:
         if targets and not any(f.metric == fam and f.forecast for f in read_facts(bare)):
             return Verdict("not_answered", f"asks a forecast of {fam}; the source gives only an incentive plan's "
                                            "targets for it")
+    return None
+
+
+# 「毛利率较上年同期变化了多少」, 「营收同比增长了多少」: the size of a change
+_CHANGE_SIZE_ASK = re.compile(r"(?:变化|变动|提升|增长|下降|减少|增加|下滑|上升|回升)了?多少|增速(?:是|为)多少|(?:增|降)幅(?:是|为)?多少")
+
+
+def check_change_stated(query: str, source: str) -> Verdict | None:
+    """``not_answered``: the size of a change asked for a period (「2022年一季度毛利率较上年同期变化了多少」) where
+    the source names that period's metric with no figure before the next period or clause (「22Q1毛利率迅速回升
+    21FY整体毛利率24%，同比下滑8.5pct」: the figures are the full year's)."""
+    q = norm(query)
+    if not _CHANGE_SIZE_ASK.search(q):
+        return None
+    ask = read_ask(q)
+    if not ask.years:
+        return None
+    s = norm(source)
+    for fam in (m for m in ask.metrics if m not in ask.loose):
+        of = [f for f in read_facts(s) if f.metric == fam and f.years == ask.years
+              and (not ask.explicit_part or f.part == ask.part)]
+        if not of:
+            continue  # not stated for that period at all: answerability's business
+
+        def sized(f) -> bool:
+            """A number after the mention before any period, or after the asked period (「销售费用率由21年6 59%
+            增至22年7 32%」) and before the next."""
+            end = CLAUSE_SPLIT.search(s, f.start)
+            rest = s[f.start + len(f.surface):end.start() if end else len(s)]
+            ps = periods(rest)
+            cuts = [0] + [p.end for p in ps if p.years == ask.years]
+            return any(re.search(r"\d", rest[c:min([p.start for p in ps if p.start >= c] or [len(rest)])])
+                       for c in cuts)
+
+        if not any(sized(f) for f in of):
+            return Verdict("not_answered", f"asks how much {fam} changed in the period asked; the source names that "
+                                           "period's figure with no number (the numbers are another period's)")
     return None

@@ -86,6 +86,20 @@ def _named_subject(t: str, sent_start: int, names: list[str]) -> bool:
     return not _NOT_SUBJECT.search(who) and not any(n in who or who in n for n in names) and t.count(who) >= 2
 
 
+def _of_part(t: str, sent_start: int, names: list[str]) -> bool:
+    """Whether the sentence before ``sent_start`` speaks of a part and never of the company (「公司供应链业务收入逆势
+    增长，收入1415亿元。毛利率1 7%」: the second sentence's margin is the segment's; 「其中单四季度」 is a quarter)."""
+    prev = _as_company(t[_prev_sentence(t, sent_start):sent_start], names, None)
+    parts = False
+    for clause in _CLAUSE.split(prev):
+        marks = [m.end() for m in _PART_MARK.finditer(clause) if m.group() != "其中" or not periods(clause[m.end():])]
+        part, whole = max(marks, default=-1), max(_whole_ends(clause), default=-1)
+        if whole > part:
+            return False
+        parts = parts or (part >= 0 and _metric_words().search(clause, part) is not None)
+    return parts
+
+
 def _subsidiaries(names: list[str]) -> re.Pattern[str] | None:
     """Names of the company's subsidiaries formed on its short name: 人保寿险 for 中国人保 (人保)."""
     shorts = {n[2:] if n.startswith("中国") and len(n) >= 4 else n for n in names if not n.isascii()}
@@ -182,7 +196,8 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
             parallel = prev is not None and prev[0] == sent_start and prev[1] is False \
                 and not _whole_ends(_as_company(t[prev[2]:start], names, subs))
             opens = not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
-            if topic > whole_at or parallel or (opens and _named_subject(t, sent_start, names)) \
+            if topic > whole_at or parallel or (opens and (_named_subject(t, sent_start, names)
+                                                            or _of_part(t, sent_start, names))) \
                     or (not earlier.strip() and subs is not None and _of_subsidiary(t, sent_start, subs, names)):
                 out.append(False)
                 continue

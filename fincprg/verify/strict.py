@@ -88,6 +88,8 @@ _USES = re.compile(r"项目|用于[^，,。；;]{2,}|投向[^，,。；;]{2,}|�
 # 「股权激励的授予对象和价格是多少」 asks a price: 「5 33元 股」, not 「1695 6万份」 or 「3 37亿元」
 _ASKS_PRICE = re.compile(r"价格|授予价|行权价|回购价|发行价|转让价")
 _PRICE = re.compile(r"\d[\d\s.]*元")
+# an event named as a point in time (「收购时」, 「回购后」, 「中标以来」) states no event
+_TIME_REF = re.compile(r"\s?(?:时|以来|(?:之?[后前])(?=[，,\s的]))")
 _PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
 
 
@@ -96,6 +98,8 @@ def _states_event(sent: str, hit: re.Match[str], done: bool, projects: bool = Fa
     after it (「股权激励信号积极，相对增速保障弹性，催化估值切换时点提前，给予目标价266元」 states no term of the plan);
     with ``done``, not as a plan or a preparation; with ``projects``, naming what the money goes to (「拟发行25亿
     定增扩产」 gives an amount, not the projects asked)."""
+    if _TIME_REF.match(sent, hit.end()):  # 「相比于刚收购时39 6吨的资源量」 dates a figure by the event
+        return False
     start = max((c.end() for c in _BREAK.finditer(sent, 0, hit.start())), default=0)
     if done and (_PLAN_BEFORE.search(sent[start:hit.start()]) or _PLAN_AFTER.match(sent[hit.end():])):
         return False
@@ -124,8 +128,9 @@ _BARE_UNIT = re.compile(r"(?<![\d\s.少几数百千])(?:万吨|亿元|万元|万
 _MONTH_NAMED = re.compile(r"\d\s?月|[一二三四五六七八九十]+月|M\d")
 
 
-# 「2021年年综合客座率」: a year word doubled (2021年年报, 年度, 年初, 年末 are words of their own)
-_YEAR_TWICE = re.compile(r"\d年年(?![报度初末底中内化均])")
+# 「2021年年综合客座率」: a year word doubled (2021年年报, 年度, 年初, 年末 are words of their own); 「2019年月销售
+# 金额」: a month that lost its number (月均, 月度 are words of their own)
+_YEAR_TWICE = re.compile(r"\d年年(?![报度初末底中内化均])|\d年月(?![均度份末底初中])")
 
 
 def check_garbled(query: str) -> Verdict | None:
@@ -137,7 +142,7 @@ def check_garbled(query: str) -> Verdict | None:
         return Verdict("garbled", f"keeps the unit 「{m.group()}」 without its number")
     m = _YEAR_TWICE.search(q)
     if m:
-        return Verdict("garbled", f"writes 年 twice (「{m.group()}」)")
+        return Verdict("garbled", f"writes 年 twice or a month without its number (「{m.group()}」)")
     m = _BOILER.search(q)
     if m:
         return Verdict("garbled", f"copies conditional or legal boilerplate (「{m.group()}」)")

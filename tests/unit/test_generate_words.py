@@ -140,3 +140,10 @@ def test_a_figure_s_unit_is_no_aspect_and_a_cost_ratio_no_revenue():
     # 成本收入(比) is a bank's cost ratio: no revenue to ask about
     assert CLAUSE_METRIC.search("2021年成本收入较上年提高2.59pct至21.52%") is None
     assert CLAUSE_METRIC.search("2021年营业收入较上年增长10.8%").group() == "营业收入"
+
+
+def test_a_months_figure_is_not_asked_without_its_month():
+    from fincprg.generate.phrases import CLAUSE_METRIC, aspect_of
+    clause = "10月草甘膦市场均价为8万元 吨"
+    m = CLAUSE_METRIC.search(clause)
+    assert m is not None and aspect_of(clause, m.start(), frozenset()) is None  # never 「2022年月草甘膦市场均价」

@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
-from fincprg.verify.figures import check_amount, check_risk, check_target_as_forecast
-from fincprg.verify.readers import read_facts
+from fincprg.verify.figures import check_amount, check_change_stated, check_risk, check_target_as_forecast
+from fincprg.verify.readers import periods, read_facts
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.strict import check_event, check_garbled, check_vague
 from fincprg.verify.topicrules import as_of_year
@@ -140,3 +140,44 @@ def test_a_sentence_that_ends_on_its_risk_heading_names_no_risk():
 def test_an_example_of_the_answer_written_into_the_question_is_garbled():
     assert _reason(check_garbled("华鼎股份面临原材料价格波动等哪些风险？")) == "garbled"
     assert check_garbled("华鼎股份面临哪些风险？") is None
+
+
+def test_a_sentence_opening_on_its_metric_after_a_segments_sentence_is_the_segments():
+    q = "华鼎股份2022年上半年毛利率较上年同期变化了多少？"
+    src = "2022H1公司物流业务收入逆势增长，收入120亿元，同比增长19 。毛利率1 7 ，同比减少1 4个百分点。"
+    at = src.index("毛利率")
+    assert _reason(check_part_whole(q, src, NAMES, start=at)) == "not_answered"
+    # a quarter after 其中 is no part, and a sentence that names the company keeps its figures
+    quarter = "公司发布2022年半年报，实现营收34 7亿元，其中单二季度实现营收10 5亿元。毛利率30 ，同比提升2pct。"
+    assert check_part_whole(q, quarter, NAMES, start=quarter.index("毛利率")) is None
+
+
+def test_a_change_asked_for_a_period_needs_that_periods_number():
+    q = "华鼎股份2022年一季度毛利率较上年同期变化了多少？"
+    src = "产品提价成功22Q1毛利率迅速回升21FY整体毛利率24 ，同比下滑8 5pct。"
+    assert _reason(check_change_stated(q, src)) == "not_answered"
+    moved = "销售费用率由21年6 59 增至22年7 32 。"
+    assert check_change_stated("华鼎股份2022年销售费用率同比提升了多少？", moved) is None
+    assert check_change_stated(q, "22Q1毛利率为30 ，同比提升2pct。") is None
+
+
+def test_an_event_named_as_a_point_in_time_states_no_event():
+    q = "华鼎股份2019年收购了哪些资产？"
+    src = "截至2019年末，公司金矿资源量102 6吨，相比于刚收购时39 6吨的资源量，实现约159 的增长。"
+    assert _reason(check_event(q, src, NAMES)) == "not_answered"
+    assert check_event(q, "2019年公司以5亿元收购甲乙矿业100 股权。", NAMES) is None
+
+
+def test_a_month_that_lost_its_number_is_a_month():
+    assert [p.part for p in periods("截止2020年月，公司资产负债率为49 39")] == ["M"]
+    assert [p.part for p in periods("2020年月均销量3万辆")] == [None]
+    v = check_answer("华鼎股份2020年的资产负债率为多少？", "截止2020年月，公司资产负债率为49 39 。")
+    assert _reason(v) == "wrong_period"
+    assert check_answer("华鼎股份2020年的资产负债率为多少？", "截止2020年末，公司资产负债率为49 39 。") is None
+    assert _reason(check_garbled("华鼎股份2019年月销售金额同比提升了多少？")) == "garbled"
+    assert check_garbled("华鼎股份2020年月均销量是多少？") is None
+
+
+def test_two_digit_years_before_fy_and_figures_that_lost_their_point():
+    assert [(sorted(p.years), p.part) for p in periods("21FY整体毛利率24")] == [([2021], "FY")]
+    assert periods("实现营业收入2054 97亿元") == []  # 2054.97亿元, not the year 2054
