@@ -2,14 +2,16 @@
 
 Each is a general rule over the query and its source text (verify's own reading, :mod:`.readers`):
 
-* ``garbled``: the query copies conditional or legal boilerplate (若…超过, 承诺, 应当, 不得) or repeats a fragment;
+* ``garbled``: the query copies conditional or legal boilerplate (若…超过, 承诺, 应当, 不得), repeats a fragment,
+  keeps a unit or a month without its number, or writes an example of its answer (「面临X等哪些风险」);
 * ``vague``: it asks a figure (多少, 达到 …) that depends on time with no period at all, or a capacity, price or
   volume without the product the source states it for (「产能是多少」 where the source gives 「TDI产能」, or
   capacities of several products);
 * ``not_in_sentence``: a sentence query whose sentence does not itself state the metric or event it asks;
 * ``not_answered``: it asks what/which of an event (收购, 回购, 中标 …) the source does not state with specifics (in
   the event's clause or the two after it), or states only as a commitment or a condition, or, asked as done
-  (「收购了哪些」), only as a plan or a preparation;
+  (「收购了哪些」), only as a plan or a preparation, or names only as a point in time (「刚收购时」); an event's
+  price asked where the source gives no price in 元;
 * ``wrong_period``: it asks an event by a year other than the one on the event's name (「2025年股权激励计划」 where
   the source names a 2022年 plan whose terms reach 2025).
 """
