@@ -44,6 +44,8 @@ class ClassTfidf:
     def transform(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         from sklearn.preprocessing import normalize
 
+        if counts.shape[1] == 0:  # an empty vocabulary scores nothing
+            return sp.csr_matrix(counts, dtype=np.float64)
         return sp.csr_matrix(normalize(counts.astype(np.float64), axis=1, norm="l1") @ sp.diags(self.idf))
 
     def top_words(self, row: sp.csr_matrix, n: int) -> list[str]:
@@ -60,9 +62,12 @@ def class_counts(tokens: Sequence[Sequence[str]], labels: Sequence[int]
     """Token counts per class: ``(counts, vocabulary, classes)``, classes sorted (``-1`` first)."""
     from sklearn.feature_extraction.text import CountVectorizer
 
-    vec = CountVectorizer(analyzer=list)  # titles come tokenised; the vocabulary is sorted, as BERTopic's
-    per_title, words = vec.fit_transform(tokens), vec.get_feature_names_out().tolist()
-    per_title.sort_indices()  # renumbering the vocabulary left each row's columns unsorted: sums in column order
+    if any(tokens):
+        vec = CountVectorizer(analyzer=list)  # titles come tokenised; the vocabulary is sorted, as BERTopic's
+        per_title, words = vec.fit_transform(tokens), vec.get_feature_names_out().tolist()
+        per_title.sort_indices()  # renumbering the vocabulary left each row's columns unsorted: sums in column order
+    else:  # titles of stopwords and figures only: no keywords, not sklearn's "empty vocabulary" error
+        per_title, words = sp.csr_matrix((len(tokens), 0)), []
     classes = sorted(set(int(k) for k in labels))
     pos = {k: c for c, k in enumerate(classes)}
     member = sp.csr_matrix((np.ones(len(labels)), ([pos[int(k)] for k in labels], np.arange(len(labels)))),
@@ -89,7 +94,8 @@ def ward_hierarchy(model: ClassTfidf, leaf_counts: Sequence[sp.csr_matrix], leav
 
     n = len(leaves)
     rows = model.transform(sp.vstack(leaf_counts).tocsr())
-    dist = 1 - cosine_similarity(rows)
+    # no vocabulary: every topic as far from every other, as cosine similarity reads all-zero rows
+    dist = 1 - (cosine_similarity(rows) if rows.shape[1] else np.eye(n))
     np.fill_diagonal(dist, 0)
     dist = np.clip((dist + dist.T) / 2, 0, None)  # exact symmetry for squareform; no negative rounding
     Z = sch.linkage(squareform(dist, checks=False), "ward", optimal_ordering=True)

@@ -9,7 +9,7 @@ import pytest
 from fincprg.config import ClusterConfig, PipelineConfig
 from fincprg.errors import ConfigError
 from fincprg.topics.cluster import cluster_titles
-from fincprg.topics.ctfidf import ClassTfidf, class_counts, topic_keywords
+from fincprg.topics.ctfidf import ClassTfidf, class_counts, topic_keywords, ward_hierarchy
 from fincprg.topics.partition import IndustryHDBSCAN, by_size, reassign_outliers
 
 
@@ -122,3 +122,11 @@ def test_stage_marks_reassigned_outliers(tmp_path):
             topic_inds.setdefault(r["leaf_topic"], set()).add(r["industry"])
     assert all(r["industry"] in topic_inds[r["leaf_topic"]] for r in moved)
     assert all(r["leaf_topic"] == before[r["report_id"]]["leaf_topic"] for r in rows[True] if not r["reassigned"])
+
+
+def test_titles_with_no_tokens_give_no_keywords_and_still_a_hierarchy():
+    # titles of stopwords and figures only: sklearn's CountVectorizer would raise 「empty vocabulary」
+    model, kw, rows = topic_keywords([[], [], []], [0, 1, 2], top_n=3)
+    assert kw == {0: [], 1: [], 2: []}
+    merges, Z = ward_hierarchy(model, [rows[0], rows[1], rows[2]], [0, 1, 2])
+    assert len(merges) == 2 and merges[-1].Topics == (0, 1, 2) and merges[-1].Parent_Name == ""
