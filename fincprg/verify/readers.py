@@ -172,6 +172,13 @@ def longest_first(words: Iterable[str]) -> list[str]:
     return sorted(set(words), key=lambda w: (-len(w), w))
 
 
+def blank_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with the company names read as 公司, longest first (昭衍新药 is no 新药 event)."""
+    for n in longest_first(names):
+        text = text.replace(n, "公司")
+    return text
+
+
 def norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text or "")
 

@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import LOOSE, METRICS, SENT_SPLIT, blank_periods, longest_first, norm, periods, read_ask
+from fincprg.verify.readers import (LOOSE, METRICS, SENT_SPLIT, blank_names, blank_periods, longest_first, norm,
+                                    periods, read_ask)
 
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")
 # an adjusted total (「剔除防疫类用品公司总收入」) is no more the company's figure than a segment's
@@ -130,9 +131,7 @@ def _as_company(text: str, names: list[str], subs: re.Pattern[str] | None) -> st
     """``text`` with a subsidiary's name read as 子公司 and the company's names as 公司."""
     if subs is not None:  # 平安银行 is a subsidiary of 中国平安 (平安), not of 平安银行 (平安) itself
         text = subs.sub(lambda m: m.group() if any(m.group() in n for n in names) else "子公司", text)
-    for n in names:
-        text = text.replace(n, "公司")
-    return text
+    return blank_names(text, names)
 
 
 def _of_subsidiary(t: str, sent_start: int, subs: re.Pattern[str], names: list[str]) -> bool:

@@ -26,8 +26,8 @@ from fincprg.verify.readers import (
     MONTH,
     SENT_SPLIT,
     SURFACES,
+    blank_names,
     blank_periods,
-    longest_first,
     norm,
     periods,
     read_ask,
@@ -313,13 +313,6 @@ def _qualifiers(text: str, word: str) -> list[str]:
         run = re.sub(r"^[\d.]+", "", run)
         out.append(run[-4:] if len(run) >= 2 else "")
     return out
-
-
-def blank_names(text: str, names: Iterable[str]) -> str:
-    """``text`` with the company names blanked (昭衍新药 is no 新药 event)."""
-    for n in longest_first(names):
-        text = text.replace(n, "公司")
-    return text
 
 
 def _events(text: str) -> set[str]:
