@@ -80,7 +80,7 @@ def surface_form(keyword: str, titles: Sequence[str]) -> str:
 
 _EXPECTATION = re.compile(r"符合预期|超预期|低于预期|不及预期|略低于预期|好于预期")
 _GROWTH = re.compile(r"增长|高增|大增|提升|上升|回升|增加|翻倍|放量|向好|改善")
-# a payout ratio (分红率) is the board's decision: nothing drives it the way demand drives sales
+# the 股息率 family (分红率, 派息率, 股息率) follows the board's payout and the price, not demand as sales do
 _NOT_DRIVEN = frozenset({"产能", "股息率"})
 # measures that do not 「表现」: capacity is built, a multiple or a price is a level
 _NOT_PERFORMING = {

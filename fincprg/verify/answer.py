@@ -214,12 +214,7 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | N
         parts = {p.part for p in ps if p.part and (not ask.years or not p.years or ask.years & p.years)}
         if not any(_part_ok(ask.part, p) for p in parts):
             return Verdict("wrong_period", f"asks {ask.part}; the source gives {sorted(parts) or 'no part of year'}")
-    elif ask.years and ask.figure:
-        # a figure of 「2020年的资产负债率」 where the source writes that year only with a part (「截止2020年月」, 「2020H1」)
-        of_year = [p for p in ps if p.years & ask.years]
-        if of_year and all(p.part not in (None, FY) for p in of_year):
-            return Verdict("wrong_period", f"asks {sorted(ask.years)} as a whole year; the source gives it only as "
-                                           f"{sorted({str(p.part) for p in of_year})}")
+
     if ask.forecast and ask.years and date and min(ask.years) < date.year:
         # 「2022-2023年的盈利预测」 in a report of 2023: a year already reported is forecast only where the
         # source says so

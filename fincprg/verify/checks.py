@@ -10,7 +10,7 @@ from fincprg.verify.figures import (check_amount, check_change_stated, check_com
                                     check_valuation)
 from fincprg.verify.readers import norm
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
-from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_vague
+from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_vague, check_whole_year
 from fincprg.verify.topical import check_topical, check_trend
 
 
@@ -18,18 +18,18 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
                   ) -> Verdict | None:
     """A strict reader's checks (:mod:`.strict`): boilerplate, vague asks, the sentence states the ask, part
     as whole, a market's volume asked as the company's, events with specifics (dated by the year on their
-    name); open asks about a topic or a metric's trend (:mod:`.topical`); and of figures (:mod:`.figures`): an
-    amount or a rate's level the source gives only as a change, a part of a combined category or a remainder, a
-    multiple at today's price asked as reached, an earnings forecast for years the source does not forecast or
-    forecasts only as a plan's targets, a change whose period has no number, a risk only listed; a change asked
-    against a base the source does not use, a value or a valuation of parts asked as the whole's
-    (:mod:`.bases`). A sentence query is read against its sentence, a passage query against its passage and
-    title."""
+    name), a whole year's figure of a year the source gives only in part; open asks about a topic or a metric's
+    trend (:mod:`.topical`); and of figures (:mod:`.figures`): an amount or a rate's level the source gives only
+    as a change, a part of a combined category or a remainder, a multiple at today's price asked as reached, an
+    earnings forecast for years the source does not forecast or forecasts only as a plan's targets, a change
+    whose period has no number, a risk only listed; a change asked against a base the source does not use, a
+    value or a valuation of parts asked as the whole's (:mod:`.bases`). A sentence query is read against its
+    sentence, a passage query against its passage and title."""
     source = sentence if sentence else f"{passage}\n{title}"
     return (check_garbled(query) or check_vague(query, source, names)
             or (check_in_sentence(query, sentence, names) if sentence else None)
             or _part_whole(query, passage, title, sentence, names) or check_market_as_company(query, source, names)
-            or check_event(query, source, names)
+            or check_event(query, source, names) or check_whole_year(query, source, names)
             or check_amount(query, source, names) or check_rate_level(query, source) or check_price_level(query, source)
             or check_combined(query, source, names)
             or check_valuation(query, source) or check_earnings_forecast(query, source)

@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import (CLAUSE_SPLIT, METRICS, blank_periods, longest_first, norm, periods, read_ask,
-                                    read_facts)
+from fincprg.verify.readers import (CLAUSE_SPLIT, METRICS, SENT_SPLIT, Fact, blank_periods, longest_first, metrics,
+                                    norm, periods, read_ask, read_facts)
 
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
 
@@ -56,9 +56,10 @@ def _figure_near(s: str, mention: re.Match[str], figure: re.Pattern[str]) -> boo
 
 
 # words before a metric that qualify no part: the metric's own prefixes and the verbs that state it
-_NO_PART = re.compile(r"公司|集团|营业|主营|归母|扣非|实现|完成|录得|全年|单季|累计|合计|总")
-
-
+# words before a metric that name no part: the metric's own prefixes, the verbs that state it, a time
+# (目前在手订单) and a kind alone (「主营业务收入」, 「产品销量」)
+_NO_PART = re.compile(r"公司|集团|营业|主营|归母|扣非|实现|完成|录得|全年|单季|累计|合计|总|目前|当前|现有|在手")
+# a part's kind after its name: 「国外市场」 states its amounts as 「国外9 97亿元」
 _PART_WORDS = re.compile(r"(?:市场|区域|地区|业务|渠道|板块|产品|分部)$")
 
 
@@ -66,7 +67,8 @@ def _part_of(q: str, m: re.Match[str]) -> str:
     """The part a query's metric mention is asked of (「西部区域收入」 -> 西部区域), '' for the company's."""
     head = re.split(r"[\s的年\d和及与、]", q[:m.start()])[-1]
     head = _NO_PART.sub("", head)[-6:]
-    return head if len(head) >= 2 and re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", head) else ""
+    named = len(_PART_WORDS.sub("", head)) >= 2  # 「业务」 alone is the company's business
+    return head if named and re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", head) else ""
 
 
 def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
@@ -78,7 +80,7 @@ def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict 
         return None
     s = norm(source)
     bare = blank_periods(q)
-    for n in longest_first(names):
+    for n in longest_first(n for n in names if len(n) >= 2):
         bare = bare.replace(n, " ")
     for fam in (m for m in read_ask(q).metrics if m in _AMOUNT_FAMILIES):
         mentions = list(_SURFACE_RES[fam].finditer(s))
@@ -221,6 +223,7 @@ def check_valuation(query: str, source: str) -> Verdict | None:
     return None
 
 
+_RISK_HEADING = re.compile(r"风险提示|风险因素")
 _RISK_LIST = re.compile(r"风险提示|风险因素|主要风险")
 _EFFECT_ASK = re.compile(r"影响|冲击|拖累")
 _NO_DETAIL = re.compile(r"详见|见正文|参见|请参阅|见报告")
@@ -236,9 +239,11 @@ def check_risk(query: str, source: str) -> Verdict | None:
         return Verdict("not_answered", "asks a risk's effect; the source only lists it under 风险提示")
     if re.search(r"哪些|什么", q) and lists and all(_NO_DETAIL.search(re.split(r"[。；;]", s[e:])[0]) for e in lists):
         return Verdict("not_answered", "asks which risks; the source's 风险提示 refers elsewhere (详见正文)")
-    if re.search(r"哪些|什么", q) and lists and not re.search(r"[\u4e00-\u9fff]{4}", s[lists[-1]:]) \
-            and not re.search(r"风险[^。；;]{0,30}(?:影响|冲击|拖累|可能|或将)", s[:lists[-1]]):
-        # a sentence that ends on its 「风险提示。」 heading: the risks are in the next one
+    heads = [m for m in _RISK_HEADING.finditer(s)]
+    if re.search(r"哪些|什么", q) and heads and len(heads) == len(lists) \
+            and not re.search(r"[\u4e00-\u9fff]{2}", s[heads[-1].end():].split("\n")[0]):
+        # a sentence that ends on its 「风险提示。」 heading: the risks are in the next one (the title appended
+        # after a passage is no risk)
         return Verdict("not_answered", "asks which risks; the source ends on its 风险提示 heading, naming none")
     return None
 
@@ -266,8 +271,10 @@ def check_earnings_forecast(query: str, source: str) -> Verdict | None:
     return None
 
 
-# an incentive plan's bar for its staff (考核目标, 解除限售条件) is no one's forecast of the company's earnings
-_TARGET_WORDS = re.compile(r"考核目标|考核指标|业绩目标|目标值|触发值|业绩考核|考核条件|解锁条件|行权条件|解除限售条件")
+# an incentive plan's bar for its staff (考核目标, 目标值, 解除限售条件) is no one's forecast of the company's
+# earnings; a 业绩目标 outside such a plan (「公司公布2023年业绩目标」) is the management's guidance, a forecast
+_TARGET_WORDS = re.compile(r"考核目标|考核指标|目标值|触发值|业绩考核|考核条件|解锁条件|行权条件|解除限售条件")
+_INCENTIVE = re.compile(r"激励|限售|解锁|行权|考核|期权|限制性|员工持股")
 
 
 def check_target_as_forecast(query: str, source: str) -> Verdict | None:
@@ -275,10 +282,14 @@ def check_target_as_forecast(query: str, source: str) -> Verdict | None:
     forecast figures of that metric are an incentive plan's targets (「净利润考核目标分别由50 55亿元提升至68 82亿元」)."""
     q = norm(query)
     ask = read_ask(q)
-    if not (ask.forecast and ask.figure) or _TARGET_WORDS.search(q):
+    if not (ask.forecast and ask.figure) or _TARGET_WORDS.search(q) or "业绩目标" in q:
         return None
     s = norm(source)
-    bare = _TARGET_WORDS.sub(lambda m: " " * len(m.group()), s)
+    def blank(m: re.Match[str]) -> str:
+        return " " * len(m.group())
+
+    bare = "".join(re.sub("业绩目标", blank, part) if _INCENTIVE.search(part) else part
+                   for part in re.split(r"(?<=[。！？!?；;\n])", _TARGET_WORDS.sub(blank, s)))
     for fam in ask.metrics:
         targets = [f for f in read_facts(s) if f.metric == fam and f.forecast]
         if targets and not any(f.metric == fam and f.forecast for f in read_facts(bare)):
@@ -289,6 +300,24 @@ def check_target_as_forecast(query: str, source: str) -> Verdict | None:
 
 # 「毛利率较上年同期变化了多少」, 「营收同比增长了多少」: the size of a change
 _CHANGE_SIZE_ASK = re.compile(r"(?:变化|变动|提升|增长|下降|减少|增加|下滑|上升|回升)了?多少|增速(?:是|为)多少|(?:增|降)幅(?:是|为)?多少")
+
+
+def _sized(s: str, f: Fact, years: frozenset[int]) -> bool:
+    """Whether a number follows the mention ``f`` before any other period, or after the asked period (「销售费用率由
+    21年6 59%增至22年7 32%」), in its clause and in the clauses after it that name no metric or period of their own
+    (「营业收入快速增长，同比增长35%」)."""
+    end = SENT_SPLIT.search(s, f.start)
+    rest = s[f.start + len(f.surface):end.start() if end else len(s)]
+    for i, clause in enumerate(CLAUSE_SPLIT.split(rest)):
+        ps = periods(clause)
+        if i and (metrics(clause) or ps):
+            return False
+        cuts = [0] + [p.end for p in ps if p.years == years]
+        if any(re.search(r"\d", clause[c:min([p.start for p in ps if p.start >= c] or [len(clause)])]) for c in cuts):
+            return True
+        if ps:
+            return False
+    return False
 
 
 def check_change_stated(query: str, source: str) -> Verdict | None:
@@ -308,17 +337,7 @@ def check_change_stated(query: str, source: str) -> Verdict | None:
         if not of:
             continue  # not stated for that period at all: answerability's business
 
-        def sized(f) -> bool:
-            """A number after the mention before any period, or after the asked period (「销售费用率由21年6 59%
-            增至22年7 32%」) and before the next."""
-            end = CLAUSE_SPLIT.search(s, f.start)
-            rest = s[f.start + len(f.surface):end.start() if end else len(s)]
-            ps = periods(rest)
-            cuts = [0] + [p.end for p in ps if p.years == ask.years]
-            return any(re.search(r"\d", rest[c:min([p.start for p in ps if p.start >= c] or [len(rest)])])
-                       for c in cuts)
-
-        if not any(sized(f) for f in of):
+        if not any(_sized(s, f, ask.years) for f in of):
             return Verdict("not_answered", f"asks how much {fam} changed in the period asked; the source names that "
                                            "period's figure with no number (the numbers are another period's)")
     return None

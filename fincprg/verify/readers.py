@@ -81,6 +81,8 @@ _PART_OF = {w: p for p, ws in PART_WORDS.items() for w in ws}
 _PART_RE = re.compile("|".join((r"(?<!\d)" if w[0].isdigit() else "") + re.escape(w)
                                + (r"(?![\d.]|\s\d|\s?[亿万千百元%])" if " " in w and w[-1].isdigit() else "")
                                for w in sorted(_PART_OF, key=len, reverse=True)), re.I)
+# 「截止2020年月」: a month whose number AlphaFin lost (月均, 月度, 月活, 月平均 are words of their own)
+LOST_MONTH = r"(?<=\d年)月(?![均度份末底初中活平])"
 # months: a balance on a quarter's last day is for that part of the year; any other month, a month's or a
 # few months' running total (「6月吞吐量」, 「1-4月」, 「前4个月」), is none of FY, H1, 9M or a quarter
 _MONTHS: tuple[tuple[str, str], ...] = (  # 「2020 年 6 月」: AlphaFin bodies space their numbers
@@ -92,7 +94,7 @@ _MONTHS: tuple[tuple[str, str], ...] = (  # 「2020 年 6 月」: AlphaFin bodie
      r"|(?<![\d.\-~])(?:1[0-2]|[1-9])\s?月份?(?!\s?\d|日)"
      # 「2022M1-2」, 「2022M1 2」 (a stripped dash), 「2022M10」: month notation after a year (M2 alone is money supply)
      r"|(?<=\d)M(?:1[0-2]|[1-9])(?:\s?[-~至]\s?M?(?:1[0-2]|[1-9])|\s(?:1[01]|[2-9])(?!\d))?(?![\d.])"
-     r"|(?<=\d年)月(?![均度份末底初中])", MONTH),  # 「截止2020年月」: a month whose number AlphaFin lost
+     r"|" + LOST_MONTH, MONTH),
 )
 _MONTH_RE = re.compile("|".join(f"(?P<m{i}>{pat})" for i, (pat, _) in enumerate(_MONTHS)))
 

@@ -22,7 +22,7 @@ _ADJUSTED = re.compile(r"剔除|扣除(?!非)|不含|除去")
 _TARGET = re.compile(r"拟注入|拟置入|注入资产|置入资产|拟收购|被收购|收购标的|标的(?:公司|资产)?")
 _PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板块|分部|旗下|子公司|参股|联营|合营|客户|同行|可比公司|"
                         r"竞争对手|全国|全球|全行业|行业|国内|海外|境外|境内|业务|渠道|板块|产品|品类|地区|区域|门店|"
-                        r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司|电站|电厂|机组|" + _TARGET.pattern)
+                        r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司|" + _TARGET.pattern)
 # 集团 alone or after the company (本集团, 公司集团); 「联发集团」 is another group, often a subsidiary
 _WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|(?:(?<=公司)|(?<=本)|(?<![\u4e00-\u9fffA-Za-z]))集团(?!旗下)|合并|整体|"
                          r"综合|上市公司")
@@ -44,16 +44,23 @@ _CLAUSE = re.compile(r"[。！？!?；;\n，,：:（(]")
 
 
 @functools.lru_cache(maxsize=1)
+def _metric_surfaces() -> tuple[str, ...]:
+    return tuple(w for ws in METRICS.values() for w in ws if len(w) >= 2)
+
+
+@functools.lru_cache(maxsize=1)
 def _metric_words() -> re.Pattern[str]:
-    words = {w for ws in METRICS.values() for w in ws if len(w) >= 2}
-    return re.compile("|".join(sorted(map(re.escape, words), key=len, reverse=True)))
+    return re.compile("|".join(sorted(map(re.escape, set(_metric_surfaces())), key=len, reverse=True)))
 
 
 # a clause earlier in the sentence that sets what the following clauses speak of: 「LED业务方面，全年营收…」,
 # 「其中联营企业海得威…，2022年营业收入…」, 「除平膜业务…，营业收入下滑」
 # a named plant (「杨房沟电站…投产，…拉动发电量增长」) is one of the company's or an associate's, not all of them
+# (「控股电站」, 「所属电厂」, 「火电机组」 are all of a kind)
+_PLANT = (r"(?!控股|所属|下属|旗下|全部|在运|运营|投运|并网|火电|水电|风电|核电|光伏|燃煤|燃气|各类)"
+          r"[\u4e00-\u9fff]{2}(?:电站|电厂|机组)")
 _TOPIC_CLAUSE = re.compile(r"(?:业务|板块|产品|分部|地区|渠道|品牌)(?:方面|而言|来看|上)[，,：:]|子公司|联营|合营|参股|旗下|"
-                           r"除[^，,。]{1,12}(?:业务|产品|板块)|[\u4e00-\u9fff]{2}(?:电站|电厂|机组)|" + _TARGET.pattern)
+                           r"除[^，,。]{1,12}(?:业务|产品|板块)|" + _PLANT + "|" + _TARGET.pattern)
 # a sentence that opens on its figure (「上半年实现净利润…」) speaks of the previous sentence's subject; a named
 # one (「顶立科技是国内…龙头」) other than the company is a subsidiary or a peer
 _SUBJECT_HEAD = re.compile(r"\s*(?:\d\s*)?([\u4e00-\u9fffA-Za-z]{2,8}?)(?:是|系|为|作为|已|于|主营|成立|入选|拥有|目前)")
@@ -69,6 +76,9 @@ _ASPECT_LEAD = re.compile(r"公司|集团|主营|盈利|费用|业绩|经营|财
                           r"基本面|数据|季度|年度|全年|半年|规模|指标|端$|一|另")
 # an explicit whole in the clause itself overrides a lead-in
 _EXPLICIT_WHOLE = re.compile(r"整体|合并|总营收|总收入|全公司|上市公司")
+# words before a metric that take in all of a kind, not a part of it, or that report it (「公司发布年报，2022年
+# 实现收入」)
+_ALL_OF_KIND = re.compile(r"控股|所属|下属|全部|在运|运营|投运|并网|电站|电厂|机组|发布|公布|公告|披露")
 # tense and adjustment words before a metric qualify nothing (「未扣非预测净利润」 is still the net profit)
 _TENSE_WORDS = re.compile(r"未扣非|扣非前|预测|预计|一致预期|实际|测算")
 
@@ -90,14 +100,14 @@ def _named_subject(t: str, sent_start: int, names: list[str]) -> bool:
 def _of_part(t: str, sent_start: int, names: list[str]) -> bool:
     """Whether the sentence before ``sent_start`` speaks of a part and never of the company (「公司供应链业务收入逆势
     增长，收入1415亿元。毛利率1 7%」: the second sentence's margin is the segment's; 「其中单四季度」 is a quarter)."""
-    prev = _as_company(t[_prev_sentence(t, sent_start):sent_start], names, None)
+    prev = t[_prev_sentence(t, sent_start):sent_start]
+    if not prev.strip() or True in metric_scopes(prev, _metric_surfaces(), names):
+        return False  # (a metric with no mark, 「2022年营收100亿元，…其中海外收入30亿元」, is the company's)
     parts = False
-    for clause in _CLAUSE.split(prev):
+    for clause in _CLAUSE.split(_as_company(prev, names, None)):
         marks = [m.end() for m in _PART_MARK.finditer(clause) if m.group() != "其中" or not periods(clause[m.end():])]
         part, whole = max(marks, default=-1), max(_whole_ends(clause), default=-1)
-        if whole > part:
-            return False
-        parts = parts or (part >= 0 and _metric_words().search(clause, part) is not None)
+        parts = parts or (part > whole and _metric_words().search(clause, part) is not None)
     return parts
 
 
@@ -154,14 +164,16 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
     subs = _subsidiaries(names)
     out: list[bool | None] = []
     sent_of: list[int] = []  # the sentence start of each mention
-    loose: list[bool] = []  # whether each mention is a loose word (收入, 业绩)
+    loose: list[bool] = []  # whether each mention is a loose word (收入, 业绩) that marks no part
     starts: list[int] = []
     for m in pat.finditer(t):
         starts.append(m.start())
         sent_start = max((c.end() for c in SENT_SPLIT.finditer(t, 0, m.start())), default=0)
         # a loose word's scope (「调整业绩预期」) sets no subject for the clauses after it, unless its clause marks
-        # a part (「物流业务收入逆势增长，收入120亿元」)
-        prev = (sent_of[-1], out[-1], starts[-2]) if out and not loose[-1] else None
+        # a part and the mention after it is as loose (「物流业务收入逆势增长，收入120亿元」; 「海外业务收入快速增长，
+        # 营业收入120亿元」 returns to the company)
+        prev = (sent_of[-1], out[-1], starts[-2]) \
+            if out and (not loose[-1] or (out[-1] is False and m.group() in LOOSE)) else None
         sent_of.append(sent_start)
         loose.append(m.group() in LOOSE)
         start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
@@ -185,7 +197,6 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
         last_whole = max(_whole_ends(before), default=-1)
         if last_part > last_whole:
             out.append(False)
-            loose[-1] = False
             continue
         if last_whole < 0:  # no subject in its own clause: the sentence's earlier clauses, or the one before
             whole_at = max(_whole_ends(earlier), default=-1)
@@ -205,6 +216,7 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
         tail = "".join(ch for i, ch in enumerate(tail) if not any(p.start <= i < p.end for p in spans))
         tail = re.split(r"[\s\d.%]+", _TENSE_WORDS.sub("", tail))[-1]  # the words right before the metric
         tail = _metric_words().sub("", tail)  # 「归母净利润和营业收入」: another metric is no qualifier
+        tail = _ALL_OF_KIND.sub("", tail)  # 「公司控股电站累计完成发电量」, 「公司发布年报 2022年实现收入」
         tail = re.sub(r"[年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
         whole = len(tail) < 2
         if whole and figures:
@@ -238,7 +250,6 @@ def check_part_whole(query: str, source: str, names: Iterable[str], start: int =
     return None
 
 
-
 # 「国内商用车销量」, 「全球锂电池出货量」: a market's volume, named by its scope and its product (「国内销量」 alone,
 # 「国内市场收入」 and 「海外业务」 are the company's own)
 _MARKET = re.compile(r"(?:国内|全国|我国|全球|全行业|行业)([\u4e00-\u9fffA-Za-z]{1,8}?)"
@@ -250,8 +261,8 @@ def check_market_as_company(query: str, source: str, names: Iterable[str]) -> Ve
     where the source states it with no company in its clause: the industry's figure, not the company's."""
     # an industry's query (「光伏行业…国内新增装机量」) asks its own market: only a company's name counts
     names = [n for n in longest_first(names) if len(n) >= 2 and not re.search(r"(?:行业|产业|板块)$", n)]
-    q = _as_company(norm(query), names, _subsidiaries(names))
-    s = _as_company(norm(source), names, _subsidiaries(names))
+    subs = _subsidiaries(names)
+    q, s = _as_company(norm(query), names, subs), _as_company(norm(source), names, subs)
     for m in _MARKET.finditer(q):
         if re.search(r"市场|业务|板块|地区|公司", m.group(1)) or "公司" not in q[:m.start()]:
             continue

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (
     FY,
+    LOST_MONTH,
     MONTH,
     SENT_SPLIT,
     SURFACES,
@@ -89,9 +90,11 @@ _ASKS_USES = re.compile(r"(?:募集|募资|资金|定增|增发|可转债|转债
 _USES = re.compile(r"项目|用于[^，,。；;]{2,}|投向[^，,。；;]{2,}|投入[^，,。；;]{2,}建设")
 # 「股权激励的授予对象和价格是多少」 asks a price: 「5 33元 股」, not 「1695 6万份」 or 「3 37亿元」
 _ASKS_PRICE = re.compile(r"价格|授予价|行权价|回购价|发行价|转让价")
-_PRICE = re.compile(r"\d[\d\s.]*元")
-# an event named as a point in time (「收购时」, 「回购后」, 「中标以来」) states no event
-_TIME_REF = re.compile(r"\s?(?:时|以来|(?:之?[后前])(?=[，,\s的]))")
+_PRICE = re.compile(r"\d[\d\s.]*(?:港|美)?元")
+# events whose price is one of their terms (a new product's 价格 is the product's, not the event's)
+_PRICED = frozenset({"股权激励", "回购", "定增", "收购"})
+# an event named as a point in time (「相比于刚收购时」) states no event (时代, 时间 are words of their own)
+_TIME_REF = re.compile(r"\s?时(?![代间点期刻候效])")
 _PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
 
 
@@ -131,20 +134,26 @@ _MONTH_NAMED = re.compile(r"\d\s?月|[一二三四五六七八九十]+月|M\d")
 
 
 # 「2021年年综合客座率」: a year word doubled (2021年年报, 年度, 年初, 年末 are words of their own); 「2019年月销售
-# 金额」: a month that lost its number (月均, 月度 are words of their own)
-_YEAR_TWICE = re.compile(r"\d年年(?![报度初末底中内化均])|\d年月(?![均度份末底初中])")
+# 金额」: a month that lost its number
+_YEAR_TWICE = re.compile(r"\d年年(?![报度初末底中内化均])|" + LOST_MONTH)
+
+
+# 「面临安防行业发展不达预期等哪些风险」: one of the risks asked written into the question
+_ANSWER_IN_ASK = re.compile(r"[\u4e00-\u9fff]{2,}等(?:哪些|什么)(?:主要)?风险")
 
 
 def check_garbled(query: str) -> Verdict | None:
-    """``garbled``: the query copies legal or conditional boilerplate, repeats a fragment of its text or keeps a
-    unit whose number it dropped."""
+    """``garbled``: the query copies legal or conditional boilerplate, repeats a fragment of its text, keeps a
+    unit or a month whose number it dropped, asks a plan or forecast as done, or writes one of the risks it asks
+    into the question."""
     q = norm(query)
     m = _BARE_UNIT.search(q)
     if m:
         return Verdict("garbled", f"keeps the unit 「{m.group()}」 without its number")
     m = _YEAR_TWICE.search(q)
     if m:
-        return Verdict("garbled", f"writes 年 twice or a month without its number (「{m.group()}」)")
+        seen = q[max(0, m.start() - 5):m.end()]
+        return Verdict("garbled", f"writes 年 twice or a month without its number (「{seen}」)")
     m = _BOILER.search(q)
     if m:
         return Verdict("garbled", f"copies conditional or legal boilerplate (「{m.group()}」)")
@@ -159,9 +168,6 @@ def check_garbled(query: str) -> Verdict | None:
         return Verdict("garbled", f"writes part of its answer into the question (「…{m.group()[-8:]}」)")
     return None
 
-
-# 「面临安防行业发展不达预期等哪些风险」: an example of the answer written before 等哪些
-_ANSWER_IN_ASK = re.compile(r"[\u4e00-\u9fff]{2,}等(?:哪些|什么|几)")
 
 
 # 「预计…有哪些进展」, 「力争…增长了多少」: a forecast or target word with a question about what was achieved
@@ -337,8 +343,26 @@ def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> V
     return None
 
 
+def check_whole_year(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``wrong_period``: a year's figure of a measure without a metric of its own (「2020年的资产负债率为多少」,
+    「存货周转天数」) where the source writes that year only with a part (「截止2020年月」, 「2022年前三季度」); an
+    event dated by its month (「2022年3月发布股权激励计划」) is that year's."""
+    q = blank_names(norm(query), names)
+    ask = read_ask(q)
+    if not ask.years or ask.explicit_part or not _FIGURE_ASK.search(q) or _events(q) \
+            or any(m not in ask.loose for m in ask.metrics):
+        return None
+    of_year = [p for p in periods(norm(source)) if p.years & ask.years]
+    if of_year and all(p.part not in (None, FY) for p in of_year):
+        return Verdict("wrong_period", f"asks {sorted(ask.years)} as a whole year; the source gives it only as "
+                                       f"{'/'.join(sorted({str(p.part) for p in of_year}))}")
+    return None
+
+
 def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
-    """``not_answered``: a what/which question about an event the source does not state with specifics."""
+    """``not_answered``: a what/which question about an event the source does not state with specifics, or
+    the price of a buyback, placement, deal or incentive plan where its sentences give none; ``wrong_period``:
+    the event asked by a year other than the one on its name."""
     q, source = blank_names(norm(query), names), blank_names(norm(source), names)
     events = _events(q)
     if not events or not _WHAT.search(q):
@@ -346,8 +370,12 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     done = bool(_DONE.search(q))  # 「收购了哪些」 asks what happened; 「定增资金用于哪些项目」 a plan's content too
     uses = bool(_ASKS_USES.search(q))
     sents = [s for s in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))) if not _CONDITIONAL.search(s)]
-    if _ASKS_PRICE.search(q) and not _PRICE.search(blank_periods(source)):
-        return Verdict("not_answered", "asks an event's price; the source states no price in 元")
+    priced = events & _PRICED
+    on_it = [sent for sent in SENT_SPLIT.split(source) if any(_EVENT_OF[h.group()] in priced
+                                                             for h in _EVENT_RE.finditer(sent))]
+    if priced and _ASKS_PRICE.search(q) and not any(_PRICE.search(blank_periods(sent)) for sent in on_it):
+        return Verdict("not_answered", f"asks the price of {'/'.join(sorted(priced))}; the source's sentences on "
+                                       "it state no price in 元")
     for event in sorted(events):
         if not any(_states_event(sent, hit, done, uses) for sent in sents
                    for hit in _EVENT_RE.finditer(sent) if _EVENT_OF[hit.group()] == event):

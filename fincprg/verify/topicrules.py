@@ -28,7 +28,7 @@ _LATIN = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]{3,}(?![A-Za-z])")
 _FUNCTION_CHARS = set("的之与和及、看好在年为是对把被从向将再又也都就")
 _ACTUAL = re.compile(r"实现|完成|同比|录得|达到")
 # 「承诺3家医院21 23年合计净利润…，若未能完成」: a pledge's or a condition's years are not yet reported
-_PLEDGE = re.compile(r"承诺|若|如果|假设|考核|不低于")
+_PLEDGE = re.compile(r"承诺|若(?!干)|如果|假设|考核|不低于")
 _METRIC_WORDS = frozenset(s.upper() for s in SURFACES)  # a Latin metric (EPS, ROE) is no name
 
 

@@ -11,7 +11,7 @@ from fincprg.verify.answer import check_answer
 from fincprg.verify.figures import check_amount, check_change_stated, check_risk, check_target_as_forecast
 from fincprg.verify.readers import periods, read_facts
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
-from fincprg.verify.strict import check_event, check_garbled, check_vague
+from fincprg.verify.strict import check_event, check_garbled, check_vague, check_whole_year
 from fincprg.verify.topicrules import as_of_year
 
 NAMES = ["华鼎股份"]
@@ -140,6 +140,7 @@ def test_a_sentence_that_ends_on_its_risk_heading_names_no_risk():
 def test_an_example_of_the_answer_written_into_the_question_is_garbled():
     assert _reason(check_garbled("华鼎股份面临原材料价格波动等哪些风险？")) == "garbled"
     assert check_garbled("华鼎股份面临哪些风险？") is None
+    assert check_garbled("华鼎股份新产能还要等几个月才能投产？") is None  # 等 the verb
 
 
 def test_a_sentence_opening_on_its_metric_after_a_segments_sentence_is_the_segments():
@@ -171,13 +172,55 @@ def test_an_event_named_as_a_point_in_time_states_no_event():
 def test_a_month_that_lost_its_number_is_a_month():
     assert [p.part for p in periods("截止2020年月，公司资产负债率为49 39")] == ["M"]
     assert [p.part for p in periods("2020年月均销量3万辆")] == [None]
-    v = check_answer("华鼎股份2020年的资产负债率为多少？", "截止2020年月，公司资产负债率为49 39 。")
-    assert _reason(v) == "wrong_period"
-    assert check_answer("华鼎股份2020年的资产负债率为多少？", "截止2020年末，公司资产负债率为49 39 。") is None
+    q = "华鼎股份2020年的资产负债率为多少？"
+    assert _reason(check_whole_year(q, "截止2020年月，公司资产负债率为49 39 。", NAMES)) == "wrong_period"
+    assert check_whole_year(q, "截止2020年末，公司资产负债率为49 39 。", NAMES) is None
+    # an event dated by its month is that year's event
+    plan = "2022年3月公司发布股权激励计划，拟授予限制性股票1000万股。"
+    assert check_whole_year("华鼎股份2022年股权激励计划拟授予多少股票？", plan, NAMES) is None
     assert _reason(check_garbled("华鼎股份2019年月销售金额同比提升了多少？")) == "garbled"
     assert check_garbled("华鼎股份2020年月均销量是多少？") is None
+    assert check_garbled("华鼎股份2022年月活用户数是多少？") is None
 
 
 def test_two_digit_years_before_fy_and_figures_that_lost_their_point():
     assert [(sorted(p.years), p.part) for p in periods("21FY整体毛利率24")] == [([2021], "FY")]
     assert periods("实现营业收入2054 97亿元") == []  # 2054.97亿元, not the year 2054
+
+
+def test_the_companys_own_figures_beside_a_part_are_kept():
+    # a more specific name after a part's 收入 returns to the company; an unmarked figure in the sentence
+    # before is the company's; all plants of a kind and a verb that reports are no part
+    kept = [
+        ("华鼎股份2022年营业收入是多少？", "2022年海外业务收入快速增长，营业收入120亿元，同比增长20 。"),
+        ("华鼎股份2022年归母净利润是多少？", "2022年营收100亿元，同比增长20 ，其中海外收入30亿元。归母净利润5亿元，同比增长15 。"),
+        ("华鼎股份2022年发电量是多少？", "2022年公司控股电站累计完成发电量350亿千瓦时。"),
+        ("华鼎股份2022年收入是多少？", "事件描述公司发布年报 2022年实现收入46 23亿，同比下降31 49 。"),
+    ]
+    for q, src in kept:
+        at = src.rfind("。", 0, len(src) - 1) + 1
+        assert check_part_whole(q, src, NAMES, start=at) is None, q
+
+
+def test_a_change_stated_in_the_next_clause_and_generic_parts_are_answered():
+    src = "2022年公司营业收入快速增长，同比增长35 ，达到120亿元。"
+    assert check_change_stated("华鼎股份2022年营收同比增长了多少？", src) is None
+    src = "2022年公司营业收入12亿元，其中传统业务收入同比增长5 。"
+    assert check_amount("华鼎股份2022年主营业务收入是多少？", src, NAMES) is None
+    assert check_amount("华鼎股份2022年主营业务收入是多少？", src, ["", "华鼎股份"]) is None  # an empty name
+
+
+def test_events_named_in_words_that_start_with_shi_and_prices_of_other_things_are_kept():
+    assert check_event("华鼎股份2022年收购了哪些资产？", "2022年公司收购时代新材旗下电池业务，交易对价5亿元。",
+                       NAMES) is None
+    assert check_event("华鼎股份2022年新品价格变化情况如何？", "2022年新品价格较老品提升约20%。", NAMES) is None
+    assert check_event("华鼎股份2022年回购价格是多少？", "2022年公司以每股10 5港元回购股份500万股。", NAMES) is None
+
+
+def test_guidance_is_a_forecast_and_a_short_risk_list_names_risks():
+    assert check_target_as_forecast("预计华鼎股份2023年营收将达到多少？", "公司公布2023年业绩目标：营收150亿元。") is None
+    assert check_risk("华鼎股份面临哪些风险？", "风险提示：疫情、政策、汇率。") is None
+    assert check_risk("华鼎股份面临哪些风险？", "下游需求下滑是公司当前面临的主要风险。") is None
+    # a passage ending on its heading, with the title appended after it, still names none
+    assert _reason(check_risk("华鼎股份面临哪些风险？", "维持买入评级。风险提示。\n华鼎股份：业绩稳健增长")) == "not_answered"
+    assert as_of_year(["2022年公司实现营收120亿元，同比增长20 ，推出若干新品。"]) == 2022  # 若干 is no condition
