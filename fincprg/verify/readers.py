@@ -121,6 +121,10 @@ _EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|�
 # 「给予25倍PE，对应市值…」, 「合理市值」: a valuation built on forecast earnings; an incentive plan's 考核目标 is
 # a target, not a result; a company's 业绩预告 (preannouncement) is its estimate, not the reported figure
 _FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|预告|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来"
+                          # 「长期海外市占率将提升」: a change that will happen; 「公司长期业绩提升的三驱动」 an outlook
+                          # (长期借款, 长期股权投资, 长期以来 … are no outlook)
+                          r"|将(?:持续|继续|进一步|逐步|有所)?(?:提升|增长|下降|回升|改善|提高|扩大|下滑|加速|放缓|回落|恢复)"
+                          r"|长期(?![借股应待负资投以])"
                           # 「下调公司2022 2023 2024年营业收入分别至…」: a revised forecast
                           r"|(?:上调|下调)(?:公司|了)?\s?(?:(?:19|20)?\d{2}[\s\-~至、/]*)+年"
                           r"|给予|合理(?:估值|市值|价值)|目标市值|考核目标|考核指标|业绩目标|目标值|触发值")

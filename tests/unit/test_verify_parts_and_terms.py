@@ -224,3 +224,14 @@ def test_guidance_is_a_forecast_and_a_short_risk_list_names_risks():
     # a passage ending on its heading, with the title appended after it, still names none
     assert _reason(check_risk("华鼎股份面临哪些风险？", "维持买入评级。风险提示。\n华鼎股份：业绩稳健增长")) == "not_answered"
     assert as_of_year(["2022年公司实现营收120亿元，同比增长20 ，推出若干新品。"]) == 2022  # 若干 is no condition
+
+
+def test_a_long_run_outlook_is_no_past_driver():
+    q = "华鼎股份2020年市占率提升主要受哪些因素驱动？"
+    title = "华鼎股份（600000）：公司长期业绩提升的三驱动（油价，技术突破，市占率提升）"
+    v = check_answer(q, "我们认为公司长期海外市占率将提升。", title=title, date=dt.date(2020, 12, 3))
+    assert _reason(v) == "forecast_mismatch"
+    done = "2020年公司市占率提升至15 ，主要受益于新客户导入。"
+    assert check_answer(q, done, title=title, date=dt.date(2020, 12, 3)) is None
+    # a long-term loan is no outlook
+    assert not read_facts("2020年公司长期借款减少，营收增长10 。", dt.date(2021, 3, 1))[0].forecast
