@@ -129,8 +129,6 @@ def _in_review_period(facts: tuple[Fact, ...], title: str, date: dt.date | None)
                  else f for f in facts)
 
 
-
-
 def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fact]:
     """The facts of ``metric`` that can answer the ask: a metric asked by its name (归母净利润) is not stated by
     a loose word (「综合业绩」, 「高于利润」); a figure asked (「是多少」) is stated by a mention with a number in its
@@ -214,7 +212,6 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | N
         parts = {p.part for p in ps if p.part and (not ask.years or not p.years or ask.years & p.years)}
         if not any(_part_ok(ask.part, p) for p in parts):
             return Verdict("wrong_period", f"asks {ask.part}; the source gives {sorted(parts) or 'no part of year'}")
-
     if ask.forecast and ask.years and date and min(ask.years) < date.year:
         # 「2022-2023年的盈利预测」 in a report of 2023: a year already reported is forecast only where the
         # source says so

@@ -290,9 +290,10 @@ def check_target_as_forecast(query: str, source: str) -> Verdict | None:
 
     bare = "".join(re.sub("业绩目标", blank, part) if _INCENTIVE.search(part) else part
                    for part in re.split(r"(?<=[。！？!?；;\n])", _TARGET_WORDS.sub(blank, s)))
+    with_targets, without = read_facts(s), read_facts(bare)
     for fam in ask.metrics:
-        targets = [f for f in read_facts(s) if f.metric == fam and f.forecast]
-        if targets and not any(f.metric == fam and f.forecast for f in read_facts(bare)):
+        if any(f.metric == fam and f.forecast for f in with_targets) \
+                and not any(f.metric == fam and f.forecast for f in without):
             return Verdict("not_answered", f"asks a forecast of {fam}; the source gives only an incentive plan's "
                                            "targets for it")
     return None
@@ -331,8 +332,9 @@ def check_change_stated(query: str, source: str) -> Verdict | None:
     if not ask.years:
         return None
     s = norm(source)
+    facts = read_facts(s)
     for fam in (m for m in ask.metrics if m not in ask.loose):
-        of = [f for f in read_facts(s) if f.metric == fam and f.years == ask.years
+        of = [f for f in facts if f.metric == fam and f.years == ask.years
               and (not ask.explicit_part or f.part == ask.part)]
         if not of:
             continue  # not stated for that period at all: answerability's business

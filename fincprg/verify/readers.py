@@ -115,6 +115,9 @@ _REL_RE = re.compile(f"(?:{'|'.join(_RELATIVE)})(?!同期)")
 # years listed one after another (2022/2023/2024年, 2022、2023年) are one period
 _YEAR_GAP = re.compile(r"[\s/、,，和及与-]*(?:年|E|A)?[\s/、,，和及与-]*", re.I)
 
+# a commitment or a condition (承诺, 若…, 不低于): what it names has not happened (若干 is 'several')
+CONDITIONAL = re.compile(r"承诺|若(?!干)|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
+
 # --- forecast and direction -----------------------------------------------------------------------------------
 _EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|高于|略低于|略超|不达|大超|基本符合)"
                                   r"(?:我们|市场|公司)?的?预期")

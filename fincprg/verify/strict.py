@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (
+    CONDITIONAL,
     FY,
     LOST_MONTH,
     MONTH,
@@ -80,7 +81,6 @@ _EVENT_OF = {w: e for e, ws in EVENTS.items() for w in ws}
 _EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, reverse=True))
                        .replace("定增", "定增(?![长速幅量])").replace("增发", "(?<!新)增发(?!电)"))
 _WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
-_CONDITIONAL = re.compile(r"承诺|若|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
 # 「拟收购」, 「为…收购兼并提供支持」: an event planned or prepared for has not happened, which a question asking what
 # happened (「收购了」, 「完成」) needs
 _DONE = re.compile(r"了|(?<!通)过|完成|实施")
@@ -369,7 +369,7 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         return None
     done = bool(_DONE.search(q))  # 「收购了哪些」 asks what happened; 「定增资金用于哪些项目」 a plan's content too
     uses = bool(_ASKS_USES.search(q))
-    sents = [s for s in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))) if not _CONDITIONAL.search(s)]
+    sents = [s for s in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))) if not CONDITIONAL.search(s)]
     priced = events & _PRICED
     on_it = [sent for sent in SENT_SPLIT.split(source) if any(_EVENT_OF[h.group()] in priced
                                                              for h in _EVENT_RE.finditer(sent))]

@@ -16,7 +16,8 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import CLAUSE_SPLIT, SENT_SPLIT, blank_names, blank_periods, is_forecast, metrics, norm, read_ask
+from fincprg.verify.readers import (CLAUSE_SPLIT, SENT_SPLIT, blank_names, blank_periods, is_forecast, metrics, norm,
+                                    read_ask)
 from fincprg.verify.strict import SPECIFIC
 
 # topic -> the words that name it in a query and in a source sentence

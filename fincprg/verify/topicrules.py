@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import FY, SENT_SPLIT, SURFACES, is_forecast, longest_first, norm, periods, read_ask
+from fincprg.verify.readers import (CONDITIONAL, FY, SENT_SPLIT, SURFACES, is_forecast, longest_first, norm, periods,
+                                    read_ask)
 from fincprg.verify.sources import ReportInfo
 
 _INTERIM_PARTS = frozenset({"H1", "9M", "Q1", "Q2", "Q3", "Q4", "Q"})
@@ -27,8 +28,8 @@ _INDUSTRY_WIDE = re.compile(r"行业|板块|全行业|产业链|竞争格局|格
 _LATIN = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]{3,}(?![A-Za-z])")
 _FUNCTION_CHARS = set("的之与和及、看好在年为是对把被从向将再又也都就")
 _ACTUAL = re.compile(r"实现|完成|同比|录得|达到")
-# 「承诺3家医院21 23年合计净利润…，若未能完成」: a pledge's or a condition's years are not yet reported
-_PLEDGE = re.compile(r"承诺|若(?!干)|如果|假设|考核|不低于")
+# 「承诺3家医院21 23年合计净利润…，若未能完成」: a pledge's, a condition's or a plan's bar's years are not yet reported
+_PLEDGE = re.compile(CONDITIONAL.pattern + r"|假设|考核")
 _METRIC_WORDS = frozenset(s.upper() for s in SURFACES)  # a Latin metric (EPS, ROE) is no name
 
 

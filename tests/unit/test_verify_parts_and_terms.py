@@ -235,3 +235,10 @@ def test_a_long_run_outlook_is_no_past_driver():
     assert check_answer(q, done, title=title, date=dt.date(2020, 12, 3)) is None
     # a long-term loan is no outlook
     assert not read_facts("2020年公司长期借款减少，营收增长10 。", dt.date(2021, 3, 1))[0].forecast
+
+
+def test_several_is_no_condition_for_events_either():
+    src = "2022年公司推出若干新品，包括「甲乙」系列，全年销售额2亿元。"
+    assert check_event("华鼎股份2022年推出了哪些新品？", src, NAMES) is None
+    assert _reason(check_event("华鼎股份2022年推出了哪些新品？", "若2022年推出「甲乙」系列，销售额将达2亿元。",
+                               NAMES)) == "not_answered"

@@ -17,7 +17,6 @@ from fincprg.evaluate.retrievers.lexical import BM25
 from fincprg.finance.lexicon import QUESTION
 
 
-
 def rule_rewrite(query: str) -> str:
     """The offline rewrite: question words out, metric synonyms in."""
     from fincprg.finance import METRIC_SYNONYMS, extract
