@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from fincprg.verify.readers import (CLAUSE_SPLIT, FY, LOOSE, QS, Ask, Fact, Period, is_forecast, norm, periods,
-                                    read_ask, read_facts)
+from fincprg.verify.readers import (CLAUSE_SPLIT, FY, LOOSE, QS, Ask, Fact, Period, is_forecast, latest_year, norm,
+                                    periods, read_ask, read_facts)
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
 # a target price or a valuation multiple is neither an actual nor a forecast figure: asked either way
@@ -129,6 +129,15 @@ def _in_review_period(facts: tuple[Fact, ...], title: str, date: dt.date | None)
                  else f for f in facts)
 
 
+def _latest_parts(facts: tuple[Fact, ...], date: dt.date | None) -> tuple[Fact, ...]:
+    """A part of a year the source writes with no year (「前三季度实现签约金额…」) is the report's latest such part:
+    in a report of 2020-10 it is 2020's, not the 2019 of a comparison written beside it (「对应拿地强度34 2019年26」)."""
+    if date is None:
+        return facts
+    return tuple(replace(f, years=frozenset({y})) if not f.years and not f.forecast
+                 and (y := latest_year(f.part, date)) is not None else f for f in facts)
+
+
 def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fact]:
     """The facts of ``metric`` that can answer the ask: a metric asked by its name (归母净利润) is not stated by
     a loose word (「综合业绩」, 「高于利润」); a figure asked (「是多少」) is stated by a mention with a number in its
@@ -151,7 +160,7 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
     ask = read_ask(query, date)
     default = _default_years(date)
     p_norm = norm(passage)
-    p_facts = _in_review_period(read_facts(p_norm, date), title, date)
+    p_facts = _latest_parts(_in_review_period(read_facts(p_norm, date), title, date), date)
     t_facts = read_facts(norm(title), date) if title else ()
     span = None
     if sentence:
@@ -195,6 +204,7 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
     return _check_period_only(ask, f"{passage}\n{title}", date, ask_text=query)
 
 
+_COMPARED = re.compile(r"[较比]$")
 _PLAN = re.compile(r"规划|计划|目标|战略|布局|展望|将|指引|预期|有望|前景|趋势")
 
 
@@ -202,6 +212,12 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | N
                        ask_text: str = "") -> Verdict | None:
     """A query without a (strict) metric: its year, explicit part and forecast against the source's periods."""
     ps = periods(source, date) if ps is None else ps
+    t = norm(source)
+    # 「较中报」, 「相比2019年」: a comparison's base is not a period the source gives figures for
+    ps = [p for p in ps if not _COMPARED.search(t, max(0, p.start - 1), p.start)]
+    if date is not None:  # a bare part of a year is the report's latest such part, as for facts (_latest_parts)
+        ps = [replace(p, years=frozenset({y})) if not p.years and (y := latest_year(p.part, date)) is not None
+              else p for p in ps]
     years = frozenset(y for p in ps for y in p.years)
     if ask.years:
         known = years or _default_years(date)

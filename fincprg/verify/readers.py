@@ -296,6 +296,15 @@ def _ended(p: Period, date: dt.date) -> bool:
     return last < date.year or (last == date.year and _PART_END_MONTH.get(p.part or "", 13) < date.month)
 
 
+def latest_year(part: str | None, date: dt.date) -> int | None:
+    """The year of the latest ``part`` (前三季度, 上半年, 一季度) over by ``date``; None for a whole year or a
+    part not bounded within the year."""
+    end = _PART_END_MONTH.get(part or "")
+    if end is None:
+        return None
+    return date.year if date.month > end else date.year - 1
+
+
 @lru_cache(maxsize=65_536)
 def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
     """Every metric the text names, with the period, forecast and direction in force where it is named.

@@ -67,7 +67,20 @@ def test_a_contradicted_premise_is_dropped():
     # a quarter of another year
     ("公司2021年实现营收100亿元。22Q1公司实现营收30亿元，同比增长10%。",
      "X 2021年一季度营收是多少？", "X 2022年一季度营收是多少？", D22),
-], ids=["full_year_on_half_year", "quarter_of_another_year"])
+    # a bare part of a year is the report's latest such part, not the year a comparison beside it names
+    ("公司前三季度实现合同销售额512亿元，同比增长8%，新增土储建面同比下降12%至330万方（2021年410万方）。",
+     "X 2021年前三季度合同销售额是多少？", "X 2022年前三季度合同销售额是多少？", dt.date(2022, 10, 28)),
+    # an undated report, read as of the end of its as-of year (verify.topicrules.infer_date)
+    ("公司前三季度实现合同销售额512亿元，同比增长8%，新增土储建面同比下降12%至330万方（2021年410万方）。",
+     "X 2021年前三季度合同销售额是多少？", "X 2022年前三季度合同销售额是多少？", dt.date(2022, 12, 31)),
+    # the same where the asked measure is no metric of the readers' (销售均价): the period alone is checked
+    ("公司前三季度销售均价同比增长3%至10976元/平，拿地均价占销售均价比例上行至38%（2021年29%）。",
+     "X 2021年前三季度销售均价是多少？", "X 2022年前三季度销售均价是多少？", dt.date(2022, 10, 28)),
+    # a comparison's base (较中报) is no period the source gives the figure for
+    ("截止三季度，公司净投资收益率为4.5%，较中报提升0.2pct，保持稳健。2019年公司净投资收益率4.6%。",
+     "X 2020年上半年的净投资收益率为多少？", "X 2020年三季度净投资收益率为多少？", dt.date(2020, 11, 1)),
+], ids=["full_year_on_half_year", "quarter_of_another_year", "bare_part_beside_a_comparison_year",
+        "bare_part_in_an_undated_report", "bare_part_period_only", "comparison_base_is_no_period"])
 def test_a_period_the_source_does_not_give_is_wrong_period(src, wrong, right, date):
     v = check_answer(wrong, src, date=date)
     assert v is not None and v.reason == "wrong_period"
