@@ -10,7 +10,8 @@ from fincprg.verify.figures import (check_amount, check_change_stated, check_com
                                     check_valuation)
 from fincprg.verify.readers import norm
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
-from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_vague, check_whole_year
+from fincprg.verify.events import check_event
+from fincprg.verify.strict import check_garbled, check_in_sentence, check_vague, check_whole_year
 from fincprg.verify.topical import check_topical, check_trend
 
 

@@ -2,7 +2,7 @@
 
 「伊利股份2020年的渠道建设有哪些进展？」 from 「看好2020年渠道下沉」, 「长江电力2021年并购事项对业绩有何影响？」 from
 「乌东德、白鹤滩注入在审核中」: a strict reader fails these as not answered, since the source gives an outlook or
-a passing mention, not the progress or the impact asked. :func:`fincprg.verify.strict.check_event` covers the
+a passing mention, not the progress or the impact asked. :func:`fincprg.verify.events.check_event` covers the
 corporate events a what/which question asks; this covers the open asks (进展, 情况如何, 有何影响, 趋势, 何时) of the
 topics a template or an LLM asks about from a keyword (渠道, 海外, 门店, 需求, 产能, 订单 …).
 
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (CLAUSE_SPLIT, SENT_SPLIT, blank_names, blank_periods, is_forecast, metrics, norm,
                                     read_ask)
-from fincprg.verify.strict import SPECIFIC
+from fincprg.verify.events import SPECIFIC
 
 # topic -> the words that name it in a query and in a source sentence
 TOPICS: dict[str, tuple[str, ...]] = {

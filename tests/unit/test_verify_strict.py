@@ -6,7 +6,8 @@ import datetime as dt
 from fincprg.verify.readers import periods
 from fincprg.verify.sources import ReportInfo
 from fincprg.verify.scopes import check_part_whole
-from fincprg.verify.strict import check_event, check_garbled, check_in_sentence, check_vague
+from fincprg.verify.events import check_event
+from fincprg.verify.strict import check_garbled, check_in_sentence, check_vague
 from fincprg.verify.topicrules import as_of_year, check_topic_strict
 
 

@@ -1,0 +1,137 @@
+"""Events a query asks about (收购, 回购, 股权激励, 中标 …) and whether the source states them, for the strict reader
+(:mod:`.strict`, whose checks use :func:`events_in`):
+
+* ``not_answered``: it asks what/which of an event (收购, 回购, 中标 …) the source does not state with specifics (in
+  the event's clause or the two after it), or states only as a commitment or a condition, or, asked as done
+  (「收购了哪些」), only as a plan or a preparation, or names only as a point in time (「刚收购时」); an event's
+  price asked where the source gives no price in 元;
+* ``wrong_period``: it asks an event by a year other than the one on the event's name (「2025年股权激励计划」 where
+  the source names a 2022年 plan whose terms reach 2025).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from fincprg.verify.answer import Verdict
+from fincprg.verify.readers import CONDITIONAL, SENT_SPLIT, blank_names, blank_periods, norm, periods
+
+BREAK = re.compile(r"[，,。；;]")  # a clause's end
+# a comparison names the base, not the period asked: 「三季度营收较上年同期变化了多少」 has no year
+COMPARE = re.compile(r"(?:较|比|相比|与)?(?:上年|去年|上一年)同期|(?:较|比|相比)(?:上年|去年)|同比|环比")
+
+# --- events ----------------------------------------------------------------------------------------------------
+EVENTS: dict[str, tuple[str, ...]] = {
+    "收购": ("收购", "并购", "重组", "资产注入", "购买资产", "控股权", "股权转让"),
+    "客户": ("新客户", "客户拓展", "拓展客户", "开拓客户", "客户导入", "进入供应链", "定点", "主要客户", "客户"),
+    "分红": ("分红方案", "分红", "派息", "利润分配", "股息"),
+    "回购": ("回购",),
+    "股权激励": ("股权激励", "激励计划", "员工持股", "限制性股票", "股票期权"),
+    "定增": ("定增", "定向增发", "非公开发行", "增发", "募集资金", "募资"),
+    "合同": ("合同", "框架协议", "协议"),
+    "中标": ("中标",),
+    "新产品": ("新产品", "新品", "新车型", "新药"),
+    "研发中心": ("研发中心", "研究院"),
+    "研发": ("研发进展", "研发投入", "研发项目", "研发管线", "研发成果", "在研"),
+}
+# events whose specifics are names: 「特斯拉等客户」, 「客户包括宁德时代、比亚迪」
+_NAMED = {"客户": re.compile(r"[\u4e00-\u9fffA-Za-z]{2,}等(?:[\u4e00-\u9fff]{0,6})客户|客户(?:包括|有|如|涵盖|为|主要为)"
+                           r"[\u4e00-\u9fffA-Za-z]{2,}|(?:向|为)[\u4e00-\u9fffA-Za-z]{2,}(?:供货|配套|供应)")}
+# 「分红型两全保险」 is an insurance product, not a dividend
+_NOT_EVENT = re.compile(r"分红型|分红险|分红保险")
+_EVENT_OF = {w: e for e, ws in EVENTS.items() for w in ws}
+# 稳定增长 holds no 定增, nor 新增发电量 an 增发
+_EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, reverse=True))
+                       .replace("定增", "定增(?![长速幅量])").replace("增发", "(?<!新)增发(?!电)"))
+WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
+# 「拟收购」, 「为…收购兼并提供支持」: an event planned or prepared for has not happened, which a question asking what
+# happened (「收购了」, 「完成」) needs
+_DONE = re.compile(r"了|(?<!通)过|完成|实施")
+_PLAN_BEFORE = re.compile(r"^\s*为|拟|计划|筹划|有望|或将|未来|意向|准备")
+# what raised money goes to: asked (「定增募集资金用于哪些项目」) and stated (「用于年产5万吨…项目」, 「投向…」)
+_ASKS_USES = re.compile(r"(?:募集|募资|资金|定增|增发|可转债|转债|发行)[^？?]*(?:用于|投向|用途|哪些项目)")
+_USES = re.compile(r"项目|用于[^，,。；;]{2,}|投向[^，,。；;]{2,}|投入[^，,。；;]{2,}建设")
+# 「股权激励的授予对象和价格是多少」 asks a price: 「5 33元 股」, not 「1695 6万份」 or 「3 37亿元」
+_ASKS_PRICE = re.compile(r"价格|授予价|行权价|回购价|发行价|转让价")
+_PRICE = re.compile(r"\d[\d\s.]*(?:港|美)?元")
+# events whose price is one of their terms (a new product's 价格 is the product's, not the event's)
+_PRICED = frozenset({"股权激励", "回购", "定增", "收购"})
+# an event named as a point in time (「相比于刚收购时」) states no event (时代, 时间 are words of their own)
+_TIME_REF = re.compile(r"\s?时(?![代间点期刻候效])")
+_PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
+
+
+def _states_event(sent: str, hit: re.Match[str], done: bool, projects: bool = False) -> bool:
+    """Whether the mention ``hit`` of an event in ``sent`` states it with specifics, written in its clause or the two
+    after it (「股权激励信号积极，相对增速保障弹性，催化估值切换时点提前，给予目标价266元」 states no term of the plan);
+    with ``done``, not as a plan or a preparation; with ``projects``, naming what the money goes to (「拟发行25亿
+    定增扩产」 gives an amount, not the projects asked)."""
+    if _TIME_REF.match(sent, hit.end()):  # 「相比于刚收购时39 6吨的资源量」 dates a figure by the event
+        return False
+    start = max((c.end() for c in BREAK.finditer(sent, 0, hit.start())), default=0)
+    if done and (_PLAN_BEFORE.search(sent[start:hit.start()]) or _PLAN_AFTER.match(sent[hit.end():])):
+        return False
+    if _EVENT_OF[hit.group()] in _NAMED:
+        return bool(_NAMED[_EVENT_OF[hit.group()]].search(sent))
+    ends = [c.start() for c in BREAK.finditer(sent, hit.end())]
+    near = sent[start:hit.start()] + sent[hit.end():ends[2] if len(ends) > 2 else len(sent)]
+    if projects and not _USES.search(near):
+        return False
+    return bool(SPECIFIC.search(blank_periods(near)))
+
+
+# a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
+SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|平方|公里|亩|GW|MW)|[「」“”《》\"]"
+                       r"|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
+
+def events_in(text: str) -> set[str]:
+    """The events (EVENTS keys) a text names."""
+    return {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(_NOT_EVENT.sub("保险", text))}
+
+
+
+def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
+    """``not_answered``: a what/which question about an event the source does not state with specifics, or
+    the price of a buyback, placement, deal or incentive plan where its sentences give none; ``wrong_period``:
+    the event asked by a year other than the one on its name."""
+    q, source = blank_names(norm(query), names), blank_names(norm(source), names)
+    events = events_in(q)
+    if not events or not WHAT.search(q):
+        return None
+    done = bool(_DONE.search(q))  # 「收购了哪些」 asks what happened; 「定增资金用于哪些项目」 a plan's content too
+    uses = bool(_ASKS_USES.search(q))
+    sents = [s for s in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))) if not CONDITIONAL.search(s)]
+    priced = events & _PRICED
+    on_it = [sent for sent in SENT_SPLIT.split(source) if any(_EVENT_OF[h.group()] in priced
+                                                             for h in _EVENT_RE.finditer(sent))]
+    if priced and _ASKS_PRICE.search(q) and not any(_PRICE.search(blank_periods(sent)) for sent in on_it):
+        return Verdict("not_answered", f"asks the price of {'/'.join(sorted(priced))}; the source's sentences on "
+                                       "it state no price in 元")
+    for event in sorted(events):
+        if not any(_states_event(sent, hit, done, uses) for sent in sents
+                   for hit in _EVENT_RE.finditer(sent) if _EVENT_OF[hit.group()] == event):
+            return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
+                                           "with specifics (names or amounts, not only a date), or only as a condition")
+    asked = {y for p in periods(COMPARE.sub("", q)) for y in p.years}
+    every = SENT_SPLIT.split(_NOT_EVENT.sub("保险", source))  # a plan's terms are conditions; its name is not
+    for event in sorted(events) if asked else ():
+        named = _named_years(every, event)
+        if named and not named & asked:
+            return Verdict("wrong_period", f"asks the {min(asked)} {event}; the source names it as of "
+                                           f"{'/'.join(map(str, sorted(named)))}")
+    return None
+
+
+def _named_years(sents: list[str], event: str) -> set[int]:
+    """The years written onto an event's name (「2022年限制性股权激励计划」 -> 2022); a plan's later years
+    (「23 24 25年净利润复合增长率」) are its terms, not its date."""
+    out: set[int] = set()
+    for sent in sents:
+        for hit in _EVENT_RE.finditer(sent):
+            if _EVENT_OF[hit.group()] != event:
+                continue
+            start = max((c.end() for c in BREAK.finditer(sent, 0, hit.start())), default=0)
+            before = sent[max(start, hit.start() - 12):hit.start()]
+            near = [p for p in periods(before) if p.years and len(before) - p.end <= 5]
+            out.update(near[-1].years if near else ())
+    return out
