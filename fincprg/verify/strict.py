@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import Verdict
+from fincprg.verify.answer import FLOWS, Verdict
 from fincprg.verify.events import BREAK, COMPARE, WHAT, events_in
 from fincprg.verify.readers import (
     FY,
@@ -29,6 +29,7 @@ from fincprg.verify.readers import (
     read_ask,
 )
 
+_CHANGE_ASK = re.compile(r"变化|变动|增长|增速|提升|提高|下降|下滑|降低|改善|回升|原因|驱动|因素|表现")
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
 _REL_YEAR = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内")
@@ -168,6 +169,10 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
             what = timed[0] if timed else word.group()  # type: ignore[union-attr]
             return Verdict("vague", f"asks a figure of {what} with no period; it depends on when")
+    flows = [m for m in ask.metrics if m in FLOWS] if not dated and _CHANGE_ASK.search(bare) else []
+    if flows:
+        # 「归母净利润和经营现金流的变化情况如何」: every report on the company answers it for its own period
+        return Verdict("vague", f"asks how {flows[0]} changed, or why, with no period; it depends on when")
     dated_events = events_in(bare) & _DATED_EVENTS
     if dated_events and WHAT.search(bare) and not dated:
         # 「五粮液推出了哪些新品」: every year has its launches, bids and deals

@@ -22,6 +22,15 @@ def test_a_time_dependent_figure_without_a_period_is_vague():
     assert check_vague("海螺水泥目前的产能是多少？", "公司现有产能2.7亿吨") is None  # a stock, as of now
 
 
+def test_a_change_or_driver_of_a_flow_without_a_period_is_vague():
+    src = "报告期公司实现归母净利润8.2亿元，同比增长21%；经营活动现金流净额12.5亿元，同比增长60%。"
+    assert _reason(check_vague("东岳机械归母净利润和经营现金流的变化情况如何？", src)) == "vague"
+    assert _reason(check_vague("东岳机械营收同比增长的主要原因是什么？", src)) == "vague"
+    assert check_vague("东岳机械2021年归母净利润的变化情况如何？", src) is None
+    assert check_vague("东岳机械面临哪些主要风险？", src) is None  # no flow asked
+    assert check_vague("东岳机械现有产能的变化情况如何？", "公司现有产能30万吨，较上年增加5万吨。") is None  # a stock
+
+
 def test_a_product_metric_without_its_product_is_vague():
     src = "公司MDI产能达到260万吨/年，位居全球第一。"
     assert _reason(check_vague("沧州大化的产能扩张计划如何？", src)) == "vague"
