@@ -4,7 +4,8 @@ year of an undated report.
 * ``wrong_period``: a full-year question (a year, no part) where every report of the topic for that year is an
   interim review (半年报, 三季报, 1Q, 业绩预告 …); a question naming companies is read against those companies'
   reports only, and asking a year none of them reviews is wrong too (another company's annual report does
-  not answer 「X 2022年收入表现如何？」);
+  not answer 「X 2022年收入表现如何？」); an industry question asking a year none of the titles that write its
+  subject reviews (「2022年至2023年…受疫情的影响」 where only 2022's titles speak of 疫情);
 * ``wrong_subject``: an industry-wide question (行业, 板块, 竞争格局 …) built on fewer than 3 reports, or on
   reports of fewer than 3 companies and no industry report; a listed company or a Latin-script name the
   topic's titles do not name;
@@ -17,8 +18,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import (CONDITIONAL, FY, SENT_SPLIT, SURFACES, is_forecast, longest_first, norm, periods,
-                                    read_ask)
+from fincprg.verify.readers import (CONDITIONAL, FY, SENT_SPLIT, SURFACES, Ask, blank_periods, is_forecast,
+                                    longest_first, norm, periods, read_ask)
 from fincprg.verify.sources import ReportInfo
 
 _INTERIM_PARTS = frozenset({"H1", "9M", "Q1", "Q2", "Q3", "Q4", "Q"})
@@ -67,6 +68,24 @@ def _report_years(info: ReportInfo) -> set[int]:
     return {info.date.year} if _interim(info.title) else {info.date.year - 1}
 
 
+def _keyword_years(q: str, ask: Ask, infos: Sequence[ReportInfo], companies: set[str], terms: Iterable[str]
+                   ) -> Verdict | None:
+    """An industry question's years are those of the reports whose titles write what it asks about: 「2022年至2023年
+    交通运输行业受疫情的影响」 where only 2022's titles speak of 疫情 joins a year from another report's date."""
+    if not ask.years or ask.forecast or any(c in q for c in companies):
+        return None
+    from fincprg.mine.coverage import content_words
+
+    words = [w for w in content_words(blank_periods(q)) if not any(w in t or t in w for t in terms)]
+    on_it = [i for i in infos if any(w in norm(i.title) for w in words)]
+    covered = {y for i in on_it for y in _report_years(i)}
+    missing = sorted(ask.years - covered) if on_it and covered else []
+    if missing:
+        return Verdict("wrong_period", f"asks {missing[0]} of 「{'、'.join(words)}」; the topic's titles that write it "
+                                       f"review {sorted(covered)}")
+    return None
+
+
 def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Iterable[str],
                        terms: Iterable[str], listed: Callable[[str], Iterable[str]] | None = None) -> Verdict | None:
     """The strict topic checks, first failure first (see the module docstring)."""
@@ -84,6 +103,9 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
                                                "an interim review")
             if named and scope and not of_year:
                 return Verdict("wrong_period", f"asks {y}; no report {whose} reviews {y}")
+    v = _keyword_years(q, ask, infos, companies, terms)
+    if v is not None:
+        return v
     m = _INDUSTRY_WIDE.search(q)
     if m:
         n_comp = len({c for i in infos for c in i.companies})

@@ -131,6 +131,19 @@ def test_a_company_question_is_read_against_that_companys_reports_only():
     assert check_topic_strict("南方航空2021年经营表现如何？", infos, comps, []) is None
 
 
+def test_an_industry_question_asks_only_the_years_of_the_titles_that_write_its_subject():
+    """「2022年至2023年…受寒潮的影响」 where only 2022's titles speak of 寒潮: 2023 comes from another report's date."""
+    infos = [_info(1, "东方电力（600001）2022年中报点评：受寒潮影响电量下滑", dt.date(2022, 8, 20), ["东方电力"]),
+             _info(2, "南江水电（600002）：寒潮推高用电负荷，二季度盈利承压", dt.date(2022, 7, 15), ["南江水电"]),
+             _info(3, "北辰新能（600003）：风光装机加速，成长空间广阔", dt.date(2023, 3, 10), ["北辰新能"])]
+    comps = ["东方电力", "南江水电", "北辰新能"]
+    v = check_topic_strict("2022年至2023年电力行业受寒潮的影响如何？", infos, comps, ["电力"])
+    assert _reason(v) == "wrong_period" and "寒潮" in v.detail
+    assert check_topic_strict("2022年电力行业受寒潮的影响如何？", infos, comps, ["电力"]) is None
+    # a subject no title writes is left to the other checks
+    assert check_topic_strict("2022年至2023年电力行业的发展前景如何？", infos, comps, ["电力"]) is None
+
+
 def test_topic_industry_question_needs_industry_reports_or_many_companies():
     two = [_info(1, "晨光股份：文具龙头", dt.date(2021, 4, 1), ["晨光股份"]),
            _info(2, "齐心集团：办公集采", dt.date(2021, 5, 1), ["齐心集团"])]
