@@ -140,3 +140,20 @@ def question_core(text: str) -> str:
     """``text`` less the fillers of its question frame and its punctuation (:data:`_FILLER`); ``text`` itself
     when nothing is left."""
     return _FILLER.sub("", text) or text
+
+
+# Words of the question frame, not of its subject.
+FRAME = frozenset(
+    "最新 情况 影响 变化 趋势 如何 哪些 什么 是否 原因 多少 怎样 进展 表现 方面 相关 研究 观点 了解 "
+    "关于 有哪些 是什么 怎么 为何 主要 问题 分析 看法 前景 展望 走势 态势".split()
+)
+_NUMERIC = re.compile(r"^[\d.,%]+[a-z]?$|^\d{2,4}年?$")
+
+
+def content_words(text: str) -> tuple[str, ...]:
+    """A question's subject words: its tokens less the question frame (最新, 情况, 如何…), years, numbers and
+    industry scopes (…行业)."""
+    return tuple(dict.fromkeys(
+        t for t in tokenize(text)
+        if t not in FRAME and not _NUMERIC.match(t) and not t.endswith("行业") and t != "年" and len(t) > 1
+    ))

@@ -9,34 +9,19 @@ words by the other query's text:
 
     score(a, b) = max(cov(a, b), cov(b, a)),  cov(x, y) = sum idf(t in content(x) found in y) / sum idf(content(x))
 
-Content words are fincprg's finance tokens minus question frames (最新, 情况, 如何…), years and
-numbers (periods are the veto's job) and industry scopes (…行业: the topic space already keeps to
-the topic's reports). The max makes the score symmetric, so both direction policies work, and it
+Content words (:func:`fincprg.finance.lexicon.content_words`) are fincprg's finance tokens minus question
+frames (最新, 情况, 如何…), years and numbers (periods are the veto's job) and industry scopes (…行业: the topic
+space already keeps to the topic's reports). The max makes the score symmetric, so both direction policies work, and it
 is the broad query's coverage that decides. It shares the lexical threshold (0.9): in practice
 every content word of the subquery must appear in the passage query.
 """
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 
-# Words of the question frame, not of its subject.
-FRAME = frozenset(
-    "最新 情况 影响 变化 趋势 如何 哪些 什么 是否 原因 多少 怎样 进展 表现 方面 相关 研究 观点 了解 "
-    "关于 有哪些 是什么 怎么 为何 主要 问题 分析 看法 前景 展望 走势 态势".split()
-)
-_NUMERIC = re.compile(r"^[\d.,%]+[a-z]?$|^\d{2,4}年?$")
-
-
-def content_words(text: str) -> tuple[str, ...]:
-    from fincprg.finance import tokenize
-
-    return tuple(dict.fromkeys(
-        t for t in tokenize(text)
-        if t not in FRAME and not _NUMERIC.match(t) and not t.endswith("行业") and t != "年" and len(t) > 1
-    ))
+from fincprg.finance.lexicon import content_words
 
 
 class CoverageScorer:

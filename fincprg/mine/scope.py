@@ -123,7 +123,7 @@ def _same_company(subject: frozenset[str], codes: frozenset[str], scope: ReportS
 def subject_words(text: str) -> tuple[str, ...]:
     """What an industry subquery asks about: its content words less industry names, scope and question
     words (「2021年至2023年银行行业净息差表现如何？」 -> 净息差)."""
-    from fincprg.mine.coverage import content_words
+    from fincprg.finance.lexicon import content_words
 
     industry = _industry_names()
     return tuple(w for w in content_words(text)

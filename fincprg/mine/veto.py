@@ -53,7 +53,7 @@ def _open_subject(text: str | None, facts: Any) -> tuple[str, ...]:
     """The subject words of a question that asks no metric and no event (「主要客户有哪些」 -> 客户):
     its content words less company names and question frame words; () for other questions."""
     from fincprg.finance.stated import event_of
-    from fincprg.mine.coverage import content_words
+    from fincprg.finance.lexicon import content_words
     from fincprg.mine.scope import NOT_SUBJECT
 
     if not text or facts.metrics or event_of(text):

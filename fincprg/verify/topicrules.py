@@ -17,6 +17,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from fincprg.finance.lexicon import content_words
 from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (CONDITIONAL, FY, SENT_SPLIT, SURFACES, Ask, blank_periods, is_forecast,
                                     longest_first, norm, periods, read_ask)
@@ -74,8 +75,6 @@ def _keyword_years(q: str, ask: Ask, infos: Sequence[ReportInfo], companies: set
     交通运输行业受疫情的影响」 where only 2022's titles speak of 疫情 joins a year from another report's date."""
     if not ask.years or ask.forecast or any(c in q for c in companies):
         return None
-    from fincprg.mine.coverage import content_words
-
     words = [w for w in content_words(blank_periods(q)) if not any(w in t or t in w for t in terms)]
     on_it = [i for i in infos if any(w in norm(i.title) for w in words)]
     covered = {y for i in on_it for y in _report_years(i)}
