@@ -129,13 +129,18 @@ def _in_review_period(facts: tuple[Fact, ...], title: str, date: dt.date | None)
                  else f for f in facts)
 
 
-def _latest_parts(facts: tuple[Fact, ...], date: dt.date | None) -> tuple[Fact, ...]:
+def _in_latest_year(x: Fact | Period, date: dt.date) -> Fact | Period:
     """A part of a year the source writes with no year (「前三季度实现签约金额…」) is the report's latest such part:
     in a report of 2020-10 it is 2020's, not the 2019 of a comparison written beside it (「对应拿地强度34 2019年26」)."""
+    y = None if x.years else latest_year(x.part, date)
+    return x if y is None else replace(x, years=frozenset({y}))
+
+
+def _latest_parts(facts: tuple[Fact, ...], date: dt.date | None) -> tuple[Fact, ...]:
+    """:func:`_in_latest_year` for the actual facts (a forecast's bare part is the coming one)."""
     if date is None:
         return facts
-    return tuple(replace(f, years=frozenset({y})) if not f.years and not f.forecast
-                 and (y := latest_year(f.part, date)) is not None else f for f in facts)
+    return tuple(f if f.forecast else _in_latest_year(f, date) for f in facts)  # type: ignore[misc]
 
 
 def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fact]:
@@ -215,9 +220,8 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | N
     t = norm(source)
     # 「较中报」, 「相比2019年」: a comparison's base is not a period the source gives figures for
     ps = [p for p in ps if not _COMPARED.search(t, max(0, p.start - 1), p.start)]
-    if date is not None:  # a bare part of a year is the report's latest such part, as for facts (_latest_parts)
-        ps = [replace(p, years=frozenset({y})) if not p.years and (y := latest_year(p.part, date)) is not None
-              else p for p in ps]
+    if date is not None:
+        ps = [_in_latest_year(p, date) for p in ps]
     years = frozenset(y for p in ps for y in p.years)
     if ask.years:
         known = years or _default_years(date)

@@ -14,11 +14,8 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import CONDITIONAL, SENT_SPLIT, blank_names, blank_periods, norm, periods
-
-BREAK = re.compile(r"[，,。；;]")  # a clause's end
-# a comparison names the base, not the period asked: 「三季度营收较上年同期变化了多少」 has no year
-COMPARE = re.compile(r"(?:较|比|相比|与)?(?:上年|去年|上一年)同期|(?:较|比|相比)(?:上年|去年)|同比|环比")
+from fincprg.verify.readers import (CLAUSE_SPLIT, COMPARE, CONDITIONAL, SENT_SPLIT, blank_names, blank_periods, norm,
+                                    periods)
 
 # --- events ----------------------------------------------------------------------------------------------------
 EVENTS: dict[str, tuple[str, ...]] = {
@@ -68,12 +65,12 @@ def _states_event(sent: str, hit: re.Match[str], done: bool, projects: bool = Fa
     定增扩产」 gives an amount, not the projects asked)."""
     if _TIME_REF.match(sent, hit.end()):  # 「相比于刚收购时39 6吨的资源量」 dates a figure by the event
         return False
-    start = max((c.end() for c in BREAK.finditer(sent, 0, hit.start())), default=0)
+    start = max((c.end() for c in CLAUSE_SPLIT.finditer(sent, 0, hit.start())), default=0)
     if done and (_PLAN_BEFORE.search(sent[start:hit.start()]) or _PLAN_AFTER.match(sent[hit.end():])):
         return False
     if _EVENT_OF[hit.group()] in _NAMED:
         return bool(_NAMED[_EVENT_OF[hit.group()]].search(sent))
-    ends = [c.start() for c in BREAK.finditer(sent, hit.end())]
+    ends = [c.start() for c in CLAUSE_SPLIT.finditer(sent, hit.end())]
     near = sent[start:hit.start()] + sent[hit.end():ends[2] if len(ends) > 2 else len(sent)]
     if projects and not _USES.search(near):
         return False
@@ -130,7 +127,7 @@ def _named_years(sents: list[str], event: str) -> set[int]:
         for hit in _EVENT_RE.finditer(sent):
             if _EVENT_OF[hit.group()] != event:
                 continue
-            start = max((c.end() for c in BREAK.finditer(sent, 0, hit.start())), default=0)
+            start = max((c.end() for c in CLAUSE_SPLIT.finditer(sent, 0, hit.start())), default=0)
             before = sent[max(start, hit.start() - 12):hit.start()]
             near = [p for p in periods(before) if p.years and len(before) - p.end <= 5]
             out.update(near[-1].years if near else ())

@@ -149,6 +149,8 @@ _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
 _DIR_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _) in enumerate(_DIRECTIONS)))
 SENT_SPLIT = re.compile(r"[。！？!?；;\n]")  # sentence ends
 CLAUSE_SPLIT = re.compile(r"[，,。！？!?；;\n]")  # clause ends (a comma or a sentence end)
+# a comparison names the base, not the period asked: 「三季度营收较上年同期变化了多少」 has no year
+COMPARE = re.compile(r"(?:较|比|相比|与)?(?:上年|去年|上一年)同期|(?:较|比|相比)(?:上年|去年)|同比|环比")
 # 「以2019年净利润为基数」: the base of an incentive target names a year and a metric but states neither
 _BASE_CLAUSE = re.compile(r"为基数|为基准|基数|基准|基期")
 _CLAUSE_SPLIT = re.compile(r"[，,：:]")

@@ -16,8 +16,10 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import FLOWS, Verdict
-from fincprg.verify.events import BREAK, COMPARE, WHAT, events_in
+from fincprg.verify.events import WHAT, events_in
 from fincprg.verify.readers import (
+    CLAUSE_SPLIT,
+    COMPARE,
     FY,
     LOST_MONTH,
     MONTH,
@@ -218,7 +220,7 @@ def _share_figures(text: str, word: str, years: frozenset[int]) -> list[str]:
         if word == "份额" and text[max(0, m.start() - 2):m.start()] == "市场":
             continue  # counted as 市场份额
         got = re.match(r"[^，,。；;\d]{0,6}?(\d[\d\s.]*\d|\d)", text[m.end():m.end() + 14])
-        start = max((c.end() for c in BREAK.finditer(text, 0, m.start())), default=0)
+        start = max((c.end() for c in CLAUSE_SPLIT.finditer(text, 0, m.start())), default=0)
         said = {y for p in periods(text[start:m.end()]) for y in p.years}
         if got and (not years or not said or years & said):
             out.append(got.group(1).strip())
