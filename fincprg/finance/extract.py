@@ -72,8 +72,11 @@ _PARTS: dict[str, str] = {
 }
 _YEAR_ONLY_PARTS = {"年报": "FY", "全年": "FY", "年度": "FY"}
 _YEAR_PARTS = {**_PARTS, **_YEAR_ONLY_PARTS}  # what may follow a year (2024年报, 2024全年, 2024Q3)
-_PART_RE = "|".join(re.escape(p) for p in sorted(_PARTS, key=len, reverse=True))
-_YPART_RE = "|".join(re.escape(p) for p in sorted(_YEAR_PARTS, key=len, reverse=True))
+# a part word ending in a digit is not read inside a longer number: 「2020Q1-2021Q1」 holds no Q1-2
+_PART_RE = "|".join(re.escape(p) + (r"(?!\d)" if p[-1].isdigit() else "")
+                    for p in sorted(_PARTS, key=len, reverse=True))
+_YPART_RE = "|".join(re.escape(p) + (r"(?!\d)" if p[-1].isdigit() else "")
+                     for p in sorted(_YEAR_PARTS, key=len, reverse=True))
 _Y4 = r"(?:19[89]\d|20[0-4]\d)"
 _Y2 = r"(?:1[0-9]|2[0-9]|3[0-9])"
 

@@ -77,9 +77,10 @@ PART_WORDS: dict[str, tuple[str, ...]] = {
 }
 _PART_OF = {w: p for p, ws in PART_WORDS.items() for w in ws}
 # 「3Q」 must not be read inside 「23Q1」: a digit-led part word starts after a non-digit
-# 「Q1 3」 (Q1-3 with its dash lost) must not be read in 「Q1收入3 4亿元」-like runs: not before another number
+# 「Q1 3」 (Q1-3 with its dash lost) must not be read in 「Q1收入3 4亿元」-like runs: not before another number; a
+# word ending in a digit is not read inside a longer number (「22Q1-23Q1」 holds no Q1-2)
 _PART_RE = re.compile("|".join((r"(?<!\d)" if w[0].isdigit() else "") + re.escape(w)
-                               + (r"(?![\d.]|\s\d|\s?[亿万千百元%])" if " " in w and w[-1].isdigit() else "")
+                               + ((r"(?![\d.]|\s\d|\s?[亿万千百元%])" if " " in w else r"(?!\d)") if w[-1].isdigit() else "")
                                for w in sorted(_PART_OF, key=len, reverse=True)), re.I)
 # 「截止2020年月」: a month whose number AlphaFin lost (月均, 月度, 月活, 月平均 are words of their own)
 LOST_MONTH = r"(?<=\d年)月(?![均度份末底初中活平])"

@@ -292,6 +292,10 @@ def test_the_first_two_quarters_read_as_the_first_half():
     assert [p.part for p in periods("2020Q1-2实现收入136亿元")] == ["H1"]
     assert [p.part for p in periods("2020Q1 2 年实现收入 136 亿元")] == ["H1"]  # the dash stripped
     assert [p.part for p in periods("2020Q1 2亿元")] == ["Q1"]  # a figure follows: the first quarter's
+    # a range from one first quarter to another holds no Q1-2 (first half), in either reader
+    assert [(sorted(p.years), p.part) for p in periods("22Q1-23Q1营收增长8%")] == [([2022], "Q1"), ([2023], "Q1")]
+    from fincprg.finance.extract import extract
+    assert {(p.year, p.part) for p in extract("2020Q1-2021Q1营收").periods} == {(2020, "Q1"), (2021, "Q1")}
 
 
 def test_a_company_is_not_its_own_subsidiary():
