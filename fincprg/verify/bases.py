@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 from fincprg.verify.answer import Verdict
-from fincprg.verify.readers import CLAUSE_SPLIT, METRICS, metrics, norm, read_ask
+from fincprg.verify.readers import CLAUSE_SPLIT, METRICS, blank_names, metrics, norm, read_ask
 
 _YOY_ASK = re.compile(r"同比|(?:较|比|相比|与)(?:上年|去年|上一年)(?:同期)?")
 # a base other than a year earlier, named in the clause of the metric
@@ -39,18 +39,18 @@ def _clauses_with(source: str, surfaces: Iterable[str]) -> list[str]:
     return out
 
 
-def check_base(query: str, source: str) -> Verdict | None:
+def check_base(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_answered``: a year-on-year change of a metric whose every clause in the source compares it with
     another base (the pre-listing level, the start of the year, the previous quarter) and none with a year
-    earlier."""
-    q = norm(query)
+    earlier. ``names``: the company's, read off the word the change is asked of (「凯莱英资产负债率」)."""
+    q = blank_names(norm(query), names)
     m = _YOY_ASK.search(q)
     if not m:
         return None
     s = norm(source)
     # a known metric family by any of its surfaces, else the word the change is asked of (资产负债率)
     asked = {fam: METRICS[fam] for fam in read_ask(q).metrics}
-    word = _WORD_END.split(q[:m.start()])[-1]
+    word = re.sub(r"^(?:公司)+", "", _WORD_END.split(q[:m.start()])[-1])
     if not asked and len(word) >= 2:
         asked = {word: (word,)}
     for what, surfaces in asked.items():

@@ -37,7 +37,7 @@ def strict_checks(query: str, passage: str, title: str, sentence: str | None, na
             or check_target_as_forecast(query, source) or check_change_stated(query, source)
             or check_risk(query, source)
             or check_topical(query, source, names) or check_trend(query, source, names)
-            or check_base(query, source) or check_valuation_parts(query, source, names)
+            or check_base(query, source, names) or check_valuation_parts(query, source, names)
             or check_valued_part(query, source))
 
 

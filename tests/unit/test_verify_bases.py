@@ -22,6 +22,9 @@ def test_a_yoy_change_is_not_answered_by_a_change_from_another_base():
     assert check_base("某科技2019年四季度营收的同比变化幅度是多少？", both) is None
     # a change asked on another base is none of this rule's business
     assert check_base("某能源2019年资产负债率较上市前下降了多少？", _LISTING) is None
+    # the company's name against the metric, with no year between, is read off the word asked
+    v = check_base("某能源资产负债率同比下降了多少？", _LISTING, ["某能源"])
+    assert v is not None and v.reason == "not_answered"
 
 
 _PARTS = ("新业务中预计快运业务2022年收入300亿元，给予1.7倍PS，价值510亿市值；其他新业务收入350亿元，给予1.5倍PS，"
