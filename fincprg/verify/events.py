@@ -97,10 +97,10 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         return None
     done = bool(_DONE.search(q))  # 「收购了哪些」 asks what happened; 「定增资金用于哪些项目」 a plan's content too
     uses = bool(_ASKS_USES.search(q))
-    sents = [s for s in SENT_SPLIT.split(_NOT_EVENT.sub("保险", norm(source))) if not CONDITIONAL.search(s)]
+    every = SENT_SPLIT.split(_NOT_EVENT.sub("保险", source))
+    sents = [s for s in every if not CONDITIONAL.search(s)]  # a plan's terms are conditions; its name is not
     priced = events & _PRICED
-    on_it = [sent for sent in SENT_SPLIT.split(source) if any(_EVENT_OF[h.group()] in priced
-                                                             for h in _EVENT_RE.finditer(sent))]
+    on_it = [sent for sent in every if any(_EVENT_OF[h.group()] in priced for h in _EVENT_RE.finditer(sent))]
     if priced and _ASKS_PRICE.search(q) and not any(_PRICE.search(blank_periods(sent)) for sent in on_it):
         return Verdict("not_answered", f"asks the price of {'/'.join(sorted(priced))}; the source's sentences on "
                                        "it state no price in 元")
@@ -110,7 +110,6 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
             return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
                                            "with specifics (names or amounts, not only a date), or only as a condition")
     asked = {y for p in periods(COMPARE.sub("", q)) for y in p.years}
-    every = SENT_SPLIT.split(_NOT_EVENT.sub("保险", source))  # a plan's terms are conditions; its name is not
     for event in sorted(events) if asked else ():
         named = _named_years(every, event)
         if named and not named & asked:
