@@ -114,7 +114,8 @@ def aspect_of(clause: str, start: int, names: frozenset[str] = frozenset()) -> s
         return cand
     # 「6460亿目标市值」: a figure's unit glued to the words after it; the figure stands for the metric itself;
     # 「10月草甘膦市场均价」: a month's figure, which asked without its month (「2022年月…」) is garbled
-    if re.match(r"[亿万元月]", cand) and re.search(r"\d\s?$", clause[:start - len(cand)]):
+    at = clause.rfind(cand, 0, start)  # not start - len(cand): the candidate lost its link words (的, 实现)
+    if re.match(r"[亿万元月]", cand) and re.search(r"\d\s?$", clause[:at if at >= 0 else start - len(cand)]):
         return None
     # 「涨价等影响毛利率」: a cause acting on the metric is no part of it; the metric is the company's own
     if words(cand)[-1] in _CAUSES:

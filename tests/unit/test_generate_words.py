@@ -147,3 +147,6 @@ def test_a_months_figure_is_not_asked_without_its_month():
     clause = "10月草甘膦市场均价为8万元 吨"
     m = CLAUSE_METRIC.search(clause)
     assert m is not None and aspect_of(clause, m.start(), frozenset()) is None  # never 「2022年月草甘膦市场均价」
+    linked = "10月草甘膦市场的均价为8万元 吨"  # the candidate loses its 的: the month is still found before it
+    m = CLAUSE_METRIC.search(linked)
+    assert m is not None and aspect_of(linked, m.start(), frozenset()) is None
