@@ -76,7 +76,7 @@ def _keyword_years(q: str, ask: Ask, infos: Sequence[ReportInfo], companies: set
     if not ask.years or ask.forecast or any(c in q for c in companies):
         return None
     words = [w for w in content_words(blank_periods(q)) if not any(w in t or t in w for t in terms)]
-    on_it = [i for i in infos if any(w in norm(i.title) for w in words)]
+    on_it = [i for i in infos if any(w in t for t in (norm(i.title),) for w in words)] if words else []
     covered = {y for i in on_it for y in _report_years(i)}
     missing = sorted(ask.years - covered) if on_it and covered else []
     if missing:
