@@ -22,7 +22,11 @@ def train_cmd(
                                                           "fincprg_train.json (checked before anything loads).")],
     loss: Annotated[str, typer.Option(help="cosent: CoSENT on positive pairs + random negatives scored 0, mean "
                                            "pooling (the paper's setting). mnrl: MultipleNegativesRanking with the "
-                                           "exported hard negatives and in-batch negatives.")] = "mnrl",
+                                           "hard negatives and in-batch negatives. cmnrl: the same with GradCache "
+                                           "(a large --batch-size in the memory of --mini-batch-size). gist / "
+                                           "cgist: GISTEmbed (cached): a frozen --guide model drops the in-batch "
+                                           "and hard negatives it scores above the positive (likely unlabelled "
+                                           "positives).")] = "mnrl",
     subset: Annotated[Optional[list[str]], typer.Option(
         "--subset", "-s", help="Qrels subset(s) whose train labels are the positives, repeatable: all, sentence, "
                                "sentence-mined, passage, passage-mined, topic. Default: all.")] = None,
@@ -41,8 +45,34 @@ def train_cmd(
                     "0.01, so --scale 100.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling, shuffling, negatives and initialisation.")] = 42,
     negatives: Annotated[int, typer.Option(
-        min=0, help="Per pair: random negatives scored 0 (cosent, >= 1) or hard negatives from "
-                    "train/flagembedding.jsonl (mnrl; random fill when a query has fewer).")] = 1,
+        min=0, help="Per pair: random negatives scored 0 (cosent, >= 1) or hard negatives (the other losses; "
+                    "random fill when a query has fewer).")] = 1,
+    negatives_from: Annotated[str, typer.Option(
+        help="Where hard negatives come from: export (train/flagembedding.jsonl: BM25, with the export's "
+             "guards) or dense (mined by --neg-model in the --neg-range window under --neg-margin; never a "
+             "known positive nor a passage of the positive's report).")] = "export",
+    neg_model: Annotated[Optional[str], typer.Option(
+        help="Model that mines dense negatives (default: the base model, before training).")] = None,
+    neg_range: Annotated[str, typer.Option(
+        help="MIN:MAX: dense negatives come from these ranks of the query's nearest passages "
+             "(FlagEmbedding mines 2-200; skipping the nearest avoids unlabelled positives).")] = "10:100",
+    neg_margin: Annotated[float, typer.Option(
+        help="Relative margin: a dense negative scores at most (1 - MARGIN) x the query's best positive "
+             "(sentence-transformers' relative_margin; NV-Retriever uses 0.05).")] = 0.05,
+    guide: Annotated[Optional[str], typer.Option(
+        help="Guide model of --loss gist/cgist, frozen (default: the base model).")] = None,
+    mini_batch_size: Annotated[int, typer.Option(
+        min=1, help="GradCache mini-batch of --loss cmnrl/cgist: memory follows it, not --batch-size.")] = 16,
+    dev_fraction: Annotated[float, typer.Option(
+        help="Hold out this share of the training reports as a dev split (by report, never a benchmark): "
+             "every checkpoint is scored on it and the best one is kept; it also picks --merge-base auto. "
+             "0: no dev split.")] = 0.0,
+    dev_queries: Annotated[int, typer.Option(min=1, help="At most this many dev queries (a seeded sample).")]
+    = 300,
+    merge_base: Annotated[Optional[str], typer.Option(
+        help="Merge the fine-tuned weights with the base (LM-Cocktail's weight interpolation): the fine-tuned "
+             "model's weight in [0, 1], or auto (the best of 0, .25, .5, .75, 1 on the dev split; needs "
+             "--dev-fraction). The merged model is saved to OUT, the unmerged one to OUT/unmerged.")] = None,
     max_pairs: Annotated[Optional[int], typer.Option(min=1, help="Train on a seeded sample of this many "
                                                                   "(query, positive) pairs.")] = None,
     precision: Annotated[str, typer.Option(help="auto: bf16 (or fp16) on CUDA, fp32 on CPU; or fp32, fp16, "
@@ -92,7 +122,10 @@ def train_cmd(
             max_seq_length=max_seq_length, warmup_ratio=warmup, seed=seed, negatives=negatives,
             max_pairs=max_pairs, precision=precision, device=device, add_cjk=add_cjk,
             eval_strategy=eval_strategy, eval_steps=eval_steps, save_steps=save_steps, show_progress=not quiet,
-            freeze_embeddings=freeze_embeddings, group_by_length=group_by_length, scale=scale)
+            freeze_embeddings=freeze_embeddings, group_by_length=group_by_length, scale=scale,
+            negatives_from=negatives_from, neg_model=neg_model, neg_range=neg_range, neg_margin=neg_margin,
+            guide=guide, mini_batch_size=mini_batch_size, dev_fraction=dev_fraction, dev_queries=dev_queries,
+            merge_base=merge_base)
         summary = train(dataset, model, out, settings, resume=resume)
         _print_summary(summary, settings, model, out)
         if compare:
@@ -113,6 +146,19 @@ def _print_summary(summary: dict[str, Any], settings: Any, model: str, out: Path
                    f"(--max-seq-length {c['asked']} asked)")
     if summary.get("prompts"):
         typer.echo("  prompts: " + ", ".join(f"{k} {v!r}" for k, v in summary["prompts"].items()))
+    if summary.get("negatives"):
+        n = summary["negatives"]
+        typer.echo(f"  negatives ({n['source']}): {n['hard']} hard, {n['random']} random fill")
+    if summary.get("dev"):
+        d = summary["dev"]
+        curve = ", ".join(f"{c['step']}: {c['ndcg@10']:.4f}" for c in d.get("curve", []))
+        typer.echo(f"  dev split: {d['reports']} reports, {d['queries']} queries; nDCG@10 by step {curve}; kept "
+                   f"{d.get('chosen_checkpoint') or 'the last step'}")
+    if summary.get("merge"):
+        m = summary["merge"]
+        scores = ", ".join(f"{a}: {v:.4f}" for a, v in m["dev_ndcg@10"].items())
+        typer.echo(f"  merged with the base at alpha {m['alpha']:g} (fine-tuned weight)"
+                   + (f"; dev nDCG@10 by alpha {scores}" if scores else "") + f"; unmerged model in {out}/unmerged")
     if summary.get("frozen_parameters"):
         typer.echo(f"  word embeddings frozen: {summary['frozen_parameters']:,} parameters not trained")
     if "added" in summary["vocab"]:

@@ -33,6 +33,7 @@ class Pairs:
         known: query text -> ids of every passage labelled relevant for it (never a negative).
         by_text: passage text -> title + text, to embed the exported negatives (which hold the bare
             text) the way positives are embedded; otherwise the title alone would tell them apart.
+        report_of: passage id -> its report id (every passage of the dataset that has one).
     """
 
     queries: list[str] = field(default_factory=list)
@@ -41,9 +42,16 @@ class Pairs:
     pool: dict[str, str] = field(default_factory=dict)
     known: dict[str, set[str]] = field(default_factory=dict)
     by_text: dict[str, str] = field(default_factory=dict)
+    report_of: dict[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.queries)
+
+    def head(self, n: int) -> "Pairs":
+        """The first ``n`` pairs (the pairs are shuffled by the seed, so this is a seeded sample)."""
+        from dataclasses import replace
+
+        return replace(self, queries=self.queries[:n], positives=self.positives[:n], pos_ids=self.pos_ids[:n])
 
 
 def load_pairs(dataset: str | Path, subsets: list[str], *, split: str = "train", max_pairs: int | None = None,
@@ -85,6 +93,7 @@ def load_pairs(dataset: str | Path, subsets: list[str], *, split: str = "train",
     out.pool = {pid: doc_text(d) for pid, d in ds.corpus.items()
                 if d.get("report_id") is None or d.get("report_id") in train_reports}
     out.by_text = {str(d.get("text", "")): doc_text(d) for d in ds.corpus.values()}
+    out.report_of = {pid: str(d["report_id"]) for pid, d in ds.corpus.items() if d.get("report_id")}
     return out
 
 

@@ -3,7 +3,13 @@
 - ``cosent``: CoSENT on (query, passage, 1.0) pairs plus random non-positive passages at 0.0, mean
   pooling: the FinCPRG paper's setting (Table 4), no hard negatives.
 - ``mnrl``: MultipleNegativesRanking on (query, positive, hard negative...) with the exported
-  ``train/flagembedding.jsonl`` negatives and in-batch negatives (no duplicate texts in a batch).
+  ``train/flagembedding.jsonl`` negatives (BM25) or negatives mined by a dense model
+  (``negatives_from="dense"``), and in-batch negatives (no duplicate texts in a batch).
+- ``cmnrl``, ``gist``, ``cgist``: the same rows with GradCache and/or a guide model
+  (:mod:`fincprg.train.st_trainer`).
+
+A dev split held out by report (``dev_fraction``) picks the checkpoint and, with ``merge_base``, the
+weight of the fine-tuned model in a merge with the base (:mod:`fincprg.train.merge`).
 
 Checkpoints go to ``OUT/checkpoints/``; ``resume=True`` continues from the last one. The final
 model is saved to ``OUT`` and loads with ``SentenceTransformer(OUT)``, FlagEmbedding
@@ -27,14 +33,20 @@ from typing import Any
 
 from fincprg.errors import ConfigError, InputError
 from fincprg.evaluate.data import load_beir
+from fincprg.train.merge import parse_alpha
+from fincprg.train.negatives import Window
+from fincprg.train.st_trainer import GUIDED, IN_BATCH
 
 log = logging.getLogger(__name__)
 
-LOSSES = ("cosent", "mnrl")
+LOSSES = ("cosent", "mnrl", "cmnrl", "gist", "cgist")
+NEGATIVE_SOURCES = ("export", "dense")
 SETTINGS_FILE = "fincprg_train.json"
+UNMERGED = "unmerged"  # OUT/unmerged: the fine-tuned model before --merge-base
 # these change what is trained on; a resumed run must use the same values as the checkpoints
 _DATA_KEYS = ("loss", "subsets", "max_pairs", "negatives", "seed", "add_cjk", "max_seq_length", "batch_size",
-              "learning_rate", "epochs", "warmup_ratio", "freeze_embeddings", "group_by_length")
+              "learning_rate", "epochs", "warmup_ratio", "freeze_embeddings", "group_by_length", "negatives_from",
+              "neg_model", "neg_range", "neg_margin", "guide", "mini_batch_size", "dev_fraction", "scale")
 UNK_WARN_SHARE = 0.2
 
 
@@ -53,8 +65,17 @@ class TrainSettings:
         eval_strategy: run the test-split IR evaluator every ``epoch``, every ``eval_steps`` or ``no``.
         freeze_embeddings: keep the word-embedding table fixed (not in the optimizer).
         group_by_length: batches of texts of similar length (shuffled pools), less padding.
-        scale: the loss's similarity scale (inverse temperature); None: the loss's own (20). A model
-            pre-trained at another temperature keeps its geometry at its own (e5: 0.01, so 100).
+        scale: the loss's similarity scale (inverse temperature); None: the loss's own (20; GIST 100). A
+            model pre-trained at another temperature keeps its geometry at its own (e5: 0.01, so 100).
+        negatives_from: ``export`` (the dataset's BM25 negatives) or ``dense`` (mined by ``neg_model``).
+        neg_model: the model that mines dense negatives (None: the base model, before training).
+        neg_range: ``MIN:MAX``, the ranks dense negatives come from.
+        neg_margin: a dense negative scores at most ``(1 - neg_margin)`` × the query's best positive.
+        guide: the frozen guide model of ``gist``/``cgist`` (None: the base model).
+        mini_batch_size: GradCache's mini-batch (``cmnrl``, ``cgist``).
+        dev_fraction: share of the training reports held out as a dev split (0: none).
+        dev_queries: at most this many dev queries (a seeded sample).
+        merge_base: None, a weight in [0, 1] of the fine-tuned model in a merge with the base, or ``auto``.
     """
 
     loss: str = "mnrl"
@@ -79,6 +100,15 @@ class TrainSettings:
     freeze_embeddings: bool = False
     group_by_length: bool = False
     scale: float | None = None
+    negatives_from: str = "export"
+    neg_model: str | None = None
+    neg_range: str = "10:100"
+    neg_margin: float = 0.05
+    guide: str | None = None
+    mini_batch_size: int = 16
+    dev_fraction: float = 0.0
+    dev_queries: int = 300
+    merge_base: str | None = None
 
     def check(self) -> None:
         if self.loss not in LOSSES:
@@ -94,6 +124,23 @@ class TrainSettings:
             raise ConfigError("--warmup must be a ratio in [0, 1)")
         if self.negatives < (1 if self.loss == "cosent" else 0):
             raise ConfigError("--negatives must be >= 1 with cosent (a batch needs pairs scored 0) and >= 0 with mnrl")
+        if self.negatives_from not in NEGATIVE_SOURCES:
+            raise ConfigError(f"--negatives-from {self.negatives_from!r} is not one of {', '.join(NEGATIVE_SOURCES)}")
+        Window.parse(self.neg_range)
+        if not 0 <= self.neg_margin < 1:
+            raise ConfigError("--neg-margin must be in [0, 1)")
+        if not 0 <= self.dev_fraction < 1:
+            raise ConfigError("--dev-fraction must be a share in [0, 1)")
+        if self.mini_batch_size < 1:
+            raise ConfigError("--mini-batch-size must be >= 1")
+        if self.guide and self.loss not in GUIDED:
+            raise ConfigError(f"--guide is read by the gist and cgist losses only, not {self.loss}")
+        if self.loss == "cosent" and self.negatives_from == "dense":
+            raise ConfigError("--negatives-from dense feeds the in-batch losses (mnrl, cmnrl, gist, cgist); cosent "
+                              "draws random negatives")
+        if parse_alpha(self.merge_base) == "auto" and self.dev_fraction <= 0:
+            raise ConfigError("--merge-base auto picks the weight on the dev split: pass --dev-fraction > 0 (e.g. "
+                              "0.1), or a fixed weight such as --merge-base 0.5")
         if self.freeze_embeddings and self.add_cjk:
             raise ConfigError("--add-cjk adds embedding rows that must be trained; drop --freeze-embeddings "
                               "(or --add-cjk)")
@@ -163,23 +210,44 @@ def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) 
     return ck
 
 
-def _examples(dataset: Path, settings: TrainSettings) -> tuple[dict[str, list], dict[str, Any]]:
-    from fincprg.train.data import cosent_rows, load_pairs, mnrl_rows, read_hard_negatives
+def _pairs(dataset: Path, settings: TrainSettings) -> tuple[Any, Any, dict[str, Any]]:
+    """(training pairs, dev split, counts): the dev reports leave training before ``--max-pairs`` samples it."""
+    from fincprg.train.data import load_pairs
+    from fincprg.train.dev import split_dev
 
-    pairs = load_pairs(dataset, settings.subsets, max_pairs=settings.max_pairs, seed=settings.seed)
+    dev_on = settings.dev_fraction > 0
+    pairs = load_pairs(dataset, settings.subsets, max_pairs=None if dev_on else settings.max_pairs,
+                       seed=settings.seed)
+    pairs, dev = split_dev(pairs, settings.dev_fraction, max_queries=settings.dev_queries, seed=settings.seed)
+    if dev_on and settings.max_pairs is not None:
+        pairs = pairs.head(settings.max_pairs)  # already shuffled by the seed
     info: dict[str, Any] = {"pairs": len(pairs), "queries": len(set(pairs.queries))}
+    if dev:
+        info["dev"] = {"reports": len(dev.reports), "queries": len(dev.queries), "passages": len(dev.corpus)}
+    return pairs, dev, info
+
+
+def _rows(pairs: Any, dataset: Path, settings: TrainSettings, hard: dict[str, list[str]] | None
+          ) -> tuple[dict[str, list], dict[str, Any]]:
+    """The loss's columns; ``hard`` holds dense negatives (None: the exported ones)."""
+    from fincprg.train.data import cosent_rows, mnrl_rows, read_hard_negatives
+
+    info: dict[str, Any] = {}
     if settings.loss == "cosent":
         cols = cosent_rows(pairs, settings.negatives, seed=settings.seed)
         info["rows"] = len(cols["sentence1"])
         info["negative_rows"] = int(sum(1 for s in cols["score"] if s == 0.0))
     else:
-        hard = read_hard_negatives(dataset) if settings.negatives else {}
+        if hard is None:
+            hard = read_hard_negatives(dataset) if settings.negatives else {}
         cols, src = mnrl_rows(pairs, hard, settings.negatives, seed=settings.seed)
         info["rows"] = len(cols["anchor"])
-        info["negatives"] = src
+        info["negatives"] = {**src, "source": settings.negatives_from if settings.negatives else "none"}
         if settings.negatives and src["random"] > src["hard"]:
-            log.warning("train: %d of %d negatives are random fill (the export had too few hard negatives)",
+            log.warning("train: %d of %d negatives are random fill (too few hard negatives)",
                         src["random"], src["random"] + src["hard"])
+    if not next(iter(cols.values())):
+        raise InputError(f"{dataset}: no training rows could be built (every pair lacked negatives)")
     return cols, info
 
 
@@ -211,9 +279,12 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     dataset, out = Path(dataset), Path(out)
     check_out(out)  # before anything slow
     ckpt = _check_resume(out, settings, model, resume)
-    cols, info = _examples(dataset, settings)
-    if not next(iter(cols.values())):
-        raise InputError(f"{dataset}: no training rows could be built (every pair lacked negatives)")
+    pairs, dev, info = _pairs(dataset, settings)
+    dense = settings.negatives_from == "dense" and settings.loss in IN_BATCH and settings.negatives > 0
+    cols: dict[str, list] = {}
+    if not dense:  # the rows fail early, before the model loads
+        cols, more = _rows(pairs, dataset, settings, None)
+        info.update(more)
     device = resolve_device(settings.device)
     precision = train_precision(device, settings.precision)
 
@@ -221,6 +292,8 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
 
     set_seed(settings.seed)  # the new CJK rows are drawn at random: the same seed draws the same rows
     st = load_sentence_transformer(model, where="--model", device=device, shared=False)
+    base_state = ({k: v.detach().clone() for k, v in st.state_dict().items()}
+                  if settings.merge_base is not None else None)
     base_len = st.max_seq_length
     st.max_seq_length = settings.max_seq_length
     limit = model_max_positions(st)
@@ -231,10 +304,15 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
                     settings.max_seq_length, model, limit, limit)
         st.max_seq_length = limit
         info["max_seq_length_clamped"] = {"asked": settings.max_seq_length, "used": limit}
+    prompts = {role: prompt_text(st, role) for role in ("query", "passage")}
+    info["prompts"] = {k: v for k, v in prompts.items() if v}
+    guide = _helper_model(settings.guide or model, "--guide", st, device) if settings.loss in GUIDED else None
+    if dense:
+        cols, more = _rows(pairs, dataset, settings, _mine(pairs, settings, model, st, guide, device))
+        info.update(more)
     from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
 
-    queries = cols["sentence1" if settings.loss == "cosent" else "anchor"]
-    texts = vocab_texts(dataset, sorted(set(queries)))
+    texts = vocab_texts(dataset, sorted(set(pairs.queries)))
     if settings.add_cjk:
         info["vocab"] = extend_with_cjk(st, texts)
     else:
@@ -245,26 +323,45 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
                         "pass --add-cjk to add them to its vocabulary", model, 100 * share)
     if settings.freeze_embeddings:
         info["frozen_parameters"] = freeze_word_embeddings(st)
-    prompts = {role: prompt_text(st, role) for role in ("query", "passage")}
-    info["prompts"] = {k: v for k, v in prompts.items() if v}
+
+    from fincprg.train.st_trainer import ir_evaluator, make_loss, make_trainer, test_evaluator
+
+    dev_eval = ir_evaluator(dev.queries, dev.corpus, dev.relevant, "dev", st, settings.batch_size) if dev else None
+    curve: list[dict[str, Any]] = []
+    if dev_eval is not None:
+        curve.append({"step": 0, "ndcg@10": round(dev_eval(st)[dev_eval.primary_metric], 6)})
+    evaluator = dev_eval or (test_evaluator(st, dataset, settings) if settings.eval_strategy != "no" else None)
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "checkpoints").mkdir(exist_ok=True)
     atomic_write_text(out / "checkpoints" / SETTINGS_FILE,
                       json.dumps({"model": model, "settings": asdict(settings)}, ensure_ascii=False, indent=2))
-    trainer = _trainer(st, cols, dataset, out, settings, device, precision, prompts)
+    trainer = make_trainer(st, cols, out, settings, device, precision, prompts, make_loss(st, settings, guide),
+                           evaluator, dev_eval.primary_metric if dev_eval else None)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
     seconds = time.perf_counter() - t0
+    if dev_eval is not None:
+        info["dev"].update(_dev_record(trainer, dev_eval.primary_metric, curve))
     # the training length is a compute budget, not a property of the model: keep the base's length
+    train_len = st.max_seq_length
     if base_len and base_len > st.max_seq_length:
         st.max_seq_length = base_len
+    if base_state is not None:
+        st.save(str(out / UNMERGED))
+        from fincprg.train.merge import merge
+
+        st.max_seq_length = train_len  # dev scores at the length the curve was scored at
+        info["merge"] = merge(st, base_state, parse_alpha(settings.merge_base),
+                              (lambda m: dev_eval(m)[dev_eval.primary_metric]) if dev_eval else None)
+        st.max_seq_length = max(base_len or 0, train_len)
     st.save(str(out))
     summary: dict[str, Any] = {"model": model, "dataset": str(dataset), "out": str(out), **info,
                                "device": device, "precision": precision, "steps": trainer.state.global_step,
-                               "train_seconds": round(seconds, 1), "max_seq_length": st.max_seq_length, "resumed_from": ckpt.name if ckpt else None,
-                               "settings": asdict(settings)}
-    evals = [h for h in trainer.state.log_history if any(k.endswith("ndcg@10") for k in h)]
+                               "train_seconds": round(seconds, 1), "max_seq_length": st.max_seq_length,
+                               "resumed_from": ckpt.name if ckpt else None, "settings": asdict(settings)}
+    evals = [h for h in trainer.state.log_history if any(k.startswith("eval_test") and k.endswith("ndcg@10")
+                                                         for k in h)]
     if evals:
         summary["test_eval"] = {k.removeprefix("eval_"): v for k, v in evals[-1].items()
                                 if "ndcg@10" in k or "recall@10" in k}
@@ -273,108 +370,50 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     return summary
 
 
+def _helper_model(name: str, where: str, st: Any, device: str) -> Any:
+    """A frozen second model (the guide, or the negatives' miner) that reads what ``st`` reads."""
+    from fincprg.models import load_sentence_transformer
+
+    helper = load_sentence_transformer(name, where=where, device=device, shared=False)
+    helper.max_seq_length = min(st.max_seq_length, helper.max_seq_length or st.max_seq_length)
+    helper.eval()
+    for p in helper.parameters():
+        p.requires_grad_(False)
+    return helper
+
+
+def _mine(pairs: Any, settings: TrainSettings, model: str, st: Any, guide: Any, device: str) -> dict[str, list[str]]:
+    """Dense negatives by ``--neg-model``: by default the base model (``st`` before training, or the guide when
+    it is the base)."""
+    from fincprg.models import prompt_text
+    from fincprg.train.negatives import dense_negatives
+
+    name = settings.neg_model or model
+    if name == model:
+        miner = st
+    elif guide is not None and name == (settings.guide or model):
+        miner = guide
+    else:
+        miner = _helper_model(name, "--neg-model", st, device)
+    lo, hi = Window.parse(settings.neg_range)
+    return dense_negatives(pairs, miner, settings.negatives, Window(lo, hi, settings.neg_margin),
+                           prompts={r: prompt_text(miner, r) for r in ("query", "passage")},
+                           batch_size=settings.batch_size, seed=settings.seed, show_progress=settings.show_progress)
+
+
+def _dev_record(trainer: Any, metric: str, curve: list[dict[str, Any]]) -> dict[str, Any]:
+    """The dev curve (step 0 is the base model) and the checkpoint the trainer kept."""
+    for h in trainer.state.log_history:
+        if f"eval_{metric}" in h:
+            curve.append({"step": h.get("step"), "ndcg@10": round(h[f"eval_{metric}"], 6)})
+    best = trainer.state.best_model_checkpoint
+    return {"curve": curve, "chosen_checkpoint": Path(best).name if best else None,
+            "best_ndcg@10": trainer.state.best_metric}
+
+
 def freeze_word_embeddings(st: Any) -> int:
     """Take the word-embedding table of ``st``'s transformer out of training; returns its size."""
     weight = st[0].auto_model.get_input_embeddings().weight
     weight.requires_grad_(False)
     log.info("train: word embeddings frozen (%d parameters not trained)", weight.numel())
     return int(weight.numel())
-
-
-def column_prompts(columns: list[str], prompts: dict[str, str]) -> dict[str, str] | None:
-    """The trainer's per-column prompts: the query column gets the query prompt, every other text column
-    (positive, negatives) the passage prompt; None when the model has no prompts."""
-    out = {}
-    for c in columns:
-        if c in ("score", "label"):
-            continue
-        p = prompts.get("query" if c in ("anchor", "sentence1") else "passage", "")
-        if p:
-            out[c] = p
-    return out or None
-
-
-def _trainer(st: Any, cols: dict[str, list], dataset: Path, out: Path, settings: TrainSettings, device: str,
-             precision: str, prompts: dict[str, str]) -> Any:
-    import datasets
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.base.sampler import BatchSamplers
-    from sentence_transformers.sentence_transformer import losses
-
-    train_ds = datasets.Dataset.from_dict(cols)
-    kw = {"scale": settings.scale} if settings.scale else {}
-    loss = losses.CoSENTLoss(st, **kw) if settings.loss == "cosent" else losses.MultipleNegativesRankingLoss(st, **kw)
-    evaluator = None
-    strategy = settings.eval_strategy
-    if strategy != "no":
-        from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
-
-        from fincprg.train.data import ir_eval_data
-
-        try:
-            q, corpus, rel = ir_eval_data(dataset, settings.subsets, split="test")
-        except InputError as e:
-            q, rel, corpus = {}, {}, {}
-            log.warning("train: no test-split evaluation (%s)", e)
-        if rel:
-            from fincprg.models import prompt_name
-
-            evaluator = InformationRetrievalEvaluator(q, corpus, rel, name="test", batch_size=settings.batch_size,
-                                                      show_progress_bar=False, write_csv=False,
-                                                      query_prompt_name=prompt_name(st, "query"),
-                                                      corpus_prompt_name=prompt_name(st, "passage"))
-        else:
-            strategy = "no"
-    sampler: Any = BatchSamplers.NO_DUPLICATES if settings.loss == "mnrl" else BatchSamplers.BATCH_SAMPLER
-    if settings.group_by_length:
-        from fincprg.train.st_sampler import LengthGroupedBatchSampler, LengthGroupedNoDuplicatesBatchSampler
-
-        sampler = LengthGroupedNoDuplicatesBatchSampler if settings.loss == "mnrl" else LengthGroupedBatchSampler
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(out / "checkpoints"),
-        num_train_epochs=settings.epochs,
-        per_device_train_batch_size=settings.batch_size,
-        per_device_eval_batch_size=settings.batch_size,
-        learning_rate=settings.learning_rate,
-        warmup_steps=settings.warmup_ratio,  # transformers 5: a float < 1 is a ratio of the total steps
-        seed=settings.seed,
-        data_seed=settings.seed,
-        fp16=precision == "fp16",
-        bf16=precision == "bf16",
-        use_cpu=not device.startswith("cuda"),
-        batch_sampler=sampler,
-        prompts=column_prompts(list(cols), prompts),
-        eval_strategy=strategy,
-        eval_steps=settings.eval_steps if strategy == "steps" else None,
-        save_strategy="steps",
-        save_steps=settings.save_steps,
-        save_total_limit=settings.save_total_limit,
-        logging_steps=settings.logging_steps,
-        report_to="none",
-        disable_tqdm=not settings.show_progress,
-        dataloader_num_workers=0,
-    )
-    trainer = SentenceTransformerTrainer(model=st, args=args, train_dataset=train_ds, loss=loss, evaluator=evaluator)
-    _logs_to_stderr(trainer)
-    return trainer
-
-
-def _logs_to_stderr(trainer: Any) -> None:
-    """The HF trainer prints its loss lines to stdout (``print``, or ``tqdm.write`` under the bar); they go to
-    the log (stderr) instead, so that stdout holds only the summary and the before/after table."""
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
-
-    class Bar(ProgressCallback):
-        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
-            pass
-
-    class LogLines(TrainerCallback):
-        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
-            if state.is_world_process_zero and logs:
-                log.info("train: %s", ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
-                                               for k, v in logs.items() if k != "total_flos"))
-
-    if trainer.pop_callback(ProgressCallback) is not None:
-        trainer.add_callback(Bar)
-    trainer.remove_callback(PrinterCallback)
-    trainer.add_callback(LogLines())

@@ -1,0 +1,152 @@
+"""The sentence-transformers side of ``fincprg train``: the loss, the evaluator, the batch sampler and the
+trainer. Imports sentence-transformers and torch inside its functions only.
+
+Losses (``--loss``):
+- ``cosent``: CoSENT on (query, passage, 1.0) pairs plus random negatives at 0.0 (the paper's setting).
+- ``mnrl``: MultipleNegativesRanking: in-batch negatives plus the rows' hard negatives.
+- ``cmnrl``: the same with GradCache (``CachedMultipleNegativesRankingLoss``): the batch is encoded in
+  mini-batches of ``--mini-batch-size``, so a large batch (many in-batch negatives) fits in constant memory.
+- ``gist`` / ``cgist``: GISTEmbed (cached: GradCache as above) with a frozen guide model (the base by
+  default) that drops in-batch and hard negatives it scores above the positive: the likeliest unlabelled
+  positives, which template queries over one report's passages produce.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+IN_BATCH = ("mnrl", "cmnrl", "gist", "cgist")  # anchor / positive / negative_k rows, no duplicate texts per batch
+GUIDED = ("gist", "cgist")
+
+
+def column_prompts(columns: list[str], prompts: dict[str, str]) -> dict[str, str] | None:
+    """The trainer's per-column prompts: the query column gets the query prompt, every other text column
+    (positive, negatives) the passage prompt; None when the model has no prompts."""
+    out = {}
+    for c in columns:
+        if c in ("score", "label"):
+            continue
+        p = prompts.get("query" if c in ("anchor", "sentence1") else "passage", "")
+        if p:
+            out[c] = p
+    return out or None
+
+
+def make_loss(st: Any, settings: Any, guide: Any = None) -> Any:
+    """The ``--loss`` object; ``--scale`` is the inverse of GIST's temperature (e5: 100 = 0.01, GIST's own)."""
+    from sentence_transformers.sentence_transformer import losses
+
+    scale = settings.scale
+    if settings.loss == "cosent":
+        return losses.CoSENTLoss(st, **({"scale": scale} if scale else {}))
+    if settings.loss == "mnrl":
+        return losses.MultipleNegativesRankingLoss(st, **({"scale": scale} if scale else {}))
+    if settings.loss == "cmnrl":
+        return losses.CachedMultipleNegativesRankingLoss(st, mini_batch_size=settings.mini_batch_size,
+                                                         **({"scale": scale} if scale else {}))
+    kw = {"temperature": 1.0 / scale} if scale else {}
+    if settings.loss == "gist":
+        return losses.GISTEmbedLoss(st, guide, **kw)
+    return losses.CachedGISTEmbedLoss(st, guide, mini_batch_size=settings.mini_batch_size, **kw)
+
+
+def ir_evaluator(queries: dict[str, str], corpus: dict[str, str], relevant: dict[str, set[str]], name: str,
+                 st: Any, batch_size: int) -> Any:
+    from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
+
+    from fincprg.models import prompt_name
+
+    # its per-call report (ten INFO lines) would bury the training log; the summary prints the dev curve
+    logging.getLogger(InformationRetrievalEvaluator.__module__).setLevel(logging.WARNING)
+    return InformationRetrievalEvaluator(queries, corpus, relevant, name=name, batch_size=batch_size,
+                                         show_progress_bar=False, write_csv=False,
+                                         query_prompt_name=prompt_name(st, "query"),
+                                         corpus_prompt_name=prompt_name(st, "passage"),
+                                         ndcg_at_k=[10], mrr_at_k=[10], accuracy_at_k=[1, 10],
+                                         precision_recall_at_k=[10], map_at_k=[100])
+
+
+def test_evaluator(st: Any, dataset: Path, settings: Any) -> Any:
+    """The dataset's test-split evaluator, or None (no test labels)."""
+    from fincprg.errors import InputError
+    from fincprg.train.data import ir_eval_data
+
+    try:
+        q, corpus, rel = ir_eval_data(dataset, settings.subsets, split="test")
+    except InputError as e:
+        log.warning("train: no test-split evaluation (%s)", e)
+        return None
+    return ir_evaluator(q, corpus, rel, "test", st, settings.batch_size) if rel else None
+
+
+def make_trainer(st: Any, cols: dict[str, list], out: Path, settings: Any, device: str, precision: str,
+                 prompts: dict[str, str], loss: Any, evaluator: Any, select_on: str | None) -> Any:
+    """The ``SentenceTransformerTrainer``. ``select_on`` (a dev evaluator's metric) makes every save an
+    evaluation and loads the best checkpoint at the end."""
+    import datasets
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import BatchSamplers
+
+    strategy = settings.eval_strategy if evaluator is not None else "no"
+    if select_on:
+        strategy = "steps"
+    sampler: Any = BatchSamplers.NO_DUPLICATES if settings.loss in IN_BATCH else BatchSamplers.BATCH_SAMPLER
+    if settings.group_by_length:
+        from fincprg.train.st_sampler import LengthGroupedBatchSampler, LengthGroupedNoDuplicatesBatchSampler
+
+        sampler = LengthGroupedNoDuplicatesBatchSampler if settings.loss in IN_BATCH else LengthGroupedBatchSampler
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(out / "checkpoints"),
+        num_train_epochs=settings.epochs,
+        per_device_train_batch_size=settings.batch_size,
+        per_device_eval_batch_size=settings.batch_size,
+        learning_rate=settings.learning_rate,
+        warmup_steps=settings.warmup_ratio,  # transformers 5: a float < 1 is a ratio of the total steps
+        seed=settings.seed,
+        data_seed=settings.seed,
+        fp16=precision == "fp16",
+        bf16=precision == "bf16",
+        use_cpu=not device.startswith("cuda"),
+        batch_sampler=sampler,
+        prompts=column_prompts(list(cols), prompts),
+        eval_strategy=strategy,
+        eval_steps=(settings.save_steps if select_on else settings.eval_steps) if strategy == "steps" else None,
+        save_strategy="steps",
+        save_steps=settings.save_steps,
+        save_total_limit=settings.save_total_limit,
+        load_best_model_at_end=bool(select_on),
+        metric_for_best_model=f"eval_{select_on}" if select_on else None,
+        greater_is_better=True if select_on else None,
+        logging_steps=settings.logging_steps,
+        report_to="none",
+        disable_tqdm=not settings.show_progress,
+        dataloader_num_workers=0,
+    )
+    trainer = SentenceTransformerTrainer(model=st, args=args, train_dataset=datasets.Dataset.from_dict(cols),
+                                         loss=loss, evaluator=evaluator)
+    _logs_to_stderr(trainer)
+    return trainer
+
+
+def _logs_to_stderr(trainer: Any) -> None:
+    """The HF trainer prints its loss lines to stdout (``print``, or ``tqdm.write`` under the bar); they go to
+    the log (stderr) instead, so that stdout holds only the summary and the before/after table."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
+
+    class Bar(ProgressCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            pass
+
+    class LogLines(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            if state.is_world_process_zero and logs:
+                log.info("train: %s", ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                                               for k, v in logs.items() if k != "total_flos"))
+
+    if trainer.pop_callback(ProgressCallback) is not None:
+        trainer.add_callback(Bar)
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(LogLines())
