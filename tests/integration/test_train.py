@@ -87,3 +87,54 @@ def test_checkpoints_resume_and_refuse_to_overwrite(sample_dataset, tmp_path):
     assert "6 steps" in resumed.output and "resumed from checkpoint-4" in resumed.output
     changed = _train(sample_dataset, model, out, "--loss", "mnrl", "--eval", "no", "--no-compare", "--resume")
     assert changed.exit_code == 2 and "loss" in changed.output
+
+
+@pytest.mark.parametrize("loss", ["mnrl", "cmnrl", "gist", "cgist"])
+def test_in_batch_losses_train_on_dense_negatives(sample_dataset, tmp_path, loss):
+    model, _ = _tiny_model(tmp_path / "tiny", sample_dataset)
+    out = tmp_path / "tuned"
+    res = _train(sample_dataset, model, out, "--loss", loss, "--negatives-from", "dense", "--neg-range", "3:40",
+                 "--mini-batch-size", "4", "--eval", "no", "--no-compare")
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "fincprg_train.json").read_text("utf-8"))
+    neg = summary["negatives"]
+    assert neg["source"] == "dense" and neg["hard"] > 0 and summary["steps"] == 3
+
+
+def test_dev_split_keeps_the_best_checkpoint_and_auto_merge_is_scored_on_it(sample_dataset, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from fincprg.train.merge import GRID, interpolate
+
+    model, _ = _tiny_model(tmp_path / "tiny", sample_dataset)
+    out = tmp_path / "tuned"
+    res = _train(sample_dataset, model, out, "--loss", "gist", "--negatives-from", "dense", "--dev-fraction", "0.3",
+                 "--save-steps", "1", "--merge-base", "auto", "--no-compare")
+    assert res.exit_code == 0, res.output
+    assert "dev split:" in res.output and "merged with the base at alpha" in res.output
+    s = json.loads((out / "fincprg_train.json").read_text("utf-8"))
+    curve, merge = s["dev"]["curve"], s["merge"]
+    assert [c["step"] for c in curve] == [0, 1, 2, 3]
+    best = max(c["ndcg@10"] for c in curve[1:])
+    assert s["dev"]["best_ndcg@10"] == pytest.approx(best, abs=1e-6)
+    assert s["dev"]["chosen_checkpoint"] == f"checkpoint-{next(c['step'] for c in curve[1:] if c['ndcg@10'] == best)}"
+    # alpha 0 is the base (step 0 of the curve) and alpha 1 the kept checkpoint: both scored the same way
+    assert merge["dev_ndcg@10"]["0"] == pytest.approx(curve[0]["ndcg@10"], abs=1e-6)
+    assert merge["dev_ndcg@10"]["1"] == pytest.approx(best, abs=1e-6)
+    assert merge["alpha"] in GRID and merge["dev_ndcg@10"][f"{merge['alpha']:g}"] == max(merge["dev_ndcg@10"].values())
+    merged = SentenceTransformer(str(out), device="cpu")
+    unmerged = SentenceTransformer(str(out / "unmerged"), device="cpu")
+    base = SentenceTransformer(model, device="cpu")
+    want = interpolate(base.state_dict(), unmerged.state_dict(), merge["alpha"])
+    assert all(np.allclose(v.numpy(), want[k].numpy(), atol=1e-6) for k, v in merged.state_dict().items())
+    # the dev split's reports never reached training: a resume with another dev split is refused
+    again = _train(sample_dataset, model, out, "--loss", "gist", "--negatives-from", "dense", "--dev-fraction", "0.5",
+                   "--save-steps", "1", "--merge-base", "auto", "--no-compare", "--resume")
+    assert again.exit_code == 2 and "dev_fraction" in again.output
+
+
+def test_help_explains_the_recipes():
+    res = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
+    for flag in ("--negatives-from", "--neg-range", "--neg-margin", "--neg-model", "--guide", "--mini-batch-size",
+                 "--dev-fraction", "--merge-base", "cgist"):
+        assert flag in res.output, flag

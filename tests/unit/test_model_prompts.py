@@ -203,7 +203,7 @@ def test_prefilter_embeds_both_sides_as_queries(models):
 
 
 def test_column_prompts_for_training():
-    from fincprg.train.trainer import column_prompts
+    from fincprg.train.st_trainer import column_prompts
 
     assert column_prompts(["anchor", "positive", "negative_1"], PROMPTS) == {
         "anchor": "query: ", "positive": "passage: ", "negative_1": "passage: "}
