@@ -198,7 +198,7 @@ def run_e5(args: argparse.Namespace) -> int:
                   render_e5, SECTION_E5)
 
 
-RECIPE = ("--loss gist --negatives 1 --negatives-from dense --neg-range 10:100 --neg-margin 0.05 --batch-size 32 "
+RECIPE = ("--loss cgist --mini-batch-size 16 --negatives 1 --negatives-from dense --neg-range 10:100 --neg-margin 0.05 --batch-size 32 "
           "--lr 1e-5 --scale 100 --max-seq-length 256 --max-pairs 1500 --freeze-embeddings --group-by-length "
           "--dev-fraction 0.1 --dev-queries 200 --save-steps 16 --merge-base auto")
 
