@@ -213,6 +213,7 @@ def run_human(args: argparse.Namespace) -> int:
 
     _quiet()
     t_all = time.time()
+    started_at = commit()  # the code that trains; the tree may move on during an hour's run
     work = args.work.resolve()
     data = prepare(work)
     base, _ = import_base(work / "e5-base")
@@ -242,7 +243,7 @@ def run_human(args: argparse.Namespace) -> int:
     figures = {"wall": time.time() - t_all, "train_cpu": train_cpu, "peak_rss_gb": peak, "command": command,
                "manifest": data["manifest"], "held_out": data["held_out"], "train_reports": data["train_reports"],
                "train": summ, "models": models, "means": means, "compare": comps, "score_cpu": cpu,
-               "recipe_label": label}
+               "recipe_label": label, "commit": started_at}
     return finish(args, work, figures, render_human, SECTION_HUMAN)
 
 

@@ -128,7 +128,24 @@ def make_trainer(st: Any, cols: dict[str, list], out: Path, settings: Any, devic
     trainer = SentenceTransformerTrainer(model=st, args=args, train_dataset=datasets.Dataset.from_dict(cols),
                                          loss=loss, evaluator=evaluator)
     _logs_to_stderr(trainer)
+    if select_on:
+        trainer.add_callback(_last_step_counts())
     return trainer
+
+
+def _last_step_counts() -> Any:
+    """A callback that evaluates and saves the last step too: with ``--save-steps`` not dividing the steps, the
+    trainer would otherwise leave the final weights unscored and never choose them."""
+    from transformers.trainer_callback import TrainerCallback
+
+    class LastStep(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if state.global_step >= state.max_steps:
+                control.should_evaluate = True
+                control.should_save = True
+            return control
+
+    return LastStep()
 
 
 def _logs_to_stderr(trainer: Any) -> None:
