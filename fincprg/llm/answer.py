@@ -101,8 +101,12 @@ def describe(e: Exception) -> str:
     ctype = ""
     if status and response is not None:
         ctype = (response.headers.get("content-type") or "").split(";")[0].strip()
-        if ctype and not ctype.endswith("json"):
-            msg = " ".join(str(msg).split())[:_SHOWN]
+        if ctype and not ctype.endswith("json"):  # openai's message is then only "Error code: 502"
+            try:
+                head = " ".join(response.text[: _SHOWN * 4].split())[:_SHOWN]
+            except Exception:  # noqa: BLE001 - a body not read (streamed) or not decodable: the status says enough
+                head = ""
+            msg = " ".join(str(msg).split())[:_SHOWN] + (f"; the body starts {head!r}" if head else "")
     head = type(e).__name__ + (f" (HTTP {status}" + (f", {ctype}" if ctype and not ctype.endswith("json") else "")
                                + ")" if status else "")
     return (redact(f"{head}: {msg}") or head)[:500]  # redacted before the cut, so no key is half-kept

@@ -116,3 +116,12 @@ def test_failures_after_a_success_stay_per_item(llm_server, tmp_path):
                              else (500, error_body("later failure"), {}))
     out = ask(LLMClient(cfg(llm_server, concurrency=1), tmp_path / "cache"), 20)
     assert out[0].ok and all(not r.ok and "HTTP 500" in r.error for r in out[1:])
+
+
+def test_estimate_probe_against_an_html_page_says_why_in_one_line(llm_server, tmp_path, sample_corpus):
+    llm_server.set_responder(html_page(200))
+    res = CliRunner().invoke(app, ["estimate", str(sample_corpus), "-o", str(tmp_path / "est"), "--probe", "2", "-q",
+                                   *_llm_sets(llm_server)])
+    assert res.exit_code == 2, res.output
+    [line] = [ln for ln in res.output.splitlines() if ln.startswith("error:")]
+    assert "not a chat completion" in line and "text/html" in line and llm_server.base_url in line
