@@ -8,7 +8,7 @@ Every case runs the real CLI in a subprocess on datasets/sample with the plotly 
 - **topics, disk full**: writes over 2 MB fail (``RLIMIT_FSIZE``: EFBIG, as a full disk gives ENOSPC), so the
   plotly page fails while the small files before it are written; then the same command with the limit gone.
 - **export, disk full**: an existing build re-exported with another ``export.test_fraction`` while writes over
-  1 MB fail (``train/flagembedding.jsonl`` is 1.4 MB, written after the corpus, queries and qrels).
+  500 kB fail (``train/flagembedding.jsonl`` is about 1 MB, written after the corpus, queries and qrels, each under 100 kB).
 - **export, read-only OUT**: the same re-export with ``chmod a-w OUT`` (as root the child drops
   CAP_DAC_OVERRIDE, see tests/fs_limits.py); then the same command with OUT writable again.
 - **review server**: ``fincprg audit OUT --review`` gets a POST with two different Content-Length headers and
@@ -166,10 +166,10 @@ def run(work: Path) -> dict[str, Any]:
     out = work / "export-full"
     shutil.copytree(ref, out, ignore=shutil.ignore_patterns(L.AUDIT_DIR))
     before = tree(out)
-    with file_size_limit(1_000_000):
+    with file_size_limit(500_000):
         faulted = cli_build(out, SETS_B)
     after, left = tree(out), leftovers(out)
-    rows.append(_fault_row("export: disk full half-way", "re-export, writes over 1 MB fail (EFBIG)", faulted,
+    rows.append(_fault_row("export: disk full half-way", "re-export, writes over 500 kB fail (EFBIG)", faulted,
                            cli_build(out, SETS_B), out, clean_b, before=before, after=after, left=left))
 
     readonly = None

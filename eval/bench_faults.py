@@ -1,6 +1,6 @@
 """Benchmark: nothing lost, nothing corrupted, no traceback under kills, concurrent builds, bad input and LLM faults.
 
-Run: ``.venv/bin/python eval/bench_faults.py [--sections kills,concurrent,bad-input,llm] [--no-readme]``
+Run: ``.venv/bin/python eval/bench_faults.py [--sections kills,concurrent,bad-input,llm,...] [--no-readme]``
 
 Every trial runs the real CLI (``python -m fincprg build``) in a subprocess on datasets/sample, with the
 LLM backend against a local OpenAI-compatible server (``tests.llm_server``, in this process) where an
@@ -14,7 +14,9 @@ LLM is involved, so requests can be counted:
 - **concurrent**: two builds started together into one OUT, with different configs; pass: one exits at
   once naming the other's pid, the other's dataset equals a clean build of its config, every JSONL
   line of every stage is whole.
-- **bad-input** and **llm**: see their functions.
+- **bad-input** and **llm**: see their functions; **input-hardening**, **llm-hardening**, **fs-hardening**,
+  **cli-hardening** and **misuse** (issue 41: a misbehaving server, a key inside answers, bad overrides, damaged
+  checkpoints, corpus HTML in the card): see ``eval/_faults_*.py``.
 
 Results replace the ``<!-- faults:start -->`` … ``<!-- faults:end -->`` section of eval/README.md.
 """
@@ -37,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from eval import _faults_cli  # noqa: E402
 from eval import _faults_input  # noqa: E402
+from eval import _faults_misuse  # noqa: E402
 from eval._readme import commit, write_section  # noqa: E402
 from eval import _faults_fs  # noqa: E402
 from fincprg import layout as L  # noqa: E402
@@ -294,13 +297,15 @@ def render(results: dict[str, Any], secs: float) -> str:
         out.append(_faults_fs.render(results["fs-hardening"]))
     if "cli-hardening" in results:
         out.append(_faults_cli.render(results["cli-hardening"]))
+    if "misuse" in results:
+        out.append(_faults_misuse.render(results["misuse"]))
     return "\n".join(out)
 
 
 SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
             "input-hardening": _faults_input.run,
             "llm-hardening": lambda work: __import__("eval._faults_llm", fromlist=["run"]).run(work),
-            "fs-hardening": _faults_fs.run, "cli-hardening": _faults_cli.run}
+            "fs-hardening": _faults_fs.run, "cli-hardening": _faults_cli.run, "misuse": _faults_misuse.run}
 
 
 def main() -> int:

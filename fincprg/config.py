@@ -302,7 +302,12 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
         if not isinstance(nxt, dict):
             raise ConfigError(f"{'.'.join(parts[: i + 1])}: is a value, not a section; cannot set {key}")
         node = nxt
-    node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else ""
+    try:  # safe_load: a !!python/... tag is refused here, never constructed
+        node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as e:
+        why = " ".join(str(getattr(e, "problem", None) or e).split())
+        raise ConfigError(f"--set {key.strip()}: the value {raw!r} is not valid YAML ({why}); write a plain value, "
+                          f"quote a string (--set '{key.strip()}=\"...\"') or write a list as [a, b]") from None
 
 
 def bundled_pipeline(name: str = "offline") -> Path:

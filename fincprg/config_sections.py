@@ -7,7 +7,8 @@ built-ins and a user's own alike, and an unknown one is an error that lists them
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+import types
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -19,8 +20,24 @@ def registered(kind: str, default: str, *, also: tuple[str, ...] = ()) -> Any:
     return Field(default, json_schema_extra={"registry": kind, "also": list(also)})
 
 
+def _number_only(annotation: Any) -> bool:
+    """``annotation`` is int or float (or one of them or None), so a boolean is no value of it."""
+    args = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else (annotation,)
+    args = tuple(a for a in args if a is not type(None))
+    return bool(args) and all(a in (int, float) for a in args)
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, v: Any, info: ValidationInfo) -> Any:
+        # pydantic's lax mode reads true as 1 and 1.0: `run.seed=true` or a YAML `yes` would pass as a number
+        field = cls.model_fields.get(info.field_name or "")
+        if isinstance(v, bool) and field is not None and _number_only(field.annotation):
+            raise ValueError("a boolean (true/false/yes/no) where a number is expected; write the number")
+        return v
 
     @field_validator("*")
     @classmethod

@@ -93,14 +93,23 @@ def staging_dir(dest: Path) -> Path:
     A ``dest`` that a kill between the two renames of :func:`swap_in` left aside is put back first, and
     the leftovers of a failed or killed earlier attempt are removed (they may fill a disk).
     """
+    recover_staging(dest)
+    new = _beside(dest, "new")
+    new.mkdir(parents=True)
+    return new
+
+
+def recover_staging(dest: Path) -> None:
+    """Undo what a kill left beside ``dest``: a ``dest`` moved aside between the two renames of :func:`swap_in`
+    is put back, and a half-written replacement or an old copy not yet deleted is removed (they may fill a disk).
+
+    The runner calls it for every staged stage at the start of a build, also when the stage is then skipped."""
     new, old = _beside(dest, "new"), _beside(dest, "old")
     if old.is_dir() and not dest.exists():
         os.replace(old, dest)
     for d in (new, old):
         if d.exists():
             shutil.rmtree(d)
-    new.mkdir(parents=True)
-    return new
 
 
 def swap_in(new: Path, dest: Path) -> None:

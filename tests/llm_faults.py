@@ -18,8 +18,10 @@ says how many of each were injected. From the command line::
 
     python -m tests.llm_server --faults 0.3 --fault-seed 0 --heal-after 1
 
-Two more responders: :func:`auth_failure` (every request refused with 401/403, the message echoing
-the API key) and :class:`RejectFirstAnswer` (every first answer is prose, every re-ask is answered).
+More responders: :func:`auth_failure` (every request refused with 401/403, the message echoing
+the API key), :class:`RejectFirstAnswer` (every first answer is prose, every re-ask is answered),
+:func:`html_page` (a proxy's HTML page, with 200 or 502), :func:`status_everywhere` (500 or 429 to every
+request) and :class:`EchoKeyInAnswer` (valid answers whose text carries the API key).
 """
 from __future__ import annotations
 
@@ -114,3 +116,55 @@ class RejectFirstAnswer:
         reask = any(m.get("role") == "assistant" for m in request.get("messages") or [])
         self.counts["reask" if reask else "rejected"] += 1
         return self.inner(request) if reask else "抱歉，我现在无法按要求输出 JSON。"
+
+
+PROXY_PAGE = ("<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n<body><center><h1>502 Bad "
+              "Gateway</h1></center><hr><center>nginx</center></body></html>\n")
+
+
+def html_page(status: int = 200) -> Callable[[dict[str, Any]], Any]:
+    """A responder answering every request with a proxy's HTML error page and ``status`` (200: a captive
+    portal or a misrouted base_url; 502: a gateway whose upstream is down)."""
+    def respond(request: dict[str, Any]) -> Any:
+        return status, PROXY_PAGE, {"Content-Type": "text/html; charset=utf-8"}
+
+    return respond
+
+
+def status_everywhere(status: int = 500) -> Callable[[dict[str, Any]], Any]:
+    """A responder refusing every request with ``status`` (500, 429...) and a short retry delay."""
+    def respond(request: dict[str, Any]) -> Any:
+        return status, error_body(f"injected HTTP {status} on every request", type_="server_error"), {
+            "Retry-After": "0", "retry-after-ms": "5"}
+
+    return respond
+
+
+class EchoKeyInAnswer:
+    """A responder whose valid answers carry the request's API key (and a key-shaped token) inside the
+    generated queries, as a server that templates its own headers into the output might."""
+
+    OTHER = "sk-proj-Zq81ExampleOfAKeyShape42"  # not the configured key, but shaped like one
+
+    def __init__(self, inner: Callable[[dict[str, Any]], Any] = default_responder) -> None:
+        self.inner = inner
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        auth = request_headers().get("authorization", "")
+        key = auth.split(" ", 1)[1] if " " in auth else auth
+        good = self.inner(request)
+        if not isinstance(good, str):
+            return good
+        try:
+            tree = json.loads(good)
+        except ValueError:
+            return good
+        if isinstance(tree, dict) and isinstance(tree.get("passage_query"), str):
+            tree["passage_query"] += f" {key} {self.OTHER}"
+            return json.dumps(tree, ensure_ascii=False)
+        if isinstance(tree, list):  # topic intents
+            for t in tree:
+                if isinstance(t, dict) and isinstance(t.get("intent"), str):
+                    t["intent"] += f" {key}"
+            return json.dumps(tree, ensure_ascii=False)
+        return good

@@ -15,7 +15,8 @@ A responder gets the request JSON and returns one of:
 
 * ``str``: the assistant message content (wrapped in a full chat.completion body with ``usage``);
 * ``dict``: the full response body, sent as is with status 200;
-* ``tuple``: ``(status, body)`` or ``(status, body, headers)``; body is a dict (sent as JSON) or a str;
+* ``tuple``: ``(status, body)`` or ``(status, body, headers)``; body is a dict (sent as JSON) or a str
+  (sent as text/plain unless ``headers`` names another ``Content-Type``);
 * :class:`Delayed`: ``Delayed(seconds, value)`` sleeps before answering ``value`` (use it to hang a
   request past the client timeout).
 
@@ -255,9 +256,12 @@ class LocalLLMServer:
                 try:
                     self.send_response(status)
                     ctype = "application/json" if not isinstance(body, str) else "text/plain"
-                    self.send_header("Content-Type", f"{ctype}; charset=utf-8")
+                    extra = dict(headers or {})
+                    # a responder may name its own type (an HTML error page from a proxy): it replaces the default
+                    given = [k for k in extra if k.lower() == "content-type"]
+                    self.send_header("Content-Type", extra.pop(given[0]) if given else f"{ctype}; charset=utf-8")
                     self.send_header("Content-Length", str(len(raw)))
-                    for k, v in (headers or {}).items():
+                    for k, v in extra.items():
                         self.send_header(k, str(v))
                     self.end_headers()
                     self.wfile.write(raw)

@@ -87,6 +87,8 @@ def probe(client: Any, requests: Sequence[Request], n: int) -> list[Probe]:
             continue
         out.append(Probe(r, int(res.usage.get("prompt_tokens", 0)), int(res.usage.get("completion_tokens", 0)),
                          None if res.cached else secs, res.text))
+    if (check := getattr(client, "check_answered", None)) is not None:
+        check()  # no probe answered (an HTML page, 500s): say why, rather than estimate from the guesses silently
     return out
 
 

@@ -1,6 +1,7 @@
 """Dataset card (README.md): what the dataset is, how it was made, Table-1-style statistics."""
 from __future__ import annotations
 
+import html
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,6 +14,12 @@ from fincprg.registry import CLASSIFIERS, PAIR_SCORERS, Registry
 from fincprg.verify.summary import ordered_levels, ordered_reasons
 
 STAT_COLUMNS = ("queries", "avg_query_chars", "avg_passage_chars", "rel_per_query", "pairs")
+
+
+def md_text(text: Any) -> str:
+    """``text`` from the corpus (a query, a verdict quoting it) as card text: HTML escaped, so a report field such as
+    ``<script>`` is shown as written by the hub and by markdown viewers, which render raw HTML in a card."""
+    return html.escape(str(text), quote=False)
 
 
 def subset_stats(
@@ -243,7 +250,7 @@ def verify_lines(manifest: Mapping[str, Any] | None) -> list[str]:
             ex = ((counts.get("examples") or {}).get(reason) or [None])[0]
             if ex is None:
                 continue
-            out.append(f"- `{reason}` ({ex['level']}): 「{ex['text']}」 — {ex['detail']}")
+            out.append(f"- `{reason}` ({md_text(ex['level'])}): 「{md_text(ex['text'])}」 — {md_text(ex['detail'])}")
     if counts.get("passages_without_subject"):
         out += ["", f"{counts['passages_without_subject']} passages had no subject (no company in metadata, title or "
                 "body): their queries were dropped."]

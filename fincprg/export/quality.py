@@ -127,6 +127,8 @@ def _short(d: dict[str, Any]) -> dict[str, Any]:
 
 def card_lines(dedup: Mapping[str, Any] | None, easiness: Mapping[str, Any] | None) -> list[str]:
     """The dataset card's "Query diversity and difficulty" section."""
+    from fincprg.export.card import md_text  # the card's escaping; card.py imports the stage's modules
+
     out = ["## Query diversity and difficulty", ""]
     if dedup is None:
         out += ["Near-duplicate removal was off (`export.dedup.enabled: false`).", ""]
@@ -137,7 +139,7 @@ def card_lines(dedup: Mapping[str, Any] | None, easiness: Mapping[str, Any] | No
                 f">= {dedup['threshold']}, same company, period, metric, numbers and direction): {desc}. Each removed query's labels moved to the query "
                 f"it duplicates, as mined labels ({dedup.get('labels_moved', 0)} labels).", ""]
         for kept, dup, sim in dedup.get("examples") or []:
-            out.append(f"- 「{dup}」 duplicates 「{kept}」 ({sim})")
+            out.append(f"- 「{md_text(dup)}」 duplicates 「{md_text(kept)}」 ({sim})")
         if dedup.get("examples"):
             out.append("")
     if easiness:

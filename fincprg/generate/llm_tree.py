@@ -234,7 +234,7 @@ class LLMTreeGenerator:
             return QueryTree(item.passage.id, answer.passage_query, align(answer, n), prov)
         kind, msg, raw = last
         return Failure(stage="generate", item_id=item.passage.id, kind=kind, message=redact(msg) or kind,
-                       raw=redact(raw, patterns=False))
+                       raw=redact(raw))
 
     def stream(self, items: Iterable[PassageInput]) -> Iterator[QueryTree | Failure]:
         """One result per item, in order, with ``llm.concurrency`` requests in flight from the first

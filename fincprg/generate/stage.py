@@ -221,6 +221,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
                 raise
             finally:
                 trees.close()  # zip stops at the last item without exhausting the stream: close it now
+            if (client := getattr(generator, "client", None)) is not None:
+                client.check_answered()  # every request failed (an HTML page, 500s): stop, not export nothing
         else:
             def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
                 out = process_batch(generator, batch, complete=complete)

@@ -53,3 +53,20 @@ def unreachable_error(cfg: LLMConfig, detail: str, failed: int) -> LLMUnreachabl
         f"and none was ever answered (last: {detail}). Fix: start the server or correct llm.base_url (and "
         "llm.timeout for a slow server), then run the same command again (finished stages and the answers already "
         "received are kept). No further request was sent.")
+
+
+class LLMNoAnswerError(LLMAuthError):
+    """The server answered, but not one request ever succeeded (500, 429, an HTML page on every request).
+
+    A subclass of :class:`LLMAuthError` so that every place that stops a build on a refused key stops on it too:
+    a build that goes on would export nothing and exit 0.
+    """
+
+
+def no_answer_error(cfg: LLMConfig, detail: str, failed: int) -> LLMNoAnswerError:
+    return LLMNoAnswerError(
+        f"the LLM server {redact(cfg.base_url)} answered none of {failed} requests with a chat completion "
+        f"(last: {detail}). Fix: check llm.base_url and llm.model (an HTML page means a proxy or a wrong URL), "
+        "wait for the server (HTTP 429/5xx) or lower llm.concurrency, then run the same command again (finished "
+        "stages and the answers already received are kept; `--retry-failed` re-asks failed items). "
+        "No further request was sent.")

@@ -10,7 +10,11 @@ The API key is read from the environment variable *named* in the config and hand
 in memory only: it is not part of cache keys, cache values, stats, results or log lines, and every
 error text is passed through :func:`fincprg.llm.redact.redact` (a server may quote the key in a 401).
 A refused key or permission (HTTP 401/403) stops the whole batch at once with :class:`LLMAuthError`:
-no request is sent after the first refusal comes back, since every other one would be refused too.
+no request is sent after the first refusal comes back, since every other one would be refused too. So
+do ``UNREACHABLE_AFTER`` failures in a row before any request succeeded (:class:`LLMNoAnswerError`:
+500 or 429 everywhere, or a proxy's HTML page), and :meth:`LLMClient.check_answered` at the end of a
+stage that sent fewer. An answer that is not a chat completion is a failed item with its cause
+(:mod:`fincprg.llm.answer`), and the text of every answer is redacted before anything keeps it.
 
 Only answers the caller accepts are cached (``accept=``, e.g. "parses into a valid query tree"), and
 a cached answer is served again only while the caller still accepts it: an invalid answer is never
@@ -26,22 +30,22 @@ import functools
 import logging
 import os
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from fincprg.config import LLMConfig
-from fincprg.llm.auth import UNREACHABLE_AFTER, LLMAuthError, auth_error, unreachable_error
+from fincprg.llm.answer import Completion, NotACompletion, describe as _describe, read_completion
+from fincprg.llm.auth import UNREACHABLE_AFTER, LLMAuthError, auth_error, no_answer_error, unreachable_error
 from fincprg.llm.budget import Budget, BudgetExceeded, active_budget, message_chars
 from fincprg.llm.ratelimit import Limiter, make_limiter
 from fincprg.llm.cache import ResponseCache, cache_key
 from fincprg.llm.redact import redact, register_secret
+from fincprg.llm.result import LLMResult, _accepts, _cached, price_for  # noqa: F401 - re-exported
 from fincprg.registry import LLM_CLIENTS
 
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, Any]]
-Accept = Callable[["LLMResult"], bool]
 _WARNED_NO_KEY: set[str] = set()
 
 
@@ -52,32 +56,6 @@ def _ssl_context() -> Any:
     import httpx2
 
     return httpx2.create_ssl_context()
-
-
-@dataclass(frozen=True)
-class LLMResult:
-    """One answer (or the reason there is none). ``chat_many`` never raises per item, except
-    :class:`LLMAuthError` (and ``BudgetExceeded``), which stop the whole batch."""
-
-    text: str | None
-    error: str | None = None
-    cached: bool = False
-    usage: dict[str, int] = field(default_factory=dict)
-    finish_reason: str | None = None
-    model: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.text is not None
-
-
-def price_for(model: str, prices: dict[str, dict[str, float]]) -> dict[str, float] | None:
-    """USD per 1M tokens for ``model``: exact key, else the longest key the model name starts with
-    (so ``gpt-4o-2024-08-06`` uses ``gpt-4o``)."""
-    if model in prices:
-        return prices[model]
-    keys = [k for k in prices if model.startswith(k)]
-    return prices[max(keys, key=len)] if keys else None
 
 
 class LLMClient:
@@ -97,6 +75,9 @@ class LLMClient:
         self._auth_error: LLMAuthError | None = None  # set by the first 401/403: nothing is sent after it
         self._answered = False  # the server answered once: later connection errors are per-item failures
         self._unreachable = 0  # connection failures in a row while nothing was ever answered
+        self._succeeded = False  # a request came back as a chat completion: later failures are per item
+        self._failed_in_row = 0  # failures of any kind in a row while none succeeded
+        self._last_failure = ""
         self._json_mode_supported = True  # flipped once if the server rejects response_format
         self._lock = threading.Lock()
         self._stats: dict[str, float] = dict.fromkeys(
@@ -185,7 +166,7 @@ class LLMClient:
         return {"temperature": self.cfg.temperature, "max_tokens": self.cfg.max_tokens, "json_mode": json_mode}
 
     async def achat(self, messages: Messages, *, json_mode: bool | None = None,
-                    accept: Accept | None = None) -> LLMResult:
+                    accept: Callable[[LLMResult], bool] | None = None) -> LLMResult:
         """Send one chat request (or answer it from the cache). Never raises for API errors.
 
         Args:
@@ -199,7 +180,8 @@ class LLMClient:
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                cached = LLMResult(hit["text"], None, True, hit.get("usage", {}), hit.get("finish_reason"),
+                # masked again: a cache written before answers were redacted may hold a key
+                cached = LLMResult(redact(hit["text"]), None, True, hit.get("usage", {}), hit.get("finish_reason"),
                                    hit.get("model"))
                 if _accepts(accept, cached):
                     self._add("cache_hits")
@@ -221,25 +203,21 @@ class LLMClient:
                     self._auth_error = auth_error(self.cfg, _describe(e), getattr(e, "status_code", None))
                 raise LLMAuthError(str(self._auth_error)) from None
             except openai.APIConnectionError as e:  # timeouts included
-                self._add("failures")
-                self._note_unreachable(_describe(e))
-                return LLMResult(None, _describe(e))
+                return self._failed(_describe(e), connection=True)
             except openai.APIError as e:
-                self._add("failures")
                 self._answered = True  # an HTTP status is an answer: the server is there
-                return LLMResult(None, _describe(e))
+                return self._failed(_describe(e))
+            except NotACompletion as e:  # an HTML page or an error object with status 200
+                self._answered = True
+                return self._failed(str(e))
             except Exception as e:  # noqa: BLE001 - one bad item must not sink a batch of thousands
-                self._add("failures")
-                why = redact(f"{type(e).__name__}: {e}")
+                why = redact(f"{type(e).__name__}: {e}") or type(e).__name__
                 log.debug("LLM request failed: %s", why)  # no exc_info: a traceback's locals may hold the key
-                return LLMResult(None, why)
-        self._answered = True
-        usage = _usage(resp)
+                return self._failed(why)
+        self._answered = self._succeeded = True
+        usage, text, finish = resp.usage, resp.text, resp.finish_reason
         self._add("prompt_tokens", usage.get("prompt_tokens", 0))
         self._add("completion_tokens", usage.get("completion_tokens", 0))
-        choice = resp.choices[0] if resp.choices else None
-        text = choice.message.content if choice is not None else None
-        finish = choice.finish_reason if choice is not None else None
         if text is None:
             self._add("failures")
             return LLMResult(None, f"empty answer (finish_reason={finish})", False, usage, finish, resp.model)
@@ -249,6 +227,32 @@ class LLMClient:
         elif self.cache is not None:
             self.cache.put(key, _cached(result))
         return result
+
+    def _failed(self, why: str, *, connection: bool = False) -> LLMResult:
+        """Count a failed request; the UNREACHABLE_AFTER-th in a row before any success stops the batch."""
+        self._add("failures")
+        if connection:
+            self._note_unreachable(why)
+        with self._lock:
+            self._last_failure = why
+            if self._succeeded:
+                return LLMResult(None, why)
+            self._failed_in_row += 1
+            stop = self._failed_in_row >= UNREACHABLE_AFTER and self._auth_error is None
+            if stop:
+                self._auth_error = no_answer_error(self.cfg, why, self._failed_in_row)
+        if stop:
+            raise type(self._auth_error)(str(self._auth_error)) from None  # type: ignore[arg-type]
+        return LLMResult(None, why)
+
+    def check_answered(self) -> None:
+        """Raise :class:`LLMNoAnswerError` when this client sent requests and none came back as a completion
+        (and nothing came from the cache): the end of a stage too small for the early stop in :meth:`_failed`."""
+        with self._lock:
+            sent, hits = self._stats["requests"], self._stats["cache_hits"]
+            nothing = sent > 0 and not hits and not self._succeeded and self._last_failure
+        if nothing:
+            raise no_answer_error(self.cfg, self._last_failure, int(sent))
 
     def _note_unreachable(self, detail: str) -> None:
         """Stop sending once UNREACHABLE_AFTER requests in a row failed to connect and none was ever answered."""
@@ -275,7 +279,7 @@ class LLMClient:
         """The cache key ``achat`` would use for ``messages`` (``fincprg estimate`` counts cached answers)."""
         return cache_key(self.cfg.model, messages, self._params(self.cfg.json_mode if json_mode is None else json_mode))
 
-    async def _send(self, client: Any, messages: Messages, json_mode: bool) -> Any:
+    async def _send(self, client: Any, messages: Messages, json_mode: bool) -> Completion:
         """Count and send one request, within the build's budget (raises BudgetExceeded before sending)."""
         price = price_for(self.cfg.model, self.cfg.prices)
         ticket = self.budget.admit(messages, price) if self.budget is not None else None
@@ -286,8 +290,8 @@ class LLMClient:
         self._add("requests")
         usage: dict[str, int] = {}
         try:
-            resp = await self._create(client, messages, json_mode)
-            usage = _usage(resp)
+            resp = read_completion(await self._create(client, messages, json_mode))
+            usage = resp.usage
             return resp
         finally:
             if ticket is not None:
@@ -297,9 +301,10 @@ class LLMClient:
         # client.post() is the SDK's documented way to call an endpoint with a raw body; it goes
         # through the same request/retry/error machinery as chat.completions.create() but skips
         # the typed-params transform (~2 ms of CPU per request, a no-op for plain role/content dicts),
-        # which matters when one process drives hundreds of requests per second.
+        # which matters when one process drives hundreds of requests per second. The raw response comes back
+        # (a 2xx one: other statuses raise as usual) and read_completion checks it is a completion at all.
+        import httpx2
         import openai
-        from openai.types.chat import ChatCompletion
 
         body: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
                                 "temperature": self.cfg.temperature}
@@ -307,7 +312,7 @@ class LLMClient:
             body["max_tokens"] = self.cfg.max_tokens
         if json_mode and self._json_mode_supported:
             try:
-                return await client.post("/chat/completions", cast_to=ChatCompletion,
+                return await client.post("/chat/completions", cast_to=httpx2.Response,
                                          body={**body, "response_format": {"type": "json_object"}})
             except openai.BadRequestError as e:
                 if "response_format" not in str(e).lower():
@@ -317,7 +322,7 @@ class LLMClient:
                     self._add("json_mode_fallbacks")
                     log.warning("server %s rejected response_format (JSON mode); continuing without it "
                                 "(the prompt still asks for JSON)", self.cfg.base_url)
-        return await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+        return await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
 
     # -- many calls -------------------------------------------------------------------------------
     async def achat_many(self, batch: list[Messages], *, json_mode: bool | None = None,
@@ -383,40 +388,6 @@ class LLMClient:
             return asyncio.run(run())
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
             return ex.submit(asyncio.run, run()).result()
-
-
-def _accepts(accept: Accept | None, result: LLMResult) -> bool:
-    """The caller's verdict on an answer; by default any answer not cut off at ``max_tokens``.
-    A validator that raises refuses the answer (it must not sink the batch)."""
-    if accept is None:
-        return result.finish_reason != "length"
-    try:
-        return bool(accept(result))
-    except Exception:  # noqa: BLE001
-        log.debug("answer validation raised; treating the answer as invalid", exc_info=True)
-        return False
-
-
-def _usage(resp: Any) -> dict[str, int]:
-    u = getattr(resp, "usage", None)
-    if u is None:
-        return {}
-    out = {k: int(getattr(u, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    if not out["total_tokens"]:
-        out["total_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
-    return out
-
-
-def _describe(e: Exception) -> str:
-    status = getattr(e, "status_code", None)
-    msg = getattr(e, "message", None) or str(e)
-    head = type(e).__name__ + (f" (HTTP {status})" if status else "")
-    return (redact(f"{head}: {msg}") or head)[:500]  # redacted before the cut, so no key is half-kept
-
-
-def _cached(result: LLMResult) -> dict[str, Any]:
-    """What the cache stores of an accepted answer (read back by ``achat``)."""
-    return {"text": result.text, "usage": result.usage, "finish_reason": result.finish_reason, "model": result.model}
 
 
 # The one client kind today; no config key picks among LLM_CLIENTS yet (see fincprg/registry.py).

@@ -37,7 +37,8 @@ def register_secret(value: str | None) -> None:
 def redact(text: str | None, *, patterns: bool = True) -> str | None:
     """``text`` with every registered key and (``patterns``) every key-shaped token masked.
 
-    ``patterns=False`` masks the registered keys only: for a model's answer, whose text is data.
+    ``patterns=False`` masks the registered keys only. A model's answers are masked with the patterns too
+    (:mod:`fincprg.llm.answer`): a server may echo a key into its output, and a query is never a key.
     """
     if not text:
         return text

@@ -32,7 +32,10 @@ def _offline() -> bool:
 
 def load_error(model: str, where: str, e: BaseException, alternative: str | None = None) -> ModelLoadError:
     """The one message for a failed load: what, why, and how to fix it."""
-    if Path(model).exists():
+    if Path(model).is_file():
+        hint = (f"{model} is a file, not a model folder: pass the folder that holds it ({Path(model).parent}) "
+                "with its config.json and tokenizer files")
+    elif Path(model).exists():
         hint = f"{model} is a folder but not a loadable model (it needs config.json, weights and tokenizer files)"
     elif _offline():
         hint = (f"{model!r} is not a local folder and HF_HUB_OFFLINE=1 allows only models already in the "

@@ -26,7 +26,8 @@ from typing import Any
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
 from fincprg.errors import ConfigError
-from fincprg.io import atomic_write_json, discard_staging, hash_files, read_jsonl, staging_dir, swap_in
+from fincprg.io import (atomic_write_json, discard_staging, hash_files, read_jsonl, recover_staging, staging_dir,
+                        swap_in)
 from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
 from fincprg.llm.client import price_for
 from fincprg.pipeline.context import StageContext, _kill_point
@@ -116,6 +117,9 @@ def _run_stages(corpus: Path, out: Path, cfg: PipelineConfig, *, upto: str | Non
     show = cfg.run.show_progress if show_progress is None else show_progress
     outcomes: list[StageOutcome] = []
     done: dict[str, dict[str, Any]] = {}  # stage -> {"signature", "output_hash"} of this build
+    for spec in STAGES:  # before any manifest is read: a stage skipped below must not keep a killed run's leftovers
+        if spec.staged:
+            recover_staging(out / spec.dir)
     for spec in STAGES:
         inputs = _input_hashes(spec, corpus, done)
         sig = signature(spec, cfg, inputs)

@@ -397,5 +397,6 @@ def llm_intents(topics: Sequence[TopicInput], cfg: Any, llm_cfg: Any, cache_dir:
                 client.remember(msgs[i], r, json_mode=False)
     failures = [Failure(stage="topics", item_id=topics[i].topic_id, kind="intent", message=msg, raw=raw)
                 for i, (msg, raw) in sorted(errors.items())]
+    client.check_answered()  # every request failed (an HTML page, 500s): stop, as the early stop would have
     provenance_note = {"template": prompt.id, "version": prompt.version}
     return done, failures, {**client.stats, **provenance_note}

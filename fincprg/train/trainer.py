@@ -188,6 +188,8 @@ def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) 
         if diff:
             raise InputError(f"--resume: {', '.join(diff)} differ from the run that wrote {ck} "
                              f"({saved}); use the same options, or another -o folder")
+    from fincprg.train.checkpoints import check_checkpoint  # noqa: PLC0415
+    check_checkpoint(ck)  # a damaged checkpoint: one line naming the file and the fix, not torch's traceback
     return ck
 
 

@@ -72,6 +72,7 @@ def judge(items: Sequence[JudgeItem], cfg: Any, llm_cfg: Any, cache_dir: Path, *
     verdicts: list[Verdict | None] = [
         Verdict("judge_not_answered", answers[i][1] or "the judge found it not answered")
         if i in answers and not answers[i][0] else None for i in range(len(items))]
+    client.check_answered()  # every request failed (an HTML page, 500s): stop, as the early stop would have
     stats = client.stats
     counts = {"asked": len(items), "answerable": sum(a for a, _ in answers.values()),
               "not_answerable": sum(not a for a, _ in answers.values()), "judge_failures": len(errors),

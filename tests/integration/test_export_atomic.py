@@ -122,3 +122,29 @@ def test_disk_full_at_the_export_manifest_keeps_the_previous_dataset(base, tmp_p
     assert e.value.errno == errno.ENOSPC
     assert _snapshot(dataset) == before
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".dataset")) == []
+
+
+def test_a_rerun_that_skips_a_complete_export_removes_the_leftovers_of_a_killed_one(base, tmp_path):
+    # issue 41: kill -9 during a re-export leaves OUT/.dataset.new; a re-run with the old config finds the export
+    # complete, skips it, and had left the partial folder behind for good
+    out = tmp_path / "out"
+    shutil.copytree(base, out)
+    before = _snapshot(out / L.STAGE_DIRS[L.EXPORT])
+    new, old = out / f".{L.STAGE_DIRS[L.EXPORT]}.new", out / f".{L.STAGE_DIRS[L.EXPORT]}.old"
+    (new / "qrels").mkdir(parents=True)
+    (new / "queries.jsonl").write_text('{"_id": "half', encoding="utf-8")
+    (old / "train").mkdir(parents=True)  # killed while the replaced folder was being deleted
+    outcomes = run_pipeline(SAMPLE, out, _config(BASE), show_progress=False)
+    assert [o.status for o in outcomes if o.name == L.EXPORT] == ["skipped"]
+    assert not new.exists() and not old.exists()
+    assert _snapshot(out / L.STAGE_DIRS[L.EXPORT]) == before
+
+
+def test_a_dataset_a_kill_left_aside_is_put_back_before_the_rerun_looks_at_it(base, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(base, out)
+    before = _snapshot(out / L.STAGE_DIRS[L.EXPORT])
+    os.replace(out / L.STAGE_DIRS[L.EXPORT], out / f".{L.STAGE_DIRS[L.EXPORT]}.old")  # killed between the renames
+    outcomes = run_pipeline(SAMPLE, out, _config(BASE), show_progress=False)
+    assert [o.status for o in outcomes if o.name == L.EXPORT] == ["skipped"]
+    assert _snapshot(out / L.STAGE_DIRS[L.EXPORT]) == before
