@@ -1,9 +1,14 @@
-"""A user-supplied stock table: code and short name -> CITIC industry, and the listed companies a text names.
+"""The stock table: code and short name -> CITIC industry, and the listed companies a text names.
 
 Read from a CSV such as Tushare's ``stock_basic.csv`` (``finance.stock_table``, or
 ``topics.classifier.stock_table`` for the topic stage alone). Used by topics (a title's industry),
 generation (an untitled report's subject, found in its body) and verify (a query's subject must be the
 report's company or one the source itself names).
+
+By default (``"bundled"``) it is the table shipped in ``fincprg/finance/data/stock_basic.csv`` (5,806 A-share
+stocks from AFAN-LIFE/macropage @ 9ef6144e, CC-BY-4.0, see ``stock_basic.NOTICE.md`` beside it), so untitled
+bodies find their company out of the box. ``none`` (or an empty value, or YAML ``null``) uses no table; any
+other value is the path of the user's own CSV. :func:`table_path` reads a setting, :func:`stock_table` loads it.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from fincprg.errors import ConfigError
@@ -24,6 +30,8 @@ _NAME_COLS = ("name", "short_name", "股票简称", "证券简称", "简称", "�
 _INDUSTRY_COLS = ("industry", "industry_name", "行业", "所属行业")
 # a six-digit code standing alone (not inside a longer number): 600519, 600519.SH, SZ000001
 _CODE = re.compile(r"(?<![\d.])(?:(?:SH|SZ|BJ)\.?)?([036894]\d{5})(?:\.(?:SH|SZ|BJ))?(?![\d.]?\d)", re.I)
+BUNDLED = "bundled"  # the setting that names the table shipped with the package
+OFF = ("", "none")  # settings (any case) that name no table; YAML null (None) too
 # names this short are ordinary words too often (美的, 中信) unless a code stands beside them
 MIN_NAME_CHARS = 3
 
@@ -64,7 +72,7 @@ class Mention:
 
 
 class StockTable:
-    """Stock code (and short name) -> CITIC industry, read from a user-supplied CSV.
+    """Stock code (and short name) -> CITIC industry, read from a CSV (the bundled one or a user's).
 
     The CSV needs a code column (``symbol``/``code``/``ts_code``/``股票代码`` …) and an industry column
     (``industry``/``行业`` …) with names of any scheme :func:`~fincprg.finance.industries.to_citic` knows
@@ -77,7 +85,8 @@ class StockTable:
         p = Path(path)
         if not p.is_file():
             raise ConfigError(f"{key}: {p} does not exist; give a CSV with a stock code "
-                              "and an industry column (e.g. Tushare's stock_basic.csv), or leave it unset")
+                              "and an industry column (e.g. Tushare's stock_basic.csv), \"bundled\" for the table shipped "
+                              "with fincprg, or \"none\" for no table")
         with open(p, encoding="utf-8-sig", newline="") as f:
             reader = csv.DictReader(f)
             cols = reader.fieldnames or []
@@ -167,3 +176,22 @@ def _written_name(name: str, before: str) -> str | None:
 def load_stock_table(path: str, key: str = "finance.stock_table") -> StockTable:
     """One parsed table per path and process (stages and Ray actors ask for it once per batch)."""
     return StockTable(path, key)
+
+
+def bundled_table_path() -> Path:
+    """The stock table shipped with the package (``fincprg/finance/data/stock_basic.csv``)."""
+    return Path(str(resources.files("fincprg.finance").joinpath("data", "stock_basic.csv")))
+
+
+def table_path(setting: str | None) -> str | None:
+    """The CSV a ``stock_table`` setting names: ``"bundled"`` the shipped table, ``None``/``""``/``"none"``
+    no table, anything else the path as given."""
+    if setting is None or setting.strip().lower() in OFF:
+        return None
+    return str(bundled_table_path()) if setting.strip().lower() == BUNDLED else setting
+
+
+def stock_table(setting: str | None, key: str = "finance.stock_table") -> StockTable | None:
+    """The table a ``stock_table`` setting names (loaded once per process), or None for no table."""
+    path = table_path(setting)
+    return load_stock_table(path, key) if path else None

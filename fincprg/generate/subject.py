@@ -1,4 +1,4 @@
-"""The company an untitled report is about, read from its body with the user's stock table.
+"""The company an untitled report is about, read from its body with the stock table (``finance.stock_table``).
 
 A report without a title and without company metadata (a folder of report texts) still has a subject:
 the listed company its body names. Queries need one (「公司2020年营收是多少？」 asks about nobody), and the
