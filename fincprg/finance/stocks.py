@@ -69,6 +69,15 @@ class Mention:
     code: str | None  # six digits
     count: int  # times the text names it (by name or code)
     first: int  # offset of the first mention
+    key: str = ""  # the table's short name (``name`` may be the one written beside the code)
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    key: str  # the table's short name
+    start: int  # offsets in the NFKC-normalised text
+    end: int
+    by_code: bool  # a stock code, not the name
 
 
 class StockTable:
@@ -131,28 +140,31 @@ class StockTable:
                 return hit
         return self.by_name.get(norm_name(company)) if company else None
 
-    def mentions(self, text: str) -> list[Mention]:
-        """The listed companies a text names, by short name (>= 3 characters, longest match) or by a
-        stock code the table knows, most mentioned first (ties: first mentioned first)."""
+    def occurrences(self, text: str) -> list[Occurrence]:
+        """Every place the NFKC-normalised ``text`` names a listed company: a short name (>= 3 characters,
+        leftmost longest) or a stock code the table knows, in text order."""
         if not self._by_first:
             self._by_first = name_index(n for n in self.code_of if len(n) >= MIN_NAME_CHARS)
         t = unicodedata.normalize("NFKC", text)
+        out = [Occurrence(hit, i, i + len(hit), False) for hit, i in find_names(t, self._by_first)]
+        out += [Occurrence(n, m.start(), m.end(), True) for m in _CODE.finditer(t) if (n := self.name_of.get(m.group(1)))]
+        return sorted(out, key=lambda o: o.start)
+
+    def mentions(self, text: str) -> list[Mention]:
+        """The listed companies a text names, by short name (>= 3 characters, longest match) or by a
+        stock code the table knows, most mentioned first (ties: first mentioned first)."""
+        t = unicodedata.normalize("NFKC", text)
         counts: Counter[str] = Counter()
         first: dict[str, int] = {}
-        for hit, i in find_names(t, self._by_first):
-            counts[hit] += 1
-            first.setdefault(hit, i)
         written: dict[str, str] = {}  # table name -> the name the text writes beside its code
-        for m in _CODE.finditer(t):
-            n = self.name_of.get(m.group(1))
-            if n:
-                counts[n] += 1
-                first.setdefault(n, m.start())
-                if n not in written:  # the first name written beside the code is the one kept
-                    w = _written_name(n, t[max(0, m.start() - 14):m.start()])
-                    if w:
-                        written[n] = w
-        return [Mention(written.get(n, n), self.code_of.get(n), c, first[n])
+        for o in self.occurrences(t):
+            counts[o.key] += 1
+            first.setdefault(o.key, o.start)
+            if o.by_code and o.key not in written:  # the first name written beside the code is the one kept
+                w = _written_name(o.key, t[max(0, o.start - 14):o.start])
+                if w:
+                    written[o.key] = w
+        return [Mention(written.get(n, n), self.code_of.get(n), c, first[n], n)
                 for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))]
 
 
