@@ -59,7 +59,10 @@ def _intro(meta: dict[str, Any], results: dict[str, Any]) -> list[str]:
         f"「2023年4月27日，公司发布…」, left as written; {c.get('duplicate_bodies', '?')} bodies repeat another one and are "
         "rejected by ingest as duplicates once the titles no longer tell them apart). Queries read are the "
         "emitted ones: the exported dataset's `queries.jsonl`. "
-        f"Times: {times}{extra}; {meta.get('total_s', '?')} s in all.", ""]
+        + (f"**cfb-held-out** = the first {meta['cfb']} bodies of the held-out part of CFBenchmark's untitled "
+           "report bodies (eval/_cfb_split.py, sha1 of the id mod 4 = 0: no rule is written from them), `{id, text}` "
+           "only, built the same way. " if meta.get("cfb") else "")
+        + f"Times: {times}{extra}; {meta.get('total_s', '?')} s in all.", ""]
 
 
 def _reading(meta: dict[str, Any], results: dict[str, Any], agg: dict[str, Any] | None) -> list[str]:

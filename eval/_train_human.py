@@ -13,7 +13,6 @@ annual report. The benchmarks hold human queries only:
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -22,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eval._cfb_split import held_out
 from eval._alphafin import (DATA, input_rows, read_jsonl, split_alphafin, summary_benchmark, write_beir,
                             write_jsonl)
 
@@ -39,7 +39,8 @@ def needed() -> list[Path]:
 
 
 def cfb_held_out(body_id: str) -> bool:
-    return int(hashlib.sha1(body_id.encode("utf-8")).hexdigest(), 16) % BUCKETS == 0
+    """The held-out part of eval/_cfb_split.py: the bodies readings draw from are never trained on either."""
+    return held_out(body_id)
 
 
 def split_cfb() -> tuple[list[dict], list[dict]]:

@@ -24,6 +24,9 @@ Three steps (the reader is a person, or an agent in a person's role, who sees on
 
 Without ``--sheet`` the script only builds and measures the rules (and writes the section). ``--before REV``
 adds a build of an older revision (extracted with ``git archive``; titled input) judged by the current rules.
+``--cfb N`` adds a third build, ``cfb-held-out``: the first N bodies of the held-out part of CFBenchmark's
+untitled bodies (eval/_cfb_split.py: sha1 of the id mod 4 = 0; no rule is written from them), built and drawn
+onto its own sheet like the others: the reading of untitled bodies no rule was written from.
 Skipped with a message when ../shared/data is absent.
 """
 from __future__ import annotations
@@ -44,6 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
+from _cfb_split import CFB_REPORTS, reading_corpus  # noqa: E402
 from _quality_reading import aggregate, read_verdicts, rule_verdict, write_sheets  # noqa: E402
 from _quality_readme import write_readme  # noqa: E402
 from _quality_sources import LEVELS, BuildView, _jsonl, corpora  # noqa: E402
@@ -164,15 +168,15 @@ def measure(name: str, code: Path, src: Path, work: Path, args: argparse.Namespa
 
 def _meta(args: argparse.Namespace, corpus_stats: dict[str, Any]) -> dict[str, Any]:
     return {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "seed": args.seed, "n": args.n,
-            "n_read": args.n_read, "n_mined": args.n_mined, "annual": args.annual, "before": args.before,
+            "n_read": args.n_read, "n_mined": args.n_mined, "annual": args.annual, "before": args.before, "cfb": args.cfb,
             "also": args.also, "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, Python "
                                           f"{platform.python_version()}", "corpus": corpus_stats}
 
 
 def run_builds(args: argparse.Namespace) -> None:
-    if not ALPHAFIN.exists() or (args.annual and not ANNUAL.exists()):
+    if not ALPHAFIN.exists() or (args.annual and not ANNUAL.exists()) or (args.cfb and not CFB_REPORTS.exists()):
         print(f"skipping: {DATA} is absent (needs reports/alphafin_reports.json"
-              f"{' and annual_report/' if args.annual else ''})")
+              f"{' and annual_report/' if args.annual else ''}{' and reports/cfbenchmark_reports.jsonl' if args.cfb else ''})")
         return
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -187,7 +191,10 @@ def run_builds(args: argparse.Namespace) -> None:
         for rev in args.also:
             results[rev], _ = measure(rev, _checkout(work, rev), titled, work, args, False,
                                    stock_keys=CURRENT[:1])
-        for name, src in (("titled", titled), ("untitled", untitled)):
+        builds = [("titled", titled), ("untitled", untitled)]
+        if args.cfb:
+            builds.append(("cfb-held-out", reading_corpus(args.cfb, work / "cfb_held_out.jsonl")))
+        for name, src in builds:
             results[name], views[name] = measure(name, ROOT, src, work, args, True)
         meta = _meta(args, stats)
         if args.sheet:
@@ -245,6 +252,8 @@ def main() -> None:
     ap.add_argument("--before", default="", help="also build this git revision (titled input), judged by the "
                                                  "current rules")
     ap.add_argument("--also", action="append", default=[], metavar="REV", help="another revision, as --before")
+    ap.add_argument("--cfb", type=int, default=0, metavar="N",
+                    help="also build and draw the first N held-out CFBenchmark bodies (eval/_cfb_split.py)")
     ap.add_argument("--work", help="keep the builds in this folder (default: a temporary one)")
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
     args = ap.parse_args()

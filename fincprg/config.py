@@ -191,8 +191,10 @@ class GenerateConfig(Section):
 class FinanceConfig(Section):
     # CSV of listed stocks (code, short name, industry; e.g. Tushare's stock_basic.csv). Names the
     # companies a report body mentions (an untitled report's subject, verify's subject check) and gives
-    # title industries when topics.classifier.stock_table is unset
-    stock_table: str | None = None
+    # title industries when topics.classifier.stock_table is unset. "bundled": the 5,806 A-share stocks
+    # shipped in fincprg/finance/data (CC-BY-4.0, AFAN-LIFE/macropage); "none", "" or null: no table;
+    # else the path of your own CSV (its content is hashed into the stage signatures)
+    stock_table: str | None = "bundled"
 
 
 class VerifyJudgeConfig(Section):

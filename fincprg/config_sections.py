@@ -53,7 +53,9 @@ class ClassifierConfig(Section):
     backend: str = registered("classifier", "lexicon")  # fincprg.registry.CLASSIFIERS
     model: str | None = None  # FinBERT2-IC-style sequence classifier (local path or hub id)
     # CSV mapping stock codes (and short names) to industries (CITIC, Shenwan, East Money or Tushare names,
-    # e.g. Tushare's stock_basic.csv); used before the classifier for titles that carry a code or company
+    # e.g. Tushare's stock_basic.csv); used before the classifier for titles that carry a code or company.
+    # null: finance.stock_table's (by default the bundled table); "none" or "": no table for topics alone;
+    # "bundled" or a path: that table for topics alone
     stock_table: str | None = None
     batch_size: int = 32
 

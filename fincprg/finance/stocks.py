@@ -1,9 +1,14 @@
-"""A user-supplied stock table: code and short name -> CITIC industry, and the listed companies a text names.
+"""The stock table: code and short name -> CITIC industry, and the listed companies a text names.
 
 Read from a CSV such as Tushare's ``stock_basic.csv`` (``finance.stock_table``, or
 ``topics.classifier.stock_table`` for the topic stage alone). Used by topics (a title's industry),
 generation (an untitled report's subject, found in its body) and verify (a query's subject must be the
 report's company or one the source itself names).
+
+By default (``"bundled"``) it is the table shipped in ``fincprg/finance/data/stock_basic.csv`` (5,806 A-share
+stocks from AFAN-LIFE/macropage @ 9ef6144e, CC-BY-4.0, see ``stock_basic.NOTICE.md`` beside it), so untitled
+bodies find their company out of the box. ``none`` (or an empty value, or YAML ``null``) uses no table; any
+other value is the path of the user's own CSV. :func:`table_path` reads a setting, :func:`stock_table` loads it.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from fincprg.errors import ConfigError
@@ -24,6 +30,8 @@ _NAME_COLS = ("name", "short_name", "股票简称", "证券简称", "简称", "�
 _INDUSTRY_COLS = ("industry", "industry_name", "行业", "所属行业")
 # a six-digit code standing alone (not inside a longer number): 600519, 600519.SH, SZ000001
 _CODE = re.compile(r"(?<![\d.])(?:(?:SH|SZ|BJ)\.?)?([036894]\d{5})(?:\.(?:SH|SZ|BJ))?(?![\d.]?\d)", re.I)
+BUNDLED = "bundled"  # the setting that names the table shipped with the package
+OFF = ("", "none")  # settings (any case) that name no table; YAML null (None) too
 # names this short are ordinary words too often (美的, 中信) unless a code stands beside them
 MIN_NAME_CHARS = 3
 
@@ -61,10 +69,19 @@ class Mention:
     code: str | None  # six digits
     count: int  # times the text names it (by name or code)
     first: int  # offset of the first mention
+    key: str = ""  # the table's short name (``name`` may be the one written beside the code)
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    key: str  # the table's short name
+    start: int  # offsets in the NFKC-normalised text
+    end: int
+    by_code: bool  # a stock code, not the name
 
 
 class StockTable:
-    """Stock code (and short name) -> CITIC industry, read from a user-supplied CSV.
+    """Stock code (and short name) -> CITIC industry, read from a CSV (the bundled one or a user's).
 
     The CSV needs a code column (``symbol``/``code``/``ts_code``/``股票代码`` …) and an industry column
     (``industry``/``行业`` …) with names of any scheme :func:`~fincprg.finance.industries.to_citic` knows
@@ -77,7 +94,8 @@ class StockTable:
         p = Path(path)
         if not p.is_file():
             raise ConfigError(f"{key}: {p} does not exist; give a CSV with a stock code "
-                              "and an industry column (e.g. Tushare's stock_basic.csv), or leave it unset")
+                              "and an industry column (e.g. Tushare's stock_basic.csv), \"bundled\" for the table shipped "
+                              "with fincprg, or \"none\" for no table")
         with open(p, encoding="utf-8-sig", newline="") as f:
             reader = csv.DictReader(f)
             cols = reader.fieldnames or []
@@ -122,28 +140,31 @@ class StockTable:
                 return hit
         return self.by_name.get(norm_name(company)) if company else None
 
-    def mentions(self, text: str) -> list[Mention]:
-        """The listed companies a text names, by short name (>= 3 characters, longest match) or by a
-        stock code the table knows, most mentioned first (ties: first mentioned first)."""
+    def occurrences(self, text: str) -> list[Occurrence]:
+        """Every place the NFKC-normalised ``text`` names a listed company: a short name (>= 3 characters,
+        leftmost longest) or a stock code the table knows, in text order."""
         if not self._by_first:
             self._by_first = name_index(n for n in self.code_of if len(n) >= MIN_NAME_CHARS)
         t = unicodedata.normalize("NFKC", text)
+        out = [Occurrence(hit, i, i + len(hit), False) for hit, i in find_names(t, self._by_first)]
+        out += [Occurrence(n, m.start(), m.end(), True) for m in _CODE.finditer(t) if (n := self.name_of.get(m.group(1)))]
+        return sorted(out, key=lambda o: o.start)
+
+    def mentions(self, text: str) -> list[Mention]:
+        """The listed companies a text names, by short name (>= 3 characters, longest match) or by a
+        stock code the table knows, most mentioned first (ties: first mentioned first)."""
+        t = unicodedata.normalize("NFKC", text)
         counts: Counter[str] = Counter()
         first: dict[str, int] = {}
-        for hit, i in find_names(t, self._by_first):
-            counts[hit] += 1
-            first.setdefault(hit, i)
         written: dict[str, str] = {}  # table name -> the name the text writes beside its code
-        for m in _CODE.finditer(t):
-            n = self.name_of.get(m.group(1))
-            if n:
-                counts[n] += 1
-                first.setdefault(n, m.start())
-                if n not in written:  # the first name written beside the code is the one kept
-                    w = _written_name(n, t[max(0, m.start() - 14):m.start()])
-                    if w:
-                        written[n] = w
-        return [Mention(written.get(n, n), self.code_of.get(n), c, first[n])
+        for o in self.occurrences(t):
+            counts[o.key] += 1
+            first.setdefault(o.key, o.start)
+            if o.by_code and o.key not in written:  # the first name written beside the code is the one kept
+                w = _written_name(o.key, t[max(0, o.start - 14):o.start])
+                if w:
+                    written[o.key] = w
+        return [Mention(written.get(n, n), self.code_of.get(n), c, first[n], n)
                 for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))]
 
 
@@ -167,3 +188,22 @@ def _written_name(name: str, before: str) -> str | None:
 def load_stock_table(path: str, key: str = "finance.stock_table") -> StockTable:
     """One parsed table per path and process (stages and Ray actors ask for it once per batch)."""
     return StockTable(path, key)
+
+
+def bundled_table_path() -> Path:
+    """The stock table shipped with the package (``fincprg/finance/data/stock_basic.csv``)."""
+    return Path(str(resources.files("fincprg.finance").joinpath("data", "stock_basic.csv")))
+
+
+def table_path(setting: str | None) -> str | None:
+    """The CSV a ``stock_table`` setting names: ``"bundled"`` the shipped table, ``None``/``""``/``"none"``
+    no table, anything else the path as given."""
+    if setting is None or setting.strip().lower() in OFF:
+        return None
+    return str(bundled_table_path()) if setting.strip().lower() == BUNDLED else setting
+
+
+def stock_table(setting: str | None, key: str = "finance.stock_table") -> StockTable | None:
+    """The table a ``stock_table`` setting names (loaded once per process), or None for no table."""
+    path = table_path(setting)
+    return load_stock_table(path, key) if path else None

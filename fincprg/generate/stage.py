@@ -24,7 +24,7 @@ from fincprg import layout as L
 from fincprg.config import PipelineConfig
 from fincprg.errors import FincprgError
 from fincprg.finance import extra_words, register_companies, use_words
-from fincprg.finance.stocks import load_stock_table
+from fincprg.finance.stocks import stock_table
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
@@ -131,8 +131,7 @@ def load_reports(ctx: StageContext) -> dict[str, Report]:
     A report with no company (metadata or title) and no industry title gets the listed company its body
     names (:func:`fincprg.generate.subject.body_subject`, with ``finance.stock_table``) as its company;
     without one its passages get no queries (``no_subject_passages``)."""
-    path = ctx.config.finance.stock_table
-    table = load_stock_table(path) if path else None
+    table = stock_table(ctx.config.finance.stock_table)
     out = {}
     for r in ctx.read(L.INGEST, L.REPORTS):
         update: dict[str, Any] = {"text": ""}

@@ -1,23 +1,32 @@
-"""The company an untitled report is about, read from its body with the user's stock table.
+"""The company an untitled report is about, read from its body with the stock table (``finance.stock_table``).
 
-A report without a title and without company metadata (a folder of report texts) still has a subject:
-the listed company its body names. Queries need one (「公司2020年营收是多少？」 asks about nobody), and the
-alternative the templates used to fall back on, a name-like fragment cut from the text (「钢基材料」,
-「代理保险」, a broker such as 「华英证券」), is worse than no query. So the subject comes only from
-:meth:`fincprg.finance.stocks.StockTable.mentions` (``finance.stock_table``), and only when the body
-names it the way a report names its issuer:
+A report without a title and without company metadata (a folder of report texts) still has a subject: its
+issuer. Queries need one (「公司2020年营收是多少？」 asks about nobody), and the alternative the templates used to
+fall back on, a name-like fragment cut from the text (「钢基材料」, 「代理保险」, a broker such as 「华英证券」), is
+worse than no query. So the subject comes only from the listed companies the body names
+(:meth:`fincprg.finance.stocks.StockTable.occurrences`), and only from the places where it names one the way a
+report names its issuer. Each place is read in its clause first (:func:`role`): a company a body names as a
+partner, customer, peer, investor or parent (「与德方纳米合资」, 「为长城汽车、上汽集团等客户供货」,
+「比亚迪战略入股公司」, 「公司控股股东山东高速」) or a place written like a listed name (「鄂尔多斯项目二期」) is
+not the issuer. Of the places left, the issuer is:
 
-* in its opening (the first :data:`OPENING` characters: 「九阳股份公布2023年一季报」); of several
-  there, the first, unless another is named three times as often in the whole body; else
-* at least :data:`MIN_DOMINANT` times and at least twice as often as any other listed company.
+1. the company whose stock code the body writes (「亿纬锂能（300014）发布半年报」), unless another is named more
+   often (a peer's code in a comparison); else
+2. the one the opening names (the first :data:`OPENING` characters: 「九阳股份公布2023年一季报」); of several
+   there, the first, unless another is named three times as often in the whole body; else
+3. the one named at least :data:`MIN_DOMINANT` times and at least twice as often as any other, or at least
+   twice where no other is named the way an issuer is; else
+4. the only one named as the subject of a sentence about 公司 (「宁德时代作为龙头，公司市占率持续提升」).
 
-A customer, peer or subsidiary named once in the middle (「…为台积电、中芯国际批量供货」) is no subject.
 Short names that are ordinary words (机器人, 太阳能, 农产品 — listed companies too) count only when
 a stock code stands beside them, or (in the opening, where no other company is named) when they are named
 at least :data:`MIN_DOMINANT` times.
 """
 from __future__ import annotations
 
+import re
+import unicodedata
+from collections import Counter
 from typing import Any
 
 OPENING = 200  # characters: where a report names the company it is about
@@ -25,6 +34,17 @@ MIN_DOMINANT = 3
 # jieba tags of ordinary words; a short name the dictionary knows as one of these is ambiguous
 _COMMON_TAGS = ("n", "v", "vn", "a", "an", "ad", "d", "l", "i")
 _COMMON_FREQ = 50
+# a company named right after these is someone the issuer deals with, buys, cites, owns or is owned by, or lists
+# beside others (「我」: a name that starts inside 我国)
+NOT_ISSUER_BEFORE = re.compile(
+    r"(?:、|与|和|同|及|跟|向|(?<![认成作因行视])为|给|对|进入|通过|包括|例如|如|联合|携手|引入|收购|并购|持有|根据|据|我|子公司|控股股东|实际控制人|"
+    r"母公司|大股东|股东|客户|供应商|合作伙伴|战略投资者|投资者)$")
+# ... or right before these: a list goes on, it acts on 公司 as investor or parent, or it is a place or group
+NOT_ISSUER_AFTER = re.compile(
+    r"(?:、|等|集团|项目|基地|地区|园区|开发区|高新区|政府|国家|省|县|市(?![场值占盈净])|(?:与|和|同|向|为|对)(?:本)?公司|(?:战略)?(?:入股|投资|参股|增资|控股|持股|收购|认购)(?:了)?(?:本)?公司)")
+_CODE_AFTER = re.compile(r"^[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}(?:\.(?:SH|SZ|BJ))?\s*[)）]", re.I)
+# 公司 opening a clause: the issuer as the subject (not 子公司, 母公司, 持有公司, 同行业公司 …)
+_ISSUER_WORD = re.compile(r"(?:^|[，,；;：:\s])(?:本)?公司(?!股东)")
 
 
 def _ambiguous(name: str, text: str, code: str | None) -> bool:
@@ -38,6 +58,17 @@ def _ambiguous(name: str, text: str, code: str | None) -> bool:
     return bool(tag) and tag in _COMMON_TAGS and (_tokenizer().FREQ.get(name) or 0) >= _COMMON_FREQ
 
 
+def role(text: str, o: Any) -> str:
+    """``"issuer"`` when the occurrence ``o`` names a company the way a report names its own, else ``"other"``:
+    a list item, a partner, customer or object after a preposition, an investor or parent, a place or group
+    (the words are :data:`NOT_ISSUER_BEFORE` and :data:`NOT_ISSUER_AFTER`)."""
+    if o.by_code:  # a code stands beside a name (「德方纳米（300769）」): read the name's place
+        return "issuer"
+    before = text[max(0, o.start - 8):o.start].rstrip(" 　")
+    after = _CODE_AFTER.sub("", text[o.end:o.end + 16].lstrip(" 　"))
+    return "other" if NOT_ISSUER_BEFORE.search(before) or NOT_ISSUER_AFTER.match(after) else "issuer"
+
+
 def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     """``(short name, code)`` of the listed company ``text`` is about, or None when it names none clearly.
 
@@ -45,17 +76,57 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     """
     if not text:
         return None
-    ms = table.mentions(text)
-    plain = [m for m in ms if not _ambiguous(m.name, text, m.code)]
-    opening = [m for m in plain if m.first < OPENING] or [m for m in ms if m.first < OPENING and m.count >= MIN_DOMINANT]
+    t = unicodedata.normalize("NFKC", text)
+    shown = {m.key: m for m in table.mentions(t)}
+    occ = table.occurrences(t)
+    named = [o for o in occ if not o.by_code]
+    # a code right after a partner's name is the partner's (_code_of_other)
+    own = [o for o in occ if role(t, o) == "issuer" and not _code_of_other(o, named, t)]
+    counts: Counter[str] = Counter(o.key for o in own)
+    first: dict[str, int] = {}
+    for o in own:
+        first.setdefault(o.key, o.start)
+    ranked = sorted(counts, key=lambda k: (-counts[k], first[k]))  # most named first, ties: first named
+    plain = [k for k in ranked if not _ambiguous(k, t, shown[k].code)]
+
+    def pick(key: str) -> tuple[str, str | None]:
+        return shown[key].name, shown[key].code
+
+    # a code marks the issuer unless another company is named more often (a peer's code beside a comparison)
+    by_code = [k for k in ranked if any(o.key == k and o.by_code for o in own)]
+    if by_code and counts[by_code[0]] == counts[ranked[0]]:
+        return pick(by_code[0])
+    opening = [k for k in plain if first[k] < OPENING] or [
+        k for k in ranked if first[k] < OPENING and counts[k] >= MIN_DOMINANT]
     if opening:
-        first = min(opening, key=lambda m: m.first)
+        lead = min(opening, key=lambda k: first[k])
         # the issuer leads the text, unless the lead names a peer (「…推动上海银行…」) the body hardly repeats
-        m = opening[0] if opening[0].count >= 3 * first.count else first  # mentions(): most mentioned first
-        return m.name, m.code
+        return pick(opening[0] if counts[opening[0]] >= 3 * counts[lead] else lead)
     if plain:
         top = plain[0]
-        second = max((m.count for m in ms if m is not top), default=0)
-        if top.count >= MIN_DOMINANT and top.count >= 2 * second:
-            return top.name, top.code
-    return None
+        second = max((counts[k] for k in ranked if k != top), default=0)
+        # named often and far more than any other, or twice where no other is named as an issuer is
+        if (counts[top] >= MIN_DOMINANT and counts[top] >= 2 * second) or (counts[top] >= 2 and second == 0):
+            return pick(top)
+    about = {o.key for o in own if o.key in plain and _about_company(t, o)}
+    return pick(next(iter(about))) if len(about) == 1 else None
+
+
+def _code_of_other(o: Any, named: list[Any], text: str) -> bool:
+    """A code right after a name the clause reads as someone else's (「与德方纳米（300769）合资」)."""
+    if not o.by_code:
+        return False
+    prev = next((n for n in reversed(named) if n.end <= o.start), None)
+    return bool(prev and o.start - prev.end <= 3 and role(text, prev) == "other")
+
+
+_SENTENCE_END = re.compile(r"[。！？；!?;\n]")  # the text is NFKC-normalised: ；becomes ;
+
+
+def _about_company(text: str, o: Any) -> bool:
+    """The name opens its clause and its sentence goes on about 公司 (「宁德时代作为龙头，公司市占率…」)."""
+    before = text[max(0, o.start - 12):o.start]
+    opens = not before or bool(re.search(r"(?:^|[。！？；!?;，,：:\n\s])(?:我们(?:预计|认为|判断))?\s*$", before))
+    stop = _SENTENCE_END.search(text, o.end)
+    rest = text[o.end:stop.start() if stop else len(text)]
+    return opens and bool(_ISSUER_WORD.search(rest))

@@ -16,6 +16,7 @@ from typing import Any
 from fincprg import layout as L
 from fincprg.config import PipelineConfig, strip_runtime
 from fincprg.errors import ConfigError
+from fincprg.finance.stocks import table_path
 from fincprg.pipeline.codehash import code_hash
 from fincprg.spec import ConfigView, StageSpec, UndeclaredConfigError, declared_config, resolve
 from fincprg.version import __version__
@@ -59,9 +60,12 @@ STAGES: tuple[StageSpec, ...] = (
 STAGE_BY_NAME = {s.name: s for s in STAGES}
 
 
-# Config keys whose value is a file the stage reads (a user's prompt template): the signature hashes the
-# file's content instead of its path, so editing the template re-runs the stage and moving it does not.
-FILE_KEYS = ("generate.prompt_file", "generate.rewrite.prompt_file", "topics.intents.prompt_file")
+# Config keys whose value is a file the stage reads (a user's prompt template, a stock table): the signature
+# hashes the file's content instead of its path, so editing the file re-runs the stage and moving it does not.
+FILE_KEYS = ("generate.prompt_file", "generate.rewrite.prompt_file", "topics.intents.prompt_file",
+             "finance.stock_table", "topics.classifier.stock_table")
+# keys whose setting is not always a path: the file it names ("bundled" the shipped table, "none" no file)
+_SETTING_FILE = {"finance.stock_table": table_path, "topics.classifier.stock_table": table_path}
 
 
 def file_hashes(spec: StageSpec, cfg: PipelineConfig) -> dict[str, str]:
@@ -70,7 +74,7 @@ def file_hashes(spec: StageSpec, cfg: PipelineConfig) -> dict[str, str]:
     for key in FILE_KEYS:
         if not any(key == k or key.startswith(k + ".") for k in spec.config_keys):
             continue
-        path = resolve(cfg, key)
+        path = _SETTING_FILE.get(key, lambda v: v)(resolve(cfg, key))
         if path is None:
             continue
         p = Path(path)

@@ -31,7 +31,7 @@ from fincprg import layout as L
 from fincprg.llm.retry import retry_counts
 from fincprg.io import atomic_write_json, atomic_write_jsonl
 from fincprg.records import Failure, Query, Report, TopicAssignment, TopicHierarchy
-from fincprg.finance.stocks import load_stock_table
+from fincprg.finance.stocks import stock_table as load_table
 from fincprg.topics.classify import company_map, make_classifier
 from fincprg.topics.cluster import TopicTree, cluster_titles
 from fincprg.topics.embed import make_embedder
@@ -53,12 +53,14 @@ log = logging.getLogger(__name__)
 
 def label_industries(titles: list[Title], reports: list[Report], cfg: Any,
                      stock_table: str | None = None) -> tuple[list[Title], Any]:
-    """Fill ``industry``/``industry_source``: metadata, the stock table, company metadata, the classifier."""
+    """Fill ``industry``/``industry_source``: metadata, the stock table, company metadata, the classifier.
+
+    ``stock_table``: the ``finance.stock_table`` setting, used when ``cfg.classifier.stock_table`` is null."""
     companies = company_map([(r.company, r.industry) for r in reports])
     classifier = make_classifier(cfg.classifier, companies)
-    table = cfg.classifier.stock_table or stock_table
-    key = "topics.classifier.stock_table" if cfg.classifier.stock_table else "finance.stock_table"
-    stocks = load_stock_table(table, key) if table else None
+    own = cfg.classifier.stock_table is not None  # null follows finance.stock_table; "none" is none
+    stocks = load_table(cfg.classifier.stock_table if own else stock_table,
+                        "topics.classifier.stock_table" if own else "finance.stock_table")
     out: list[Title | None] = []
     todo: list[int] = []
     for i, t in enumerate(titles):

@@ -266,12 +266,9 @@ def run(ctx: Any) -> dict[str, Any]:
     Queries are streamed from their files rather than held (three reads: the sentence ids and counts, the rule
     checks, the writing): only the verdicts and the queries left for the round trip stay in memory."""
     cfg = ctx.config.verify
-    table_path = ctx.config.finance.stock_table
-    table = None
-    if table_path:
-        from fincprg.finance.stocks import load_stock_table
+    from fincprg.finance.stocks import stock_table
 
-        table = load_stock_table(table_path)
+    table = stock_table(ctx.config.finance.stock_table)
 
     def stream() -> Iterator[Query]:  # generate's queries first, then topics': the order they are written in
         yield from ctx.read(L.GENERATE, L.QUERIES)
@@ -286,7 +283,7 @@ def run(ctx: Any) -> dict[str, Any]:
     src = _Sources(ctx, table, wanted)
     checks = set(cfg.checks)
     # the table's own industry (Tushare's 白酒 vs 食品) is finer than CITIC level 1
-    industry_of: dict[str, str | None] = dict(table.own_industry) if table_path else {}
+    industry_of: dict[str, str | None] = dict(table.own_industry) if table is not None else {}
     for info in src.reports.values():  # companies without a table entry: their reports' CITIC industry
         a = src.assign.get(info.id)
         for c in info.companies:

@@ -82,7 +82,9 @@ def test_generate_sends_the_custom_prompt_and_records_it(tmp_path, llm_server, s
     prompt = load_prompt_file(p)
     assert queries and {q["provenance"]["template"] for q in queries} == {prompt.id}
     manifest = json.loads((out / "generate" / "manifest.json").read_text("utf-8"))
-    assert manifest["files"] == {"generate.prompt_file": "sha256:" + prompt.sha256[:16]}
+    # beside the stock table the stage also reads (finance.stock_table, the bundled one by default)
+    assert manifest["files"]["generate.prompt_file"] == "sha256:" + prompt.sha256[:16]
+    assert set(manifest["files"]) == {"generate.prompt_file", "finance.stock_table"}
 
 
 def test_topic_intent_template_is_checked_before_clustering(tmp_path, sample_corpus):

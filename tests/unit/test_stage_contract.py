@@ -63,7 +63,7 @@ def test_signature_covers_exactly_the_declared_keys(spec):
     sig = signature(spec, base, {})
     # every declared key changes the signature ...
     probes = {"run.seed": ["run.seed=7"], "run.sample_reports": ["run.sample_reports=5"],
-              "ingest": ["ingest.skip_empty=false"], "finance": ["finance.stock_table=x.csv"], "chunk": ["chunk.passage_chars=400"],
+              "ingest": ["ingest.skip_empty=false"], "finance": ["finance.stock_table=none"], "chunk": ["chunk.passage_chars=400"],
               "generate": ["generate.complete=false"], "llm": ["llm.model=qwen"], "topics": ["topics.dominance=0.8"],
               "verify": ["verify.top_k=3"],
               "mine": ["mine.keep_min_score=0.5"], "export": ["export.seed=1"]}
