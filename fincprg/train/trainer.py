@@ -275,8 +275,6 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
 
     set_seed(settings.seed)  # the new CJK rows are drawn at random: the same seed draws the same rows
     st = load_sentence_transformer(model, where="--model", device=device, shared=False)
-    base_state = ({k: v.detach().clone() for k, v in st.state_dict().items()}
-                  if settings.merge_base is not None else None)
     base_len = st.max_seq_length
     st.max_seq_length = settings.max_seq_length
     limit = model_max_positions(st)
@@ -330,8 +328,11 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     train_len = st.max_seq_length
     if base_len and base_len > st.max_seq_length:
         st.max_seq_length = base_len
-    if base_state is not None:
+    if settings.merge_base is not None:
         st.save(str(out / UNMERGED))
+        # the base's weights: the guide's when the guide is the base (no second copy held through training)
+        same = guide is not None and (settings.guide or model) == model
+        base_state = (guide if same else helper_model(model, "--model", st, device)).state_dict()
         from fincprg.train.merge import merge
 
         st.max_seq_length = train_len  # dev scores at the length the curve was scored at
