@@ -3,8 +3,8 @@
 Split by report, with a fixed hash, before anything is built:
 - AlphaFin: sha1 of the title mod 4 = 0 is held out (eval/_alphafin.py, as before);
 - CFBenchmark bodies: sha1 of the body id mod 4 = 0 is held out.
-The training build is ``fincprg build`` (the user's path: a subprocess of the CLI, offline config, the bundled
-stock table for the untitled bodies) over the other AlphaFin reports, the other CFBenchmark bodies and the 2019
+The training build is ``fincprg build`` (the user's path: a subprocess of the CLI, offline config, with
+``finance.stock_table`` set to ../shared/data's copy of the table the package bundles, same content) over the other AlphaFin reports, the other CFBenchmark bodies and the 2019
 annual report. The benchmarks hold human queries only:
 - ``alphafin_summary``: analysts' titles of the held-out AlphaFin reports -> their passages;
 - ``cfb_summary``: CFBenchmark's analyst key-point summaries of the held-out bodies -> the summarised body's
@@ -38,9 +38,7 @@ def needed() -> list[Path]:
     return [CFB_REPORTS, CFB_SUMMARY, ANNUAL, DISC, STOCKS]
 
 
-def cfb_held_out(body_id: str) -> bool:
-    """The held-out part of eval/_cfb_split.py: the bodies readings draw from are never trained on either."""
-    return held_out(body_id)
+cfb_held_out = held_out  # the bodies readings draw from (eval/_cfb_split.py) are never trained on either
 
 
 def split_cfb() -> tuple[list[dict], list[dict]]:

@@ -1,7 +1,7 @@
 """Hard negatives mined by a dense model (``fincprg train --negatives-from dense``).
 
 The window and margin follow sentence-transformers' ``util.mine_hard_negatives`` (``range_min``,
-``range_max``, ``relative_margin``, ``sampling_strategy``) and FlagEmbedding's ranks 2-200 advice.
+``range_max``, ``relative_margin``, ``sampling_strategy="top"``) and FlagEmbedding's ranks 2-200 advice.
 It is written here rather than called because that function knows texts, not reports: a passage of
 the positive's own report is the likeliest unlabelled positive (the template generator labels one
 passage per query, and the report's other passages often answer it too), and the guard below keeps
@@ -10,7 +10,6 @@ such passages out. Known positives of the query are never negatives either.
 from __future__ import annotations
 
 import logging
-import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,13 +22,12 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Window:
     """Which candidates may be negatives: ranks ``[lo, hi)`` of the query's nearest passages whose score is
-    at most ``(1 - margin)`` × the query's best positive score; ``top`` takes the nearest allowed ones,
-    ``random`` samples among them."""
+    at most ``(1 - margin)`` × the query's best positive score; the nearest allowed ones are taken.
+    ``same_report`` lets a passage of the positive's report be a negative (off by default)."""
 
     lo: int = 10
     hi: int = 100
     margin: float = 0.05
-    sampling: str = "top"
     same_report: bool = False
 
     @staticmethod
@@ -44,7 +42,7 @@ class Window:
 
 
 def dense_negatives(pairs: Pairs, model: Any, k: int, window: Window, *, prompts: dict[str, str],
-                    batch_size: int = 32, seed: int = 42, show_progress: bool = False) -> dict[str, list[str]]:
+                    batch_size: int = 32, show_progress: bool = False) -> dict[str, list[str]]:
     """query text -> up to ``k`` negative passage texts (title + text), mined by ``model``.
 
     Args:
@@ -54,8 +52,6 @@ def dense_negatives(pairs: Pairs, model: Any, k: int, window: Window, *, prompts
     """
     import numpy as np
 
-    if window.sampling not in ("top", "random"):
-        raise ConfigError(f"negative sampling {window.sampling!r} is not one of top, random")
     ids = sorted(pairs.pool)
     queries = sorted(set(pairs.queries))
     if not ids or not queries or k <= 0:
@@ -65,7 +61,6 @@ def dense_negatives(pairs: Pairs, model: Any, k: int, window: Window, *, prompts
     docs = model.encode([prompts.get("passage", "") + pairs.pool[p] for p in ids], **enc)
     qv = model.encode([prompts.get("query", "") + q for q in queries], **enc)
     col = {p: i for i, p in enumerate(ids)}
-    rng = random.Random(seed)
     out: dict[str, list[str]] = {}
     stats = {"margin": 0, "same_report": 0, "short": 0}
     hi = min(window.hi, len(ids))
@@ -74,10 +69,8 @@ def dense_negatives(pairs: Pairs, model: Any, k: int, window: Window, *, prompts
         for row, q in zip(sims, queries[start:start + 256]):
             known = pairs.known.get(q, set())
             pos = [col[p] for p in known if p in col]
-            # a positive outside the pool (a test report's) is scored directly
-            best = max([float(row[i]) for i in pos], default=None)
-            if best is None:
-                best = float(max(row))
+            # every training positive is in the pool (both come from the training reports)
+            best = max(float(row[i]) for i in pos)
             reports = {pairs.report_of.get(p) for p in known} - {None}
             order = np.argsort(-row, kind="stable")[:hi]
             allowed = []
@@ -96,7 +89,7 @@ def dense_negatives(pairs: Pairs, model: Any, k: int, window: Window, *, prompts
                 allowed.append(pairs.pool[pid])
             if len(allowed) < k:
                 stats["short"] += 1
-            out[q] = allowed[:k] if window.sampling == "top" else rng.sample(allowed, min(k, len(allowed)))
+            out[q] = allowed[:k]
     log.info("train: dense negatives for %d queries (ranks %d-%d); skipped %d within the margin, %d of the "
              "positive's report; %d queries have fewer than %d", len(queries), window.lo, window.hi,
              stats["margin"], stats["same_report"], stats["short"], k)

@@ -370,7 +370,7 @@ def _mine(pairs: Any, settings: TrainSettings, model: str, st: Any, guide: Any, 
     lo, hi = Window.parse(settings.neg_range)
     return dense_negatives(pairs, miner, settings.negatives, Window(lo, hi, settings.neg_margin),
                            prompts={r: prompt_text(miner, r) for r in ("query", "passage")},
-                           batch_size=settings.batch_size, seed=settings.seed, show_progress=settings.show_progress)
+                           batch_size=settings.batch_size, show_progress=settings.show_progress)
 
 
 def _dev_record(trainer: Any, metric: str, curve: list[dict[str, Any]]) -> dict[str, Any]:
