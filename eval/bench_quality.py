@@ -24,7 +24,10 @@ Three steps (the reader is a person, or an agent in a person's role, who sees on
 
 Without ``--sheet`` the script only builds and measures the rules (and writes the section). ``--before REV``
 adds a build of an older revision (extracted with ``git archive``; titled input) judged by the current rules.
-``--cfb N`` adds a third build, ``cfb-held-out``: the first N bodies of the held-out part of CFBenchmark's
+``--mixed`` builds, instead of titled and untitled, **titled-mixed**: the titled reports with the 49,148 East Money
+titles (``titles/eastmoney_industry_report_titles.jsonl``) as ``ingest.extra_titles``, so that topics mix companies
+and industry reports as a large corpus makes them (issue 38); its topic and intent levels are drawn from every
+topic, most of them East Money's. ``--cfb N`` adds a third build, ``cfb-held-out``: the first N bodies of the held-out part of CFBenchmark's
 untitled bodies (eval/_cfb_split.py: sha1 of the id mod 4 = 0; no rule is written from them), built and drawn
 onto its own sheet like the others: the reading of untitled bodies no rule was written from.
 Skipped with a message when ../shared/data is absent.
@@ -57,13 +60,15 @@ DATA = ROOT.parent / "shared" / "data"
 ALPHAFIN = DATA / "reports" / "alphafin_reports.json"
 ANNUAL = DATA / "annual_report" / "annual_report_300617_2019.json"
 STOCKS = DATA / "taxonomy" / "stock_basic.csv"
+EXTRA_TITLES = DATA / "titles" / "eastmoney_industry_report_titles.jsonl"
 RUBRIC = ROOT.parent / "shared" / "QUALITY_RUBRIC.md"
 
 
-def build(code: Path, src: Path, out: Path, stock_keys: tuple[str, ...]) -> float:
+def build(code: Path, src: Path, out: Path, stock_keys: tuple[str, ...], extra: tuple[str, ...] = ()) -> float:
     """``fincprg build SRC -o OUT --upto export`` with ``code`` on the path; seconds it took. ``stock_keys``: the
-    settings that get stock_basic.csv (older revisions know fewer of them: ``finance.stock_table`` is new)."""
-    sets = ["topics.viz=none", *(f"{k}={STOCKS}" for k in stock_keys)]
+    settings that get stock_basic.csv (older revisions know fewer of them: ``finance.stock_table`` is new);
+    ``extra``: more ``--set`` values."""
+    sets = ["topics.viz=none", *(f"{k}={STOCKS}" for k in stock_keys), *extra]
     return fincprg_build(src, out, "--upto", "export", "--force", sets=sets, code=code)
 
 
@@ -149,13 +154,13 @@ CURRENT = ("topics.classifier.stock_table", "finance.stock_table")
 
 
 def measure(name: str, code: Path, src: Path, work: Path, args: argparse.Namespace, current: bool,
-            stock_keys: tuple[str, ...] = CURRENT) -> tuple[dict[str, Any], BuildView]:
+            stock_keys: tuple[str, ...] = CURRENT, extra: tuple[str, ...] = ()) -> tuple[dict[str, Any], BuildView]:
     out = work / name
     stamp = out / "build_s.txt"
     if not current and stamp.is_file():  # --work kept a build of a fixed revision: its code cannot have changed
         secs = float(stamp.read_text())
     else:
-        secs = build(code, src, out, stock_keys)
+        secs = build(code, src, out, stock_keys, extra)
         stamp.write_text(f"{secs:.1f}")
     view = BuildView(out, STOCKS)
     t = time.perf_counter()
@@ -191,17 +196,19 @@ def run_builds(args: argparse.Namespace) -> None:
         for rev in args.also:
             results[rev], _ = measure(rev, _checkout(work, rev), titled, work, args, False,
                                    stock_keys=CURRENT[:1])
-        builds = [("titled", titled), ("untitled", untitled)]
+        builds: list[tuple[str, Path, tuple[str, ...]]] = [("titled", titled, ()), ("untitled", untitled, ())]
+        if args.mixed:  # issue 38: topics that mix companies, as a large corpus makes them
+            builds = [("titled-mixed", titled, (f"ingest.extra_titles={EXTRA_TITLES}",))]
         if args.cfb:
-            builds.append(("cfb-held-out", reading_corpus(args.cfb, work / "cfb_held_out.jsonl")))
-        for name, src in builds:
-            results[name], views[name] = measure(name, ROOT, src, work, args, True)
+            builds.append(("cfb-held-out", reading_corpus(args.cfb, work / "cfb_held_out.jsonl"), ()))
+        for name, src, extra in builds:
+            results[name], views[name] = measure(name, ROOT, src, work, args, True, extra=extra)
         meta = _meta(args, stats)
         if args.sheet:
             sheet = Path(args.sheet)
             t = time.perf_counter()
             meta["sheets"] = write_sheets(sheet, views, n_read=args.n_read, n_mined=args.n_mined, seed=args.seed,
-                                          mined_from="titled", rubric=RUBRIC)
+                                          mined_from="titled-mixed" if args.mixed else "titled", rubric=RUBRIC)
             meta["sheet_s"] = round(time.perf_counter() - t, 1)
             print(f"sheets for the reader in {sheet / 'reader'}; key in {sheet / 'key.json'}")
         meta["total_s"] = round(time.perf_counter() - t0, 1)
@@ -254,6 +261,9 @@ def main() -> None:
     ap.add_argument("--also", action="append", default=[], metavar="REV", help="another revision, as --before")
     ap.add_argument("--cfb", type=int, default=0, metavar="N",
                     help="also build and draw the first N held-out CFBenchmark bodies (eval/_cfb_split.py)")
+    ap.add_argument("--mixed", action="store_true",
+                    help="build only titled-mixed: the titled AlphaFin reports with the 49k East Money titles as "
+                         "ingest.extra_titles, so topics mix companies (issue 38); no untitled build")
     ap.add_argument("--work", help="keep the builds in this folder (default: a temporary one)")
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
     args = ap.parse_args()

@@ -73,6 +73,10 @@ class IngestConfig(Section):
     # a report without a title is kept (bottom-up generation needs none; topics and company
     # completion from the title skip it); true rejects it as "missing_title"
     require_title: bool = False
+    # a file (.jsonl/.csv/.json) of report titles without bodies - a broker's catalogue, East Money's listings - in the
+    # corpus' formats (title, date, industry, company, stock_code; no text needed): they join the topic
+    # clustering, so topics and their intents see the market the corpus sits in; they get no passages or queries
+    extra_titles: str | None = None
 
     @field_validator("fields")
     @classmethod

@@ -38,6 +38,7 @@ MANIFEST, PROGRESS, LOCK = "manifest.json", "_progress.json", ".lock"
 
 # --- stage output files (names inside the stage's folder) -----------------------------------------------------
 REPORTS, REJECTED = "reports.jsonl", "rejected.jsonl"  # ingest
+EXTRA_TITLES = "extra_titles.jsonl"  # ingest: titles without bodies (ingest.extra_titles), for topics
 PASSAGES, SENTENCES, REMOVED, CHUNK_STATS = "passages.jsonl", "sentences.jsonl", "removed.jsonl", "stats.jsonl"
 QUERIES, QRELS, FAILURES, HIERARCHY = "queries.jsonl", "qrels.jsonl", "failures.jsonl", "hierarchy.json"
 TITLES, TREE, ASSIGNMENTS = "titles.jsonl", "tree.json", "assignments.jsonl"  # topics (+ QUERIES, FAILURES)
@@ -71,7 +72,7 @@ class Artifact:
 
 
 ARTIFACTS: tuple[Artifact, ...] = (
-    Artifact(INGEST, REPORTS, Report), Artifact(INGEST, REJECTED, Rejection),
+    Artifact(INGEST, REPORTS, Report), Artifact(INGEST, REJECTED, Rejection), Artifact(INGEST, EXTRA_TITLES, Report),
     Artifact(CHUNK, PASSAGES, Passage), Artifact(CHUNK, SENTENCES, Sentence), Artifact(CHUNK, REMOVED, Removed),
     Artifact(CHUNK, CHUNK_STATS),
     Artifact(GENERATE, QUERIES, Query), Artifact(GENERATE, QRELS, Qrel), Artifact(GENERATE, FAILURES, Failure),

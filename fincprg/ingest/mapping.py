@@ -131,8 +131,8 @@ class FieldMapper:
         return plan
 
 
-def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper) -> Report | Rejection:
-    """Map, validate and normalise one record.
+def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper, *, need_text: bool = True) -> Report | Rejection:
+    """Map, validate and normalise one record (``need_text`` False: a title without a body, text "").
 
     Raises:
         InputError: a report has no text and ``ingest.skip_empty`` is false.
@@ -167,6 +167,8 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper) -> Report | Reje
                                     "lists into one string) or map the right input field with ingest.fields")
         removed += n
     title, text, rid = cleaned["title"], cleaned["text"], cleaned["id"]
+    if text is None and not need_text:
+        text = ""
     if text is None:
         detail = (f"{src}: report {rid or ''} has no text; add a text/content/正文 field, map yours with "
                   "ingest.fields (e.g. --set ingest.fields.研报内容=text), or remove the record")

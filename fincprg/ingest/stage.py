@@ -1,7 +1,8 @@
 """Ingest stage: read the corpus into Report records.
 
 Input: the corpus path (a .jsonl/.csv/.json file, or a directory of them or of .txt/.md files).
-Output records: ``OUT/ingest/reports.jsonl`` (Report) and ``OUT/ingest/rejected.jsonl``
+Output records: ``OUT/ingest/reports.jsonl`` (Report), ``OUT/ingest/extra_titles.jsonl`` (titles without
+bodies for the topics, ``ingest.extra_titles``: :mod:`fincprg.ingest.extra`; empty when unset) and ``OUT/ingest/rejected.jsonl``
 (Rejection: source "file:line", reason code, a detail message that says how to fix it).
 With ``run.sample_reports`` (``--limit N``) only a stratified sample of the valid reports is written
 (see :mod:`fincprg.ingest.sample`; the summary counts what was left out, by stratum).
@@ -23,6 +24,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.errors import InputError
+from fincprg.ingest.extra import read_extra_titles
 from fincprg.ingest.mapping import FieldMapper, to_report
 from fincprg.ingest.readers import Raw, ReadStats, iter_corpus
 from fincprg.ingest.sample import sample_reports
@@ -123,6 +125,13 @@ def run(ctx: StageContext) -> dict[str, Any]:
                  sampled["kept"], sampled["from"], sampled["strata"])
     else:
         every.replace(ctx.output(L.REPORTS))
+    extra: list[Report] = []
+    if cfg.extra_titles:
+        extra, extra_rejected = read_extra_titles(cfg.extra_titles, cfg)
+        rejected.extend(extra_rejected)
+        reasons.update(r.reason for r in extra_rejected)
+        log.info("ingest: %d extra titles for the topics (ingest.extra_titles)", len(extra))
+    atomic_write_text(ctx.output(L.EXTRA_TITLES), "".join(r.to_json() + "\n" for r in extra))
     atomic_write_text(ctx.output(L.REJECTED), "".join(_rejection_line(r) + "\n" for r in rejected))
     if rejected:
         log.warning("ingest: %d input records, files or folders rejected (%s); see %s", len(rejected),
@@ -148,6 +157,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "files": stats.files,
         "encodings": dict(sorted(stats.encodings.items())),
     }
+    if cfg.extra_titles:
+        counts["extra_titles"] = len(extra)
     if sampled is not None:
         counts["sample"] = sampled
     return counts

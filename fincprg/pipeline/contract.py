@@ -36,7 +36,8 @@ STAGES: tuple[StageSpec, ...] = (
               ((L.INGEST, L.REPORTS), (L.CHUNK, L.PASSAGES), (L.CHUNK, L.SENTENCES)),
               "one query tree per passage (passage + sentence queries), completion, direct qrels",
               ray=True, llm_actors="fincprg.generate.stage:uses_llm_actors"),
-    StageSpec(L.TOPICS, "fincprg.topics.stage:run", ("topics", "finance", "llm", "run.seed"), ((L.INGEST, L.REPORTS),),
+    StageSpec(L.TOPICS, "fincprg.topics.stage:run", ("topics", "finance", "llm", "run.seed"),
+              ((L.INGEST, L.REPORTS), (L.INGEST, L.EXTRA_TITLES)),
               "industry + title + time clustering, topic intents and subqueries, industry subtrees",
               estimate="fincprg.topics.stage:estimate_inputs"),
     StageSpec(L.VERIFY, "fincprg.verify.stage:run", ("verify", "finance", "llm"),
@@ -62,7 +63,7 @@ STAGE_BY_NAME = {s.name: s for s in STAGES}
 
 # Config keys whose value is a file the stage reads (a user's prompt template, a stock table): the signature
 # hashes the file's content instead of its path, so editing the file re-runs the stage and moving it does not.
-FILE_KEYS = ("generate.prompt_file", "generate.rewrite.prompt_file", "topics.intents.prompt_file",
+FILE_KEYS = ("ingest.extra_titles", "generate.prompt_file", "generate.rewrite.prompt_file", "topics.intents.prompt_file",
              "finance.stock_table", "topics.classifier.stock_table")
 # keys whose setting is not always a path: the file it names ("bundled" the shipped table, "none" no file)
 _SETTING_FILE = {"finance.stock_table": table_path, "topics.classifier.stock_table": table_path}

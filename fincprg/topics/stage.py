@@ -1,6 +1,7 @@
 """Stage ``topics``: industry + title + time clustering, topic intents/subqueries, industry subtrees.
 
-Input records: ``ingest/reports.jsonl`` (Report: title, date, industry, company).
+Input records: ``ingest/reports.jsonl`` (Report: title, date, industry, company) and ``ingest/extra_titles.jsonl``
+(titles without bodies, ``ingest.extra_titles``: clustered with the reports' titles, ids ``extra:…``).
 
 Output records (``OUT/topics/``, written atomically: this is a global stage):
 
@@ -160,8 +161,12 @@ def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[
                         "model": ctx.config.llm.model}
                 queries.extend(to_queries(t.topic_id, done[t.topic_id], prov))
         return queries, failures, {k: v for k, v in stats.items() if k not in ("template", "version")}
+    tcfg = ctx.config.topics.classifier
+    table = load_table(tcfg.stock_table if tcfg.stock_table is not None else ctx.config.finance.stock_table)
+    listed = frozenset(table.code_of) if table else frozenset()  # a keyword naming one is a company, no theme
     for t in inputs:
-        intents = template_intents(t, max_subqueries=cfg.max_subqueries, max_intents=cfg.max_intents)
+        intents = template_intents(t, max_subqueries=cfg.max_subqueries, max_intents=cfg.max_intents,
+                                   listed=listed)
         prov = {"generator": "templates", "template": TEMPLATE_ID, "version": TEMPLATE_VERSION,
                 "keywords": list(t.keywords[:3]), "industry": t.industry, "period": period_label(t.dates)}
         queries.extend(to_queries(t.topic_id, intents, prov))
@@ -169,6 +174,17 @@ def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[
 
 
 _EMB, _CLUSTERED = ".embeddings.npy", ".clustered.json"  # scratch of the clustering checkpoint
+
+
+def _extra_titles(ctx: Any) -> list[Report]:
+    """ingest's titles without bodies; none where ingest wrote no such file (a folder made by hand or by a
+    version before ``ingest.extra_titles``)."""
+    from fincprg.errors import InputError
+
+    try:
+        return list(ctx.read(L.INGEST, L.EXTRA_TITLES))
+    except InputError:
+        return []
 
 
 def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
@@ -179,7 +195,8 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
     """
     from fincprg.topics.viz import write_html
 
-    reports = list(ctx.read(L.INGEST, L.REPORTS))
+    # the corpus' reports first: a catalogue title that repeats a report's is dropped as its duplicate
+    reports = [*ctx.read(L.INGEST, L.REPORTS), *_extra_titles(ctx)]
     kept, dropped = select_titles(reports, cfg.min_title_chars)
     kept, classifier = label_industries(kept, reports, cfg, ctx.config.finance.stock_table)
     order = {r.id: i for i, r in enumerate(reports)}

@@ -1,9 +1,11 @@
-"""Template intents pair companies only where their reports share a theme (issue 18)."""
+"""Template intents name what a topic's titles share: a majority company, two subject companies with a theme,
+or the theme itself (issues 18 and 38)."""
 from __future__ import annotations
 
 import datetime as dt
 
-from fincprg.topics.intents import TopicInput, company_groups, shared_theme, template_intents
+from fincprg.topics.intent_templates import shared_theme
+from fincprg.topics.intents import TopicInput, template_intents
 
 DATES = (dt.date(2021, 3, 1), dt.date(2021, 8, 1))
 
@@ -12,58 +14,66 @@ def test_companies_of_one_industry_but_different_themes_are_not_paired():
     # both 食品饮料, but one report is about 榨菜 and the other about 白酒 (the blind reading's example)
     titles = ("涪陵榨菜（002507）公司动态点评：Q2业绩略超市场预期，定增方案彰显发展信心",
               "五粮液（000858）公司动态点评：春节动销良好，白酒一季度高增长可期")
-    intents = template_intents(TopicInput("t1", ("白酒", "榨菜"), titles, "食品饮料", DATES))
-    assert intents, intents
-    for it in intents:
-        assert not ("涪陵榨菜" in it["intent"] and "五粮液" in it["intent"]), it
-        named = {c for c in ("涪陵榨菜", "五粮液") if any(c in q for q in it["subqueries"])}
-        assert len(named) <= 1, it  # an intent's subqueries are about its own company
+    for it in template_intents(TopicInput("t1", ("白酒", "榨菜"), titles, "食品饮料", DATES)):
+        assert "涪陵榨菜" not in it["intent"] and "五粮液" not in it["intent"], it  # neither is the topic's subject
 
 
 def test_unrelated_industries_are_not_paired():
     titles = ("航发动力（600893）：单三季度营业收入环比+30%，航发产品交付加速",
               "通威股份（600438）：三季度盈利大增，持续加速组件业务推进")
     assert shared_theme(*titles) is None
-    intents = template_intents(TopicInput("t2", ("组件",), titles, "国防军工", DATES))
-    assert intents, intents
-    for it in intents:
-        assert not ("航发动力" in it["intent"] and "通威股份" in it["intent"]), it
+    assert template_intents(TopicInput("t2", ("组件",), titles, "国防军工", DATES)) == []  # nothing shared
 
 
 def test_companies_sharing_a_theme_share_an_intent():
     titles = ("五粮液（000858）：白酒动销良好，一季度高增长可期", "泸州老窖（000568）：白酒高端化加速，股权激励落地",
-              "涪陵榨菜（002507）：Q2业绩略超预期")
-    groups = company_groups({"五粮液": titles[0], "泸州老窖": titles[1], "涪陵榨菜": titles[2]})
-    assert groups[0] == (["五粮液", "泸州老窖"], "白酒") and groups[1] == (["涪陵榨菜"], None), groups
-    first = template_intents(TopicInput("t3", ("白酒",), titles, "食品饮料", DATES))[0]
-    assert "五粮液" in first["intent"] and "泸州老窖" in first["intent"] and "白酒" in first["intent"], first
-    assert "涪陵榨菜" not in first["intent"]
+              "五粮液（000858）：白酒批价上行", "泸州老窖（000568）：国窖放量")
+    [it] = template_intents(TopicInput("t3", ("白酒",), titles, "食品饮料", DATES))
+    assert "五粮液" in it["intent"] and "泸州老窖" in it["intent"] and "白酒" in it["intent"], it
 
 
-def test_a_shared_metric_or_event_is_no_theme():
-    # 净利率 and 疫情 are written in reports of any industry
-    assert shared_theme("重庆啤酒（600132）：净利率提升", "洽洽食品（002557）：净利率承压") is None
-    assert shared_theme("齐心集团（002301）：疫情影响短期业绩", "传智教育（003032）：关注疫情态势") is None
+def test_a_company_names_the_intent_only_where_it_is_the_majority():
+    """Issue 38: 「了解玲珑轮胎…」 over a topic whose reports are mostly about 春风动力 names the wrong subject."""
+    own = tuple(f"春风动力（603129）：{x}" for x in ("摩托车出口高增", "全地形车销量创新高", "Q3业绩超预期",
+                                                  "大排量摩托车放量", "2021年收入增长", "新品周期开启"))
+    titles = (*own, "玲珑轮胎（601966）：2019年上半年业绩高增")
+    [it] = template_intents(TopicInput("t5", ("摩托车",), titles, "汽车", DATES))
+    assert "春风动力" in it["intent"] and "玲珑轮胎" not in it["intent"], it
+    assert not any("玲珑轮胎" in q for q in it["subqueries"]), it
+    # one company among six industry titles that share 轮胎: the intent names the theme, not the company
+    industry = tuple(f"轮胎行业周报：{x}" for x in ("原材料价格回落", "出口景气延续", "开工率回升", "海运费下行",
+                                                 "半钢胎需求旺盛", "全钢胎库存下降"))
+    [it] = template_intents(TopicInput("t6", ("轮胎",), (*industry, titles[-1]), "汽车", DATES))
+    assert "轮胎" in it["intent"] and "玲珑轮胎" not in it["intent"], it
+
+
+def test_a_topic_whose_titles_share_nothing_gets_no_intent():
+    titles = ("计算机周报：OpenAI十二天总结与Agent新范式", "3D打印行业：3D打印材料赋予医疗设计师全新的工作方式",
+              "完美世界（002624）：游戏业绩稳健，《天龙2》等新品陆续释放增量", "鸿蒙电脑专题报告：鸿蒙电脑横空出世")
+    assert template_intents(TopicInput("t7", ("新范式", "游戏", "鸿蒙"), titles, "计算机", DATES)) == []
+
+
+def test_an_industry_keyword_is_not_asked_as_a_theme_of_itself():
+    titles = tuple(f"钢铁行业周报：{x}" for x in ("钢价小幅回升", "供需结构改善", "行业去库", "产能优化"))
+    for it in template_intents(TopicInput("t8", ("钢铁行业", "钢价"), titles, "钢铁", DATES)):
+        assert "钢铁行业钢铁" not in it["intent"] and all("钢铁行业钢铁" not in q for q in it["subqueries"]), it
+    parts = tuple(f"汽车零部件行业周报：{x}" for x in ("出海加速", "智能驾驶", "热管理"))
+    [it] = template_intents(TopicInput("t9", ("汽车零部件",), parts, "汽车", DATES))
+    assert "汽车行业汽车零部件" not in it["intent"] and "汽车零部件" in it["intent"], it
 
 
 def test_the_stage_honours_max_intents():
-    """topics.intents.max_intents reaches the templates (the stage once passed only max_subqueries)."""
+    """topics.intents.max_intents reaches the templates: a topic has one subject, so at most one intent."""
     from types import SimpleNamespace
 
     from fincprg.config import load_config
     from fincprg.topics.stage import make_queries
 
-    titles = ("航发动力（600893）：单三季度营业收入环比+30%，航发产品交付加速",
-              "通威股份（600438）：三季度盈利大增，持续加速组件业务推进",
-              "涪陵榨菜（002507）：Q2业绩略超预期")
-    topic = TopicInput("t4", ("组件",), titles, "国防军工", DATES)
-
-    def intents(n: int) -> int:
-        ctx = SimpleNamespace(config=load_config(overrides=[f"topics.intents.max_intents={n}"]))
-        return sum(q.level == "intent" for q in make_queries([topic], ctx)[0])
-
-    assert intents(3) > 1  # three unrelated companies: more than one intent when allowed
-    assert intents(1) == 1
+    titles = ("五粮液（000858）：白酒动销良好", "五粮液（000858）：白酒批价上行", "涪陵榨菜（002507）：Q2业绩略超预期")
+    topic = TopicInput("t4", ("白酒",), titles, "食品饮料", DATES)
+    ctx = SimpleNamespace(config=load_config(overrides=["topics.intents.max_intents=3"]))
+    intents = [q for q in make_queries([topic], ctx)[0] if q.level == "intent"]
+    assert len(intents) == 1 and "五粮液" in intents[0].text, intents
 
 
 def test_a_theme_the_names_already_say_is_not_repeated():
@@ -74,7 +84,7 @@ def test_a_theme_the_names_already_say_is_not_repeated():
 
 
 def test_capacity_and_multiples_are_not_asked_how_they_perform():
-    from fincprg.topics.intents import _title_question
+    from fincprg.topics.intent_templates import _title_question
 
     for i in range(6):
         q = _title_question(f"k{i}", "南山铝业", "南山铝业（600219）：新增产能投放，加码产能和经销布局")
@@ -100,7 +110,7 @@ def test_one_company_title_does_not_speak_for_its_industry():
 
 
 def test_a_company_measure_is_not_asked_of_an_industry_nor_a_past_range_of_its_prospects():
-    from fincprg.topics.intents import _keyword_question
+    from fincprg.topics.intent_templates import _keyword_question
 
     two = ("伊利股份（600887）：净利润稳健增长", "青岛啤酒（600600）：净利润超预期")
     assert _keyword_question("t", "净利润", "2020年至2023年食品饮料行业", "食品饮料", two, companies=True) == ""
@@ -114,14 +124,14 @@ def test_a_company_measure_is_not_asked_of_an_industry_nor_a_past_range_of_its_p
 
 
 def test_a_keyword_the_industry_name_holds_is_not_asked_again():
-    from fincprg.topics.intents import _keyword_question
+    from fincprg.topics.intent_templates import _keyword_question
 
     assert _keyword_question("t", "汽车", "2023年汽车行业", "汽车", ("汽车周报", "汽车销量")) == ""
     assert _keyword_question("t", "新能源车", "2023年汽车行业", "汽车", ("新能源车周报", "新能源车销量")) != ""
 
 
 def test_another_industrys_name_is_not_asked_in_the_topics_industry():
-    from fincprg.topics.intents import _keyword_question
+    from fincprg.topics.intent_templates import _keyword_question
 
     titles = ("甲科技（000001）：汽车电子放量", "乙电子（000002）：汽车业务高增")
     assert _keyword_question("t", "汽车", "2022年电子行业", "电子", titles, companies=True) == ""

@@ -1,0 +1,312 @@
+"""The offline intent generator (``topics.intents.backend: templates``, provenance ``generator="templates"``):
+intents and their subqueries written by templates from what a topic's titles share. Honest about being templates.
+
+A topic clustered from a large corpus mixes companies: the 49k East Money titles put one AlphaFin stock report
+among six industry weeklies, or one company's report among six about another. An intent therefore names
+
+* a company only where its reports are more than half the topic's titles, and two companies only where each has
+  a third of them and their titles share an industry theme (:func:`topic_subjects`);
+* otherwise the theme the titles agree on: the industry term, industry event or sector measure the most titles
+  write, at least two (or the one title) and a third of them (:func:`shared_keyword`), in the topic's industry and period;
+* nothing, where the titles share neither (a grab-bag topic has no research intent).
+
+Subqueries ask each named company's titles (their metric, event or expectation), the keywords two titles write
+(:func:`_keyword_question`) and, under a theme intent, the minority companies' titles. Forms vary by topic id
+and are deterministic.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Collection, Sequence
+from functools import lru_cache
+from typing import Any
+
+from fincprg.topics.topic_input import TopicInput, period_label, surface_form
+
+TEMPLATE_ID, TEMPLATE_VERSION = "topic_intent.templates", 2
+
+_EXPECTATION = re.compile(r"符合预期|超预期|低于预期|不及预期|略低于预期|好于预期")
+_GROWTH = re.compile(r"增长|高增|大增|提升|上升|回升|增加|翻倍|放量|向好|改善")
+# the 股息率 family (分红率, 派息率, 股息率) follows the board's payout and the price, not demand as sales do
+_NOT_DRIVEN = frozenset({"产能", "股息率"})
+# measures that do not 「表现」: capacity is built, a multiple or a price is a level
+_NOT_PERFORMING = {
+    "产能": ("{c}{y}产能建设进展如何？", "{c}{y}产能扩张情况如何？"),
+    "PE": ("{c}{y}估值水平如何？",), "PB": ("{c}{y}估值水平如何？",), "PS": ("{c}{y}估值水平如何？",),
+    "市值": ("{c}{y}估值水平如何？",),
+}
+
+
+def _asked_period(title: str) -> str:
+    """The period a title reviews as a question names it (2022年上半年, 2020年二季度, 2021年), or ""."""
+    from fincprg.generate.complete import asked_period, dominant_period
+
+    p = dominant_period(title)
+    return asked_period(p) if p is not None and p.year else ""
+
+
+def _pick(key: str, forms: list[str]) -> str:
+    return forms[int(hashlib.md5(key.encode("utf-8")).hexdigest()[:8], 16) % len(forms)]
+
+
+@lru_cache(maxsize=1)
+def _subject_terms() -> frozenset[str]:
+    """Keywords that can carry a question: industry lexicon terms, metric words and event words."""
+    from fincprg.finance import METRIC_SYNONYMS
+    from fincprg.finance.industries import lexicon
+    from fincprg.generate.phrases import EVENTS
+
+    words = {w for ws in lexicon().values() for w in ws} | {w for ws in METRIC_SYNONYMS.values() for w in ws}
+    return frozenset(w.lower() for w in words | set(EVENTS) if len(w) >= 2)
+
+
+def _title_question(key: str, company: str, title: str) -> str:
+    """A question about one company's report title: its metric, its event, or whether results met
+    expectations. The period is the title's own (a report dated 2022 may be about 2021), with its part of the
+    year: a half-year review is asked as 2022年上半年, never as the whole of 2022."""
+    from fincprg.finance import METRIC_SYNONYMS, extract
+    from fincprg.generate.phrases import EVENTS, event_of
+    from fincprg.generate.templates import _surface
+
+    f = extract(title)
+    y = _asked_period(title)
+    metrics = sorted(f.metrics, key=lambda m: min((title.find(s) for s in METRIC_SYNONYMS[m] if s in title),
+                                                  default=len(title)))
+    if metrics and metrics[0] != "目标价":
+        m = _surface(metrics[0], title)
+        forms = ([q.format(c=company, y=y, m=m) for q in _NOT_PERFORMING[metrics[0]]]
+                 if metrics[0] in _NOT_PERFORMING else [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？"])
+        # asking what drove growth presumes the title says it grew; capacity is built and a payout decided
+        if _GROWTH.search(title) and metrics[0] not in _NOT_DRIVEN:
+            forms.append(f"{company}{y}{m}增长的驱动因素是什么？")
+        return _pick(key, forms)
+    event = event_of(title)
+    if event:
+        return _pick(key, [s.replace("{E}", company).replace("{P}", y) for s in EVENTS[event]])
+    if _EXPECTATION.search(title):
+        return _pick(key, [f"{company}{y}业绩是否符合预期？", f"{company}{y}业绩与市场预期相比如何？"])
+    return ""  # a bare 「X的业绩表现如何？」 asks nothing a passage could answer specifically
+
+
+# Events an industry question can be about, and how to ask it (「…行业疫情的前景如何？」 asks nothing).
+_INDUSTRY_EVENTS = {"疫情": "{S}受疫情的影响如何？", "政策": "{S}受到哪些政策影响？", "竞争": "{S}的竞争格局如何？",
+                    "需求": "{S}的需求情况如何？", "估值": "{S}的估值水平如何？", "出口": "{S}出口表现如何？",
+                    "海外": "{S}海外市场表现如何？", "原材料": "{S}原材料价格变化有何影响？",
+                    "涨价": "{S}产品涨价有何影响？", "提价": "{S}产品提价有何影响？", "降价": "{S}产品降价有何影响？"}
+
+
+# A company's own statement and valuation measures: summed over an industry they are no question that the
+# topic's company reports answer (「食品饮料行业净利润的变化情况」); sector measures (净息差, 保费) are.
+_COMPANY_MEASURES = frozenset("扣非净利润 归母净利润 营业收入 利润总额 营业利润 毛利率 净利率 毛利 费用率 研发费用 ROE "
+                              "ROA EPS PE PB PS 目标价 现金流 资本开支 市占率 存货周转 资产负债率 股息率 EBITDA 市值".split())
+
+
+def names_industry(k: str, industry: str | None) -> str:
+    """How keyword ``k`` relates to the topic's CITIC ``industry``: "same" where it names the industry itself
+    (钢铁行业 for 钢铁, East Money's 建筑材料 for 建材), "within" where it names a part of it by the industry's name
+    (汽车零部件 in 汽车), else ""."""
+    from fincprg.finance.industries import SW2021_TO_CITIC
+
+    if not industry:
+        return ""
+    low, ind = k.lower().removesuffix("行业"), industry.lower()
+    # Shenwan's level-1 names only: East Money's finer ones (汽车零部件) are parts of the industry
+    if low in ind or SW2021_TO_CITIC.get(low) == industry:
+        return "same"
+    return "within" if ind in low else ""
+
+
+def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles: Sequence[str] = (), *,
+                      companies: bool = False) -> str:
+    """A question about keyword ``k`` (an event, a metric or an industry term) in ``scope`` (period +
+    industry); "" for a term of another industry that only one title writes (a clustered topic may hold a
+    stray title: 房地产行业 … 生猪), while a theme several titles share stays (电子行业 … AI) unless it names
+    that other industry (电子行业 … 汽车 reads as 「电子行业汽车」).
+
+    In a topic of company reports (``companies``) a keyword speaks for the industry only where two titles
+    write it (one bank's 净息差 title is no view of the banks' 净息差), and a company measure is never
+    asked of the industry. A period that spans years is a past range, so it gets no 「前景」."""
+    from fincprg.finance.industries import lexicon
+    from fincprg.generate.phrases import EVENTS, canonical
+
+    written = sum(k.lower() in t.lower() for t in titles)
+    if (companies and written < 2) or names_industry(k, industry) == "same":  # 「汽车行业汽车」 says it twice
+        return ""
+    if names_industry(k, industry) == "within":  # 「汽车零部件」 already says 汽车行业
+        scope = scope.replace(f"{industry}行业", "")
+    if k in EVENTS:  # company events (回购, 股权激励) are no industry question
+        return _INDUSTRY_EVENTS.get(k, "").replace("{S}", scope)
+    measure = canonical(k)
+    if measure:  # a measure has no 前景
+        if companies and measure in _COMPANY_MEASURES:
+            return ""
+        return _pick(key, [f"{scope}{k}的变化情况如何？", f"{scope}{k}表现如何？"])
+    owners = {ind for ind, ws in lexicon().items() if k in ws}
+    # another industry's own name (汽车 in an 电子 topic of 汽车电子 makers) reads as 「电子行业汽车」: never asked
+    if owners and industry not in owners and (written < 2 or any(k.lower() in o.lower() for o in owners)):
+        return ""
+    forms = [f"{scope}{k}的发展趋势如何？", f"{scope}{k}有哪些新变化？"]
+    return _pick(key, forms if "至" in scope else [*forms, f"{scope}{k}的前景如何？"])
+
+
+@lru_cache(maxsize=1)
+def _theme_terms() -> frozenset[str]:
+    """Industry lexicon terms (白酒, 光伏, 血制品): what two companies' reports can share as a theme. Metric
+    and event words (净利率, 疫情) are written in reports of any industry and make no shared theme."""
+    from fincprg.finance import METRIC_SYNONYMS
+    from fincprg.finance.industries import lexicon
+    from fincprg.generate.phrases import EVENTS
+
+    generic = {w.lower() for ws in METRIC_SYNONYMS.values() for w in ws} | set(EVENTS)
+    return frozenset(w for ws in lexicon().values() for w in ws if len(w) >= 2 and w.lower() not in generic)
+
+
+def shared_theme(a: str, b: str) -> str | None:
+    """The longest industry term both titles write (「白酒」 in two liquor makers' titles), or None: two
+    companies whose titles share none are no pair for one intent (涪陵榨菜 and 五粮液 are both 食品饮料, but
+    one report is about 榨菜 and the other about 白酒)."""
+    shared = [t for t in _theme_terms() if t.lower() in a.lower() and t.lower() in b.lower()]
+    return max(shared, key=lambda t: (len(t), t)) if shared else None
+
+
+# a company is a subject of its topic with this share of the titles; alone it needs more than half (issue 38)
+_SUBJECT_SHARE = 1 / 3
+# what a theme intent asks of an industry event the titles share
+_EVENT_INTENTS = {"疫情": "了解疫情对{P}{S}的影响", "政策": "了解政策变化对{P}{S}的影响", "竞争": "了解{P}{S}的竞争格局",
+                  "需求": "了解{P}{S}的需求变化", "估值": "了解{P}{S}的估值变化", "出口": "了解{P}{S}的出口表现",
+                  "海外": "了解{P}{S}海外市场的表现", "原材料": "了解原材料价格对{P}{S}的影响",
+                  "涨价": "了解{P}{S}产品涨价的影响", "提价": "了解{P}{S}产品提价的影响",
+                  "降价": "了解{P}{S}产品降价的影响"}
+
+
+def topic_companies(titles: Sequence[str]) -> dict[str, list[str]]:
+    """The companies the titles name (「景津装备（603279）：…」), each with its titles, in title order."""
+    from fincprg.finance import parse_title_company
+
+    out: dict[str, list[str]] = {}
+    for t in titles:
+        name, _ = parse_title_company(t)
+        if name:
+            out.setdefault(name, []).append(t)
+    return out
+
+
+def topic_subjects(companies: dict[str, list[str]], n_titles: int) -> list[str]:
+    """The companies an intent may name: the two with a third of the ``n_titles`` each whose titles share an
+    industry theme, else the one with more than half, else none."""
+    ranked = sorted(companies, key=lambda c: -len(companies[c]))  # stable: title order among ties
+    big = [c for c in ranked[:2] if len(companies[c]) >= _SUBJECT_SHARE * n_titles]
+    if len(big) == 2 and shared_theme(companies[big[0]][0], companies[big[1]][0]):
+        return big
+    return ranked[:1] if ranked and 2 * len(companies[ranked[0]]) > n_titles else []
+
+
+def shared_keyword(keywords: Sequence[str], titles: Sequence[str], industry: str | None,
+                   listed: Collection[str] = ()) -> str | None:
+    """The theme the titles agree on: of the keywords that name an industry term, an industry event or a sector
+    measure (not a company, a company's own measure, nor the industry's own name), the one the most titles write
+    (the first in c-TF-IDF order among ties), where at least two titles (one in a topic of one) and a third of
+    them write it; else None."""
+    best, best_n = None, 0
+    for k in keywords:
+        low = k.lower()
+        if k in listed or names_industry(k, industry) == "same":
+            continue
+        if not (k in _theme_terms() or low in _theme_terms() or k in _EVENT_INTENTS or _sector_measure(k)):
+            continue
+        written = sum(low in t.lower() for t in titles)
+        if written > best_n:
+            best, best_n = k, written
+    return best if best_n >= min(2, len(titles)) and 3 * best_n >= len(titles) else None
+
+
+def _sector_measure(k: str) -> bool:
+    """A measure an industry's reports share (净息差, 保费, 发电量); a company's own statement measures are not."""
+    from fincprg.generate.phrases import canonical
+
+    measure = canonical(k)
+    return bool(measure) and measure not in _COMPANY_MEASURES
+
+
+def _company_intent(key: str, names: list[str], companies: dict[str, list[str]], own: list[str]) -> str:
+    """The intent about one subject company, or two that share a theme."""
+    # the period the companies' own titles review, with its part of the year; titles of different periods get none
+    whens = {_asked_period(t) for n in names for t in companies[n]}
+    when = whens.pop() if len(whens) == 1 else ""
+    if len(names) == 2:
+        a, b = names
+        theme = shared_theme(companies[a][0], companies[b][0]) or ""
+        if theme in a or theme in b:  # 「南方航空航空业务」: the name already says it
+            return _pick(key, [f"了解{a}和{b}{when}的业绩表现与前景", f"比较{a}和{b}{when}的经营表现"])
+        # 「X关于Y的研究观点」 reads as the company holding the view, 「在特斯拉领域」 a customer as a field
+        return _pick(key, [f"了解{a}和{b}{when}{theme}相关业务的表现与前景", f"比较{a}和{b}{when}{theme}业务的经营表现"])
+    # a metric (营业收入) is no topic of a research view; an industry term or an event is
+    themes = [k for k in own if k in _theme_terms() or k in _INDUSTRY_EVENTS]
+    forms = [f"了解{names[0]}{when}的业绩表现与前景"]
+    if themes and themes[0] in _INDUSTRY_EVENTS:  # what the market does to the company
+        forms.append(f"了解{themes[0]}对{names[0]}{when}经营的影响")
+    elif themes:
+        forms.append(f"了解{names[0]}{when}{themes[0]}相关业务的进展与前景")
+    return _pick(key, forms)
+
+
+def _theme_intent(key: str, theme: str, period: str, scope: str) -> str:
+    """The intent about a theme a topic's titles share, in its industry and period."""
+    if theme in _EVENT_INTENTS:
+        return _EVENT_INTENTS[theme].replace("{P}", period).replace("{S}", scope)
+    if scope and names_industry(theme, scope.removesuffix("行业")) == "within":  # 「汽车行业汽车零部件」
+        scope = ""
+    if _sector_measure(theme) or theme.endswith("价"):  # a measure or a price (猪价) moves; it has no 景气
+        return _pick(key, [f"了解{period}{scope}{theme}的走势", f"跟踪{period}{scope}{theme}的变化"])
+    forms = [f"了解{period}{scope}{theme}的发展趋势", f"跟踪{period}{scope}{theme}的景气变化"]
+    return _pick(key, forms)
+
+
+def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents: int = 3,
+                     listed: Collection[str] = ()) -> list[dict[str, Any]]:
+    """At most one intent with up to ``max_subqueries`` subqueries, written from what the topic's titles share
+    (the module docstring says how); ``[]`` when they share nothing to ask. ``listed``: listed companies' short
+    names (a keyword that names one is a company, not a theme). ``max_intents`` is kept for the config: a topic
+    has one subject."""
+    from fincprg.generate.words import sound
+
+    if max_intents < 1:
+        return []
+    period = period_label(topic.dates)
+    scope = f"{topic.industry}行业" if topic.industry else ""
+    companies = topic_companies(topic.titles)
+    terms = _subject_terms()
+    kws = [surface_form(k, topic.titles) for k in topic.keywords if k]
+    kws = [k for k in dict.fromkeys(kws) if k.lower() in terms and k not in companies and k not in listed
+           and not k.isdigit()]
+    # a keyword the tokenizer cannot read as one dictionary noun (个护, 资管) makes no clear question
+    kws = [k for k in kws if sound(k)]
+    key = topic.topic_id
+
+    def keyword_questions(words: list[str], room: int) -> list[str]:
+        out: list[str] = []
+        for k in words if scope else ():  # without an industry a keyword question has no subject
+            if len(out) >= room:
+                break
+            q = _keyword_question(f"{key}|{k}", k, f"{period}{scope}", topic.industry, topic.titles,
+                                  companies=bool(companies))
+            if q:
+                out.append(q)
+        return out
+
+    def title_questions(names: Sequence[str]) -> list[str]:
+        return [q for c in names for t in companies[c] if (q := _title_question(f"{key}|{c}|{t}", c, t))]
+
+    names = topic_subjects(companies, len(topic.titles))
+    if names:
+        own = [k for k in kws if any(k in t for n in names for t in companies[n])]
+        subs = list(dict.fromkeys(title_questions(names)))[:max_subqueries]
+        subs = list(dict.fromkeys(subs + keyword_questions(own, max_subqueries - len(subs))))[:max_subqueries]
+        return [{"intent": _company_intent(key, names, companies, own), "subqueries": subs}] if subs else []
+    theme = shared_keyword(kws, topic.titles, topic.industry, listed)
+    if theme is None or not scope:
+        return []
+    subs = keyword_questions([theme, *(k for k in kws if k != theme)], max_subqueries)
+    subs = list(dict.fromkeys(subs + title_questions(list(companies))))[:max_subqueries]
+    return [{"intent": _theme_intent(key, theme, period, scope), "subqueries": subs}] if subs else []

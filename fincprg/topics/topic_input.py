@@ -1,0 +1,45 @@
+"""What intent generation sees of one topic, and how its period and keywords are written (shared by the
+template generator and the LLM prompt)."""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class TopicInput:
+    """What intent generation sees of one topic."""
+
+    topic_id: str
+    keywords: tuple[str, ...]
+    titles: tuple[str, ...]  # most representative first
+    industry: str | None
+    dates: tuple[dt.date, ...] = ()
+
+
+def period_label(dates: Sequence[dt.date]) -> str:
+    """Human period for a topic: 2024年第三季度, 2024年, or 2024年至2025年 ("" when unknown)."""
+    if not dates:
+        return ""
+    lo, hi = min(dates), max(dates)
+    if lo.year == hi.year:
+        q_lo, q_hi = (lo.month - 1) // 3 + 1, (hi.month - 1) // 3 + 1
+        if q_lo == q_hi:
+            return f"{lo.year}年第{'一二三四'[q_lo - 1]}季度"
+        return f"{lo.year}年"
+    return f"{lo.year}年至{hi.year}年"
+
+
+def surface_form(keyword: str, titles: Sequence[str]) -> str:
+    """``keyword`` as the titles write it: c-TF-IDF keywords come lower-cased from the tokenizer
+    (ai, a股), titles keep AI / A股. The first title (most representative) that contains it wins;
+    a keyword no title contains is returned unchanged."""
+    if not keyword or keyword.lower() == keyword.upper():  # no letters: nothing to restore
+        return keyword
+    low = keyword.lower()
+    for title in titles:
+        folded = title.lower()
+        i = folded.find(low)
+        if i >= 0 and len(folded) == len(title):  # same length: indices map back to the title
+            return title[i:i + len(keyword)]
+    return keyword
