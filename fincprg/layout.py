@@ -110,6 +110,15 @@ def read_records(path: Path, stage: str, name: str) -> Iterator[Any]:
     return read_jsonl(path, artifact(stage, name).record)
 
 
+def read_extra_titles(ctx: Any) -> list[Report]:
+    """ingest's titles without bodies (``ingest.extra_titles``) for a stage that declares reading them; none where
+    ingest wrote no such file (a folder made by hand or by a version before the setting)."""
+    try:
+        return list(ctx.read(INGEST, EXTRA_TITLES))
+    except InputError:
+        return []
+
+
 def qrels_name(subset: str, split: str) -> str:
     """``qrels/<subset>-<split>.tsv`` inside a dataset (``all`` is a subset like the others)."""
     return f"{QRELS_DIR}/{subset}-{split}.tsv"

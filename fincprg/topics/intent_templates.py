@@ -7,7 +7,7 @@ among six industry weeklies, or one company's report among six about another. An
 * a company only where its reports are more than half the topic's titles, and two companies only where each has
   a third of them and their titles share an industry theme (:func:`topic_subjects`);
 * otherwise the theme the titles agree on: the industry term, industry event or sector measure the most titles
-  write, at least two (or the one title) and a third of them (:func:`shared_keyword`), in the topic's industry and period;
+  write, at least two (or the one title) and a third of them (:func:`shared_keyword`), in the topic's industry and the period of the titles that write it;
 * nothing, where the titles share neither (a grab-bag topic has no research intent).
 
 Subqueries ask each named company's titles (their metric, event or expectation), the keywords two titles write
@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import Any
 
-from fincprg.topics.topic_input import TopicInput, period_label, surface_form
+from fincprg.topics.topic_input import TopicInput, surface_form
 
 TEMPLATE_ID, TEMPLATE_VERSION = "topic_intent.templates", 2
 
@@ -273,7 +273,6 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
 
     if max_intents < 1:
         return []
-    period = period_label(topic.dates)
     scope = f"{topic.industry}行业" if topic.industry else ""
     companies = topic_companies(topic.titles)
     terms = _subject_terms()
@@ -289,7 +288,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         for k in words if scope else ():  # without an industry a keyword question has no subject
             if len(out) >= room:
                 break
-            q = _keyword_question(f"{key}|{k}", k, f"{period}{scope}", topic.industry, topic.titles,
+            q = _keyword_question(f"{key}|{k}", k, f"{topic.period_of(k)}{scope}", topic.industry, topic.titles,
                                   companies=bool(companies))
             if q:
                 out.append(q)
@@ -309,4 +308,4 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         return []
     subs = keyword_questions([theme, *(k for k in kws if k != theme)], max_subqueries)
     subs = list(dict.fromkeys(subs + title_questions(list(companies))))[:max_subqueries]
-    return [{"intent": _theme_intent(key, theme, period, scope), "subqueries": subs}] if subs else []
+    return [{"intent": _theme_intent(key, theme, topic.period_of(theme), scope), "subqueries": subs}] if subs else []

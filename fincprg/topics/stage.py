@@ -131,6 +131,7 @@ def topic_inputs(topics: list[int], nodes: dict, titles: list[Title], emb: np.nd
         tid = f"t{k}"
         out.append(TopicInput(topic_id=tid, keywords=tuple(nodes[tid].keywords),
                               titles=tuple(titles[i].title for i in order), industry=nodes[tid].industry,
+                              title_dates=tuple(titles[i].date for i in order),
                               dates=tuple(titles[i].date for i in idx if titles[i].date is not None)))
     return out
 
@@ -176,16 +177,6 @@ def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[
 _EMB, _CLUSTERED = ".embeddings.npy", ".clustered.json"  # scratch of the clustering checkpoint
 
 
-def _extra_titles(ctx: Any) -> list[Report]:
-    """ingest's titles without bodies; none where ingest wrote no such file (a folder made by hand or by a
-    version before ``ingest.extra_titles``)."""
-    from fincprg.errors import InputError
-
-    try:
-        return list(ctx.read(L.INGEST, L.EXTRA_TITLES))
-    except InputError:
-        return []
-
 
 def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
     """Titles, industries, embeddings, clustering, tree, assignments and plots: the expensive part.
@@ -196,7 +187,7 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
     from fincprg.topics.viz import write_html
 
     # the corpus' reports first: a catalogue title that repeats a report's is dropped as its duplicate
-    reports = [*ctx.read(L.INGEST, L.REPORTS), *_extra_titles(ctx)]
+    reports = [*ctx.read(L.INGEST, L.REPORTS), *L.read_extra_titles(ctx)]
     kept, dropped = select_titles(reports, cfg.min_title_chars)
     kept, classifier = label_industries(kept, reports, cfg, ctx.config.finance.stock_table)
     order = {r.id: i for i, r in enumerate(reports)}

@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class TopicInput:
     """What intent generation sees of one topic."""
@@ -15,6 +16,16 @@ class TopicInput:
     titles: tuple[str, ...]  # most representative first
     industry: str | None
     dates: tuple[dt.date, ...] = ()
+    title_dates: tuple[dt.date | None, ...] = ()  # each title's date, in ``titles``' order (may be empty)
+
+    def period_of(self, word: str) -> str:
+        """The period of the titles that write ``word`` (a theme written only by 2024–2025 titles is not asked of a
+        topic spanning 2022–2025); the topic's whole period where the titles carry no dates."""
+        if len(self.title_dates) != len(self.titles):
+            return period_label(self.dates)
+        low = word.lower()
+        own = [d for t, d in zip(self.titles, self.title_dates, strict=True) if d is not None and low in t.lower()]
+        return period_label(own) if own else period_label(self.dates)
 
 
 def period_label(dates: Sequence[dt.date]) -> str:

@@ -62,6 +62,8 @@ class _Sources:
             if info.date is None:  # undated: read as of the latest year it states actual results for
                 info = dataclasses.replace(info, date=infer_date(as_of_year([r.text])), date_inferred=True)
             self.reports[r.id] = info
+        # titles without bodies (ingest.extra_titles) are sources of their topics' queries, never of a passage's
+        self.titles_only = {r.id: report_info(r, table) for r in L.read_extra_titles(ctx)}
         self.passages = list(ctx.read(L.CHUNK, L.PASSAGES))
         self.passage_at = {p.id: i for i, p in enumerate(self.passages)}
         # only the sentences a sentence query is read against (a few in four at 16x): bounded memory (issue 23)
@@ -113,8 +115,15 @@ class _Sources:
         return self._last[1]
 
     def topic_reports(self, topic_id: str) -> list[ReportInfo]:
+        """The topic's reports and its titles without bodies: what its intent and subqueries are read against."""
         node = self.nodes.get(topic_id)
-        return [self.reports[r] for r in (node.title_ids if node else ()) if r in self.reports]
+        found = (self.reports.get(r) or self.titles_only.get(r) for r in (node.title_ids if node else ()))
+        return [i for i in found if i is not None]
+
+    def topic_has_reports(self, topic_id: str) -> bool:
+        """Whether a report of the corpus (one with passages) is in the topic, not only titles without bodies."""
+        node = self.nodes.get(topic_id)
+        return any(r in self.reports for r in (node.title_ids if node else ()))
 
     def topic_subjects(self, topic_id: str) -> Subjects:
         key = f"topic:{topic_id}"
@@ -291,12 +300,15 @@ def run(ctx: Any) -> dict[str, Any]:
 
     verdicts: dict[str, Verdict] = {}
     asks: list[Ask] = []
+    titles_only: list[Ask] = []  # topics of titles without bodies: no passage to retrieve, so no round trip
     for q in ctx.progress(stream(), total=sum(generated.values()), desc="verify rules"):
         v = check_rules(q, src, checks, industry_of)
         if v is not None:
             verdicts[q.id] = v
         else:
-            asks.append(Ask(q.id, q.level, q.text, q.source_ids[0] if q.source_ids else ""))
+            ask = Ask(q.id, q.level, q.text, q.source_ids[0] if q.source_ids else "")
+            title_only = q.level in ("topic", "intent") and not src.topic_has_reports(ask.source)
+            (titles_only if title_only else asks).append(ask)
     no_subject = src.passages_without_subject()
     src.release()
     if "round_trip" in checks:
@@ -312,6 +324,7 @@ def run(ctx: Any) -> dict[str, Any]:
                 found = round_trip(asks, progress=bar.update, dense=True)
             asks = _keep(asks, found, verdicts)
         del round_trip
+    asks += titles_only
     judge_counts: dict[str, Any] | bool = False
     if cfg.judge.backend == "llm":
         from fincprg.verify.judge import JudgeItem, judge

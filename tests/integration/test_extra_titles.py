@@ -25,7 +25,7 @@ def test_extra_titles_join_the_topics_and_nothing_else(tmp_path):
     cat = _catalogue(tmp_path / "titles.jsonl")
     out = tmp_path / "out"
     cfg = load_config(None, ["topics.viz=none", f"ingest.extra_titles={cat}"])
-    outcomes = {o.name: o for o in run_pipeline(SAMPLE, out, cfg, upto="topics", show_progress=False)}
+    outcomes = {o.name: o for o in run_pipeline(SAMPLE, out, cfg, upto="verify", show_progress=False)}
     extra = [json.loads(x) for x in (out / "ingest" / "extra_titles.jsonl").read_text("utf-8").splitlines()]
     assert len(extra) == 12 and all(r["id"].startswith("extra:") and r["text"] == "" for r in extra)
     assert outcomes["ingest"].counts["extra_titles"] == 12
@@ -41,6 +41,13 @@ def test_extra_titles_join_the_topics_and_nothing_else(tmp_path):
     # no passage comes from a title
     passages = (out / "chunk" / "passages.jsonl").read_text("utf-8")
     assert "extra:" not in passages
+    # verify reads a topic's titles without bodies as its sources: a topic of catalogue titles alone keeps its
+    # intent (no "no_source"), which names the theme the titles share
+    dropped = [json.loads(x) for x in (out / "verify" / "dropped.jsonl").read_text("utf-8").splitlines()]
+    assert not [d for d in dropped if d["level"] == "intent" and d["reason"] == "no_source"], dropped
+    kept = [json.loads(x) for x in (out / "verify" / "queries.jsonl").read_text("utf-8").splitlines()]
+    assert any(q["level"] == "intent" and "光伏" in q["text"] for q in kept), [q["text"] for q in kept
+                                                                           if q["level"] == "intent"]
 
 
 def test_a_missing_extra_titles_file_is_a_clear_error(tmp_path):
