@@ -147,3 +147,18 @@ def test_an_intent_never_reads_as_the_company_holding_a_view():
              for it in template_intents(TopicInput(f"t{k}", kws, ts, ind, DATES))]
     assert texts and not any("关于" in t or "领域" in t for t in texts), texts
     assert any("特斯拉相关业务" in t for t in texts) and any("东山精密" in t and "汽车" in t for t in texts), texts
+
+
+def test_a_theme_needs_half_of_the_titles_and_a_keyword_two():
+    """A theme a third of a grab-bag topic writes is no intent of the topic; a keyword one title of several writes
+    is no subquery (检测 in one fund-holdings report of three)."""
+    grab = ("影视短剧2025行业简析报告", "2025短剧行业营销报告", "影视行业：2025短剧F4崛起之路", "2025年Q1剧集广告大盘报告",
+            "2025集换式卡牌行业简析报告", "中东地区移动游戏发展趋势报告2025", "2025暑期档综艺热度报告")
+    assert template_intents(TopicInput("t10", ("短剧",), (*grab, "2025年演唱会市场报告", "2025年电影票房报告"),
+                                       "传媒", DATES)) == []
+    [it] = template_intents(TopicInput("t11", ("短剧",), grab[:3], "传媒", DATES))
+    assert "短剧" in it["intent"], it
+    funds = ("社会服务行业2024Q3基金持仓分析报告：检测及酒店龙头获得增持", "社会服务行业2025Q1基金持仓分析报告：重仓比例回升，酒店景气",
+             "社会服务行业2025Q4基金持仓分析报告：酒店龙头普遍增配")
+    for it in template_intents(TopicInput("t12", ("酒店", "检测"), funds, "消费者服务", DATES)):
+        assert not any("检测" in q for q in it["subqueries"]), it
