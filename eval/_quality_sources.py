@@ -71,6 +71,9 @@ class BuildView:
     def __init__(self, out: Path, stock_table: Path | None = None):
         self.out = out
         self.reports = {r["id"]: r for r in _jsonl(out / "ingest" / "reports.jsonl")}
+        # titles without bodies (ingest.extra_titles): sources of their topics, not reports of the corpus
+        extra = out / "ingest" / "extra_titles.jsonl"
+        self.extra = {r["id"]: r for r in _jsonl(extra)} if extra.is_file() else {}
         self.passages = {p["id"]: p for p in _jsonl(out / "chunk" / "passages.jsonl")}
         self.sentences = {s["id"]: s["text"] for s in _jsonl(out / "chunk" / "sentences.jsonl")}
         tree = out / "topics" / "tree.json"
@@ -109,14 +112,17 @@ class BuildView:
         return staged, sorted(rows, key=lambda q: q["id"]), "dataset/queries.jsonl"
 
     # --- what a query is read against -------------------------------------------------------------------
+    def _record(self, rid: str | None) -> dict[str, Any]:
+        return self.reports.get(rid or "") or self.extra.get(rid or "") or {}
+
     def title(self, rid: str | None) -> str:
-        return (self.reports.get(rid or "", {}).get("title") or "").strip()
+        return (self._record(rid).get("title") or "").strip()
 
     def company(self, rid: str | None) -> str | None:
         """The report's company: metadata, the title, else (untitled) the listed company its body names most."""
         from fincprg.finance import parse_title_company
 
-        r = self.reports.get(rid or "", {})
+        r = self._record(rid)
         name = r.get("company") or parse_title_company(r.get("title"))[0]
         if not name and self.stocks is not None and r.get("text"):
             hits = self.stocks.mentions(r["text"])
@@ -125,7 +131,7 @@ class BuildView:
 
     def topic_reports(self, q: dict[str, Any]) -> list[str]:
         node = self.nodes.get((q.get("source_ids") or [""])[0], {})
-        return [r for r in node.get("title_ids", []) if r in self.reports]
+        return [r for r in node.get("title_ids", []) if r in self.reports or r in self.extra]
 
     def show(self, q: dict[str, Any]) -> dict[str, Any]:
         """The sources a reader sees for a query, as the rubric lists them (no generator, rule or id)."""
@@ -140,7 +146,7 @@ class BuildView:
             return src
         reports = []
         for rid in self.topic_reports(q):
-            r = self.reports[rid]
+            r = self._record(rid)
             row = {"title": self.title(rid) or NO_TITLE, "date": (r.get("date") or "")[:10]}
             if not self.title(rid):  # an untitled report is shown by its opening passage
                 row["passage"] = self.passages.get(self._first_passage.get(rid, ""), {}).get("text", "")
@@ -158,7 +164,7 @@ class BuildView:
             return {"source": src, "subjects": [self.company(q.get("report_id"))], "years": []}
         rids = self.topic_reports(q)
         node = self.nodes.get((q.get("source_ids") or [""])[0], {})
-        years = sorted({int(self.reports[r]["date"][:4]) for r in rids if self.reports[r].get("date")})
+        years = sorted({int(self._record(r)["date"][:4]) for r in rids if self._record(r).get("date")})
         # the topic's industry is its subject as the classifier assigned it, not a copy of a title
         return {"source": "\n".join(self.title(r) for r in rids),
                 "subjects": [self.company(r) for r in rids] + [node.get("industry")], "years": years}
