@@ -8,7 +8,8 @@ among six industry weeklies, or one company's report among six about another. An
   a third of them and their titles share an industry theme (:func:`topic_subjects`);
 * otherwise the theme the titles agree on: the industry term, industry event or sector measure the most titles
   write, at least two (or the one title) and half of them (:func:`shared_keyword`), in the topic's industry and the period of the titles that write it;
-* nothing, where the titles share neither (a grab-bag topic has no research intent).
+* no intent where the titles share neither (a grab-bag topic has no research intent); its companies' titles
+  still make subqueries, written without a parent intent.
 
 Subqueries ask each named company's titles (their metric, event or expectation), the keywords two titles write
 (:func:`_keyword_question`) and, under a theme intent, the minority companies' titles. Forms vary by topic id
@@ -268,7 +269,8 @@ def _theme_intent(key: str, theme: str, period: str, scope: str) -> str:
 def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents: int = 3,
                      listed: Collection[str] = ()) -> list[dict[str, Any]]:
     """At most one intent with up to ``max_subqueries`` subqueries, written from what the topic's titles share
-    (the module docstring says how); ``[]`` when they share nothing to ask. ``listed``: listed companies' short
+    (the module docstring says how); intent "" (subqueries without a parent) when the titles share no subject,
+    ``[]`` when nothing can be asked. ``listed``: listed companies' short
     names (a keyword that names one is a company, not a theme). ``max_intents`` is kept for the config: a topic
     has one subject."""
     from fincprg.generate.words import sound
@@ -307,7 +309,9 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         return [{"intent": _company_intent(key, names, companies, own), "subqueries": subs}] if subs else []
     theme = shared_keyword(kws, topic.titles, topic.industry, listed)
     if theme is None or not scope:
-        return []
+        # no intent; each company's title still makes a question about the topic's reports (a parentless subquery)
+        subs = list(dict.fromkeys(title_questions(list(companies))))[:max_subqueries]
+        return [{"intent": "", "subqueries": subs}] if subs else []
     subs = keyword_questions([theme, *(k for k in kws if k != theme)], max_subqueries)
     subs = list(dict.fromkeys(subs + title_questions(list(companies))))[:max_subqueries]
     return [{"intent": _theme_intent(key, theme, topic.period_of(theme), scope), "subqueries": subs}] if subs else []

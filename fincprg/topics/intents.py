@@ -34,12 +34,14 @@ __all__ = ["TEMPLATE_ID", "TEMPLATE_VERSION", "TopicInput", "llm_intents", "peri
 
 
 def to_queries(topic_id: str, intents: list[dict[str, Any]], provenance: dict[str, Any]) -> list[Query]:
-    """Intent and subquery Query records for one topic."""
+    """Intent and subquery Query records for one topic. An empty intent (a topic whose titles share no subject,
+    :mod:`fincprg.topics.intent_templates`) writes its subqueries without a parent."""
     out: list[Query] = []
     for k, it in enumerate(intents):
-        qid = f"qi:{topic_id}:{k}"
-        out.append(Query(id=qid, level="intent", text=it["intent"], source_ids=(topic_id,),
-                         provenance=dict(provenance)))
+        qid = f"qi:{topic_id}:{k}" if it["intent"] else None
+        if qid is not None:
+            out.append(Query(id=qid, level="intent", text=it["intent"], source_ids=(topic_id,),
+                             provenance=dict(provenance)))
         for j, sq in enumerate(it["subqueries"]):
             out.append(Query(id=f"qt:{topic_id}:{k}:{j}", level="topic", text=sq, source_ids=(topic_id,),
                              parent_id=qid, provenance=dict(provenance)))

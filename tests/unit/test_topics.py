@@ -14,7 +14,7 @@ from fincprg.records import Report
 from fincprg.topics.classify import IndustryClassifier, LexiconClassifier, TransformersClassifier
 from fincprg.topics.cluster import TopicTree
 from fincprg.topics.embed import ClassifierEmbedder, LSAEmbedder
-from fincprg.topics.intents import TopicInput, llm_intents, template_intents, validate
+from fincprg.topics.intents import TopicInput, llm_intents, template_intents, to_queries, validate
 from fincprg.topics.subtrees import build_nodes, dominant, subtree_for
 from fincprg.topics.time2vec import DIM, PERIODS_DAYS, time2vec
 from fincprg.topics.titles import select_titles
@@ -177,7 +177,11 @@ def test_template_intents_and_validation():
     assert all("、" not in q for q in [out[0]["intent"], *out[0]["subqueries"]])
     titles = ("景津装备（603279）：2021年营业收入高增，配件业务放量", "华鲁恒升（600426）：业绩符合预期")
     # a filter-press maker and a chemical maker: neither is the topic's subject, and their titles share no theme
-    assert template_intents(TopicInput("t4", ("配件",), titles, "机械"), max_subqueries=3) == []
+    [alone] = template_intents(TopicInput("t4", ("配件",), titles, "机械"), max_subqueries=3)
+    assert alone["intent"] == "" and alone["subqueries"][0].startswith("景津装备2021年营业收入"), alone
+    queries = to_queries("t4", [alone], {})
+    assert [q.level for q in queries] == ["topic"] * len(alone["subqueries"])
+    assert all(q.parent_id is None for q in queries)
     [own] = template_intents(TopicInput("t4", ("配件",), (titles[0], titles[0].replace("2021", "2022"), titles[1]),
                                         "机械"), max_subqueries=3)
     assert own["subqueries"][0].startswith("景津装备2021年营业收入"), own

@@ -22,7 +22,9 @@ def test_unrelated_industries_are_not_paired():
     titles = ("航发动力（600893）：单三季度营业收入环比+30%，航发产品交付加速",
               "通威股份（600438）：三季度盈利大增，持续加速组件业务推进")
     assert shared_theme(*titles) is None
-    assert template_intents(TopicInput("t2", ("组件",), titles, "国防军工", DATES)) == []  # nothing shared
+    # nothing shared: no intent; each company's title is still asked, alone, as a parentless subquery
+    for it in template_intents(TopicInput("t2", ("组件",), titles, "国防军工", DATES)):
+        assert it["intent"] == "" and all(("航发动力" in q) != ("通威股份" in q) for q in it["subqueries"]), it
 
 
 def test_companies_sharing_a_theme_share_an_intent():
@@ -48,9 +50,12 @@ def test_a_company_names_the_intent_only_where_it_is_the_majority():
 
 
 def test_a_topic_whose_titles_share_nothing_gets_no_intent():
+    """A grab-bag topic has no research intent; a company among it keeps its own title's question."""
     titles = ("计算机周报：OpenAI十二天总结与Agent新范式", "3D打印行业：3D打印材料赋予医疗设计师全新的工作方式",
               "完美世界（002624）：游戏业绩稳健，《天龙2》等新品陆续释放增量", "鸿蒙电脑专题报告：鸿蒙电脑横空出世")
-    assert template_intents(TopicInput("t7", ("新范式", "游戏", "鸿蒙"), titles, "计算机", DATES)) == []
+    got = template_intents(TopicInput("t7", ("新范式", "游戏", "鸿蒙"), titles, "计算机", DATES))
+    assert all(it["intent"] == "" for it in got), got
+    assert all("完美世界" in q for it in got for q in it["subqueries"]), got  # only the company's own title is asked
 
 
 def test_an_industry_keyword_is_not_asked_as_a_theme_of_itself():
