@@ -107,13 +107,15 @@ def names_industry(k: str, industry: str | None) -> str:
     """How keyword ``k`` relates to the topic's CITIC ``industry``: "same" where it names the industry itself
     (钢铁行业 for 钢铁, East Money's 建筑材料 for 建材), "within" where it names a part of it by the industry's name
     (汽车零部件 in 汽车), else ""."""
-    from fincprg.finance.industries import SW2021_TO_CITIC
+    from fincprg.finance.industries import SW2014_TO_CITIC, SW2021_TO_CITIC
 
     if not industry:
         return ""
     low, ind = k.lower().removesuffix("行业"), industry.lower()
-    # Shenwan's level-1 names only: East Money's finer ones (汽车零部件) are parts of the industry
-    if low in ind or SW2021_TO_CITIC.get(low) == industry:
+    # level-1 names of Shenwan's schemes only (电气设备, 医药生物): East Money's finer ones (汽车零部件) are parts of
+    # it; a qualifier before the industry's name (生物医药) and a generic sector word (农业) still name the whole
+    if (low in ind or low.endswith(ind) or low in _GENERIC_SECTORS
+            or (SW2021_TO_CITIC.get(low) or SW2014_TO_CITIC.get(low)) == industry):
         return "same"
     return "within" if ind in low else ""
 
@@ -172,6 +174,8 @@ def shared_theme(a: str, b: str) -> str | None:
     return max(shared, key=lambda t: (len(t), t)) if shared else None
 
 
+# words that name a whole economy's sector, never one theme of an industry's topic
+_GENERIC_SECTORS = frozenset({"农业", "工业", "制造业", "服务业", "产业", "行业"})
 # a company is a subject of its topic with this share of the titles; alone it needs more than half (issue 38)
 _SUBJECT_SHARE = 1 / 3
 # what a theme intent asks of an industry event the titles share

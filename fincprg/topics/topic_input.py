@@ -20,12 +20,14 @@ class TopicInput:
 
     def period_of(self, word: str) -> str:
         """The period of the titles that write ``word`` (a theme written only by 2024–2025 titles is not asked of a
-        topic spanning 2022–2025); the topic's whole period where the titles carry no dates."""
+        topic spanning 2022–2025), by year; the topic's whole period where the titles carry no dates."""
         if len(self.title_dates) != len(self.titles):
             return period_label(self.dates)
         low = word.lower()
         own = [d for t, d in zip(self.titles, self.title_dates, strict=True) if d is not None and low in t.lower()]
-        return period_label(own) if own else period_label(self.dates)
+        label = period_label(own) if own else period_label(self.dates)
+        # a quarter of publication dates is not the quarter the reports review (October reports on Q3): its year
+        return label.split("年", 1)[0] + "年" if "季度" in label else label
 
 
 def period_label(dates: Sequence[dt.date]) -> str:

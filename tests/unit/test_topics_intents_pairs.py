@@ -167,3 +167,16 @@ def test_a_theme_needs_half_of_the_titles_and_a_keyword_two():
              "社会服务行业2025Q4基金持仓分析报告：酒店龙头普遍增配")
     for it in template_intents(TopicInput("t12", ("酒店", "检测"), funds, "消费者服务", DATES)):
         assert not any("检测" in q for q in it["subqueries"]), it
+
+
+def test_the_industry_named_another_way_is_no_theme_and_a_publication_quarter_no_period():
+    from fincprg.topics.intent_templates import names_industry
+
+    assert names_industry("电气设备", "电力设备及新能源") == "same"  # Shenwan 2014's name
+    assert names_industry("生物医药", "医药") == "same" and names_industry("农业", "农林牧渔") == "same"
+    assert names_industry("汽车零部件", "汽车") == "within" and names_industry("白酒", "食品饮料") == ""
+    dates = (dt.date(2024, 10, 16), dt.date(2024, 11, 10), dt.date(2024, 12, 2))
+    titles = ("汽车行业周报：9月乘用车市场回暖", "汽车板块24Q3财报综述：乘用车板块景气向上", "乘用车11月销量点评")
+    [it] = template_intents(TopicInput("t13", ("乘用车",), titles, "汽车", dates, title_dates=dates))
+    # October-December reports review September and Q3: the theme is asked of the year, not of 2024年第四季度
+    assert "2024年" in it["intent"] and "季度" not in it["intent"], it
