@@ -42,6 +42,9 @@ NOT_ISSUER_BEFORE = re.compile(
 # ... or right before these: a list goes on, it acts on 公司 as investor or parent, or it is a place or group
 NOT_ISSUER_AFTER = re.compile(
     r"(?:、|等|集团|项目|基地|地区|园区|开发区|高新区|政府|国家|省|县|市(?![场值占盈净])|(?:与|和|同|向|为|对)(?:本)?公司|(?:战略)?(?:入股|投资|参股|增资|控股|持股|收购|认购)(?:了)?(?:本)?公司)")
+# ... or with 公司 as another party later in its sentence: an investor or partner (「TCL科技具有公司所在行业…资源，
+# …与公司具有较高的协同效应」, 「…能够给公司带来…」)
+COMPANY_AS_OTHER = re.compile(r"(?:与|给)(?:本)?公司|公司所在")
 _CODE_AFTER = re.compile(r"^[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}(?:\.(?:SH|SZ|BJ))?\s*[)）]", re.I)
 # 公司 opening a clause: the issuer as the subject (not 子公司, 母公司, 持有公司, 同行业公司 …)
 _ISSUER_WORD = re.compile(r"(?:^|[，,；;：:\s])(?:本)?公司(?!股东)")
@@ -66,7 +69,10 @@ def role(text: str, o: Any) -> str:
         return "issuer"
     before = text[max(0, o.start - 8):o.start].rstrip(" 　")
     after = _CODE_AFTER.sub("", text[o.end:o.end + 16].lstrip(" 　"))
-    return "other" if NOT_ISSUER_BEFORE.search(before) or NOT_ISSUER_AFTER.match(after) else "issuer"
+    if NOT_ISSUER_BEFORE.search(before) or NOT_ISSUER_AFTER.match(after):
+        return "other"
+    stop = _SENTENCE_END.search(text, o.end)
+    return "other" if COMPANY_AS_OTHER.search(text, o.end, stop.start() if stop else len(text)) else "issuer"
 
 
 def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
