@@ -81,3 +81,15 @@ def test_a_company_its_sentence_sets_apart_from_公司_is_not_the_issuer(table):
     # the issuer's own sentences about 公司 keep it
     own = "公司发布年报。" + FILL + "比亚迪2021年销量大增。比亚迪通过全新的信息化系统赋能公司快速增长。"
     assert body_subject(own, table) == ("比亚迪", "002594")
+
+
+def test_an_investee_the_issuer_trades_or_a_broker_hosting_a_meeting_is_not_the_issuer(tmp_path):
+    p = tmp_path / "stocks.csv"
+    p.write_text("symbol,name,industry\n601012,隆基绿能,电气设备\n002736,国信证券,证券\n300628,亿联网络,通信设备\n",
+                 encoding="utf-8")
+    t = StockTable(p)
+    investee = ("公司发布2022年半年报，上半年归母净利润245.98亿元。上半年公司出售隆基绿能部分股份使投资收益增加29.16亿元；"
+                "另外投资隆基绿能的会计核算方法变更，使公允价值变动损益增幅较大。")
+    assert body_subject(investee, t) is None
+    host = "近日，在国信证券举办的TMT策略会上，亿联网络领导与投资者深入交流。公司成功切入视频会议市场。"
+    assert body_subject(host, t) == ("亿联网络", "300628")
