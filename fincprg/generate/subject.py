@@ -118,7 +118,9 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
         # named often and far more than any other, or twice where no other is named as an issuer is
         if (counts[top] >= MIN_DOMINANT and counts[top] >= 2 * second) or (counts[top] >= 2 and second == 0):
             return pick(top)
-    about = {o.key for o in own if o.key in plain and _about_company(t, o)}
+    # (the weakest reading: not for a company the body also names as someone else's, 「供应包括三星SDI、LG、宁德时代…」)
+    listed_other = {o.key for o in occ if not o.by_code and role(t, o) == "other"}
+    about = {o.key for o in own if o.key in plain and o.key not in listed_other and _about_company(t, o)}
     return pick(next(iter(about))) if len(about) == 1 else None
 
 

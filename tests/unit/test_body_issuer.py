@@ -93,3 +93,10 @@ def test_an_investee_the_issuer_trades_or_a_broker_hosting_a_meeting_is_not_the_
     assert body_subject(investee, t) is None
     host = "近日，在国信证券举办的TMT策略会上，亿联网络领导与投资者深入交流。公司成功切入视频会议市场。"
     assert body_subject(host, t) == ("亿联网络", "300628")
+
+
+def test_a_customer_listed_elsewhere_is_not_the_issuer_by_a_sentence_about_公司(table):
+    # named once in a customer list and once heading a clause before 「公司出货…」: the customer, not the issuer
+    body = ("公司专注三元正极材料，供应包括长城汽车、宁德时代、比亚迪在内的头部企业。" + FILL +
+            "随着终端放量，宁德时代高镍电池比例大幅提升，公司出货有望持续放量。")
+    assert body_subject(body, table) is None
