@@ -53,6 +53,11 @@ _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|
 REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
 FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
 _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
+# a figure given as a range (「实现归母净利润2.48亿元-3.76亿元，同比增长39.69%至112.02%」) is a preannouncement's estimate:
+# asked as achieved it is not answered, asked as a forecast readers split, so it is not asked
+# (both ends in one unit: 「增长5.08%至41.91亿元」 is a change and the level it reached)
+_RANGE = re.compile(r"\d[\d.]*\s*(?:亿元|亿|万元|万|元)?\s*(?:-|~|～|至|到|—)\s*\d[\d.]*\s*(?:亿|万|元)"
+                    r"|\d[\d.]*\s*%\s*(?:-|~|～|至|到|—)\s*-?\d[\d.]*\s*%")
 _DIRECTION = re.compile(r"(?P<down>负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至)"
                         r"|(?P<up>增长|提升|上升|增加|提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍|新高|扭亏)")
 # Words that cannot be a question's aspect on their own.
@@ -318,7 +323,8 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                  vague=(aspect is None or surface == "指数"  # an index is a market's, never the company's
                         or (surface in _NEEDS_OBJECT and (aspect or "") in _BARE_ACTIONS | {""})
                         or share or foreign_head(clause[:m.start()], others, names - others)
-                        or (surface in _MARKET_SIZE and bool(_MARKET_ASPECT.search(aspect or "")))),
+                        or (surface in _MARKET_SIZE and bool(_MARKET_ASPECT.search(aspect or "")))
+                        or (not fc and bool(_RANGE.search(tail + follow)))),
                  direction=direction, number=number,
                  # a figure right after the change word is the change (「增长47.5%」), even where AlphaFin lost the %
                  # (a change from another base is none: 「环比上升5.7pct至256%」, 「较年初增长8%」 are asked as levels)

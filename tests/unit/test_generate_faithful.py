@@ -181,3 +181,12 @@ def test_a_markets_size_is_not_asked_of_the_company():
     assert all(not q for q in _sq(s)), _sq(s)
     # the company's sales in a market are its own
     assert any("海外市场收入" in q for q in _sq("公司2021年海外市场收入12.5亿元，同比增长30%。"))
+
+
+def test_a_preannouncements_range_is_not_asked_as_an_achieved_figure():
+    s = "从单季度的数据来看，18Q4单季度实现归母净利润2.48亿元-3.76亿元，同比增长39.69%至112.02%。"
+    assert all("增长了多少" not in q and "是多少" not in q for q in _sq(s) if q), _sq(s)
+    # a single figure is asked
+    assert any(q for q in _sq("2018年四季度公司实现归母净利润3.12亿元，同比增长75.9%。"))
+    # a change and the level it reached is no range
+    assert any(q for q in _sq("公司2020年收入逆势增长5.08%至41.91亿元。"))
