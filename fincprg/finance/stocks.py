@@ -13,6 +13,7 @@ other value is the path of the user's own CSV. :func:`table_path` reads a settin
 from __future__ import annotations
 
 import csv
+import logging
 import re
 import unicodedata
 from collections import Counter
@@ -146,7 +147,8 @@ class StockTable:
         if not self._by_first:
             self._by_first = name_index(n for n in self.code_of if len(n) >= MIN_NAME_CHARS)
         t = unicodedata.normalize("NFKC", text)
-        out = [Occurrence(hit, i, i + len(hit), False) for hit, i in find_names(t, self._by_first)]
+        out = [Occurrence(hit, i, i + len(hit), False) for hit, i in find_names(t, self._by_first)
+               if not inside_word(t, i, i + len(hit))]
         out += [Occurrence(n, m.start(), m.end(), True) for m in _CODE.finditer(t) if (n := self.name_of.get(m.group(1)))]
         return sorted(out, key=lambda o: o.start)
 
@@ -166,6 +168,48 @@ class StockTable:
                     written[o.key] = w
         return [Mention(written.get(n, n), self.code_of.get(n), c, first[n], n)
                 for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))]
+
+
+# characters of context either side that jieba segments to tell a name from part of a longer word
+_WORD_WINDOW = 6
+# a noun (「银行业」, 「半导体」, 「街区」) past the name's end; a verb or a person's name is not (「志邦家居于」, 「珀莱雅正」)
+_NOUN_TAGS = ("n", "nz", "s")
+
+
+def inside_word(text: str, start: int, end: int) -> bool:
+    """Whether the name at ``text[start:end]`` is written inside a longer word, so it names no company.
+
+    Read with jieba's own dictionary (no HMM guesses, none of fincprg's added words, so the answer does not
+    depend on which company names a build registered): a word that starts before the name and ends inside it
+    (「我国新能源」: 我国, so no 国新能源; 「设立新能源」), a noun that starts on the name's last character
+    (「数字人民币」: 人民币, so no 数字人), or a noun that runs exactly one character past its end (「中国银行业」:
+    银行业, the industry, so no 中国银行; 「中微半导体」 is not 中微半导) and the character after the name opens no word of
+    its own (「五洲特纸浆纸」 is 五洲特纸 + 浆纸). A word running further on (「中国平安保险」: 平安保险) leaves the name
+    its own: a listed company's full name often goes on that way.
+
+    Example:
+        >>> inside_word("我国新能源汽车销量", 1, 5), inside_word("招商银行业绩稳健", 0, 4)
+        (True, False)
+    """
+    import jieba
+
+    from fincprg.generate.words import pos_tags
+
+    jieba.setLogLevel(logging.WARNING)  # its "Building prefix dict" lines are INFO
+    lo = max(0, start - _WORD_WINDOW)
+    s, e, pos = start - lo, end - lo, 0
+    for tok in jieba.lcut(text[lo:end + _WORD_WINDOW], HMM=False):
+        a, b = pos, pos + len(tok)
+        pos = b
+        if a < s < b < e:  # (a word holding the whole name, 「中国建设银行」, is its longer name)
+            return True
+        if s <= a < e < b and (b - e == 1 or e - a == 1) and pos_tags().get(tok) in _NOUN_TAGS:
+            # unless the character after the name opens a word of its own (「五洲特纸浆纸」: 浆纸, 「银行业绩」: 业绩)
+            after = jieba.lcut(text[end:end + _WORD_WINDOW], HMM=False)
+            return bool(after) and len(after[0]) == 1
+        if a >= e:
+            break
+    return False
 
 
 _ST = re.compile(r"^\*?S?ST\s*")

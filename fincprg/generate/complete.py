@@ -80,6 +80,28 @@ _REFERENCE_YEAR = re.compile(
     rf"|自从?{_YEAR}(?:年|[-/.]\d)|从{_YEAR}年?{_MONTH}(?:起|开始)"
 )
 MAX_YEARS_BACK = 3  # a year this many years before the report date is history, not its period
+# A period a comparison is measured from: the figure beside it is of another period (「期末拨备覆盖率为438.9%」
+# after 「与2019年一季度持平」 in a 2021 first-quarter review; 「较2019年同期增长」, 「同比2020年上升」, 「恢复至19年水平」).
+# Blanked where a clause's own period is read (:func:`fincprg.generate.phrases.period_of`), not in a passage's
+# dominant year: there a base year also says the passage speaks of several years.
+_BASE_YEAR = r"(?:(?<![\d.])(?:19|20)\d{2}(?!\d)年?|(?<![\d.])[12]\d(?=[年QH])年?)"
+_BASE_PART = r"(?:同期|全年|[上下]半年|[一二三四]季度|前三季度|Q[1-4]|H[12]|年?末|年?底|年?初)?"
+_BASE_PERIOD = re.compile(
+    rf"(?:较|同比|相比|相较于?|对比|高于|低于|超过|超出|恢复[至到]|回到|回升至)\s*({_BASE_YEAR}{_BASE_PART})"
+    rf"|(?:与|和|同)\s*({_BASE_YEAR}{_BASE_PART})(?=[^，。；,;]{{0,8}}?(?:持平|相比|相当|一致|接近))"
+)
+
+
+def without_base_periods(text: str) -> str:
+    """``text`` with the periods a comparison is measured from blanked out (「较2019年同期」,
+    「与2019年一季度持平」 -> X…); the same object when there are none."""
+    if not _BASE_PERIOD.search(text):
+        return text
+    return _BASE_PERIOD.sub(lambda m: _blank(m.group(0), m.group(1) or m.group(2)), text)
+
+
+def _blank(span: str, period: str) -> str:
+    return span.replace(period, "X" * len(period))
 
 
 def without_reference_years(text: str) -> str:

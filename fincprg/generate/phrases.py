@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
 from fincprg.finance.extract import metric_surface_pattern
-from fincprg.generate.complete import asked_period, normal_periods, part_year
+from fincprg.generate.complete import asked_period, normal_periods, part_year, without_base_periods
 from fincprg.generate.complete import text_periods as _text_periods
 from fincprg.generate.words import pos_tags, sound, words
 
@@ -53,6 +53,11 @@ _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|
 REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
 FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
 _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
+# a figure given as a range (「实现归母净利润2.48亿元-3.76亿元，同比增长39.69%至112.02%」) is a preannouncement's estimate:
+# asked as achieved it is not answered, asked as a forecast readers split, so it is not asked
+# (both ends in one unit: 「增长5.08%至41.91亿元」 is a change and the level it reached)
+_RANGE = re.compile(r"\d[\d.]*\s*(?:亿元|亿|万元|万|元)?\s*(?:-|~|～|至|到|—)\s*\d[\d.]*\s*(?:亿|万|元)"
+                    r"|\d[\d.]*\s*%\s*(?:-|~|～|至|到|—)\s*-?\d[\d.]*\s*%")
 _DIRECTION = re.compile(r"(?P<down>负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至)"
                         r"|(?P<up>增长|提升|上升|增加|提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍|新高|扭亏)")
 # Words that cannot be a question's aspect on their own.
@@ -216,14 +221,15 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
     pp = passage_year if isinstance(passage_year, Period) else (Period(passage_year, "FY") if passage_year else None)
     # a time adverbial scopes what follows it: the sentence's period is the one written before this clause
     # (「2021年，公司营收…，毛利率…」), not one a later clause gives another fact (「…预计2023年下半年投产」)
+    # (a comparison's base is no period of the clause: 「…与2019年一季度持平。期末拨备覆盖率为438.9%」)
     i = sentence.find(clause)
     before = sentence[:i] if i > 0 else ("" if i == 0 else sentence)
-    for text in (clause, before):
+    for is_before, text in ((False, without_base_periods(clause)), (True, without_base_periods(before))):
         if not text:
             continue
         dated = _dated(text, year)
         if dated:
-            if text is before and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
+            if is_before and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
                 return "", False  # several actual years and the clause names none: unclear
             return label(dated)
         bare = sorted(p for p in text_periods(text, year) if p.part and not p.year)
@@ -258,6 +264,10 @@ def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset
     return any(tags.get(w, "") in _PROPER_TAGS for w in words(head) if len(w) >= 2)
 
 
+# the size of a market is the market's, not its companies' (「2035年中国航空市场规模为1.6万亿元」 in an airline's
+# report); a company's sales in a market (「海外市场收入」) are its own
+_MARKET_SIZE = frozenset({"规模", "空间", "容量", "渗透率", "市场规模", "市场空间"})
+_MARKET_ASPECT = re.compile(r"(?:市场|行业|产业|赛道)$")
 # a change measured from a base other than a year earlier
 _OTHER_BASE = re.compile(r"环比|较(?:年初|期初|上年末|去年末|年末|上季度|上季)|上市前|发行前")
 _CONTINUES = re.compile(r"\s*(?:[\d.%\s]|同比|环比|较上年同期|较上年|较去年同期|较去年|较年初|较同期|yoy|YoY|分别|均|"
@@ -312,7 +322,9 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                  aspect=aspect or "",
                  vague=(aspect is None or surface == "指数"  # an index is a market's, never the company's
                         or (surface in _NEEDS_OBJECT and (aspect or "") in _BARE_ACTIONS | {""})
-                        or share or foreign_head(clause[:m.start()], others, names - others)),
+                        or share or foreign_head(clause[:m.start()], others, names - others)
+                        or (surface in _MARKET_SIZE and bool(_MARKET_ASPECT.search(aspect or "")))
+                        or (not fc and bool(_RANGE.search(tail + follow)))),
                  direction=direction, number=number,
                  # a figure right after the change word is the change (「增长47.5%」), even where AlphaFin lost the %
                  # (a change from another base is none: 「环比上升5.7pct至256%」, 「较年初增长8%」 are asked as levels)

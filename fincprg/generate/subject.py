@@ -38,10 +38,17 @@ _COMMON_FREQ = 50
 # beside others (「我」: a name that starts inside 我国)
 NOT_ISSUER_BEFORE = re.compile(
     r"(?:、|与|和|同|及|跟|向|(?<![认成作因行视])为|给|对|进入|通过|包括|例如|如|联合|携手|引入|收购|并购|持有|根据|据|我|子公司|控股股东|实际控制人|"
-    r"母公司|大股东|股东|客户|供应商|合作伙伴|战略投资者|投资者)$")
+    r"母公司|大股东|股东|客户|供应商|合作伙伴|战略投资者|投资者|"
+    # an investee the issuer trades (「上半年公司出售隆基绿能部分股份」, 「投资隆基绿能的会计核算方法变更」)
+    r"出售|投资|参股|入股)$")
 # ... or right before these: a list goes on, it acts on 公司 as investor or parent, or it is a place or group
 NOT_ISSUER_AFTER = re.compile(
-    r"(?:、|等|集团|项目|基地|地区|园区|开发区|高新区|政府|国家|省|县|市(?![场值占盈净])|(?:与|和|同|向|为|对)(?:本)?公司|(?:战略)?(?:入股|投资|参股|增资|控股|持股|收购|认购)(?:了)?(?:本)?公司)")
+    r"(?:、|等|集团|项目|基地|地区|园区|开发区|高新区|政府|国家|省|县|市(?![场值占盈净])|(?:与|和|同|向|为|对)(?:本)?公司|(?:战略)?(?:入股|投资|参股|增资|控股|持股|收购|认购)(?:了)?(?:本)?公司"
+    # a broker hosting the meeting a report sums up (「在国信证券举办的TMT策略会上，亿联网络领导…」)
+    r"|举办|主办|研究所|策略会)")
+# ... or with 公司 as another party later in its sentence: an investor or partner (「TCL科技具有公司所在行业…资源，
+# …与公司具有较高的协同效应」, 「…能够给公司带来…」)
+COMPANY_AS_OTHER = re.compile(r"(?:与|给)(?:本)?公司|公司所在")
 _CODE_AFTER = re.compile(r"^[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}(?:\.(?:SH|SZ|BJ))?\s*[)）]", re.I)
 # 公司 opening a clause: the issuer as the subject (not 子公司, 母公司, 持有公司, 同行业公司 …)
 _ISSUER_WORD = re.compile(r"(?:^|[，,；;：:\s])(?:本)?公司(?!股东)")
@@ -66,7 +73,10 @@ def role(text: str, o: Any) -> str:
         return "issuer"
     before = text[max(0, o.start - 8):o.start].rstrip(" 　")
     after = _CODE_AFTER.sub("", text[o.end:o.end + 16].lstrip(" 　"))
-    return "other" if NOT_ISSUER_BEFORE.search(before) or NOT_ISSUER_AFTER.match(after) else "issuer"
+    if NOT_ISSUER_BEFORE.search(before) or NOT_ISSUER_AFTER.match(after):
+        return "other"
+    stop = _SENTENCE_END.search(text, o.end)
+    return "other" if COMPANY_AS_OTHER.search(text, o.end, stop.start() if stop else len(text)) else "issuer"
 
 
 def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
@@ -108,7 +118,9 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
         # named often and far more than any other, or twice where no other is named as an issuer is
         if (counts[top] >= MIN_DOMINANT and counts[top] >= 2 * second) or (counts[top] >= 2 and second == 0):
             return pick(top)
-    about = {o.key for o in own if o.key in plain and _about_company(t, o)}
+    # (the weakest reading: not for a company the body also names as someone else's, 「供应包括三星SDI、LG、宁德时代…」)
+    listed_other = {o.key for o in occ if not o.by_code and role(t, o) == "other"}
+    about = {o.key for o in own if o.key in plain and o.key not in listed_other and _about_company(t, o)}
     return pick(next(iter(about))) if len(about) == 1 else None
 
 

@@ -44,7 +44,13 @@ _FIGURE_ASK = re.compile(r"多少|几")
 # a risk question names its risks (「医保谈判降价等哪些风险」): figures.check_risk reads it
 _RISK = re.compile(r"风险")
 # a sentence that only looks ahead states no progress: 「看好渠道下沉」, 「有望受益于海外拓展」
-_OUTLOOK = re.compile(r"有望|看好|期待|值得|计划|拟|将|未来|展望|预计|预期|潜力|空间|或将|可期|有保障|审核|审批中|推进中")
+# (「有助公司强化…渠道」, 「有利于拓展海外」: what a thing may do for the topic, not what was done)
+_OUTLOOK = re.compile(r"有望|看好|期待|值得|计划|拟|将|未来|展望|预计|预期|潜力|空间|或将|可期|有保障|审核|审批中|推进中"
+                      r"|有助|有利于")
+# the broker's own view or earlier report (「我们预计2021Q2公司新开门店数稳步回升」, 「我们在前期报告《…》即阐述了公司
+# 渠道管理有所精进」) is no statement of the company's progress or plan: specifics written after it in their sentence
+# are the analyst's, whatever the query asks
+_BROKER_VIEW = re.compile(r"我们(?:认为|判断|预计|预测|预期|看好|期待|估计|在|此前|前期|之前)")
 # the query itself asks a plan or an outlook: a look-ahead sentence with specifics answers it
 _ASKS_AHEAD = re.compile(r"规划|计划|前景|展望|目标")
 # the nation's figures (海关 data) are no company's 出口 or 需求 (国内, 全球 may be the company's markets)
@@ -64,7 +70,8 @@ def topics_in(text: str) -> set[str]:
 def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_answered``: an open ask about a topic (its progress, state, impact, trend or timing) that no sentence
     of the source states with specifics (a figure with its unit, a name), other than as an outlook where the
-    query asks what happened, as the nation's (「我国…出口」) or, for an impact, without the topic acting."""
+    query asks what happened, as the nation's (「我国…出口」), as the broker's view (「我们预计…门店」) or, for an
+    impact, without the topic acting."""
     q = blank_names(norm(query), names)  # 「海外星」 names no 海外 topic
     asked = topics_in(q)
     if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or _RISK.search(q):
@@ -91,7 +98,10 @@ def _states(sent: str, topic: str, ahead: bool, impact: bool, company: re.Patter
         return False
     if impact and not _acts(sent, topic):
         return False
-    return bool(SPECIFIC.search(blank_periods(sent)))
+    plain = blank_periods(sent)
+    spec = SPECIFIC.search(plain)
+    # specifics the broker's view leads to are the analyst's (「渠道方面：我们预计…净开店600家」)
+    return spec is not None and _BROKER_VIEW.search(plain, 0, spec.start()) is None
 
 
 def _national(sent: str, at: int, company: re.Pattern[str]) -> bool:

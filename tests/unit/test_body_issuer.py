@@ -53,3 +53,50 @@ def test_a_company_named_twice_as_its_own_and_no_other_is_the_issuer(table):
     for before in ("根据", "子公司", "将持有"):
         other = "公司发布年报。" + FILL + f"{before}长城汽车数据，销量增长。{before}长城汽车统计，份额提升。"
         assert body_subject(other, table) is None, before
+
+
+def test_a_name_written_inside_a_longer_word_names_no_company(tmp_path):
+    # 「中国银行业」 is the banking industry, 「中微半导体」 another company, 「我国新能源」 the nation's; a longer name
+    # of the company itself (「中国平安保险」) and a name before a word of its own (「银行业绩」, 「家居于」) still count
+    p = tmp_path / "stocks.csv"
+    p.write_text("symbol,name,industry\n601988,中国银行,银行\n688380,中微半导,半导体\n600116,国新能源,燃气\n"
+                 "601318,中国平安,保险\n600036,招商银行,银行\n603801,志邦家居,家居\n835670,数字人,软件\n", encoding="utf-8")
+    t = StockTable(p)
+    named = lambda text: [o.key for o in t.occurrences(text)]  # noqa: E731
+    assert named("2019年中国银行业IT解决方案市场总规模约为425.8亿元") == []
+    assert named("2018年中微半导体的营业收入16亿元") == []
+    assert named("2019年我国新能源汽车销量120万辆") == []
+    assert named("公司参与数字人民币硬钱包试点") == []
+    assert named("中国平安保险集团发布年报") == ["中国平安"]
+    assert named("招商银行业绩稳健，志邦家居于2019年上市") == ["招商银行", "志邦家居"]
+    body = "公司发布年报。" + FILL + "2019年中国银行业IT解决方案市场规模增长。到2024年，中国银行业IT市场规模翻倍。"
+    assert body_subject(body, t) is None
+
+
+def test_a_company_its_sentence_sets_apart_from_公司_is_not_the_issuer(table):
+    # an investor whose resources the issuer gains: 「…具有公司所在行业…资源」, 「…与公司具有协同效应」
+    body = ("公司发布公告，拟非公开发行股票募资9亿元。" + FILL + "比亚迪旗下基金参与认购。比亚迪具有公司所在行业较强的"
+            "战略性资源，与公司具有较高的协同效应。比亚迪能够给公司带来领先的市场、渠道资源。")
+    assert body_subject(body, table) is None
+    # the issuer's own sentences about 公司 keep it
+    own = "公司发布年报。" + FILL + "比亚迪2021年销量大增。比亚迪通过全新的信息化系统赋能公司快速增长。"
+    assert body_subject(own, table) == ("比亚迪", "002594")
+
+
+def test_an_investee_the_issuer_trades_or_a_broker_hosting_a_meeting_is_not_the_issuer(tmp_path):
+    p = tmp_path / "stocks.csv"
+    p.write_text("symbol,name,industry\n601012,隆基绿能,电气设备\n002736,国信证券,证券\n300628,亿联网络,通信设备\n",
+                 encoding="utf-8")
+    t = StockTable(p)
+    investee = ("公司发布2022年半年报，上半年归母净利润245.98亿元。上半年公司出售隆基绿能部分股份使投资收益增加29.16亿元；"
+                "另外投资隆基绿能的会计核算方法变更，使公允价值变动损益增幅较大。")
+    assert body_subject(investee, t) is None
+    host = "近日，在国信证券举办的TMT策略会上，亿联网络领导与投资者深入交流。公司成功切入视频会议市场。"
+    assert body_subject(host, t) == ("亿联网络", "300628")
+
+
+def test_a_customer_listed_elsewhere_is_not_the_issuer_by_a_sentence_about_公司(table):
+    # named once in a customer list and once heading a clause before 「公司出货…」: the customer, not the issuer
+    body = ("公司专注三元正极材料，供应包括长城汽车、宁德时代、比亚迪在内的头部企业。" + FILL +
+            "随着终端放量，宁德时代高镍电池比例大幅提升，公司出货有望持续放量。")
+    assert body_subject(body, table) is None

@@ -173,3 +173,20 @@ def test_a_quarter_on_quarter_change_is_not_asked_as_year_on_year():
 
 def test_a_topical_word_about_the_industry_is_not_asked_of_the_company():
     assert set(_sq("据数据显示，2022年上半年家电行业出口规模为2833亿元，同比下降8.2%。")) == {""}
+
+
+def test_a_markets_size_is_not_asked_of_the_company():
+    # an airline's report sizing the nation's aviation market: the figure is the market's
+    s = "据此我们预测2035年中国航空市场规模为1.6万亿元。"
+    assert all(not q for q in _sq(s)), _sq(s)
+    # the company's sales in a market are its own
+    assert any("海外市场收入" in q for q in _sq("公司2021年海外市场收入12.5亿元，同比增长30%。"))
+
+
+def test_a_preannouncements_range_is_not_asked_as_an_achieved_figure():
+    s = "从单季度的数据来看，18Q4单季度实现归母净利润2.48亿元-3.76亿元，同比增长39.69%至112.02%。"
+    assert all("增长了多少" not in q and "是多少" not in q for q in _sq(s) if q), _sq(s)
+    # a single figure is asked
+    assert any(q for q in _sq("2018年四季度公司实现归母净利润3.12亿元，同比增长75.9%。"))
+    # a change and the level it reached is no range
+    assert any(q for q in _sq("公司2020年收入逆势增长5.08%至41.91亿元。"))

@@ -28,3 +28,17 @@ def test_passage_query_writes_the_period_once():
     for key in ("a", "b", "c"):
         q = TemplateGenerator().passage_query(text, "星河科技", key=key)
         assert q and not _DOUBLE.search(q) and "2023年四季度" in q, q
+
+
+def test_a_comparison_base_is_not_the_period_of_the_figure_beside_it():
+    # the ratio of a 2021 first-quarter review is not of 2019's first quarter, which it is only compared with
+    s = "一季度年化信用风险成本约1.67%，同比下降10bps，与2019年一季度持平。期末拨备覆盖率为438.9%，较年初提升1.2个百分点。"
+    for key in ("a", "b", "c", "d"):
+        q = TemplateGenerator().sentence_query(s, "星河银行", key=key)
+        assert "2019" not in q, q
+    from fincprg.generate.complete import without_base_periods as blank
+
+    assert "2019" not in blank("2021Q1营收较2019年同期增长26%，客流恢复至2019年水平")
+    assert "2021" in blank("2021Q1营收较2019年同期增长26%") and "2020" not in blank("需求同比2020年上升16%")
+    assert "19" not in blank("收益较19年仍下滑12.7%")
+    assert blank("2020年公司与华为合作") == "2020年公司与华为合作"  # 与 a partner, not a base

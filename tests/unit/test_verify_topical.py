@@ -171,3 +171,20 @@ def test_the_nation_s_figures_state_no_company_topic():
     # the company's 全球化 or 国内 markets are its own
     assert check_topical("某农化2021年海外业务进展如何？", "公司持续推进全球化布局，海外子公司收入同比增长42%。",
                          ["某农化"]) is None
+
+
+def test_the_brokers_view_or_a_things_benefit_is_no_progress_or_plan_of_the_company():
+    # the analyst's expectation is not the company's plan, nor its earlier report the company's progress
+    co = ["某珠宝"]
+    assert check_topical("某珠宝2021年二季度渠道方面有哪些规划？",
+                         "渠道方面：我们预计2021Q2公司新开门店数稳步回升，全年有望净开店600家。", co) is not None
+    assert check_topical("某珠宝2020年的渠道建设有哪些进展？",
+                         "我们在前期报告《供给端管理更加娴熟》即阐述了公司渠道管理有所精进。", co) is not None
+    # what a strategy may do for the topic is no progress
+    assert check_topical("某酒业2022年渠道拓展情况如何？", "“13455”营销方针有助公司强化“品牌+渠道”双轮驱动战略。",
+                         co) is not None
+    # the company's own plan and progress still answer
+    assert check_topical("某珠宝2021年二季度渠道方面有哪些规划？", "公司计划2021Q2新开门店200家，渠道进一步下沉。",
+                         co) is None
+    assert check_topical("某珠宝2021年渠道拓展情况如何？", "2021年公司渠道新开门店600家，我们认为扩张节奏稳健。",
+                         co) is None
