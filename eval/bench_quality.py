@@ -179,6 +179,8 @@ def _meta(args: argparse.Namespace, corpus_stats: dict[str, Any]) -> dict[str, A
 
 
 def run_builds(args: argparse.Namespace) -> None:
+    if args.cfb_only and not args.cfb:
+        sys.exit("--cfb-only needs --cfb N")
     if not ALPHAFIN.exists() or (args.annual and not ANNUAL.exists()) or (args.cfb and not CFB_REPORTS.exists()):
         print(f"skipping: {DATA} is absent (needs reports/alphafin_reports.json"
               f"{' and annual_report/' if args.annual else ''}{' and reports/cfbenchmark_reports.jsonl' if args.cfb else ''})")
@@ -199,6 +201,8 @@ def run_builds(args: argparse.Namespace) -> None:
         builds: list[tuple[str, Path, tuple[str, ...]]] = [("titled", titled, ()), ("untitled", untitled, ())]
         if args.mixed:  # issue 38: topics that mix companies, as a large corpus makes them
             builds = [("titled-mixed", titled, (f"ingest.extra_titles={EXTRA_TITLES}",))]
+        if args.cfb_only:
+            builds = []
         if args.cfb:
             builds.append(("cfb-held-out", reading_corpus(args.cfb, work / "cfb_held_out.jsonl"), ()))
         for name, src, extra in builds:
@@ -208,7 +212,7 @@ def run_builds(args: argparse.Namespace) -> None:
             sheet = Path(args.sheet)
             t = time.perf_counter()
             meta["sheets"] = write_sheets(sheet, views, n_read=args.n_read, n_mined=args.n_mined, seed=args.seed,
-                                          mined_from="titled-mixed" if args.mixed else "titled", rubric=RUBRIC)
+                                          mined_from=next(iter(views)), rubric=RUBRIC)
             meta["sheet_s"] = round(time.perf_counter() - t, 1)
             print(f"sheets for the reader in {sheet / 'reader'}; key in {sheet / 'key.json'}")
         meta["total_s"] = round(time.perf_counter() - t0, 1)
@@ -264,6 +268,7 @@ def main() -> None:
     ap.add_argument("--mixed", action="store_true",
                     help="build only titled-mixed: the titled AlphaFin reports with the 49k East Money titles as "
                          "ingest.extra_titles, so topics mix companies (issue 38); no untitled build")
+    ap.add_argument("--cfb-only", action="store_true", help="with --cfb: build and draw only cfb-held-out")
     ap.add_argument("--work", help="keep the builds in this folder (default: a temporary one)")
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
     args = ap.parse_args()
