@@ -3,7 +3,7 @@ query is (boilerplate, vague), whether its sentence names the ask, whose figure 
 states the fact in the reading asked (an event, an amount, a level, a base, a topic's state or impact)."""
 from __future__ import annotations
 
-from fincprg.verify.answer import Verdict
+from fincprg.verify.verdict import Verdict
 from fincprg.verify.bases import check_base, check_valuation_parts, check_valued_part
 from fincprg.verify.figures import (check_amount, check_change_stated, check_combined, check_earnings_forecast,
                                     check_price_level, check_rate_level, check_risk, check_target_as_forecast,

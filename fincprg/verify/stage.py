@@ -23,10 +23,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
+from fincprg.verify.verdict import Reason, Verdict
 from fincprg import layout as L
 from fincprg.io import atomic_write_jsonl
 from fincprg.records import Passage, Query
-from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
+from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.checks import strict_checks
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking, own_floors
@@ -130,7 +131,7 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
     if q.level in ("sentence", "passage"):
         p = src.passage(q.source_ids[0]) if q.source_ids else None
         if p is None or p.report_id not in src.reports:
-            return Verdict("no_source", "its passage is not in the corpus")
+            return Verdict(Reason.NO_SOURCE, "its passage is not in the corpus")
         info = src.reports[p.report_id]
         if "subject" in checks:
             v = check_subject(q.text, src.passage_subjects(p), listed=src.mentioned)
@@ -147,7 +148,7 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
     topic = q.source_ids[0] if q.source_ids else ""
     infos = src.topic_reports(topic)
     if not infos:
-        return Verdict("no_source", f"topic {topic!r} has no reports")
+        return Verdict(Reason.NO_SOURCE, f"topic {topic!r} has no reports")
     subjects = src.topic_subjects(topic)
     if "subject" in checks:
         v = check_subject(q.text, subjects, listed=src.mentioned) or check_garbled(q.text)
