@@ -20,9 +20,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from fincprg.verify.verdict import Reason, Verdict
 from fincprg.verify.readers import (CLAUSE_SPLIT, FY, LOOSE, QS, Ask, Fact, Period, is_forecast, latest_year, norm,
                                     periods, read_ask, read_facts)
+from fincprg.verify.verdict import Reason, Verdict
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
 # a target price or a valuation multiple is neither an actual nor a forecast figure: asked either way

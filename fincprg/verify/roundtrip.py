@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from fincprg.verify.verdict import Reason, Verdict
 
+from fincprg.verify.verdict import Reason, Verdict
 
 _FLOOR_BATCH = 4096  # queries per batch of own_floors
 _KEEP = re.compile(r"[0-9A-Za-z\u3400-\u9fff]+")

@@ -11,9 +11,9 @@ import functools
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.verdict import Reason, Verdict
 from fincprg.verify.readers import (LOOSE, METRICS, SENT_SPLIT, blank_names, blank_periods, longest_first, norm,
                                     periods, read_ask)
+from fincprg.verify.verdict import Reason, Verdict
 
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")
 # an adjusted total (「剔除防疫类用品公司总收入」) is no more the company's figure than a segment's

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.verdict import Reason, Verdict
 from fincprg.verify.answer import FLOWS
 from fincprg.verify.events import WHAT, events_in
 from fincprg.verify.readers import (
@@ -31,6 +30,7 @@ from fincprg.verify.readers import (
     periods,
     read_ask,
 )
+from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"变化|变动|增长|增速|提升|提高|下降|下滑|降低|改善|回升|原因|驱动|因素|表现")
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.verdict import Reason, Verdict
 from fincprg.verify.readers import (CLAUSE_SPLIT, SENT_SPLIT, blank_names, blank_periods, is_forecast, metrics, norm,
                                     read_ask)
 from fincprg.verify.events import SPECIFIC
+from fincprg.verify.verdict import Reason, Verdict
 
 # topic -> the words that name it in a query and in a source sentence
 TOPICS: dict[str, tuple[str, ...]] = {

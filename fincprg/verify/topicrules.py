@@ -17,11 +17,11 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from fincprg.verify.verdict import Reason, Verdict
 from fincprg.finance.lexicon import content_words
 from fincprg.verify.readers import (CONDITIONAL, FY, SENT_SPLIT, SURFACES, Ask, blank_periods, is_forecast,
                                     longest_first, norm, periods, read_ask)
 from fincprg.verify.sources import ReportInfo
+from fincprg.verify.verdict import Reason, Verdict
 
 _INTERIM_PARTS = frozenset({"H1", "9M", "Q1", "Q2", "Q3", "Q4", "Q"})
 _INTERIM = re.compile(r"业绩预告|业绩快报|预告|预增|快报|季报|中报|半年")
