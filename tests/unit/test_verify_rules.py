@@ -1,0 +1,59 @@
+"""verify's rule registry (fincprg/verify/rules.py): every strict rule fails its failing example with one of its
+reasons and passes its passing one; ids are unique; the loop honours verify.disable; and no check writes a
+reason outside the Reason enum."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from fincprg.verify.rules import BY_ID, RULES, STRICT, Reading, strict_checks, unknown
+from fincprg.verify.verdict import Reason
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("rule", STRICT, ids=[r.id for r in STRICT])
+def test_each_strict_rule_fails_and_passes_its_examples(rule):
+    assert rule.fails is not None and rule.passes is not None, f"{rule.id} has no examples"
+    assert rule.check is not None
+    v = rule.check(rule.fails.reading())
+    assert v is not None, f"{rule.id} passes the query it must fail: {rule.fails.query}"
+    assert v.reason in rule.reasons, f"{rule.id} gave {v.reason}, not one of its declared {rule.reasons}"
+    assert rule.check(rule.passes.reading()) is None, f"{rule.id} fails the query it must pass: {rule.passes.query}"
+
+
+def test_the_loop_stamps_the_rule_id_and_skips_disabled_rules():
+    ex = BY_ID["vague"].fails
+    assert ex is not None
+    first = strict_checks(ex.reading())
+    assert first is not None and first.rule and first.rule in BY_ID
+    # switched off, the rule no longer decides: the next rule in order (or none) does
+    later = strict_checks(ex.reading(), frozenset({first.rule}))
+    assert later is None or later.rule != first.rule
+    everything = frozenset(r.id for r in STRICT)
+    assert strict_checks(ex.reading(), everything) is None
+
+
+def test_ids_are_unique_and_every_reason_belongs_to_a_rule():
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids))
+    declared = {x for r in RULES for x in r.reasons}
+    assert declared == set(Reason)
+    assert unknown(["vague", "round_trip"]) == [] and unknown(["nope", "source"]) == ["nope", "source"]
+
+
+def test_no_reason_string_is_written_outside_the_registry():
+    """Every Verdict names its reason through the Reason enum (verify/verdict.py), never as a free string."""
+    free = []
+    for f in (ROOT / "fincprg").rglob("*.py"):
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"Verdict\(\s*[\"']", line):
+                free.append(f"{f.relative_to(ROOT)}:{i}")
+    assert free == []
+
+
+def test_a_sentence_query_is_read_against_its_sentence():
+    r = Reading("q", "passage", "title", "sentence")
+    assert r.source == "sentence" and Reading("q", "passage", "title").source == "passage\ntitle"
