@@ -37,11 +37,27 @@ class Example:
             return Reading(self.query, self.source, "", self.source, frozenset(self.names))
         return Reading(self.query, self.source, "", None, frozenset(self.names))
 
-
-
-# rule id -> (it must fail, it must pass); sources as chunk writes them (sentences.jsonl's text, punctuation
-# read by the chunker already), names as the stage reads them (the asked company's names)
+# rule id -> (it must fail, it must pass); the strict rules' sources as chunk writes them (sentences.jsonl's
+# text, punctuation read by the chunker already), names as the stage reads them (the asked company's names)
 EXAMPLES: dict[str, tuple[Example, Example]] = {
+    # the stage's rules that read one text (their sources as each rule's adapter in rules.py reads them)
+    "subject": (
+        Example('代理保险2020年占手续费收入是多少？', '代理保险收入占手续费收入的12%，同比提升2个百分点。', names=('招商银行',)),
+        Example('招商银行2020年代理保险收入是多少？', '代理保险收入占手续费收入的12%，同比提升2个百分点。', names=('招商银行',)),
+    ),
+    "answer": (
+        Example('兆驰股份2019年代工出货量下降的主要原因是什么？', '2019年公司代工出货量同比增长34%，代工收入增长20%。'),
+        Example('兆驰股份2019年代工出货量增长了多少？', '2019年公司代工出货量同比增长34%，代工收入增长20%。'),
+    ),
+    "topic_answer": (
+        Example('A公司2023年营收下降的原因？', 'A公司（600001）：2023年营收增长20%'),
+        Example('A公司2023年营收表现如何？', 'A公司（600001）：2023年营收增长20%'),
+    ),
+    "related": (
+        Example('比较涪陵榨菜和五粮液的经营表现', '涪陵榨菜:食品\n五粮液:白酒\n泸州老窖:白酒'),
+        Example('比较泸州老窖和五粮液的经营表现', '涪陵榨菜:食品\n五粮液:白酒\n泸州老窖:白酒'),
+    ),
+    # the strict rules, drawn from the builds
     "garbled": (
         Example('航发动力扩产计划的进展如何？',
                 '我们认为，充足的现金流将全面提高公司的管理经营质量，保证扩产规划和新品研制顺利进行，公司新产品线有望得到加速。', sentence=True, names=('航发动力',)),

@@ -78,7 +78,7 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
             and min(ask.years) >= max(default):
         # a multiple or target for the report's own year or later rests on forecast earnings
         return Verdict(Reason.FORECAST_MISMATCH, f"asks {metric} for {sorted(ask.years)} as a figure reached; a "
-                                            "valuation of a year not yet reported rests on forecast earnings")
+                       "valuation of a year not yet reported rests on forecast earnings")
     if metric not in NO_TENSE and ask.forecast and not any(f.forecast for f in cands):
         return Verdict(Reason.FORECAST_MISMATCH, f"asks a forecast of {metric}; the source states actual figures only")
     if not ask.forecast and all(f.forecast for f in cands):
@@ -96,7 +96,7 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
     said = {f.direction for f in same if f.direction}
     if want and said and want not in said:
         return Verdict(Reason.CONTRADICTED, f"asks why/how much {metric} went {want}; the source says it went "
-                                       f"{'/'.join(sorted(said))}")
+                       f"{'/'.join(sorted(said))}")
     return None
 
 
@@ -189,7 +189,7 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
     flows = [m for m in ask.metrics if m in FLOWS]
     if flows and date and dated and not ask.forecast and ask.part == FY and date.year in ask.years:
         return Verdict(Reason.WRONG_PERIOD, f"asks {flows[0]} for the full year {date.year} as an actual; a report "
-                                       f"of {date} cannot state that year's full-year figure")
+                       f"of {date} cannot state that year's full-year figure")
     if any(m not in ask.loose for m in ask.metrics):
         return None
     if span is not None:  # a sentence query speaks of the period in force at its sentence
@@ -220,11 +220,12 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | N
         known = years or _default_years(date)
         if known is not None and ask.years - known:
             return Verdict(Reason.WRONG_PERIOD, f"asks {sorted(ask.years)}; the source speaks of "
-                                           f"{sorted(known) if years else 'no year (report of ' + str(date) + ')'}")
+                           f"{sorted(known) if years else 'no year (report of ' + str(date) + ')'}")
     if ask.explicit_part:
         parts = {p.part for p in ps if p.part and (not ask.years or not p.years or ask.years & p.years)}
         if not any(_part_ok(ask.part, p) for p in parts):
-            return Verdict(Reason.WRONG_PERIOD, f"asks {ask.part}; the source gives {sorted(parts) or 'no part of year'}")
+            return Verdict(Reason.WRONG_PERIOD,
+                           f"asks {ask.part}; the source gives {sorted(parts) or 'no part of year'}")
     if ask.forecast and ask.years and date and min(ask.years) < date.year:
         # 「2022-2023年的盈利预测」 in a report of 2023: a year already reported is forecast only where the
         # source says so
@@ -232,7 +233,7 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | N
         past = sorted(y for y in ask.years if y < date.year and y not in told)
         if past:
             return Verdict(Reason.WRONG_PERIOD, f"asks a forecast for {past}, which a report of {date} reviews as "
-                                           "actual; the source forecasts no such year")
+                           "actual; the source forecasts no such year")
     future = bool(date and years and max(years) > date.year)
     if ask.forecast and not (is_forecast(source) or future):
         return Verdict(Reason.FORECAST_MISMATCH, "asks a forecast; the source states no forecast")
@@ -253,7 +254,7 @@ def check_topic_answer(query: str, titles: Sequence[tuple[str, dt.date | None]])
     years |= {y for d in dates for y in (d.year, d.year - 1)}
     if dates and ask.years and not ask.forecast and min(ask.years) > max(dates).year:
         return Verdict(Reason.FORECAST_MISMATCH, f"asks {sorted(ask.years)} as an actual; the latest report is of "
-                                            f"{max(dates)}")
+                       f"{max(dates)}")
     if ask.years and years and ask.years - years:
         return Verdict(Reason.WRONG_PERIOD, f"asks {sorted(ask.years)}; the topic's reports cover {sorted(years)}")
     for metric in ask.metrics:

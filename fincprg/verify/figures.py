@@ -94,7 +94,7 @@ def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict 
         if not any(_figure_near(s, x, _AMOUNT) for x in of_part or mentions):
             which = f"{asked}'s {fam}" if of_part else fam
             return Verdict(Reason.NOT_ANSWERED, f"asks the amount of {which}; the source states only its change or "
-                                           "share")
+                           "share")
     return None
 
 
@@ -177,11 +177,11 @@ def check_combined(query: str, source: str, names: Iterable[str] = ()) -> Verdic
         # 「双胶纸 铜版纸 白卡纸毛利率分别为…」 lists one value per member: no combined figure
         if near and all(_joined(s, i, len(part)) and not _listed(s, i + len(part)) for i in near):
             return Verdict(Reason.NOT_ANSWERED, f"asks {part}'s {m.group()}; the source states it only for a combined "
-                                           f"category (「{s[max(0, near[0] - 6):near[0] + len(part)]}」)")
+                           f"category (「{s[max(0, near[0] - 6):near[0] + len(part)]}」)")
         # 「其他调味品收入」 is what is left of the category, not its total
         if near and all(_REMAINDER.search(s[max(0, i - 2):i]) for i in near):
             return Verdict(Reason.NOT_ANSWERED, f"asks {part}'s {m.group()}; the source states only a remainder "
-                                           f"(「{s[max(0, near[0] - 2):near[0] + len(part)]}」)")
+                           f"(「{s[max(0, near[0] - 2):near[0] + len(part)]}」)")
     return None
 
 
@@ -218,8 +218,8 @@ def check_valuation(query: str, source: str) -> Verdict | None:
     """``forecast_mismatch``: a multiple the source gives at today's price (「当前股价对应…PB」) asked as reached."""
     q, s = norm(query), norm(source)
     if _VALUATION.search(q) and _REACHED.search(q) and _AT_PRICE.search(s):
-        return Verdict(Reason.FORECAST_MISMATCH, "asks a valuation multiple as a figure reached; the source gives it at "
-                                            "today's price on forecast earnings")
+        return Verdict(Reason.FORECAST_MISMATCH, "asks a valuation multiple as a figure reached; the source gives "
+                       "it at today's price on forecast earnings")
     return None
 
 
@@ -266,8 +266,8 @@ def check_earnings_forecast(query: str, source: str) -> Verdict | None:
     missing = sorted(ask.years - stated)
     if not facts or missing:
         which = f" for {'、'.join(map(str, missing))}" if facts else ""
-        return Verdict(Reason.NOT_ANSWERED, f"asks an earnings forecast; the source gives no forecast figure of earnings"
-                                       f"{which}")
+        return Verdict(Reason.NOT_ANSWERED, f"asks an earnings forecast; the source gives no forecast figure of "
+                       f"earnings{which}")
     return None
 
 
@@ -295,7 +295,7 @@ def check_target_as_forecast(query: str, source: str) -> Verdict | None:
         if any(f.metric == fam and f.forecast for f in with_targets) \
                 and not any(f.metric == fam and f.forecast for f in without):
             return Verdict(Reason.NOT_ANSWERED, f"asks a forecast of {fam}; the source gives only an incentive plan's "
-                                           "targets for it")
+                           "targets for it")
     return None
 
 
@@ -340,6 +340,6 @@ def check_change_stated(query: str, source: str) -> Verdict | None:
             continue  # not stated for that period at all: answerability's business
 
         if not any(_sized(s, f, ask.years) for f in of):
-            return Verdict(Reason.NOT_ANSWERED, f"asks how much {fam} changed in the period asked; the source names that "
-                                           "period's figure with no number (the numbers are another period's)")
+            return Verdict(Reason.NOT_ANSWERED, f"asks how much {fam} changed in the period asked; the source "
+                           "names that period's figure with no number (the numbers are another period's)")
     return None

@@ -13,7 +13,7 @@ def _short(text: str) -> str:
 
 def _example(rule: Rule) -> str:
     if rule.fails is None:
-        return "(reads the corpus: see the stage's tests)"
+        return f"(reads the corpus: {rule.tested_by})"
     return f"drops 「{rule.fails.query}」 against 「{_short(rule.fails.source)}」"
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fincprg.verify.verdict import Reason, Verdict
 from fincprg.verify.readers import norm
+from fincprg.verify.verdict import Reason, Verdict
 
 
 def named_companies(query: str, candidates: Sequence[str]) -> list[str]:

@@ -217,10 +217,10 @@ def judge_ranking(ranked: np.ndarray, scores: np.ndarray, target: Target, report
     best = next((r for r, d in enumerate(ranked[:k]) if int(d) in target.own), None)
     if best is None and dense:
         return Verdict(Reason.NOT_RETRIEVED_DENSE, f"none of its own passages is in the top {k} of the dense model "
-                                              f"{dense} over the corpus")
+                       f"{dense} over the corpus")
     if best is None:
         return Verdict(Reason.NOT_RETRIEVED, f"none of its own passages is in the top {k} of a character BM25 over "
-                                        "the corpus")
+                       "the corpus")
     if n is None:
         return None
     floor = scores[best] * (1 - margin)
@@ -228,5 +228,5 @@ def judge_ranking(ranked: np.ndarray, scores: np.ndarray, target: Target, report
         - target.own_reports - target.related
     if len(others) >= n:
         return Verdict(Reason.AMBIGUOUS, f"{len(others)} unrelated reports score within {margin:.0%} of its own "
-                                    f"passage ({', '.join(sorted(others)[:3])}…)")
+                       f"passage ({', '.join(sorted(others)[:3])}…)")
     return None

@@ -13,14 +13,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from fincprg.verify._rule_examples import EXAMPLES, Example, Reading
+from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.bases import check_base, check_valuation_parts, check_valued_part
 from fincprg.verify.events import check_event
 from fincprg.verify.figures import (check_amount, check_change_stated, check_combined, check_earnings_forecast,
                                     check_price_level, check_rate_level, check_risk, check_target_as_forecast,
                                     check_valuation)
 from fincprg.verify.readers import norm
+from fincprg.verify.related import check_related
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.strict import check_garbled, check_in_sentence, check_vague, check_whole_year
+from fincprg.verify.subject import Subjects, check_subject
 from fincprg.verify.topical import check_topical, check_trend
 from fincprg.verify.verdict import Reason, Verdict
 
@@ -31,8 +34,9 @@ ALL = ("sentence", "passage", "topic", "intent")
 @dataclass(frozen=True)
 class Rule:
     """One rule: ``check`` returns a Verdict (one of ``reasons``) or None. ``fails`` and ``passes`` are examples
-    it must fail and pass; a stage rule (its check reads the corpus, not one text) has ``check`` None and
-    its examples run in the stage's tests."""
+    it must fail and pass. A stage rule's ``check`` reads one example's texts only (the stage calls the full
+    function with the corpus' facts: dates, subjects, industries); one that reads the whole corpus (the round
+    trip, the judge) has none, and ``tested_by`` names the test that runs its examples."""
 
     id: str
     levels: tuple[str, ...]
@@ -43,6 +47,7 @@ class Rule:
     fails: Example | None = None
     passes: Example | None = None
     switch: str = "answer"  # the coarse verify.checks entry that also runs it
+    tested_by: str = ""
 
 
 def stamp(v: Verdict | None, rule: str) -> Verdict | None:
@@ -119,29 +124,57 @@ STRICT: tuple[Rule, ...] = (
 )
 
 
-def _stage(id: str, levels: tuple[str, ...], reasons: tuple[Reason, ...], reads: str, doc: str,
-           switch: str) -> Rule:
-    return Rule(id, levels, reasons, reads, doc, None, None, None, switch)
+def _stage(id: str, levels: tuple[str, ...], reasons: tuple[Reason, ...], reads: str, doc: str, switch: str,
+           check: Callable[[Reading], Verdict | None] | None = None, tested_by: str = "") -> Rule:
+    fails, passes = EXAMPLES.get(id, (None, None))
+    return Rule(id, levels, reasons, reads, doc, check, fails, passes, switch, tested_by)
+
+
+def _subject(r: Reading) -> Verdict | None:  # the example's names: the source's companies
+    return check_subject(r.query, Subjects(r.names))
+
+
+def _answer(r: Reading) -> Verdict | None:  # undated: the stage passes the report's date
+    return check_answer(r.query, r.passage, title=r.title, sentence=r.sentence)
+
+
+def _topic_answer(r: Reading) -> Verdict | None:  # the example's source: one report title a line
+    return check_topic_answer(r.query, [(t, None) for t in r.source.splitlines() if t])
+
+
+def _related(r: Reading) -> Verdict | None:  # the example's source: "company:industry" a line
+    industry = dict(line.split(":", 1) for line in r.source.splitlines() if ":" in line)
+    return check_related(r.query, sorted(industry), industry)
+
+
+_STAGE_TESTS = "tests/integration/test_verify_stage.py"
 
 
 # the stage's own rules, in the order the stage applies them around the strict loop (see stage.check_rules)
 STAGE: tuple[Rule, ...] = (
-    _stage("source", ALL, (Reason.NO_SOURCE,), "the corpus", "its passage or topic is in the corpus", ""),
+    _stage("source", ALL, (Reason.NO_SOURCE,), "the corpus", "its passage or topic is in the corpus", "",
+           tested_by="tests/unit/test_verify_rules.py::test_a_query_without_its_source_is_dropped_by_the_source_rule"),
     _stage("subject", ALL, (Reason.NO_SUBJECT, W, Reason.FRAGMENT_SUBJECT), "query, the source's subjects",
-           "names a company or industry the source is about", "subject"),
+           "names a company or industry the source is about", "subject", _subject),
     _stage("answer", SP, (Reason.METRIC_ABSENT, P, F, Reason.CONTRADICTED), "query, sentence, passage, title, date",
-           "every fact asked is in the source with the same reading", "answer"),
+           "every fact asked is in the source with the same reading", "answer", _answer),
     _stage("topic_strict", ("topic", "intent"), (Reason.FRAGMENT_SUBJECT, P, W), "query, the topic's reports",
-           "a topic query's subject and period as its reports' titles give them", "answer"),
+           "a topic query's subject and period as its reports' titles give them", "answer",
+           tested_by="tests/unit/test_verify_strict.py::test_topic_full_year_question_on_interim_reviews_is_wrong_"
+                     "period"),
     _stage("topic_answer", ("topic", "intent"), (P, F, Reason.CONTRADICTED), "query, the topic's titles and dates",
-           "every fact asked is in the topic's titles with the same reading", "answer"),
+           "every fact asked is in the topic's titles with the same reading", "answer", _topic_answer),
     _stage("related", ("intent",), (Reason.UNRELATED_COMPANIES,), "query, the companies' industries",
-           "an intent pairs related companies only", "related"),
+           "an intent pairs related companies only", "related", _related),
     _stage("round_trip", ALL, (Reason.NOT_RETRIEVED, Reason.AMBIGUOUS), "query, the whole corpus",
-           "character BM25 ranks an own passage in the top k, and not many unrelated reports as high", "round_trip"),
+           "character BM25 ranks an own passage in the top k, and not many unrelated reports as high", "round_trip",
+           tested_by="tests/unit/test_verify_checks.py::test_round_trip_finds_the_own_passage_and_flags_ambiguous_"
+                     "queries"),
     _stage("round_trip_dense", ALL, (Reason.NOT_RETRIEVED_DENSE,), "query, the whole corpus",
-           "verify.dense.model ranks an own passage in the top k", "round_trip"),
-    _stage("judge", ALL, (Reason.JUDGE_NOT_ANSWERED,), "query, source", "the optional LLM judge answers it", ""),
+           "verify.dense.model ranks an own passage in the top k", "round_trip",
+           tested_by=f"{_STAGE_TESTS}::test_the_dense_round_trip_drops_what_the_bi_encoder_does_not_retrieve"),
+    _stage("judge", ALL, (Reason.JUDGE_NOT_ANSWERED,), "query, source", "the optional LLM judge answers it", "",
+           tested_by=f"{_STAGE_TESTS}::test_the_llm_judge_drops_what_it_finds_unanswered"),
 )
 
 RULES: tuple[Rule, ...] = STAGE[:3] + STRICT + STAGE[3:]
@@ -151,8 +184,7 @@ BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 def strict_checks(reading: Reading, disabled: frozenset[str] = frozenset()) -> Verdict | None:
     """The first strict rule ``reading`` fails (in declared order, skipping ``disabled``), stamped with its id."""
     for rule in STRICT:
-        if rule.id not in disabled:
-            assert rule.check is not None
+        if rule.id not in disabled and rule.check is not None:
             v = rule.check(reading)
             if v is not None:
                 return stamp(v, rule.id)

@@ -246,7 +246,7 @@ def check_part_whole(query: str, source: str, names: Iterable[str], start: int =
         scopes = metric_scopes(source, METRICS[fam], names, figures=True, since=start)
         if False in scopes and True not in scopes:
             return Verdict(Reason.NOT_ANSWERED, f"asks the company's {fam}; the source gives figures for it only for a "
-                                           "segment, subsidiary, customer, peer or the industry")
+                           "segment, subsidiary, customer, peer or the industry")
     return None
 
 
@@ -270,5 +270,5 @@ def check_market_as_company(query: str, source: str, names: Iterable[str]) -> Ve
         clauses = [s[max((c.end() for c in _CLAUSE.finditer(s, 0, x.start())), default=0):x.start()] for x in stated]
         if stated and not any(_WHOLE_MARK.search(c) for c in clauses):
             return Verdict(Reason.WRONG_SUBJECT, f"asks 「{m.group()}」 of the company; the source states it as the "
-                                            "market's, not the company's")
+                           "market's, not the company's")
     return None

@@ -190,20 +190,20 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         quals = _qualifiers(src, pm)
         if quals and all(quals) and not any(qu in q for qu in quals if qu):
             return Verdict(Reason.VAGUE, f"asks {pm} without the product; the source gives it for "
-                                    f"{'/'.join(sorted(set(quals))[:3])}")
+                           f"{'/'.join(sorted(set(quals))[:3])}")
         unqualified = not any(_qualifiers(bare, pm))
         if unqualified and re.search(re.escape(pm) + r"\s?分别", src):
             return Verdict(Reason.VAGUE, f"asks one {pm} without the product; the source gives several (「{pm}分别」)")
         made = _capacities(src) if pm == "产能" and unqualified else set()
         if len(made) >= 2:  # 「年产1500吨三氯蔗糖…年产5000吨2-甲基呋喃」: the capacity of which?
             return Verdict(Reason.VAGUE, f"asks 产能 without the product; the source gives capacities of "
-                                    f"{'/'.join(sorted(made)[:3])}")
+                           f"{'/'.join(sorted(made)[:3])}")
     if any(pm in q for pm in _SHARE_WORDS):
         # a share is always of some market: 「市场份额」 where the source gives 两融4.99% and 股基4.2% asks which
         shares = {f for pm in _SHARE_WORDS for f in _share_figures(src, pm, ask.years)}
         if len(shares) >= 2 and not any(qu and qu in q for pm in _SHARE_WORDS for qu in _qualifiers(src, pm)):
             return Verdict(Reason.VAGUE, "asks a market share without the market; the source gives several "
-                                    f"({', '.join(sorted(shares)[:3])})")
+                           f"({', '.join(sorted(shares)[:3])})")
     return None
 
 
@@ -285,5 +285,5 @@ def check_whole_year(query: str, source: str, names: Iterable[str] = ()) -> Verd
     of_year = [p for p in periods(norm(source)) if p.years & ask.years]
     if of_year and all(p.part not in (None, FY) for p in of_year):
         return Verdict(Reason.WRONG_PERIOD, f"asks {sorted(ask.years)} as a whole year; the source gives it only as "
-                                       f"{'/'.join(sorted({str(p.part) for p in of_year}))}")
+                       f"{'/'.join(sorted({str(p.part) for p in of_year}))}")
     return None

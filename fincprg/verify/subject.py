@@ -130,7 +130,8 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     rest = _strip(q)
     others = [n for n in (listed(rest[:12]) if listed else ()) if rest.startswith(n)]
     if others:
-        return Verdict(Reason.WRONG_SUBJECT, f"names {others[0]}, a listed company the source does not make its subject")
+        return Verdict(Reason.WRONG_SUBJECT,
+                       f"names {others[0]}, a listed company the source does not make its subject")
     phrase = lead(q)
     if not phrase:  # it leads with a metric word: 「归母净利润的预测…」 names nothing, 「利润均以食品…」 is a fragment
         m = _RAW_END.search(rest)

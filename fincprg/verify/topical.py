@@ -77,9 +77,9 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
         if not any(_states(sent, topic, ahead, impact, company) for sent in sents):
             what = "impact" if impact else "state or progress"
             return Verdict(Reason.NOT_ANSWERED, f"asks the {what} of {topic}; no sentence of the source states it "
-                                           "with specifics (a figure with its unit, a name)"
-                                           + ("" if ahead else ", other than as an outlook")
-                                           + (", the topic acting on something" if impact else ""))
+                           "with specifics (a figure with its unit, a name)"
+                           + ("" if ahead else ", other than as an outlook")
+                           + (", the topic acting on something" if impact else ""))
     return None
 
 
@@ -141,7 +141,7 @@ def check_trend(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
             continue  # never named: the answer and metric rules decide
         if not any(_figure(c) and not _OUTLOOK.search(c) and not is_forecast(c) for c in mentions):
             return Verdict(Reason.NOT_ANSWERED, f"asks how {what} went; the source states no figure for it, only a "
-                                           "direction, a plan or an outlook")
+                           "direction, a plan or an outlook")
     return None
 
 

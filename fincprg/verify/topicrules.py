@@ -80,8 +80,8 @@ def _keyword_years(q: str, ask: Ask, infos: Sequence[ReportInfo], companies: set
     covered = {y for i in on_it for y in _report_years(i)}
     missing = sorted(ask.years - covered) if on_it and covered else []
     if missing:
-        return Verdict(Reason.WRONG_PERIOD, f"asks {missing[0]} of 「{'、'.join(words)}」; the topic's titles that write it "
-                                       f"review {sorted(covered)}")
+        return Verdict(Reason.WRONG_PERIOD, f"asks {missing[0]} of 「{'、'.join(words)}」; the topic's titles that "
+                       f"write it review {sorted(covered)}")
     return None
 
 
@@ -99,7 +99,7 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
             of_year = [i for i in scope if y in _report_years(i)]
             if of_year and all(_interim(i.title) for i in of_year):
                 return Verdict(Reason.WRONG_PERIOD, f"asks {y} as a whole year; every report {whose} for {y} is "
-                                               "an interim review")
+                               "an interim review")
             if named and scope and not of_year:
                 return Verdict(Reason.WRONG_PERIOD, f"asks {y}; no report {whose} reviews {y}")
     v = _keyword_years(q, ask, infos, companies, terms)
@@ -110,7 +110,7 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
         n_comp = len({c for i in infos for c in i.companies})
         if len(infos) < 3 or (not any(i.kind == "industry" for i in infos) and n_comp < 3):
             return Verdict(Reason.WRONG_SUBJECT, f"asks industry-wide (「{m.group()}」) on {len(infos)} report(s) of "
-                                            f"{n_comp} compan{'y' if n_comp == 1 else 'ies'}")
+                           f"{n_comp} compan{'y' if n_comp == 1 else 'ies'}")
     titles = norm("\n".join(i.title for i in infos))
     others = [n for n in (listed(q) if listed else ()) if n not in companies and n not in titles]
     if others:

@@ -14,8 +14,11 @@ from fincprg.verify.verdict import Reason
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("rule", STRICT, ids=[r.id for r in STRICT])
-def test_each_strict_rule_fails_and_passes_its_examples(rule):
+WITH_EXAMPLES = [r for r in RULES if r.check is not None]
+
+
+@pytest.mark.parametrize("rule", WITH_EXAMPLES, ids=[r.id for r in WITH_EXAMPLES])
+def test_each_rule_fails_and_passes_its_examples(rule):
     assert rule.fails is not None and rule.passes is not None, f"{rule.id} has no examples"
     assert rule.check is not None
     v = rule.check(rule.fails.reading())
@@ -57,3 +60,25 @@ def test_no_reason_string_is_written_outside_the_registry():
 def test_a_sentence_query_is_read_against_its_sentence():
     r = Reading("q", "passage", "title", "sentence")
     assert r.source == "sentence" and Reading("q", "passage", "title").source == "passage\ntitle"
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.check is None], ids=lambda r: r.id)
+def test_a_rule_that_reads_the_corpus_names_the_test_that_runs_its_examples(rule):
+    path, _, name = rule.tested_by.partition("::")
+    assert path and (ROOT / path).is_file(), f"{rule.id}: no test named"
+    assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), f"{rule.id}: {rule.tested_by} is gone"
+
+
+def test_a_query_without_its_source_is_dropped_by_the_source_rule():
+    from types import SimpleNamespace
+
+    from fincprg.records import Query
+    from fincprg.verify.stage import check_rules
+
+    src = SimpleNamespace(passage=lambda pid: None, reports={}, topic_reports=lambda tid: [])
+    q = Query(id="q1", level="sentence", text="某公司2021年营收是多少？", source_ids=["gone#p0"], report_id="gone")
+    v = check_rules(q, src, {"subject", "answer"}, {})
+    assert v is not None and (v.reason, v.rule) == ("no_source", "source")
+    # its passage in the corpus, the source rule passes it (no other check switched on here)
+    found = SimpleNamespace(passage=lambda pid: SimpleNamespace(report_id="r1"), reports={"r1": object()})
+    assert check_rules(q, found, set(), {}) is None
