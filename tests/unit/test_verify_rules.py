@@ -82,3 +82,16 @@ def test_a_query_without_its_source_is_dropped_by_the_source_rule():
     # its passage in the corpus, the source rule passes it (no other check switched on here)
     found = SimpleNamespace(passage=lambda pid: SimpleNamespace(report_id="r1"), reports={"r1": object()})
     assert check_rules(q, found, set(), {}) is None
+
+
+def test_verify_disable_enters_the_signature_and_an_empty_list_leaves_it_as_it_was():
+    from fincprg.config import load_config
+    from fincprg.pipeline.contract import STAGE_BY_NAME, signature
+    from fincprg.spec import declared_config
+
+    spec = STAGE_BY_NAME["verify"]
+    default, off = load_config(), load_config(overrides=["verify.disable=[vague]"])
+    # left out of the hashed config when empty: the config part of every signature is what it was before
+    assert "disable" not in declared_config(default, spec.config_keys)["verify"]
+    assert declared_config(off, spec.config_keys)["verify"]["disable"] == ["vague"]
+    assert signature(spec, default, {}) != signature(spec, off, {})
