@@ -229,6 +229,9 @@ class VerifyConfig(Section):
     # reads; related: an intent pairs related companies; round_trip: retrieves its own source (char BM25)
     checks: list[VerifyCheck] = Field(
         default_factory=lambda: list(VERIFY_CHECKS))
+    # rule ids to switch off (`fincprg verify-rules` lists them); left out of the dump when empty, so a config
+    # that disables nothing keeps the manifest and the signature it had before the registry
+    disable: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     top_k: int = Field(10, ge=1)  # round trip: an own passage must rank in the top k of the whole corpus
     # ambiguous: this many unrelated reports score within ambiguous_margin (relative) of the own passage
     ambiguous_reports: int = Field(5, ge=1)

@@ -16,6 +16,7 @@ def _register_commands() -> None:
     from fincprg.cli.models import models_app
     from fincprg.cli.eval import eval_cmd
     from fincprg.cli.report import report_cmd
+    from fincprg.cli.rules import rules_cmd
     from fincprg.cli.train import train_cmd
 
     app.command("eval")(eval_cmd)
@@ -23,6 +24,7 @@ def _register_commands() -> None:
     app.command("report")(report_cmd)
     app.command("train")(train_cmd)
     app.command("estimate")(estimate_cmd)
+    app.command("rules")(rules_cmd)
     app.add_typer(models_app, name="models")
 
 

@@ -1,8 +1,10 @@
-"""The stage contract: what each stage reads (config keys and files), what it needs from an engine, and its
-signature. What each stage writes is the artifact table in :mod:`fincprg.layout`.
+"""The table of stages: each stage's spec (what it reads: config keys and files; what it needs from an engine)
+and its signature. The contract itself, what a spec is and what an engine gives a stage, is one module,
+:mod:`fincprg.spec` (ground floor, so the stages can read it); this module only fills it in and is not re-exported
+from it. What each stage writes is the artifact table in :mod:`fincprg.layout`.
 
-A stage sees only the config it declares (:class:`ConfigView`); reading any other key raises
-:class:`UndeclaredConfigError`. Its signature hashes exactly those keys, its code (the modules it imports,
+A stage sees only the config it declares (:class:`fincprg.spec.ConfigView`); reading any other key raises
+:class:`fincprg.spec.UndeclaredConfigError`. Its signature hashes exactly those keys, its code (the modules it imports,
 :mod:`fincprg.pipeline.codehash`) and its inputs, so a rebuild after any config or code change equals a
 clean build: a key a stage can read is a key that invalidates it.
 """
@@ -18,11 +20,10 @@ from fincprg.config import PipelineConfig, strip_runtime
 from fincprg.errors import ConfigError
 from fincprg.finance.stocks import table_path
 from fincprg.pipeline.codehash import code_hash
-from fincprg.spec import ConfigView, StageSpec, UndeclaredConfigError, declared_config, resolve
+from fincprg.spec import StageSpec, declared_config, resolve
 from fincprg.version import __version__
 
-__all__ = ["FILE_KEYS", "STAGES", "STAGE_BY_NAME", "ConfigView", "StageSpec", "UndeclaredConfigError", "code_hash",
-           "declared_config", "file_hashes", "signature"]
+__all__ = ["FILE_KEYS", "STAGES", "STAGE_BY_NAME", "file_hashes", "signature"]
 
 # What a stage needs from an engine (ray, gpus, llm_actors, precheck, source_hash, staged, estimate) is a field
 # here, pointing into the stage's own package: see fincprg/spec.py. The runner and the Ray engine read only these.

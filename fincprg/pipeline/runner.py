@@ -31,10 +31,10 @@ from fincprg.io import (atomic_write_json, discard_staging, hash_files, read_jso
 from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
 from fincprg.llm.client import price_for
 from fincprg.pipeline.context import StageContext, _kill_point
-from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, StageSpec, declared_config, file_hashes, signature
+from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, file_hashes, signature
 from fincprg.pipeline.lock import build_lock
 from fincprg.pipeline.outputs import check_outputs, output_files, versions
-from fincprg.spec import ConfigView, load_ref
+from fincprg.spec import ConfigView, StageSpec, declared_config, load_ref
 
 log = logging.getLogger(__name__)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from fincprg.verify.readers import (CLAUSE_SPLIT, FY, LOOSE, QS, Ask, Fact, Period, is_forecast, latest_year, norm,
                                     periods, read_ask, read_facts)
+from fincprg.verify.verdict import Reason, Verdict
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
 # a target price or a valuation multiple is neither an actual nor a forecast figure: asked either way
@@ -29,14 +30,6 @@ NO_TENSE = frozenset({"目标价", "估值"})
 # flows summed over a period: a report dated in a year cannot state that year's full-year actual
 FLOWS = frozenset({"营业收入", "净利润", "扣非净利润", "毛利率", "净利率", "费用率", "研发费用", "EPS", "ROE", "销量", "出货量",
                    "产量", "现金流", "业务量", "保费", "新业务价值", "吞吐量", "发电量"})
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Why a query is dropped: a reason code and a sentence a reader can check."""
-
-    reason: str
-    detail: str
 
 
 def _default_years(date: dt.date | None) -> frozenset[int] | None:
@@ -75,21 +68,21 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
         missing = ask.years - covered
         if missing:
             have = ", ".join(sorted({_label(f.years, f.part) for f in facts}))
-            return Verdict("wrong_period", f"asks {metric} for {sorted(missing)}; the source gives it for {have}")
+            return Verdict(Reason.WRONG_PERIOD, f"asks {metric} for {sorted(missing)}; the source gives it for {have}")
     cands = [f for f in facts if (not ask.years or (ys := _years_of(f, default)) is None or ask.years & ys)
              and _part_ok(ask.part, f.part)]
     if not cands:
         have = ", ".join(sorted({_label(f.years, f.part) for f in facts}))
-        return Verdict("wrong_period", f"asks {metric} for {_label(ask.years, ask.part)}; the source gives {have}")
+        return Verdict(Reason.WRONG_PERIOD, f"asks {metric} for {_label(ask.years, ask.part)}; the source gives {have}")
     if metric in NO_TENSE and not ask.forecast and ask.figure and ask.years and default \
             and min(ask.years) >= max(default):
         # a multiple or target for the report's own year or later rests on forecast earnings
-        return Verdict("forecast_mismatch", f"asks {metric} for {sorted(ask.years)} as a figure reached; a "
-                                            "valuation of a year not yet reported rests on forecast earnings")
+        return Verdict(Reason.FORECAST_MISMATCH, f"asks {metric} for {sorted(ask.years)} as a figure reached; a "
+                       "valuation of a year not yet reported rests on forecast earnings")
     if metric not in NO_TENSE and ask.forecast and not any(f.forecast for f in cands):
-        return Verdict("forecast_mismatch", f"asks a forecast of {metric}; the source states actual figures only")
+        return Verdict(Reason.FORECAST_MISMATCH, f"asks a forecast of {metric}; the source states actual figures only")
     if not ask.forecast and all(f.forecast for f in cands):
-        return Verdict("forecast_mismatch", f"asks {metric} as an actual; the source gives only a forecast")
+        return Verdict(Reason.FORECAST_MISMATCH, f"asks {metric} as an actual; the source gives only a forecast")
     # each year asked must be stated in the asked tense (「2022-2023年的盈利预测」 where 2022 is reported, not
     # forecast); a fact without a year of its own speaks for every year
     for y in sorted(ask.years):
@@ -97,13 +90,13 @@ def _check_metric(ask: Ask, metric: str, facts: Sequence[Fact], default: frozens
         if metric not in NO_TENSE and of_year and all(f.forecast != ask.forecast for f in of_year):
             got = "a forecast" if of_year[0].forecast else "an actual figure"
             want = "a forecast" if ask.forecast else "an actual"
-            return Verdict("forecast_mismatch", f"asks {metric} for {y} as {want}; the source gives {got} for {y}")
+            return Verdict(Reason.FORECAST_MISMATCH, f"asks {metric} for {y} as {want}; the source gives {got} for {y}")
     same = [f for f in cands if f.forecast == ask.forecast] or cands
     want = ask.direction.get(metric)
     said = {f.direction for f in same if f.direction}
     if want and said and want not in said:
-        return Verdict("contradicted", f"asks why/how much {metric} went {want}; the source says it went "
-                                       f"{'/'.join(sorted(said))}")
+        return Verdict(Reason.CONTRADICTED, f"asks why/how much {metric} went {want}; the source says it went "
+                       f"{'/'.join(sorted(said))}")
     return None
 
 
@@ -183,7 +176,7 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
         if not layers:
             if metric in ask.loose:
                 continue
-            return Verdict("metric_absent", f"asks {metric}; the source never states it")
+            return Verdict(Reason.METRIC_ABSENT, f"asks {metric}; the source never states it")
         first = None
         for facts in layers:
             v = _check_metric(ask, metric, facts, default)
@@ -195,8 +188,8 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
     # after the source's own reading, which names the more telling reason (a target asked as an actual)
     flows = [m for m in ask.metrics if m in FLOWS]
     if flows and date and dated and not ask.forecast and ask.part == FY and date.year in ask.years:
-        return Verdict("wrong_period", f"asks {flows[0]} for the full year {date.year} as an actual; a report "
-                                       f"of {date} cannot state that year's full-year figure")
+        return Verdict(Reason.WRONG_PERIOD, f"asks {flows[0]} for the full year {date.year} as an actual; a report "
+                       f"of {date} cannot state that year's full-year figure")
     if any(m not in ask.loose for m in ask.metrics):
         return None
     if span is not None:  # a sentence query speaks of the period in force at its sentence
@@ -226,27 +219,28 @@ def _check_period_only(ask: Ask, source: str, date: dt.date | None, ps: list | N
     if ask.years:
         known = years or _default_years(date)
         if known is not None and ask.years - known:
-            return Verdict("wrong_period", f"asks {sorted(ask.years)}; the source speaks of "
-                                           f"{sorted(known) if years else 'no year (report of ' + str(date) + ')'}")
+            return Verdict(Reason.WRONG_PERIOD, f"asks {sorted(ask.years)}; the source speaks of "
+                           f"{sorted(known) if years else 'no year (report of ' + str(date) + ')'}")
     if ask.explicit_part:
         parts = {p.part for p in ps if p.part and (not ask.years or not p.years or ask.years & p.years)}
         if not any(_part_ok(ask.part, p) for p in parts):
-            return Verdict("wrong_period", f"asks {ask.part}; the source gives {sorted(parts) or 'no part of year'}")
+            return Verdict(Reason.WRONG_PERIOD,
+                           f"asks {ask.part}; the source gives {sorted(parts) or 'no part of year'}")
     if ask.forecast and ask.years and date and min(ask.years) < date.year:
         # 「2022-2023年的盈利预测」 in a report of 2023: a year already reported is forecast only where the
         # source says so
         told = {y for f in read_facts(norm(source), date) if f.forecast for y in f.years}
         past = sorted(y for y in ask.years if y < date.year and y not in told)
         if past:
-            return Verdict("wrong_period", f"asks a forecast for {past}, which a report of {date} reviews as "
-                                           "actual; the source forecasts no such year")
+            return Verdict(Reason.WRONG_PERIOD, f"asks a forecast for {past}, which a report of {date} reviews as "
+                           "actual; the source forecasts no such year")
     future = bool(date and years and max(years) > date.year)
     if ask.forecast and not (is_forecast(source) or future):
-        return Verdict("forecast_mismatch", "asks a forecast; the source states no forecast")
+        return Verdict(Reason.FORECAST_MISMATCH, "asks a forecast; the source states no forecast")
     # a report cannot tell what happened after its own year: figures, progress or effects (「2022年的渠道建设有哪
     # 些进展」 in a report of early 2021); a plan or target asked as one is fine
     if not ask.forecast and date and ask.years and min(ask.years) > date.year and not _PLAN.search(norm(ask_text)):
-        return Verdict("forecast_mismatch", f"asks {sorted(ask.years)} as what happened, in a report of {date}")
+        return Verdict(Reason.FORECAST_MISMATCH, f"asks {sorted(ask.years)} as what happened, in a report of {date}")
     return None
 
 
@@ -259,13 +253,13 @@ def check_topic_answer(query: str, titles: Sequence[tuple[str, dt.date | None]])
     years = {y for t, d in titles for p in periods(t, d) for y in p.years}
     years |= {y for d in dates for y in (d.year, d.year - 1)}
     if dates and ask.years and not ask.forecast and min(ask.years) > max(dates).year:
-        return Verdict("forecast_mismatch", f"asks {sorted(ask.years)} as an actual; the latest report is of "
-                                            f"{max(dates)}")
+        return Verdict(Reason.FORECAST_MISMATCH, f"asks {sorted(ask.years)} as an actual; the latest report is of "
+                       f"{max(dates)}")
     if ask.years and years and ask.years - years:
-        return Verdict("wrong_period", f"asks {sorted(ask.years)}; the topic's reports cover {sorted(years)}")
+        return Verdict(Reason.WRONG_PERIOD, f"asks {sorted(ask.years)}; the topic's reports cover {sorted(years)}")
     for metric in ask.metrics:
         want = ask.direction.get(metric)
         said = {f.direction for t, d in titles for f in read_facts(norm(t), d) if f.metric == metric and f.direction}
         if want and said and want not in said:
-            return Verdict("contradicted", f"asks {metric} {want}; the titles say {'/'.join(sorted(said))}")
+            return Verdict(Reason.CONTRADICTED, f"asks {metric} {want}; the titles say {'/'.join(sorted(said))}")
     return None

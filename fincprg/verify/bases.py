@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import CLAUSE_SPLIT, METRICS, blank_names, metrics, norm, read_ask
+from fincprg.verify.verdict import Reason, Verdict
 
 _YOY_ASK = re.compile(r"同比|(?:较|比|相比|与)(?:上年|去年|上一年)(?:同期)?")
 # a base other than a year earlier, named in the clause of the metric
@@ -59,8 +59,8 @@ def check_base(query: str, source: str, names: Iterable[str] = ()) -> Verdict | 
             continue
         others = [b.group() for c in clauses for b in _OTHER_BASE.finditer(c)]
         if others and all(_OTHER_BASE.search(c) for c in clauses):
-            return Verdict("not_answered", f"asks a year-on-year change of {what}; the source compares it only "
-                                           f"with another base (「{others[0]}」)")
+            return Verdict(Reason.NOT_ANSWERED, f"asks a year-on-year change of {what}; the source compares it only "
+                           f"with another base (「{others[0]}」)")
     return None
 
 
@@ -87,8 +87,8 @@ def check_valuation_parts(query: str, source: str, names: Iterable[str] = ()) ->
             head = c[:m.end()]
             whole = whole or bool(_WHOLE.search(head)) or any(n in head for n in named)
     if len(figures) >= 2 and not whole:
-        return Verdict("vague", "asks the company's market value; the source values several parts one by one "
-                                f"({', '.join(sorted(figures)[:3])}) and not the whole")
+        return Verdict(Reason.VAGUE, "asks the company's market value; the source values several parts one by one "
+                       f"({', '.join(sorted(figures)[:3])}) and not the whole")
     return None
 
 
@@ -111,6 +111,6 @@ def check_valued_part(query: str, source: str) -> Verdict | None:
     levels = list(_LEVEL.finditer(s))
     parts = [m for m in levels if _PART_LEVEL.search(s[max(0, m.start() - 8):m.end()])]
     if parts and len(parts) == len(levels):
-        return Verdict("not_answered", "asks the company's valuation; the source states only a part's "
-                                       f"(「{s[max(0, parts[0].start() - 6):parts[0].end()]}」)")
+        return Verdict(Reason.NOT_ANSWERED, "asks the company's valuation; the source states only a part's "
+                       f"(「{s[max(0, parts[0].start() - 6):parts[0].end()]}」)")
     return None

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (CLAUSE_SPLIT, COMPARE, CONDITIONAL, SENT_SPLIT, blank_names, blank_periods, norm,
                                     periods)
+from fincprg.verify.verdict import Reason, Verdict
 
 # --- events ----------------------------------------------------------------------------------------------------
 EVENTS: dict[str, tuple[str, ...]] = {
@@ -102,19 +102,19 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     priced = events & _PRICED
     on_it = [sent for sent in every if any(_EVENT_OF[h.group()] in priced for h in _EVENT_RE.finditer(sent))]
     if priced and _ASKS_PRICE.search(q) and not any(_PRICE.search(blank_periods(sent)) for sent in on_it):
-        return Verdict("not_answered", f"asks the price of {'/'.join(sorted(priced))}; the source's sentences on "
-                                       "it state no price in 元")
+        return Verdict(Reason.NOT_ANSWERED, f"asks the price of {'/'.join(sorted(priced))}; the source's sentences on "
+                       "it state no price in 元")
     for event in sorted(events):
         if not any(_states_event(sent, hit, done, uses) for sent in sents
                    for hit in _EVENT_RE.finditer(sent) if _EVENT_OF[hit.group()] == event):
-            return Verdict("not_answered", f"asks what/which of {event}; the source does not state that event "
-                                           "with specifics (names or amounts, not only a date), or only as a condition")
+            return Verdict(Reason.NOT_ANSWERED, f"asks what/which of {event}; the source does not state that event "
+                           "with specifics (names or amounts, not only a date), or only as a condition")
     asked = {y for p in periods(COMPARE.sub("", q)) for y in p.years}
     for event in sorted(events) if asked else ():
         named = _named_years(every, event)
         if named and not named & asked:
-            return Verdict("wrong_period", f"asks the {min(asked)} {event}; the source names it as of "
-                                           f"{'/'.join(map(str, sorted(named)))}")
+            return Verdict(Reason.WRONG_PERIOD, f"asks the {min(asked)} {event}; the source names it as of "
+                           f"{'/'.join(map(str, sorted(named)))}")
     return None
 
 

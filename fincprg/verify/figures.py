@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (CLAUSE_SPLIT, METRICS, SENT_SPLIT, Fact, blank_periods, longest_first, metrics,
                                     norm, periods, read_ask, read_facts)
+from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
 
@@ -93,8 +93,8 @@ def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict 
             continue
         if not any(_figure_near(s, x, _AMOUNT) for x in of_part or mentions):
             which = f"{asked}'s {fam}" if of_part else fam
-            return Verdict("not_answered", f"asks the amount of {which}; the source states only its change or "
-                                           "share")
+            return Verdict(Reason.NOT_ANSWERED, f"asks the amount of {which}; the source states only its change or "
+                           "share")
     return None
 
 
@@ -133,7 +133,7 @@ def check_price_level(query: str, source: str) -> Verdict | None:
     s = norm(source)
     mentions = list(re.finditer(re.escape(m.group(1)), s))
     if mentions and not any(_figure_near(s, x, _PRICE_LEVEL) for x in mentions):
-        return Verdict("not_answered", f"asks the level of {m.group(1)}; the source states it only as a change")
+        return Verdict(Reason.NOT_ANSWERED, f"asks the level of {m.group(1)}; the source states it only as a change")
     return None
 
 
@@ -148,7 +148,7 @@ def check_rate_level(query: str, source: str) -> Verdict | None:
         if not mentions:
             continue  # not stated at all: answerability's business
         if not any(_states_level(re.split(r"[，,。；;]", s[e:e + 40])[0]) for e in mentions):
-            return Verdict("not_answered", f"asks the level of {surface}; the source states only its change")
+            return Verdict(Reason.NOT_ANSWERED, f"asks the level of {surface}; the source states only its change")
     return None
 
 
@@ -176,12 +176,12 @@ def check_combined(query: str, source: str, names: Iterable[str] = ()) -> Verdic
                 if _SURFACES_RE.search(s[i + len(part):i + len(part) + 14])]
         # 「双胶纸 铜版纸 白卡纸毛利率分别为…」 lists one value per member: no combined figure
         if near and all(_joined(s, i, len(part)) and not _listed(s, i + len(part)) for i in near):
-            return Verdict("not_answered", f"asks {part}'s {m.group()}; the source states it only for a combined "
-                                           f"category (「{s[max(0, near[0] - 6):near[0] + len(part)]}」)")
+            return Verdict(Reason.NOT_ANSWERED, f"asks {part}'s {m.group()}; the source states it only for a combined "
+                           f"category (「{s[max(0, near[0] - 6):near[0] + len(part)]}」)")
         # 「其他调味品收入」 is what is left of the category, not its total
         if near and all(_REMAINDER.search(s[max(0, i - 2):i]) for i in near):
-            return Verdict("not_answered", f"asks {part}'s {m.group()}; the source states only a remainder "
-                                           f"(「{s[max(0, near[0] - 2):near[0] + len(part)]}」)")
+            return Verdict(Reason.NOT_ANSWERED, f"asks {part}'s {m.group()}; the source states only a remainder "
+                           f"(「{s[max(0, near[0] - 2):near[0] + len(part)]}」)")
     return None
 
 
@@ -218,8 +218,8 @@ def check_valuation(query: str, source: str) -> Verdict | None:
     """``forecast_mismatch``: a multiple the source gives at today's price (「当前股价对应…PB」) asked as reached."""
     q, s = norm(query), norm(source)
     if _VALUATION.search(q) and _REACHED.search(q) and _AT_PRICE.search(s):
-        return Verdict("forecast_mismatch", "asks a valuation multiple as a figure reached; the source gives it at "
-                                            "today's price on forecast earnings")
+        return Verdict(Reason.FORECAST_MISMATCH, "asks a valuation multiple as a figure reached; the source gives "
+                       "it at today's price on forecast earnings")
     return None
 
 
@@ -236,15 +236,15 @@ def check_risk(query: str, source: str) -> Verdict | None:
         return None
     lists = [m.end() for m in _RISK_LIST.finditer(s)]
     if _EFFECT_ASK.search(q) and lists and not re.search(r"风险[^。；;]{0,30}(?:影响|冲击|拖累)", s[:lists[0]]):
-        return Verdict("not_answered", "asks a risk's effect; the source only lists it under 风险提示")
+        return Verdict(Reason.NOT_ANSWERED, "asks a risk's effect; the source only lists it under 风险提示")
     if re.search(r"哪些|什么", q) and lists and all(_NO_DETAIL.search(re.split(r"[。；;]", s[e:])[0]) for e in lists):
-        return Verdict("not_answered", "asks which risks; the source's 风险提示 refers elsewhere (详见正文)")
+        return Verdict(Reason.NOT_ANSWERED, "asks which risks; the source's 风险提示 refers elsewhere (详见正文)")
     heads = [m for m in _RISK_HEADING.finditer(s)]
     if re.search(r"哪些|什么", q) and heads and len(heads) == len(lists) \
             and not re.search(r"[\u4e00-\u9fff]{2}", s[heads[-1].end():].split("\n")[0]):
         # a sentence that ends on its 「风险提示。」 heading: the risks are in the next one (the title appended
         # after a passage is no risk)
-        return Verdict("not_answered", "asks which risks; the source ends on its 风险提示 heading, naming none")
+        return Verdict(Reason.NOT_ANSWERED, "asks which risks; the source ends on its 风险提示 heading, naming none")
     return None
 
 
@@ -266,8 +266,8 @@ def check_earnings_forecast(query: str, source: str) -> Verdict | None:
     missing = sorted(ask.years - stated)
     if not facts or missing:
         which = f" for {'、'.join(map(str, missing))}" if facts else ""
-        return Verdict("not_answered", f"asks an earnings forecast; the source gives no forecast figure of earnings"
-                                       f"{which}")
+        return Verdict(Reason.NOT_ANSWERED, f"asks an earnings forecast; the source gives no forecast figure of "
+                       f"earnings{which}")
     return None
 
 
@@ -294,8 +294,8 @@ def check_target_as_forecast(query: str, source: str) -> Verdict | None:
     for fam in ask.metrics:
         if any(f.metric == fam and f.forecast for f in with_targets) \
                 and not any(f.metric == fam and f.forecast for f in without):
-            return Verdict("not_answered", f"asks a forecast of {fam}; the source gives only an incentive plan's "
-                                           "targets for it")
+            return Verdict(Reason.NOT_ANSWERED, f"asks a forecast of {fam}; the source gives only an incentive plan's "
+                           "targets for it")
     return None
 
 
@@ -340,6 +340,6 @@ def check_change_stated(query: str, source: str) -> Verdict | None:
             continue  # not stated for that period at all: answerability's business
 
         if not any(_sized(s, f, ask.years) for f in of):
-            return Verdict("not_answered", f"asks how much {fam} changed in the period asked; the source names that "
-                                           "period's figure with no number (the numbers are another period's)")
+            return Verdict(Reason.NOT_ANSWERED, f"asks how much {fam} changed in the period asked; the source "
+                           "names that period's figure with no number (the numbers are another period's)")
     return None

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from fincprg.verify.verdict import Reason, Verdict
 
-from fincprg.verify.answer import Verdict
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def judge(items: Sequence[JudgeItem], cfg: Any, llm_cfg: Any, cache_dir: Path, *
             if i not in errors:  # a valid re-ask: served from the cache under the first question next time
                 client.remember(msgs[i], r)
     verdicts: list[Verdict | None] = [
-        Verdict("judge_not_answered", answers[i][1] or "the judge found it not answered")
+        Verdict(Reason.JUDGE_NOT_ANSWERED, answers[i][1] or "the judge found it not answered")
         if i in answers and not answers[i][0] else None for i in range(len(items))]
     client.check_answered()  # every request failed (an HTML page, 500s): stop, as the early stop would have
     stats = client.stats

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import norm
+from fincprg.verify.verdict import Reason, Verdict
 
 
 def named_companies(query: str, candidates: Sequence[str]) -> list[str]:
@@ -26,5 +26,5 @@ def check_related(query: str, candidates: Sequence[str], industry_of: Mapping[st
     known = {n: industry_of.get(n) for n in names if industry_of.get(n)}
     if len(set(known.values())) >= 2:
         pairs = ", ".join(f"{n} ({i})" for n, i in known.items())
-        return Verdict("unrelated_companies", f"pairs companies of different industries: {pairs}")
+        return Verdict(Reason.UNRELATED_COMPANIES, f"pairs companies of different industries: {pairs}")
     return None

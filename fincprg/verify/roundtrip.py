@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from fincprg.verify.answer import Verdict
+from fincprg.verify.verdict import Reason, Verdict
 
 _FLOOR_BATCH = 4096  # queries per batch of own_floors
 _KEEP = re.compile(r"[0-9A-Za-z\u3400-\u9fff]+")
@@ -216,17 +216,17 @@ def judge_ranking(ranked: np.ndarray, scores: np.ndarray, target: Target, report
     ``dense`` (the model) for a dense ranking: only the top-``k`` test, ``n`` None skips ambiguity."""
     best = next((r for r, d in enumerate(ranked[:k]) if int(d) in target.own), None)
     if best is None and dense:
-        return Verdict("not_retrieved_dense", f"none of its own passages is in the top {k} of the dense model "
-                                              f"{dense} over the corpus")
+        return Verdict(Reason.NOT_RETRIEVED_DENSE, f"none of its own passages is in the top {k} of the dense model "
+                       f"{dense} over the corpus")
     if best is None:
-        return Verdict("not_retrieved", f"none of its own passages is in the top {k} of a character BM25 over "
-                                        "the corpus")
+        return Verdict(Reason.NOT_RETRIEVED, f"none of its own passages is in the top {k} of a character BM25 over "
+                       "the corpus")
     if n is None:
         return None
     floor = scores[best] * (1 - margin)
     others = {report_of[int(d)] for d, s in zip(ranked, scores) if s >= floor and s > 0} \
         - target.own_reports - target.related
     if len(others) >= n:
-        return Verdict("ambiguous", f"{len(others)} unrelated reports score within {margin:.0%} of its own "
-                                    f"passage ({', '.join(sorted(others)[:3])}…)")
+        return Verdict(Reason.AMBIGUOUS, f"{len(others)} unrelated reports score within {margin:.0%} of its own "
+                       f"passage ({', '.join(sorted(others)[:3])}…)")
     return None

@@ -11,9 +11,9 @@ import functools
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (LOOSE, METRICS, SENT_SPLIT, blank_names, blank_periods, longest_first, norm,
                                     periods, read_ask)
+from fincprg.verify.verdict import Reason, Verdict
 
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")
 # an adjusted total (「剔除防疫类用品公司总收入」) is no more the company's figure than a segment's
@@ -245,8 +245,8 @@ def check_part_whole(query: str, source: str, names: Iterable[str], start: int =
             continue  # the query itself asks a part (电池业务收入)
         scopes = metric_scopes(source, METRICS[fam], names, figures=True, since=start)
         if False in scopes and True not in scopes:
-            return Verdict("not_answered", f"asks the company's {fam}; the source gives figures for it only for a "
-                                           "segment, subsidiary, customer, peer or the industry")
+            return Verdict(Reason.NOT_ANSWERED, f"asks the company's {fam}; the source gives figures for it only for a "
+                           "segment, subsidiary, customer, peer or the industry")
     return None
 
 
@@ -269,6 +269,6 @@ def check_market_as_company(query: str, source: str, names: Iterable[str]) -> Ve
         stated = list(re.finditer(re.escape(m.group()), s))
         clauses = [s[max((c.end() for c in _CLAUSE.finditer(s, 0, x.start())), default=0):x.start()] for x in stated]
         if stated and not any(_WHOLE_MARK.search(c) for c in clauses):
-            return Verdict("wrong_subject", f"asks 「{m.group()}」 of the company; the source states it as the "
-                                            "market's, not the company's")
+            return Verdict(Reason.WRONG_SUBJECT, f"asks 「{m.group()}」 of the company; the source states it as the "
+                           "market's, not the company's")
     return None

@@ -24,17 +24,20 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 from fincprg import layout as L
+from fincprg.errors import ConfigError
 from fincprg.io import atomic_write_jsonl
 from fincprg.records import Passage, Query
-from fincprg.verify.answer import Verdict, check_answer, check_topic_answer
+from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.checks import strict_checks
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking, own_floors
+from fincprg.verify.rules import RULES, stamp, unknown
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_garbled
 from fincprg.verify.subject import Subjects, check_subject, variants
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
+from fincprg.verify.verdict import Reason, Verdict
 
 log = logging.getLogger(__name__)
 N_EXAMPLES = 3
@@ -134,43 +137,50 @@ class _Sources:
         return self._subjects[key]
 
 
-def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str, str | None]) -> Verdict | None:
-    """The rule checks of one query (subject, answer, related), first failure first."""
+def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str, str | None],
+                disabled: frozenset[str] = frozenset()) -> Verdict | None:
+    """The rule checks of one query (subject, answer, related), first failure first; each Verdict carries the id of
+    its rule (:mod:`.rules`), and a rule in ``disabled`` is skipped."""
+    on = checks.union(("",))  # "": the rules no coarse switch turns off (the source's)
+    run = {r.id for r in RULES if r.switch in on and r.id not in disabled}
     if q.level in ("sentence", "passage"):
         p = src.passage(q.source_ids[0]) if q.source_ids else None
         if p is None or p.report_id not in src.reports:
-            return Verdict("no_source", "its passage is not in the corpus")
+            return Verdict(Reason.NO_SOURCE, "its passage is not in the corpus", "source")
         info = src.reports[p.report_id]
-        if "subject" in checks:
+        if "subject" in run:
             v = check_subject(q.text, src.passage_subjects(p), listed=src.mentioned)
             if v is not None:
-                return v
+                return stamp(v, "subject")
         if "answer" in checks:
             sentence = src.sentences.get(str(q.provenance.get("sentence_id"))) if q.level == "sentence" else None
             v = check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date,
-                             dated=not info.date_inferred)
+                             dated=not info.date_inferred) if "answer" in run else None
             if v is not None:
-                return v
-            return strict_checks(q.text, p.text, info.title, sentence, _asked_names(q.text, src.passage_subjects(p)))
+                return stamp(v, "answer")
+            return strict_checks(q.text, p.text, info.title, sentence, _asked_names(q.text, src.passage_subjects(p)),
+                                 disabled)
         return None
     topic = q.source_ids[0] if q.source_ids else ""
     infos = src.topic_reports(topic)
     if not infos:
-        return Verdict("no_source", f"topic {topic!r} has no reports")
+        return Verdict(Reason.NO_SOURCE, f"topic {topic!r} has no reports", "source")
     subjects = src.topic_subjects(topic)
-    if "subject" in checks:
-        v = check_subject(q.text, subjects, listed=src.mentioned) or check_garbled(q.text)
+    if "subject" in checks:  # a topic query's garbled rule runs under the subject switch
+        v = (stamp(check_subject(q.text, subjects, listed=src.mentioned), "subject") if "subject" in run else None) \
+            or (stamp(check_garbled(q.text), "garbled") if "garbled" not in disabled else None)
         if v is not None:
             return v
-    if "answer" in checks:
+    if "topic_strict" in run:
         v = check_topic_strict(q.text, infos, subjects.companies, subjects.industries, listed=src.mentioned)
         if v is not None:
-            return v
+            return stamp(v, "topic_strict")
+    if "topic_answer" in run:
         v = check_topic_answer(q.text, [(i.title, i.date) for i in infos])
         if v is not None:
-            return v
-    if "related" in checks and q.level == "intent":
-        return check_related(q.text, sorted(subjects.companies), industry_of)
+            return stamp(v, "topic_answer")
+    if "related" in run and q.level == "intent":
+        return stamp(check_related(q.text, sorted(subjects.companies), industry_of), "related")
     return None
 
 
@@ -291,6 +301,10 @@ def run(ctx: Any) -> dict[str, Any]:
             wanted.add(str(q.provenance.get("sentence_id")))
     src = _Sources(ctx, table, wanted)
     checks = set(cfg.checks)
+    disabled = frozenset(cfg.disable)
+    if bad := unknown(disabled):
+        raise ConfigError(f"verify.disable names no rule that can be switched off: {', '.join(sorted(bad))}; "
+                          "`fincprg verify-rules` lists the rule ids")
     # the table's own industry (Tushare's 白酒 vs 食品) is finer than CITIC level 1
     industry_of: dict[str, str | None] = dict(table.own_industry) if table is not None else {}
     for info in src.reports.values():  # companies without a table entry: their reports' CITIC industry
@@ -302,7 +316,7 @@ def run(ctx: Any) -> dict[str, Any]:
     asks: list[Ask] = []
     titles_only: list[Ask] = []  # topics of titles without bodies: no passage to retrieve, so no round trip
     for q in ctx.progress(stream(), total=sum(generated.values()), desc="verify rules"):
-        v = check_rules(q, src, checks, industry_of)
+        v = check_rules(q, src, checks, industry_of, disabled)
         if v is not None:
             verdicts[q.id] = v
         else:
@@ -311,27 +325,27 @@ def run(ctx: Any) -> dict[str, Any]:
             (titles_only if title_only else asks).append(ask)
     no_subject = src.passages_without_subject()
     src.release()
-    if "round_trip" in checks:
+    if "round_trip" in checks and "round_trip" not in disabled:
         from tqdm.auto import tqdm
 
         round_trip = RoundTrip(src, cfg)
         with tqdm(total=len(asks), desc="verify round trip", disable=not ctx.show_progress, leave=False) as bar:
             found = round_trip(asks, progress=bar.update)
-        asks = _keep(asks, found, verdicts)
-        if cfg.dense.model:
+        asks = _keep(asks, found, verdicts, "round_trip")
+        if cfg.dense.model and "round_trip_dense" not in disabled:
             with tqdm(total=len(asks), desc="verify dense round trip", disable=not ctx.show_progress,
                       leave=False) as bar:
                 found = round_trip(asks, progress=bar.update, dense=True)
-            asks = _keep(asks, found, verdicts)
+            asks = _keep(asks, found, verdicts, "round_trip_dense")
         del round_trip
     asks += titles_only
     judge_counts: dict[str, Any] | bool = False
-    if cfg.judge.backend == "llm":
+    if cfg.judge.backend == "llm" and "judge" not in disabled:
         from fincprg.verify.judge import JudgeItem, judge
 
         items = [JudgeItem(q.text, q.level, _judge_source(q, src)) for q in asks]
         got, judge_counts = judge(items, cfg.judge, ctx.config.llm, ctx.cache_dir, progress=ctx.show_progress)
-        asks = _keep(asks, got, verdicts)
+        asks = _keep(asks, got, verdicts, "judge")
 
     kept_ids = {q.id for q in asks}
     del asks
@@ -342,7 +356,7 @@ def run(ctx: Any) -> dict[str, Any]:
             v = verdicts.get(q.id)
             if v is not None:
                 dropped.append({"query_id": q.id, "level": q.level, "text": q.text, "reason": v.reason,
-                                "detail": v.detail})
+                                "rule": v.rule, "detail": v.detail})
             elif q.parent_id is not None and q.parent_id in verdicts:
                 yield q.model_copy(update={"parent_id": None})
             else:
@@ -356,9 +370,10 @@ def run(ctx: Any) -> dict[str, Any]:
     return counts
 
 
-def _keep(asks: list[Ask], found: list[Verdict | None], verdicts: dict[str, Verdict]) -> list[Ask]:
-    """The asks with no verdict in ``found`` (one per ask); the others' verdicts go to ``verdicts``."""
-    verdicts.update({q.id: v for q, v in zip(asks, found) if v is not None})
+def _keep(asks: list[Ask], found: list[Verdict | None], verdicts: dict[str, Verdict], rule: str) -> list[Ask]:
+    """The asks with no verdict in ``found`` (one per ask); the others' verdicts, stamped with ``rule``, go to
+    ``verdicts``."""
+    verdicts.update({q.id: stamp(v, rule) for q, v in zip(asks, found) if v is not None})
     return [q for q, v in zip(asks, found) if v is None]
 
 
@@ -370,6 +385,7 @@ def summarise(generated: Counter[str], dropped: list[dict[str, Any]], src: _Sour
                    "yield": round((generated[lv] - lost[lv]) / generated[lv], 4) if generated[lv] else 0.0}
               for lv in LEVELS if generated[lv]}
     reasons = Counter(d["reason"] for d in dropped)
+    rules = Counter(d["rule"] for d in dropped)
     by_level: dict[str, Counter[str]] = defaultdict(Counter)
     examples: dict[str, list[dict[str, str]]] = defaultdict(list)
     for d in dropped:
@@ -381,6 +397,7 @@ def summarise(generated: Counter[str], dropped: list[dict[str, Any]], src: _Sour
         "levels": levels,
         "kept": sum(c["kept"] for c in levels.values()), "dropped": len(dropped),
         "reasons": dict(reasons.most_common()),
+        "rules": dict(rules.most_common()),
         "reasons_by_level": {lv: dict(by_level[lv].most_common()) for lv in LEVELS if by_level[lv]},
         "report_subjects": dict(sorted(Counter(r.subject_from for r in src.reports.values()).items())),
         "passages_without_subject": no_subject,

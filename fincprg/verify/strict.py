@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import FLOWS, Verdict
+from fincprg.verify.answer import FLOWS
 from fincprg.verify.events import WHAT, events_in
 from fincprg.verify.readers import (
     CLAUSE_SPLIT,
@@ -30,6 +30,7 @@ from fincprg.verify.readers import (
     periods,
     read_ask,
 )
+from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"变化|变动|增长|增速|提升|提高|下降|下滑|降低|改善|回升|原因|驱动|因素|表现")
 _FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
@@ -80,23 +81,23 @@ def check_garbled(query: str) -> Verdict | None:
     q = norm(query)
     m = _BARE_UNIT.search(q)
     if m:
-        return Verdict("garbled", f"keeps the unit 「{m.group()}」 without its number")
+        return Verdict(Reason.GARBLED, f"keeps the unit 「{m.group()}」 without its number")
     m = _YEAR_TWICE.search(q)
     if m:
         seen = q[max(0, m.start() - 5):m.end()]
-        return Verdict("garbled", f"writes 年 twice or a month without its number (「{seen}」)")
+        return Verdict(Reason.GARBLED, f"writes 年 twice or a month without its number (「{seen}」)")
     m = _BOILER.search(q)
     if m:
-        return Verdict("garbled", f"copies conditional or legal boilerplate (「{m.group()}」)")
+        return Verdict(Reason.GARBLED, f"copies conditional or legal boilerplate (「{m.group()}」)")
     rep = _repeat(_SURFACE_RE.sub("|", re.sub(r"\d+", "|", q)))
     if rep:
-        return Verdict("garbled", f"repeats the fragment 「{rep}」")
+        return Verdict(Reason.GARBLED, f"repeats the fragment 「{rep}」")
     m = _MIXED_TENSE.search(q)
     if m:
-        return Verdict("garbled", f"asks a plan or forecast as something done (「{m.group()}」)")
+        return Verdict(Reason.GARBLED, f"asks a plan or forecast as something done (「{m.group()}」)")
     m = _ANSWER_IN_ASK.search(q)
     if m:
-        return Verdict("garbled", f"writes part of its answer into the question (「…{m.group()[-8:]}」)")
+        return Verdict(Reason.GARBLED, f"writes part of its answer into the question (「…{m.group()[-8:]}」)")
     return None
 
 
@@ -145,64 +146,64 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     bare = blank_periods(blank_names(q, names))  # without the company and the period: what the query asks about
     rest = _OPEN_ASK.sub("", bare)
     if rest != bare and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
-        return Verdict("vague", "asks an evaluation of the company with no aspect; it matches any report on it")
+        return Verdict(Reason.VAGUE, "asks an evaluation of the company with no aspect; it matches any report on it")
     if _INDEX.search(bare) and bare.lstrip().startswith("公司"):
-        return Verdict("wrong_subject", "asks an index of the company; an index (运价, 价格指数) is a market's")
+        return Verdict(Reason.WRONG_SUBJECT, "asks an index of the company; an index (运价, 价格指数) is a market's")
     m = _BARE_AMOUNT.match(re.sub(r"^(?:公司)?[\s的]*", "", bare))
     if m:
         # 「投资金额」 of which project, 「交易金额」 of which deal: a source names several as often as one
-        return Verdict("vague", f"asks the {m.group()} of no named project or deal")
+        return Verdict(Reason.VAGUE, f"asks the {m.group()} of no named project or deal")
     dated = _has_period(q)
     m = _OF_REPORT.search(q)
     if m and not dated:
         # each report on the company sets its own target price, rating and valuation
-        return Verdict("vague", f"asks the {m.group()} with no date; every report on the company gives its own")
+        return Verdict(Reason.VAGUE, f"asks the {m.group()} with no date; every report on the company gives its own")
     ask = read_ask(q)
     if ask.part == MONTH and not _MONTH_NAMED.search(q):
         # 「2022年单月市占率」 from 「1月单月市占率」: which month is lost
-        return Verdict("vague", "asks a single month's figure without naming the month")
+        return Verdict(Reason.VAGUE, "asks a single month's figure without naming the month")
     if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(COMPARE.sub("", q)):
         # 「一季度营收是多少」 matches every year's first quarter
-        return Verdict("vague", f"asks {ask.part} with no year; it matches every year's")
+        return Verdict(Reason.VAGUE, f"asks {ask.part} with no year; it matches every year's")
     if _FIGURE_ASK.search(q) and not dated:
         # (an undated target price or valuation was read above as the report's own: _OF_REPORT)
         timed = [m for m in ask.metrics if m not in _STOCKS or not _NOW.search(q)]
         word = _TIMED_WORDS.search(q)
         if timed or (word and not (word.group() in ("产能",) and _NOW.search(q))):
             what = timed[0] if timed else word.group()  # type: ignore[union-attr]
-            return Verdict("vague", f"asks a figure of {what} with no period; it depends on when")
+            return Verdict(Reason.VAGUE, f"asks a figure of {what} with no period; it depends on when")
     flows = [m for m in ask.metrics if m in FLOWS] if not dated and _CHANGE_ASK.search(bare) else []
     if flows:
         # 「归母净利润和经营现金流的变化情况如何」: every report on the company answers it for its own period
-        return Verdict("vague", f"asks how {flows[0]} changed, or why, with no period; it depends on when")
+        return Verdict(Reason.VAGUE, f"asks how {flows[0]} changed, or why, with no period; it depends on when")
     dated_events = events_in(bare) & _DATED_EVENTS
     if dated_events and WHAT.search(bare) and not dated:
         # 「五粮液推出了哪些新品」: every year has its launches, bids and deals
-        return Verdict("vague", f"asks {'/'.join(sorted(dated_events))} with no period; every year has its own")
+        return Verdict(Reason.VAGUE, f"asks {'/'.join(sorted(dated_events))} with no period; every year has its own")
     m = _ANY_PART.search(bare)
     if m:
-        return Verdict("vague", f"asks 「{m.group(1)}」 of no named segment or subsidiary")
+        return Verdict(Reason.VAGUE, f"asks 「{m.group(1)}」 of no named segment or subsidiary")
     src = norm(source)
     for pm in _PRODUCT_METRICS:
         if pm not in q:
             continue
         quals = _qualifiers(src, pm)
         if quals and all(quals) and not any(qu in q for qu in quals if qu):
-            return Verdict("vague", f"asks {pm} without the product; the source gives it for "
-                                    f"{'/'.join(sorted(set(quals))[:3])}")
+            return Verdict(Reason.VAGUE, f"asks {pm} without the product; the source gives it for "
+                           f"{'/'.join(sorted(set(quals))[:3])}")
         unqualified = not any(_qualifiers(bare, pm))
         if unqualified and re.search(re.escape(pm) + r"\s?分别", src):
-            return Verdict("vague", f"asks one {pm} without the product; the source gives several (「{pm}分别」)")
+            return Verdict(Reason.VAGUE, f"asks one {pm} without the product; the source gives several (「{pm}分别」)")
         made = _capacities(src) if pm == "产能" and unqualified else set()
         if len(made) >= 2:  # 「年产1500吨三氯蔗糖…年产5000吨2-甲基呋喃」: the capacity of which?
-            return Verdict("vague", f"asks 产能 without the product; the source gives capacities of "
-                                    f"{'/'.join(sorted(made)[:3])}")
+            return Verdict(Reason.VAGUE, f"asks 产能 without the product; the source gives capacities of "
+                           f"{'/'.join(sorted(made)[:3])}")
     if any(pm in q for pm in _SHARE_WORDS):
         # a share is always of some market: 「市场份额」 where the source gives 两融4.99% and 股基4.2% asks which
         shares = {f for pm in _SHARE_WORDS for f in _share_figures(src, pm, ask.years)}
         if len(shares) >= 2 and not any(qu and qu in q for pm in _SHARE_WORDS for qu in _qualifiers(src, pm)):
-            return Verdict("vague", "asks a market share without the market; the source gives several "
-                                    f"({', '.join(sorted(shares)[:3])})")
+            return Verdict(Reason.VAGUE, "asks a market share without the market; the source gives several "
+                           f"({', '.join(sorted(shares)[:3])})")
     return None
 
 
@@ -265,10 +266,10 @@ def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> V
     if not missing and ask.metrics and not said & (set(ask.metrics) | _RESULTS):
         missing = list(ask.metrics)  # 业绩 or 收入 alone: any results figure of the sentence answers it
     if missing:
-        return Verdict("not_in_sentence", f"asks {missing[0]}; its sentence does not state it")
+        return Verdict(Reason.NOT_IN_SENTENCE, f"asks {missing[0]}; its sentence does not state it")
     events = events_in(q)
     if events and not events & events_in(s):
-        return Verdict("not_in_sentence", f"asks about {sorted(events)[0]}; its sentence does not state it")
+        return Verdict(Reason.NOT_IN_SENTENCE, f"asks about {sorted(events)[0]}; its sentence does not state it")
     return None
 
 
@@ -283,6 +284,6 @@ def check_whole_year(query: str, source: str, names: Iterable[str] = ()) -> Verd
         return None
     of_year = [p for p in periods(norm(source)) if p.years & ask.years]
     if of_year and all(p.part not in (None, FY) for p in of_year):
-        return Verdict("wrong_period", f"asks {sorted(ask.years)} as a whole year; the source gives it only as "
-                                       f"{'/'.join(sorted({str(p.part) for p in of_year}))}")
+        return Verdict(Reason.WRONG_PERIOD, f"asks {sorted(ask.years)} as a whole year; the source gives it only as "
+                       f"{'/'.join(sorted({str(p.part) for p in of_year}))}")
     return None

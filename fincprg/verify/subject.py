@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import PART_WORDS, SURFACES, longest_first, norm
+from fincprg.verify.verdict import Reason, Verdict
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject
 BROKERS = ("中信建投", "中信证券", "国泰君安", "申万宏源", "东方财富", "东方证券", "北京高华", "太平洋", "中金公司",
@@ -122,7 +122,7 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     companies a text names (the stock table), so another listed company is told from a fragment."""
     q = norm(query)
     if subjects.empty:
-        return Verdict("no_subject", "the source has no company or industry a query could name")
+        return Verdict(Reason.NO_SUBJECT, "the source has no company or industry a query could name")
     if any(n in q for n in subjects.names):
         return None
     if subjects.kind != "company" and any(t in q for t in subjects.industries):
@@ -130,24 +130,25 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     rest = _strip(q)
     others = [n for n in (listed(rest[:12]) if listed else ()) if rest.startswith(n)]
     if others:
-        return Verdict("wrong_subject", f"names {others[0]}, a listed company the source does not make its subject")
+        return Verdict(Reason.WRONG_SUBJECT,
+                       f"names {others[0]}, a listed company the source does not make its subject")
     phrase = lead(q)
     if not phrase:  # it leads with a metric word: 「归母净利润的预测…」 names nothing, 「利润均以食品…」 is a fragment
         m = _RAW_END.search(rest)
         raw = rest[:m.start()] if m else rest
         if len(raw) >= 2 and raw not in _METRIC_WORDS and not raw.startswith(GENERIC):
-            return Verdict("fragment_subject", f"「{raw}」 is a fragment of the text, not a company or industry")
+            return Verdict(Reason.FRAGMENT_SUBJECT, f"「{raw}」 is a fragment of the text, not a company or industry")
     if not phrase or phrase in GENERIC or len(phrase) < 2:
-        return Verdict("no_subject", "the query names no company or industry")
+        return Verdict(Reason.NO_SUBJECT, "the query names no company or industry")
     broker = next((b for b in BROKERS if phrase.startswith(b)), None)
     if broker and (len(phrase) == len(broker) or _BROKER_TAIL.match(phrase, len(broker))
                    or any(phrase[len(broker):].startswith(t) for t in industry_terms())):
-        return Verdict("wrong_subject", f"「{phrase}」 names a broker, not the source's subject")
+        return Verdict(Reason.WRONG_SUBJECT, f"「{phrase}」 names a broker, not the source's subject")
     term = next((t for t in industry_terms() if phrase.startswith(t)), None)
     if term is not None:
         what = "a segment or industry term standing in for the report's company" if subjects.kind == "company" \
             else "an industry term the source is not about"
-        return Verdict("wrong_subject", f"「{phrase}」 is {what}")
+        return Verdict(Reason.WRONG_SUBJECT, f"「{phrase}」 is {what}")
     if phrase.startswith(GENERIC):
-        return Verdict("no_subject", f"「{phrase}」 names no company or industry")
-    return Verdict("fragment_subject", f"「{phrase}」 is a fragment of the text, not a company or industry")
+        return Verdict(Reason.NO_SUBJECT, f"「{phrase}」 names no company or industry")
+    return Verdict(Reason.FRAGMENT_SUBJECT, f"「{phrase}」 is a fragment of the text, not a company or industry")

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (CLAUSE_SPLIT, SENT_SPLIT, blank_names, blank_periods, is_forecast, metrics, norm,
                                     read_ask)
 from fincprg.verify.events import SPECIFIC
+from fincprg.verify.verdict import Reason, Verdict
 
 # topic -> the words that name it in a query and in a source sentence
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -83,10 +83,10 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     for topic in sorted(asked):
         if not any(_states(sent, topic, ahead, impact, company) for sent in sents):
             what = "impact" if impact else "state or progress"
-            return Verdict("not_answered", f"asks the {what} of {topic}; no sentence of the source states it "
-                                           "with specifics (a figure with its unit, a name)"
-                                           + ("" if ahead else ", other than as an outlook")
-                                           + (", the topic acting on something" if impact else ""))
+            return Verdict(Reason.NOT_ANSWERED, f"asks the {what} of {topic}; no sentence of the source states it "
+                           "with specifics (a figure with its unit, a name)"
+                           + ("" if ahead else ", other than as an outlook")
+                           + (", the topic acting on something" if impact else ""))
     return None
 
 
@@ -150,8 +150,8 @@ def check_trend(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         if not mentions:
             continue  # never named: the answer and metric rules decide
         if not any(_figure(c) and not _OUTLOOK.search(c) and not is_forecast(c) for c in mentions):
-            return Verdict("not_answered", f"asks how {what} went; the source states no figure for it, only a "
-                                           "direction, a plan or an outlook")
+            return Verdict(Reason.NOT_ANSWERED, f"asks how {what} went; the source states no figure for it, only a "
+                           "direction, a plan or an outlook")
     return None
 
 

@@ -18,10 +18,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from fincprg.finance.lexicon import content_words
-from fincprg.verify.answer import Verdict
 from fincprg.verify.readers import (CONDITIONAL, FY, SENT_SPLIT, SURFACES, Ask, blank_periods, is_forecast,
                                     longest_first, norm, periods, read_ask)
 from fincprg.verify.sources import ReportInfo
+from fincprg.verify.verdict import Reason, Verdict
 
 _INTERIM_PARTS = frozenset({"H1", "9M", "Q1", "Q2", "Q3", "Q4", "Q"})
 _INTERIM = re.compile(r"业绩预告|业绩快报|预告|预增|快报|季报|中报|半年")
@@ -80,8 +80,8 @@ def _keyword_years(q: str, ask: Ask, infos: Sequence[ReportInfo], companies: set
     covered = {y for i in on_it for y in _report_years(i)}
     missing = sorted(ask.years - covered) if on_it and covered else []
     if missing:
-        return Verdict("wrong_period", f"asks {missing[0]} of 「{'、'.join(words)}」; the topic's titles that write it "
-                                       f"review {sorted(covered)}")
+        return Verdict(Reason.WRONG_PERIOD, f"asks {missing[0]} of 「{'、'.join(words)}」; the topic's titles that "
+                       f"write it review {sorted(covered)}")
     return None
 
 
@@ -98,10 +98,10 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
         for y in sorted(ask.years):
             of_year = [i for i in scope if y in _report_years(i)]
             if of_year and all(_interim(i.title) for i in of_year):
-                return Verdict("wrong_period", f"asks {y} as a whole year; every report {whose} for {y} is "
-                                               "an interim review")
+                return Verdict(Reason.WRONG_PERIOD, f"asks {y} as a whole year; every report {whose} for {y} is "
+                               "an interim review")
             if named and scope and not of_year:
-                return Verdict("wrong_period", f"asks {y}; no report {whose} reviews {y}")
+                return Verdict(Reason.WRONG_PERIOD, f"asks {y}; no report {whose} reviews {y}")
     v = _keyword_years(q, ask, infos, companies, terms)
     if v is not None:
         return v
@@ -109,15 +109,15 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
     if m:
         n_comp = len({c for i in infos for c in i.companies})
         if len(infos) < 3 or (not any(i.kind == "industry" for i in infos) and n_comp < 3):
-            return Verdict("wrong_subject", f"asks industry-wide (「{m.group()}」) on {len(infos)} report(s) of "
-                                            f"{n_comp} compan{'y' if n_comp == 1 else 'ies'}")
+            return Verdict(Reason.WRONG_SUBJECT, f"asks industry-wide (「{m.group()}」) on {len(infos)} report(s) of "
+                           f"{n_comp} compan{'y' if n_comp == 1 else 'ies'}")
     titles = norm("\n".join(i.title for i in infos))
     others = [n for n in (listed(q) if listed else ()) if n not in companies and n not in titles]
     if others:
-        return Verdict("wrong_subject", f"names {others[0]}, which the topic's titles do not name")
+        return Verdict(Reason.WRONG_SUBJECT, f"names {others[0]}, which the topic's titles do not name")
     for w in _LATIN.findall(q):
         if w.upper() not in _METRIC_WORDS and w.lower() not in titles.lower():
-            return Verdict("wrong_subject", f"names {w}, which the topic's titles do not name")
+            return Verdict(Reason.WRONG_SUBJECT, f"names {w}, which the topic's titles do not name")
     if not any(c in q for c in companies):
         named = companies | set(listed(titles) if listed else ())
         for n in longest_first(named):  # 银行 in 江苏银行 is the company's name, not a fragment
@@ -130,7 +130,7 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
             longer = [titles[k - 1] for k in at if k > 0 and re.match(r"[\u4e00-\u9fff]", titles[k - 1])
                       and titles[k - 1] not in _FUNCTION_CHARS]
             if len(longer) == len(at) and not any(f"{c}{t}" in q for c in longer):
-                return Verdict("fragment_subject", f"「{t}」 is cut from 「{longer[0]}{t}」 in the titles")
+                return Verdict(Reason.FRAGMENT_SUBJECT, f"「{t}」 is cut from 「{longer[0]}{t}」 in the titles")
             break
     return None
 

@@ -51,6 +51,7 @@ def _answer(request: dict) -> str:
 
 
 def _build(tmp_path, llm_server, monkeypatch, extra=()):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     corpus = tmp_path / "reports.jsonl"
     corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in REPORTS), encoding="utf-8")
     llm_server.set_responder(_answer)
@@ -153,3 +154,22 @@ def test_the_dense_round_trip_drops_what_the_bi_encoder_does_not_retrieve(tmp_pa
         checked += 1
     reasons = outcomes["verify"].counts["reasons"]
     assert checked >= 4 and reasons.get("not_retrieved_dense", 0) >= 1
+
+
+def test_dropped_rows_name_their_rule_and_verify_disable_switches_rules_off(tmp_path, llm_server, monkeypatch):
+    """Each dropped row carries the id of the rule that dropped it (counted by rule in the manifest); a rule named
+    in verify.disable no longer drops anything, and an id that names no rule is a config error."""
+    import pytest
+
+    from fincprg.errors import ConfigError
+
+    out, outcomes, dropped = _build(tmp_path / "on", llm_server, monkeypatch)
+    assert dropped[QUERIES["代工出货量"]]["rule"] == "answer"
+    assert all(d["rule"] for d in dropped.values())
+    counts = outcomes["verify"].counts
+    assert sum(counts["rules"].values()) == counts["dropped"]
+    out, outcomes, dropped = _build(tmp_path / "off", llm_server, monkeypatch, ["verify.disable=[answer]"])
+    assert not any(d["rule"] == "answer" for d in dropped.values())
+    assert dropped.get(QUERIES["代工出货量"], {}).get("reason") != "contradicted"
+    with pytest.raises(ConfigError, match="verify.disable"):
+        _build(tmp_path / "bad", llm_server, monkeypatch, ["verify.disable=[no_such_rule]"])

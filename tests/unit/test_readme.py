@@ -24,3 +24,11 @@ def test_readme_names_every_cli_command():
     assert names >= {"build", "stages", "demo", "eval", "audit", "report", "doctor"}
     missing = [n for n in names if f"fincprg {n}" not in readme]
     assert not missing, f"README does not mention: {missing}"
+
+
+def test_verify_rules_in_readme_are_the_registry():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- verify-rules:start -->")[1].split("<!-- verify-rules:end -->")[0].strip()
+    generated = subprocess.run([sys.executable, str(ROOT / "scripts" / "verify_rules.py")],
+                               capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
+    assert block == generated, "README's verify rules are stale: paste `python scripts/verify_rules.py`"

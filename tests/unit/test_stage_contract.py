@@ -10,7 +10,8 @@ import pytest
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig, load_config
-from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, ConfigView, UndeclaredConfigError, signature
+from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, signature
+from fincprg.spec import ConfigView, UndeclaredConfigError
 from fincprg.pipeline.runner import StageContext
 
 PKG = Path(__file__).resolve().parents[2] / "fincprg"

@@ -1,0 +1,11 @@
+"""Print verify's rule table (Markdown) from the registry in fincprg/verify/rules.py.
+
+README.md's verify section (between <!-- verify-rules:start --> and <!-- verify-rules:end -->) is this script's
+output; tests/unit/test_readme.py checks it, so the README cannot drift from the registry.
+"""
+from __future__ import annotations
+
+from fincprg.verify.listing import markdown
+
+if __name__ == "__main__":
+    print(markdown())
