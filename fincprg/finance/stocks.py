@@ -193,7 +193,7 @@ def inside_word(text: str, start: int, end: int) -> bool:
     """
     import jieba
 
-    from fincprg.generate.words import pos_tags
+    from fincprg.finance.words import pos_tags
 
     jieba.setLogLevel(logging.WARNING)  # its "Building prefix dict" lines are INFO
     lo = max(0, start - _WORD_WINDOW)

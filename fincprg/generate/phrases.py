@@ -21,7 +21,7 @@ from fincprg.finance.compare import forecast_years
 from fincprg.finance.extract import metric_surface_pattern
 from fincprg.generate.complete import asked_period, normal_periods, part_year, without_base_periods
 from fincprg.generate.complete import text_periods as _text_periods
-from fincprg.generate.words import pos_tags, sound, words
+from fincprg.finance.words import pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
 # Function words, verbs and fillers that bound a phrase. Longest first; words that merely contain a

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from fincprg.generate.words import aligned
+from fincprg.finance.words import aligned
 
 RULES = ("no_phrase_list", "no_cut_token", "content_words", "period_in_source", "period_placed", "subject_named")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -40,7 +40,7 @@ _LEAD = re.compile(r"^(?:预计|市场预计|在|截至|截止)")
 
 
 def _boundaries(source: str) -> frozenset[int]:
-    from fincprg.generate.words import boundaries
+    from fincprg.finance.words import boundaries
 
     return boundaries(source)
 
@@ -131,7 +131,7 @@ def odd_words(spans: Sequence[str], names: Iterable[str] = ()) -> list[str]:
     """Words of the copied ``spans`` that break ``content_words``: guessed words, and a last word that is
     not a noun."""
     from fincprg.finance.lexicon import _tokenizer
-    from fincprg.generate.words import is_noun
+    from fincprg.finance.words import is_noun
 
     tok = _tokenizer()
     names = {n for n in names if n}

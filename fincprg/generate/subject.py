@@ -57,7 +57,7 @@ _ISSUER_WORD = re.compile(r"(?:^|[，,；;：:\s])(?:本)?公司(?!股东)")
 def _ambiguous(name: str, text: str, code: str | None) -> bool:
     """An ordinary word the table also lists as a short name, written without its code."""
     from fincprg.finance.lexicon import _tokenizer
-    from fincprg.generate.words import pos_tags
+    from fincprg.finance.words import pos_tags
 
     if code and code in text:
         return False

@@ -8,7 +8,7 @@ period written next to it, or its forecast, risk or event. A target price or rat
 the report's own, of its date, and undated it matches every report on the company. No word segmenter
 picks the wording: phrases are bounded by the sentence's own marks, so the queries do not reward the jieba dictionary
 that the BM25 baseline shares (``eval/bench_quality.py`` measures that bias). The tokenizer only
-filters afterwards (:mod:`fincprg.generate.words`): a phrase that is no whole noun phrase is dropped,
+filters afterwards (:mod:`fincprg.finance.words`): a phrase that is no whole noun phrase is dropped,
 and a metric whose written segment cannot be said is not asked at all.
 
 Only what the source states is asked: a why only where a reason is written for that metric, a direction

@@ -277,7 +277,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
     ``[]`` when nothing can be asked. ``listed``: listed companies' short
     names (a keyword that names one is a company, not a theme). ``max_intents`` is kept for the config: a topic
     has one subject."""
-    from fincprg.generate.words import sound
+    from fincprg.finance.words import sound
 
     if max_intents < 1:
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 from fincprg.generate.base import PassageInput
 from fincprg.generate.phrases import aspect_before
 from fincprg.generate.templates import TemplateGenerator
-from fincprg.generate.words import sound
+from fincprg.finance.words import sound
 from fincprg.records import Passage, Report, Sentence
 from fincprg.topics.intents import TopicInput, template_intents
 

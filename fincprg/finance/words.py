@@ -5,7 +5,9 @@ the wording does not follow the jieba dictionary the BM25 baseline shares. A phr
 be a fragment (「G智能手机」 from 「5G智能手机」), end in a verb (「国产替代推进」) or hold a word the
 dictionary lacks (「医美」, which the tokenizer would cut into characters). Such a phrase is checked here
 *after* it was chosen and dropped when it fails: the tokenizer filters, it does not pick the words. The same
-checks are the ``no_cut_token`` and ``content_words`` rules of :mod:`fincprg.generate.quality`.
+checks are the ``no_cut_token`` and ``content_words`` rules of :mod:`fincprg.generate.quality`. The module sits
+on the finance floor because the issuer reading (:mod:`fincprg.finance.stocks`) and the topics' intent templates
+read it too.
 """
 from __future__ import annotations
 
