@@ -46,7 +46,7 @@ class JoinedTokens:
         self.memo: dict[str, tuple[str, ...]] = {}
 
     def __call__(self, doc: str) -> list[str]:
-        from fincprg.topics.cluster import topic_tokens
+        from fincprg.topics.tokens import topic_tokens
 
         out: list[str] = []
         for piece in doc.split():
@@ -155,15 +155,13 @@ def _classes() -> tuple[type, type]:
 
 def fit(docs: Sequence[str], emb: np.ndarray, cfg: Any, industries: Sequence[str | None] | None,
         clusterer: Any, reducer: Any, top_n_words: int, progress: Any = None) -> tuple[Any, list[bool], Any]:
-    """Fit BERTopic on ``emb``; returns ``(model, moved, hierarchy)`` (``hierarchical_topics()`` rows, or
-    None below two topics). Raises ValueError where BERTopic cannot fit (e.g. an empty vocabulary)."""
+    """Fit BERTopic on ``emb`` (``reducer`` None: no reduction); returns ``(model, moved, hierarchy)``
+    (``hierarchical_topics()`` rows, or None below two topics). Raises ValueError where BERTopic cannot fit (e.g. an empty vocabulary)."""
     from bertopic.dimensionality import BaseDimensionalityReduction
-
-    from fincprg.topics.cluster import _Identity
 
     model_class, keywords = _classes()
     hdbscan_model = ClusterThenReduce(clusterer, emb, industries, cfg)
-    model = model_class(umap_model=BaseDimensionalityReduction() if isinstance(reducer, _Identity) else reducer,
+    model = model_class(umap_model=BaseDimensionalityReduction() if reducer is None else reducer,
                         hdbscan_model=hdbscan_model, vectorizer_model=make_vectorizer(),
                         representation_model=keywords(), top_n_words=top_n_words, calculate_probabilities=False,
                         nr_topics=cfg.nr_topics, verbose=False,
@@ -210,5 +208,5 @@ def describe(cfg: Any, moved: Sequence[bool], by_industry: bool) -> dict[str, An
                           "no embedding model saved",
             "hdbscan_model": clusterer, "outlier_reduction": reduction,
             "outliers_reassigned": int(sum(moved)), "vectorizer": "CountVectorizer over fincprg's jieba tokens "
-            "(fincprg.topics.cluster.topic_tokens); not saved with the model, so transform() of new titles "
+            "(fincprg.topics.tokens.topic_tokens); not saved with the model, so transform() of new titles "
             "needs fincprg.topics.bertopic_engine.make_vectorizer()"}

@@ -25,7 +25,6 @@ two topics, fall back to a single topic ``t0`` (plus ``t-1`` and a root ``h1`` w
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,24 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from fincprg.topics.tokens import REPORT_STOPWORDS, topic_tokens  # noqa: F401 - re-exported
+
 log = logging.getLogger(__name__)
-
-# Words every report title uses; they would otherwise top the c-TF-IDF keywords of many topics.
-REPORT_STOPWORDS = frozenset(
-    "行业 周报 月报 年报 季报 日报 点评 报告 研究 深度 跟踪 系列 专题 分析 公司 投资 策略 关注 建议 "
-    "观点 简评 快评 动态 事件 周度 月度 年度 双周 周观点 评级 首次 覆盖 维持 买入 增持 推荐 第 周 月 年 "
-    "季度 有望 持续 以及 进一步 中国 我国 市场 发展 数据 情况 主要 相关 整体 加速 趋势 展望 回顾 "
-    "年前 年后 一季度 二季度 三季度 四季度 上半年 下半年 全年 同比 环比 单季 预期 超预期".split()
-)
-_NUMERIC = re.compile(r"^[\d.%]+[a-z]?$")
-
-
-def topic_tokens(text: str) -> list[str]:
-    """Tokens for the c-TF-IDF vocabulary: finance tokenizer minus boilerplate and bare numbers."""
-    from fincprg.finance import tokenize
-
-    return [t for t in tokenize(text) if t not in REPORT_STOPWORDS and not _NUMERIC.match(t) and len(t) > 1]
-
 
 @dataclass
 class TopicTree:
@@ -233,8 +217,9 @@ def _bertopic_titles(docs: Sequence[str], emb: np.ndarray, cfg: Any, industries:
     """The ``bertopic`` engine: a fitted ``BERTopic`` (kept on the tree, saved by the stage)."""
     from fincprg.topics import bertopic_engine
 
-    try:
-        model, moved, hier = bertopic_engine.fit(docs, emb, cfg, industries, clusterer, reducer, top_n_words,
+    try:  # reducer None: BERTopic's BaseDimensionalityReduction
+        model, moved, hier = bertopic_engine.fit(docs, emb, cfg, industries, clusterer,
+                                                 None if isinstance(reducer, _Identity) else reducer, top_n_words,
                                                  progress)
     except ValueError as e:  # e.g. empty vocabulary, or a clusterer that cannot split the data
         return _single_topic(docs, note=f"BERTopic failed ({e}); single topic")
