@@ -168,17 +168,19 @@ def bench_industry() -> dict:
     }
 
 
-def _other_engine(engine: str) -> str:
+def _other_engine(res: dict) -> str:
     """A line for the engine this run did not use, from its saved result (``--engine native`` or ``bertopic``)."""
-    other = "native" if engine == "bertopic" else "bertopic"
+    other = "native" if res.get("engine", "native") == "bertopic" else "bertopic"
     saved = RESULTS / f"result-lsa-{other}.json"
     if not saved.exists():
         return ""
     r = json.loads(saved.read_text("utf-8"))
+    same = all(r.get(k) == res.get(k) for k in ("topics", "outlier_share", "purity_citic", "purity_eastmoney"))
+    past = f" ({r['wall_past_imports_s']} s past the BERTopic import)" if other == "bertopic" else " (no BERTopic import)"
     return (f"- The `{other}` engine (`--engine {other}`, measured {r.get('measured', '?')}, median of {r.get('repeats', 1)} "
-            f"at load {r.get('load_start', '?')}): wall {r['wall_s']} s ({r.get('wall_past_imports_s', r['wall_s'])} s past "
-            f"the BERTopic import), {r['topics']} topics, outlier share {r['outlier_share']:.1%}, CITIC purity "
-            f"{r['purity_citic']:.1%}, steps {r['steps_s']}.")
+            f"runs at load {r.get('load_start', '?')}, range {r.get('load_start_range', '?')}): wall {r['wall_s']} s{past}, "
+            f"{r['topics']} topics, outlier share {r['outlier_share']:.1%}, CITIC purity {r['purity_citic']:.1%}"
+            f"{' (the same figures as above)' if same else ''}; steps {r['steps_s']}.")
 
 
 def write_readme(res: dict, ind: dict) -> None:
@@ -216,7 +218,7 @@ def write_readme(res: dict, ind: dict) -> None:
         + (f" ({t['purity_citic_clustered']:.1%} on the titles HDBSCAN clustered, without the moved ones)"
            if t.get("reassigned_share") else "") + ".",
         f"- Titles whose subtree is above their leaf topic: {t['subtree_above_leaf']:.1%}.",
-        *([o] if (o := _other_engine(engine)) else []),
+        *([o] if (o := _other_engine(t)) else []),
         "",
         "Industry classifier (offline lexicon, `fincprg.topics.classify.LexiconClassifier`):",
         "",
