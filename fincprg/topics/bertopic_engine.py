@@ -130,8 +130,16 @@ def _classes() -> tuple[type, type]:
         """Topic words straight from the c-TF-IDF rows, ties by vocabulary position (BERTopic pads with
         ``("", 1e-05)`` to ``top_n_words`` where a topic has fewer scored words)."""
 
+        _vocab: Any = None
+        _words: Any = None
+
         def extract_topics(self, topic_model: Any, documents: Any, c_tf_idf: Any, topics: Any) -> dict:
-            words = topic_model.vectorizer_model.get_feature_names_out()
+            # hierarchical_topics() calls this once per merge: get_feature_names_out() sorts the whole
+            # vocabulary each time (9 ms at 24k words, ~2 s over 48k titles' 200 merges), so keep it
+            vocab = topic_model.vectorizer_model.vocabulary_
+            if vocab is not self._vocab:
+                self._vocab, self._words = vocab, topic_model.vectorizer_model.get_feature_names_out()
+            words = self._words
             n = topic_model.top_n_words
             out = {}
             for i, label in enumerate(topics):  # rows in label order, as BERTopic's own ranking reads them
