@@ -85,9 +85,10 @@ class Time2VecConfig(Section):
 
 
 class ClusterConfig(Section):
-    # "native": fincprg's c-TF-IDF and Ward hierarchy (BERTopic's algorithm, without importing BERTopic);
-    # "bertopic": a fitted BERTopic model (its plotly figures for viz "bertopic"; needed for nr_topics)
-    engine: Literal["native", "bertopic"] = "native"
+    # "bertopic": a BERTopic fitted on fincprg's clusters (its c-TF-IDF, keywords and hierarchy), saved to
+    # topics/bertopic/ for BERTopic.load; needed for nr_topics. "native": the same c-TF-IDF and Ward hierarchy
+    # computed by fincprg, without importing BERTopic (~6-10 s of imports) and with no saved model
+    engine: Literal["native", "bertopic"] = "bertopic"
     min_cluster_size: int = Field(5, ge=2)
     # HDBSCAN per industry (each title's CITIC industry; industries too small for two clusters are
     # pooled): topics stay inside one industry, and 48k titles cluster in seconds; off = one global run

@@ -43,6 +43,7 @@ PASSAGES, SENTENCES, REMOVED, CHUNK_STATS = "passages.jsonl", "sentences.jsonl",
 QUERIES, QRELS, FAILURES, HIERARCHY = "queries.jsonl", "qrels.jsonl", "failures.jsonl", "hierarchy.json"
 TITLES, TREE, ASSIGNMENTS = "titles.jsonl", "tree.json", "assignments.jsonl"  # topics (+ QUERIES, FAILURES)
 TOPICS_HTML, HIERARCHY_HTML = "topics.html", "hierarchy.html"
+BERTOPIC_DIR = "bertopic"  # topics: the fitted BERTopic model (engine "bertopic"), BERTopic.load() opens it
 PAIRS, HISTOGRAM = "pairs.jsonl", "histogram.json"  # mine (+ QRELS)
 DROPPED = "dropped.jsonl"  # verify: {query_id, level, text, reason, detail} (+ QUERIES and QRELS of kept queries)
 
@@ -81,6 +82,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact(TOPICS, ASSIGNMENTS, TopicAssignment), Artifact(TOPICS, QUERIES, Query),
     Artifact(TOPICS, FAILURES, Failure), Artifact(TOPICS, TOPICS_HTML, optional=True),
     Artifact(TOPICS, HIERARCHY_HTML, optional=True),
+    Artifact(TOPICS, BERTOPIC_DIR + "/"),
     Artifact(VERIFY, QUERIES, Query), Artifact(VERIFY, QRELS, Qrel), Artifact(VERIFY, DROPPED),
     Artifact(MINE, PAIRS, ScoredPair), Artifact(MINE, QRELS, Qrel), Artifact(MINE, HISTOGRAM),
     # the dataset is plain BEIR (dict rows), readable without fincprg

@@ -4,9 +4,10 @@ Two engines (``topics.cluster.engine``) run the same algorithm, BERTopic's: a cl
 vectors (HDBSCAN; any object with ``fit`` and ``labels_`` may be injected, as BERTopic's
 ``hdbscan_model=``), c-TF-IDF keywords over finance-aware jieba tokens (fincprg's user dictionary and
 stopwords, plus report boilerplate words such as 周报/点评), and a Ward hierarchy over the topics'
-c-TF-IDF rows (``hierarchical_topics()``). ``native`` (default) computes c-TF-IDF and the hierarchy in
-:mod:`fincprg.topics.ctfidf` from each title's cached tokens and never imports BERTopic (8-10 s of
-imports); ``bertopic`` fits a ``BERTopic`` model (kept on the tree for its plotly figures).
+c-TF-IDF rows (``hierarchical_topics()``). ``bertopic`` (default) fits a real ``BERTopic`` on fincprg's
+clusters (:mod:`fincprg.topics.bertopic_engine`; the model stays on the tree for its plotly figures and
+the stage saves it); ``native`` computes c-TF-IDF and the hierarchy in :mod:`fincprg.topics.ctfidf` from
+each title's cached tokens and never imports BERTopic (6-10 s of imports).
 
 By default HDBSCAN runs inside each industry (:class:`~fincprg.topics.partition.IndustryHDBSCAN`,
 ``by_industry``) after a per-industry PCA; otherwise once over all titles after an optional global
@@ -16,14 +17,14 @@ titles moved (``TopicTree.reassigned``). The tree is rebuilt from each merge's s
 node's parent is the smallest merge that contains it), which does not depend on BERTopic's internal
 child-id numbering.
 
-Ids: leaves ``t<k>`` (topic k, numbered by size, largest first; outliers ``t-1`` hung under the root),
+Ids: leaves ``t<k>`` (topic k, numbered by size, largest first: BERTopic counts sizes after outlier
+reduction, the native engine before it; outliers ``t-1`` hung under the root),
 inner nodes ``h<k>`` (BERTopic's Parent_ID). Tiny corpora, or runs where the clusterer finds fewer than
 two topics, fall back to a single topic ``t0`` (plus ``t-1`` and a root ``h1`` when there are outliers).
 """
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,24 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from fincprg.topics.tokens import REPORT_STOPWORDS, topic_tokens  # noqa: F401 - re-exported
+
 log = logging.getLogger(__name__)
-
-# Words every report title uses; they would otherwise top the c-TF-IDF keywords of many topics.
-REPORT_STOPWORDS = frozenset(
-    "行业 周报 月报 年报 季报 日报 点评 报告 研究 深度 跟踪 系列 专题 分析 公司 投资 策略 关注 建议 "
-    "观点 简评 快评 动态 事件 周度 月度 年度 双周 周观点 评级 首次 覆盖 维持 买入 增持 推荐 第 周 月 年 "
-    "季度 有望 持续 以及 进一步 中国 我国 市场 发展 数据 情况 主要 相关 整体 加速 趋势 展望 回顾 "
-    "年前 年后 一季度 二季度 三季度 四季度 上半年 下半年 全年 同比 环比 单季 预期 超预期".split()
-)
-_NUMERIC = re.compile(r"^[\d.%]+[a-z]?$")
-
-
-def topic_tokens(text: str) -> list[str]:
-    """Tokens for the c-TF-IDF vocabulary: finance tokenizer minus boilerplate and bare numbers."""
-    from fincprg.finance import tokenize
-
-    return [t for t in tokenize(text) if t not in REPORT_STOPWORDS and not _NUMERIC.match(t) and len(t) > 1]
-
 
 @dataclass
 class TopicTree:
@@ -195,7 +181,7 @@ def cluster_titles(docs: Sequence[str], embeddings: np.ndarray, cfg: Any, *, see
     clusterer = clusterer if clusterer is not None else _clusterer(cfg, industries, progress)
     reducer = reducer if reducer is not None else _reducer(cfg, seed, industries)
     if cfg.engine == "bertopic":
-        return _bertopic_titles(docs, emb, cfg, industries, clusterer, reducer, top_n_words)
+        return _bertopic_titles(docs, emb, cfg, industries, clusterer, reducer, top_n_words, progress)
     from fincprg.topics.partition import by_size
 
     try:
@@ -227,28 +213,21 @@ def _tree(docs: Sequence[str], topics: list[int], moved: list[bool], top_n_words
 
 
 def _bertopic_titles(docs: Sequence[str], emb: np.ndarray, cfg: Any, industries: Sequence[str | None] | None,
-                     clusterer: Any, reducer: Any, top_n_words: int) -> TopicTree:
-    """The ``bertopic`` engine: the same steps through a fitted ``BERTopic`` (kept for its figures)."""
-    from bertopic import BERTopic
-    from sklearn.feature_extraction.text import CountVectorizer
+                     clusterer: Any, reducer: Any, top_n_words: int, progress: Any) -> TopicTree:
+    """The ``bertopic`` engine: a fitted ``BERTopic`` (kept on the tree, saved by the stage)."""
+    from fincprg.topics import bertopic_engine
 
-    vectorizer = CountVectorizer(tokenizer=topic_tokens, token_pattern=None, lowercase=False)
-    model = BERTopic(umap_model=reducer, hdbscan_model=clusterer, vectorizer_model=vectorizer,
-                     top_n_words=top_n_words, calculate_probabilities=False, nr_topics=cfg.nr_topics,
-                     verbose=False, language="multilingual")  # "english" would strip every CJK character
-    try:
-        topics, _ = model.fit_transform(list(docs), embeddings=emb)
+    try:  # reducer None: BERTopic's BaseDimensionalityReduction
+        model, moved, hier = bertopic_engine.fit(docs, emb, cfg, industries, clusterer,
+                                                 None if isinstance(reducer, _Identity) else reducer, top_n_words,
+                                                 progress)
     except ValueError as e:  # e.g. empty vocabulary, or a clusterer that cannot split the data
         return _single_topic(docs, note=f"BERTopic failed ({e}); single topic")
-    topics, moved = _reduce_outliers([int(t) for t in topics], emb, cfg, industries)
-    if any(moved):
-        model.update_topics(list(docs), topics=topics, vectorizer_model=vectorizer, top_n_words=top_n_words)
-        topics = [int(t) for t in model.topics_]
+    topics = [int(t) for t in model.topics_]
     real = sorted(set(topics) - {-1})
-    if len(real) < 2:
+    if hier is None or len(real) < 2:
         return _fewer_than_two(docs, topics, moved)
     keywords = {f"t{k}": [w for w, _ in (model.get_topic(k) or []) if w][:top_n_words] for k in real}
-    hier = model.hierarchical_topics(list(docs))
     parent, children, root = _tree_from_hierarchy(hier.itertuples(index=False), real, keywords, -1 in topics)
     return TopicTree(topics, keywords, parent, children, root, model=model, hierarchy=hier, reassigned=moved)
 

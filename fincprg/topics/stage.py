@@ -14,12 +14,15 @@ Output records (``OUT/topics/``, written atomically: this is a global stage):
   (``reassigned``: an HDBSCAN outlier moved to the nearest topic of its industry afterwards);
 * ``queries.jsonl``: intent (``qi:``) and topic-level (``qt:``) Query records;
 * ``failures.jsonl``: topics whose intents could not be generated (LLM backend);
-* ``topics.html``, ``hierarchy.html``: visualisations.
+* ``topics.html``, ``hierarchy.html``: visualisations;
+* ``bertopic/``: the fitted BERTopic model in BERTopic's safetensors format (``BERTopic.load`` opens it;
+  engine ``bertopic``, the default), with ``fincprg.json`` saying how its topics were clustered.
 """
 from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
 from collections import Counter
 from typing import Any
@@ -208,11 +211,25 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
                         leaf_topic=f"t{k}", subtree_topic=subtree_for(f"t{k}", t.industry, nodes), reassigned=moved)
         for t, k, moved in zip(kept, tree.topics, tree.reassigned or [False] * len(kept), strict=True)])
     viz = write_html(ctx.dir, tree, nodes, cfg.viz)
+    save_model(ctx, tree, cfg.cluster)
     with open(ctx.output(_EMB), "wb") as f:
         np.save(f, emb)
     atomic_write_json(ctx.output(_CLUSTERED), {"n_topics": tree.n_topics, "outlier_share": tree.outlier_share,
                                                "notes": tree.notes, "viz": viz})
     return load_clustered(ctx)
+
+
+def save_model(ctx: Any, tree: TopicTree, cfg: Any) -> None:
+    """Save the fitted BERTopic (engine ``bertopic``) to ``topics/bertopic/``; remove one an earlier run left
+    when there is none now (the native engine, or a corpus too small for two topics)."""
+    path = ctx.output(L.BERTOPIC_DIR + "/")
+    if tree.model is None:
+        if path.exists():
+            shutil.rmtree(path)
+        return
+    from fincprg.topics import bertopic_engine
+
+    bertopic_engine.save(tree.model, path, bertopic_engine.describe(cfg, tree.reassigned, cfg.by_industry))
 
 
 def load_clustered(ctx: Any) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """HTML views of the topics: plotly figures (BERTopic's, or the same kinds drawn here), or plain HTML.
 
 ``mode="bertopic"`` writes two plotly pages with plotly.js inlined (``include_plotlyjs=True``: the
-files open offline; each is ~5 MB). With ``topics.cluster.engine=bertopic`` they are BERTopic's
+files open offline; each is ~5 MB). With ``topics.cluster.engine=bertopic`` (the default) they are BERTopic's
 ``visualize_barchart()`` (each topic's c-TF-IDF keywords) and ``visualize_hierarchy()`` (dendrogram);
 with the native engine (no BERTopic model) they are drawn here: the topics' sizes as a bar chart
 labelled with their keywords, and the dendrogram of the same Ward linkage. The barchart replaces ``visualize_topics()``, whose intertopic map

@@ -84,12 +84,14 @@ def test_native_engine_matches_bertopic_engine():
 
     assert parts(a) == parts(b)  # the same titles in each topic, with the same c-TF-IDF keywords
     assert sorted(len(t.children) for t in (a, b)) == [3, 3] and a.linkage is not None
+    # and the same tree to the byte: ids, keyword order and merge names (ties broken alike)
+    assert (a.topics, a.keywords, a.parent, a.children) == (b.topics, b.keywords, b.parent, b.children)
 
 
 def test_nr_topics_needs_the_bertopic_engine():
     X, _ = _blobs(2, 10)
     with pytest.raises(ConfigError, match="engine=bertopic"):
-        cluster_titles(["x"] * len(X), X, ClusterConfig(nr_topics=3))
+        cluster_titles(["x"] * len(X), X, ClusterConfig(nr_topics=3, engine="native"))
 
 
 @pytest.mark.slow
