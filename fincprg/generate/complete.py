@@ -57,8 +57,10 @@ def replace_vague_subjects(query: str, company: str) -> str:
         out = _LEADING_QI.sub(company, out)
         parts: list[str] = []
         last = 0
+        # a name that ends in 公司 (中金公司) is the company already, not a 公司 to replace (「中金中金公司」)
+        stem = company[:-2] if company.endswith("公司") else None
         for m in _BARE.finditer(out):
-            if _is_compound(out, m.start()):
+            if _is_compound(out, m.start()) or (stem and out.endswith(stem, 0, m.start())):
                 continue
             parts.append(out[last:m.start()])
             parts.append(company)

@@ -100,3 +100,12 @@ def test_a_customer_listed_elsewhere_is_not_the_issuer_by_a_sentence_about_公�
     body = ("公司专注三元正极材料，供应包括长城汽车、宁德时代、比亚迪在内的头部企业。" + FILL +
             "随着终端放量，宁德时代高镍电池比例大幅提升，公司出货有望持续放量。")
     assert body_subject(body, table) is None
+
+
+def test_a_name_ending_in_gongsi_is_not_doubled():
+    """Held-out reading 1 (issue 38): 「中金中金公司」, the 公司 of 中金公司's own name replaced by the name."""
+    from fincprg.generate.complete import replace_vague_subjects
+
+    assert replace_vague_subjects("中金公司2021年营业收入是多少？", "中金公司") == "中金公司2021年营业收入是多少？"
+    assert replace_vague_subjects("公司2021年营业收入是多少？", "中金公司") == "中金公司2021年营业收入是多少？"
+    assert replace_vague_subjects("公司2021年营业收入是多少？", "星河科技") == "星河科技2021年营业收入是多少？"
