@@ -8,11 +8,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_config_reference_in_readme_is_the_generated_one():
+def _block_and_generated(marker: str, script: str) -> tuple[str, str]:
+    """README's ``<!-- marker:start/end -->`` block and what ``scripts/<script>`` prints now."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("<!-- config:start -->")[1].split("<!-- config:end -->")[0].strip()
-    generated = subprocess.run([sys.executable, str(ROOT / "scripts" / "config_reference.py")],
+    block = readme.split(f"<!-- {marker}:start -->")[1].split(f"<!-- {marker}:end -->")[0].strip()
+    generated = subprocess.run([sys.executable, str(ROOT / "scripts" / script)],
                                capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
+    return block, generated
+
+
+def test_config_reference_in_readme_is_the_generated_one():
+    block, generated = _block_and_generated("config", "config_reference.py")
     assert block == generated, "README config reference is stale: paste `python scripts/config_reference.py`"
 
 
@@ -27,8 +33,5 @@ def test_readme_names_every_cli_command():
 
 
 def test_verify_rules_in_readme_are_the_registry():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("<!-- verify-rules:start -->")[1].split("<!-- verify-rules:end -->")[0].strip()
-    generated = subprocess.run([sys.executable, str(ROOT / "scripts" / "verify_rules.py")],
-                               capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
+    block, generated = _block_and_generated("verify-rules", "verify_rules.py")
     assert block == generated, "README's verify rules are stale: paste `python scripts/verify_rules.py`"
