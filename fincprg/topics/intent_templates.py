@@ -114,10 +114,19 @@ def names_industry(k: str, industry: str | None) -> str:
     low, ind = k.lower().removesuffix("行业"), industry.lower()
     # level-1 names of Shenwan's schemes only (电气设备, 医药生物): East Money's finer ones (汽车零部件) are parts of
     # it; a qualifier before the industry's name (生物医药) and a generic sector word (农业) still name the whole
-    if (low in ind or low.endswith(ind) or low in _GENERIC_SECTORS
+    if (low in ind or low.endswith(ind) or low in _GENERIC_SECTORS or _abbreviates(low, ind)
             or (SW2021_TO_CITIC.get(low) or SW2014_TO_CITIC.get(low)) == industry):
         return "same"
     return "within" if ind in low else ""
+
+
+def _abbreviates(word: str, name: str) -> bool:
+    """``word`` is a short form of ``name`` made of its characters in order, from its first (交运 for 交通运输, 电新
+    for 电力设备及新能源): the industry itself, however a title writes it."""
+    if len(word) < 2 or len(word) >= len(name) or word[0] != name[0]:
+        return False
+    rest = iter(name)
+    return all(ch in rest for ch in word)
 
 
 def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles: Sequence[str] = (), *,

@@ -180,3 +180,10 @@ def test_the_industry_named_another_way_is_no_theme_and_a_publication_quarter_no
     [it] = template_intents(TopicInput("t13", ("乘用车",), titles, "汽车", dates, title_dates=dates))
     # October-December reports review September and Q3: the theme is asked of the year, not of 2024年第四季度
     assert "2024年" in it["intent"] and "季度" not in it["intent"], it
+
+
+def test_a_short_form_of_the_industry_is_the_industry():
+    from fincprg.topics.intent_templates import names_industry
+
+    assert names_industry("交运", "交通运输") == "same" and names_industry("电新", "电力设备及新能源") == "same"
+    assert names_industry("航空", "交通运输") == "" and names_industry("电池", "电力设备及新能源") == ""
