@@ -195,6 +195,22 @@ _EVENT_INTENTS = {"疫情": "了解疫情对{P}{S}的影响", "政策": "了解�
                   "降价": "了解{P}{S}产品降价的影响"}
 
 
+@lru_cache(maxsize=4096)
+def _longer_terms(k: str) -> tuple[str, ...]:
+    return tuple(sorted(t for t in _subject_terms() if k.lower() in t and t != k.lower()))
+
+
+def whole_term(k: str, titles: Sequence[str]) -> str:
+    """``k`` as the titles write it whole: where every title that writes 航天 writes it inside 商业航天, the keyword is
+    商业航天 (c-TF-IDF counts the tokenizer's pieces, and 「计算机行业航天」 is not what the titles say)."""
+    longer = _longer_terms(k)
+    own = [t.lower() for t in titles if k.lower() in t.lower()]
+    if not longer or not own:
+        return k
+    whole = [t for t in longer if all(t in title for title in own)]
+    return surface_form(max(whole, key=lambda t: (len(t), t)), titles) if whole else k
+
+
 def topic_companies(titles: Sequence[str]) -> dict[str, list[str]]:
     """The companies the titles name (「景津装备（603279）：…」), each with its titles, in title order."""
     from fincprg.finance import parse_title_company
@@ -293,7 +309,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
     scope = f"{topic.industry}行业" if topic.industry else ""
     companies = topic_companies(topic.titles)
     terms = _subject_terms()
-    kws = [surface_form(k, topic.titles) for k in topic.keywords if k]
+    kws = [whole_term(surface_form(k, topic.titles), topic.titles) for k in topic.keywords if k]
     kws = [k for k in dict.fromkeys(kws) if k.lower() in terms and k not in companies and k not in listed
            and not k.isdigit()]
     # a keyword the tokenizer cannot read as one dictionary noun (个护, 资管) makes no clear question

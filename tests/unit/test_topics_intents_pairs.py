@@ -187,3 +187,13 @@ def test_a_short_form_of_the_industry_is_the_industry():
 
     assert names_industry("交运", "交通运输") == "same" and names_industry("电新", "电力设备及新能源") == "same"
     assert names_industry("航空", "交通运输") == "" and names_industry("电池", "电力设备及新能源") == ""
+
+
+def test_a_keyword_the_titles_write_only_inside_a_longer_term_is_asked_whole():
+    from fincprg.topics.intent_templates import whole_term
+
+    titles = ("计算机行业周报：商业航天加速落地", "商业航天专题：星座组网提速", "计算机行业：AI应用加速")
+    assert whole_term("航天", titles) == "商业航天"
+    assert whole_term("航天", (*titles, "航天装备行业周报")) == "航天"  # written alone too: kept
+    [it] = template_intents(TopicInput("t14", ("航天",), titles[:2], "计算机", DATES))
+    assert "商业航天" in it["intent"], it
