@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -70,9 +71,27 @@ def _header(title: str, rubric: Path | None, how: list[str]) -> list[str]:
     return lines
 
 
+def report_of(query_id: str) -> str | None:
+    """The report a sentence or passage query was written from (``qs:r12ab#p0#s3`` -> ``r12ab``); None for a
+    topic's query, which has no one report."""
+    m = re.match(r"q[sp]:([^#]+)#", query_id)
+    return m.group(1) if m else None
+
+
+def seen_reports(keys: list[Path]) -> set[str]:
+    """The reports whose queries earlier readings' keys put before a reader: a held-out reading after class
+    fixes draws from bodies no reader has seen (issue 38)."""
+    seen: set[str] = set()
+    for k in keys:
+        items = json.loads(k.read_text(encoding="utf-8"))["items"].values()
+        seen |= {r for it in items if (r := report_of(it["query_id"]))}
+    return seen
+
+
 def write_sheets(sheet: Path, views: dict[str, BuildView], *, n_read: int, n_mined: int, seed: int,
-                 mined_from: str, rubric: Path | None = None) -> dict[str, Any]:
-    """Draw and write every sheet, its verdict template and the key; returns counts per sheet and level."""
+                 mined_from: str, rubric: Path | None = None, unseen: set[str] = frozenset()) -> dict[str, Any]:
+    """Draw and write every sheet, its verdict template and the key; returns counts per sheet and level.
+    ``unseen``: reports an earlier reading showed, whose queries are not drawn again."""
     reader = sheet / "reader"
     reader.mkdir(parents=True, exist_ok=True)
     key: dict[str, Any] = {"seed": seed, "n_read": n_read, "n_mined": n_mined, "items": {}}
@@ -87,7 +106,8 @@ def write_sheets(sheet: Path, views: dict[str, BuildView], *, n_read: int, n_min
         template, counts[name] = [], {}
         i = 0
         for level in LEVELS:
-            sample = draw([q for q in view.queries if q["level"] == level], n_read, seed, f"{name}|{level}")
+            pool = [q for q in view.queries if q["level"] == level and report_of(q["id"]) not in unseen]
+            sample = draw(pool, n_read, seed, f"{name}|{level}")
             counts[name][level] = len(sample)
             if sample:
                 md += [f"## Level: {level}", ""]

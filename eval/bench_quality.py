@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
 from _cfb_split import CFB_REPORTS, reading_corpus  # noqa: E402
-from _quality_reading import aggregate, read_verdicts, rule_verdict, write_sheets  # noqa: E402
+from _quality_reading import aggregate, read_verdicts, rule_verdict, seen_reports, write_sheets  # noqa: E402
 from _quality_readme import write_readme  # noqa: E402
 from _quality_sources import LEVELS, BuildView, _jsonl, corpora  # noqa: E402
 from _readme import commit, fincprg_build  # noqa: E402
@@ -212,7 +212,8 @@ def run_builds(args: argparse.Namespace) -> None:
             sheet = Path(args.sheet)
             t = time.perf_counter()
             meta["sheets"] = write_sheets(sheet, views, n_read=args.n_read, n_mined=args.n_mined, seed=args.seed,
-                                          mined_from=next(iter(views)), rubric=RUBRIC)
+                                          mined_from=next(iter(views)), rubric=RUBRIC,
+                                          unseen=seen_reports([Path(k) for k in args.unseen]))
             meta["sheet_s"] = round(time.perf_counter() - t, 1)
             print(f"sheets for the reader in {sheet / 'reader'}; key in {sheet / 'key.json'}")
         meta["total_s"] = round(time.perf_counter() - t0, 1)
@@ -269,6 +270,9 @@ def main() -> None:
                     help="build only titled-mixed: the titled AlphaFin reports with the 49k East Money titles as "
                          "ingest.extra_titles, so topics mix companies (issue 38); no untitled build")
     ap.add_argument("--cfb-only", action="store_true", help="with --cfb: build and draw only cfb-held-out")
+    ap.add_argument("--unseen", action="append", default=[], metavar="KEY",
+                    help="an earlier reading's key.json: its reports' sentence and passage queries are not drawn "
+                         "(a reading after class fixes reads bodies no reader has seen); repeatable")
     ap.add_argument("--work", help="keep the builds in this folder (default: a temporary one)")
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
     args = ap.parse_args()

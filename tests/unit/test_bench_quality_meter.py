@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "eval"))
 
-from _quality_reading import aggregate, emitted_share, read_verdicts, write_sheets  # noqa: E402
+from _quality_reading import aggregate, emitted_share, read_verdicts, report_of, seen_reports, write_sheets  # noqa: E402
 from _quality_sources import NO_TITLE, BuildView, corpora  # noqa: E402
 
 TITLE = "贵州茅台（600519）：业绩稳健增长"
@@ -108,6 +108,20 @@ def test_sheets_are_seeded_blind_and_keyed_apart(tmp_path: Path) -> None:
     assert mined == {"qs:r1#p0#s1": False, "qp:r1#p0": True}
     template = [json.loads(x) for x in (a / "reader" / "verdicts-titled.jsonl").read_text().splitlines()]
     assert [t["item"] for t in template] == sorted(k for k, v in items.items() if v["sheet"] == "titled")
+
+
+def test_a_reading_after_fixes_draws_no_report_an_earlier_sheet_showed(tmp_path: Path) -> None:
+    """Issue 38: the figure after class fixes is a reading of bodies no reader has seen."""
+    assert report_of("qs:r1#p0#s3") == "r1" and report_of("qp:r1#p0") == "r1" and report_of("qt:t1#0") is None
+    first = sheets(tmp_path, 1)
+    assert seen_reports([first / "key.json"]) == {"r1"}
+    views = {"titled": BuildView(toy_build(tmp_path / "t2"))}
+    again = tmp_path / "again"
+    write_sheets(again, views, n_read=5, n_mined=0, seed=3, mined_from="titled",
+                 unseen=seen_reports([first / "key.json"]))
+    levels = [v["level"] for v in json.loads((again / "key.json").read_text(encoding="utf-8"))["items"].values()
+              if v["sheet"] == "titled"]
+    assert levels == ["topic", "intent"]  # r1's sentence and passage queries are not drawn again
 
 
 def test_verdicts_are_validated_and_counted(tmp_path: Path) -> None:
