@@ -109,3 +109,25 @@ def test_cluster_then_reduce_marks_the_titles_it_moved():
     assert model.labels_.tolist() == [1, 1, 1, 0, 0, 0, -1] and model.moved == [False, False, True] + [False] * 4
     off = ClusterThenReduce(_Fixed([5, 5, -1, 2, 2, 2, -1]), emb, None, ClusterConfig(reduce_outliers=False)).fit(emb)
     assert off.labels_.tolist() == [1, 1, -1, 0, 0, 0, -1] and not any(off.moved)
+
+
+def test_hierarchy_distances_never_go_negative():
+    """Two topics with the same c-TF-IDF row are -2e-16 apart in float rounding; BERTopic refused such a
+    hierarchy, and the 49k-title build fell back to a single topic (issue 38's mixed build)."""
+    import numpy as np
+    from bertopic._utils import validate_distance_matrix
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    from fincprg.topics.bertopic_engine import topic_distances
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):  # a row whose cosine with itself rounds above 1
+        v = rng.random((1, 7))
+        x = np.vstack([v, v, rng.random((1, 7))])
+        if (1 - cosine_similarity(x))[0, 1] < 0:
+            break
+    with pytest.raises(ValueError, match="negative"):
+        validate_distance_matrix(1 - cosine_similarity(x), 3)
+    d = topic_distances(x)
+    validate_distance_matrix(d, 3)
+    assert d[0, 1] == 0 and d[0, 2] == (1 - cosine_similarity(x))[0, 2]
