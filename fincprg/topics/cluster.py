@@ -187,6 +187,7 @@ def cluster_titles(docs: Sequence[str], embeddings: np.ndarray, cfg: Any, *, see
     try:
         labels = clusterer.fit(reducer.fit(emb).transform(emb)).labels_
     except ValueError as e:  # a clusterer that cannot split the data
+        log.warning("topics: clustering failed on %d titles (%s); they form a single topic", len(docs), e)
         return _single_topic(docs, note=f"clustering failed ({e}); single topic")
     topics, moved = _reduce_outliers(by_size([int(t) for t in labels]), emb, cfg, industries)
     return _tree(docs, topics, moved, top_n_words, progress)
@@ -222,6 +223,8 @@ def _bertopic_titles(docs: Sequence[str], emb: np.ndarray, cfg: Any, industries:
                                                  None if isinstance(reducer, _Identity) else reducer, top_n_words,
                                                  progress)
     except ValueError as e:  # e.g. empty vocabulary, or a clusterer that cannot split the data
+        # said aloud, not only in the manifest: one topic over a large corpus makes every topic query useless
+        log.warning("topics: BERTopic failed on %d titles (%s); they form a single topic", len(docs), e)
         return _single_topic(docs, note=f"BERTopic failed ({e}); single topic")
     topics = [int(t) for t in model.topics_]
     real = sorted(set(topics) - {-1})

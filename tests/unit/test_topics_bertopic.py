@@ -131,3 +131,20 @@ def test_hierarchy_distances_never_go_negative():
     d = topic_distances(x)
     validate_distance_matrix(d, 3)
     assert d[0, 1] == 0 and d[0, 2] == (1 - cosine_similarity(x))[0, 2]
+
+
+def test_a_failed_fit_says_so_aloud(caplog):
+    """Titles with no word to count (an empty vocabulary) cannot fit; the single-topic fallback is logged as a
+    warning, not only noted in the manifest."""
+    import logging
+
+    import numpy as np
+
+    from fincprg.config import ClusterConfig
+    from fincprg.topics.cluster import cluster_titles
+
+    X = np.random.default_rng(0).random((20, 4)).astype(np.float32)
+    with caplog.at_level(logging.WARNING, logger="fincprg.topics.cluster"):
+        tree = cluster_titles(["的"] * 20, X, ClusterConfig(min_cluster_size=3, engine="bertopic"))
+    assert tree.n_topics == 1 and any("single topic" in n for n in tree.notes)
+    assert any("BERTopic failed on 20 titles" in r.getMessage() for r in caplog.records)
