@@ -109,3 +109,17 @@ def test_a_name_ending_in_gongsi_is_not_doubled():
     assert replace_vague_subjects("中金公司2021年营业收入是多少？", "中金公司") == "中金公司2021年营业收入是多少？"
     assert replace_vague_subjects("公司2021年营业收入是多少？", "中金公司") == "中金公司2021年营业收入是多少？"
     assert replace_vague_subjects("公司2021年营业收入是多少？", "星河科技") == "星河科技2021年营业收入是多少？"
+
+
+def test_a_company_the_issuer_bought_is_nobodys_issuer_anywhere_in_the_body(tmp_path):
+    """A subsidiary named where the body says the issuer bought it is not the issuer where the body names it
+    again as a sentence's subject (an unlisted short name, 佛照, writes the issuer); its parent group is no
+    subsidiary (「母公司中国黄金集团」 leaves the listed 中国黄金 the issuer)."""
+    p = tmp_path / "stocks.csv"
+    p.write_text("symbol,name,industry\n002449,国星光电,半导体\n600916,中国黄金,服饰\n", encoding="utf-8")
+    t = StockTable(p)
+    bought = ("考虑到国星光电23Q1营收同比+4.28%，我们预计通用照明营收增速高于整体。公司2022年以来先后并购国星光电、"
+              "风华芯电，尽管受疫情影响国星光电收入略降4%至16.7亿，协同可期。")
+    assert body_subject(bought, t) is None
+    group = "中国黄金为集团旗下唯一黄金珠宝零售平台，充分享受母公司中国黄金集团的资源支持。中国黄金2022年营收同比增长。"
+    assert body_subject(group, t) == ("中国黄金", "600916")
