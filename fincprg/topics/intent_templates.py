@@ -7,7 +7,7 @@ among six industry weeklies, or one company's report among six about another. An
 * a company only where its reports are more than half the topic's titles, and two companies only where each has
   a third of them and their titles share an industry theme (:func:`topic_subjects`);
 * otherwise the theme the titles agree on: the industry term, industry event or sector measure the most titles
-  write, at least two (or the one title) and half of them (:func:`shared_keyword`), in the topic's industry and the period of the titles that write it;
+  write, at least two (or the one title) and more than half of them (:func:`shared_keyword`), in the topic's industry and the period of the titles that write it;
 * no intent where the titles share neither (a grab-bag topic has no research intent); its companies' titles
   still make subqueries, written without a parent intent.
 
@@ -159,8 +159,28 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
     # another industry's own name (汽车 in an 电子 topic of 汽车电子 makers) reads as 「电子行业汽车」: never asked
     if owners and industry not in owners and (written < 2 or any(k.lower() in o.lower() for o in owners)):
         return ""
+    scope, k = term_scope(k, scope, industry, titles)
+    if k.endswith("价"):  # a price (猪价, 金价) moves; it has no 前景 or 发展
+        return _pick(key, [f"{scope}{k}走势如何？", f"{scope}{k}的变化情况如何？"])
     forms = [f"{scope}{k}的发展趋势如何？", f"{scope}{k}有哪些新变化？"]
     return _pick(key, forms if "至" in scope else [*forms, f"{scope}{k}的前景如何？"])
+
+
+def term_scope(k: str, scope: str, industry: str | None, titles: Sequence[str]) -> tuple[str, str]:
+    """``(scope, subject)`` for an industry lexicon term ``k``. Where most titles that write it write 「k行业」
+    (「氟化工行业周报」), it is asked as that 行业 and the CITIC industry is left out (「基础化工行业氟化工」 says two
+    sectors); a term the lexicon gives to other industries only is asked without the topic's industry, which
+    then joins two sectors (「综合金融行业REITs」, 「基础化工行业电商」 under a misread industry)."""
+    from fincprg.finance.industries import lexicon
+
+    if not industry or not (k in _theme_terms() or k.lower() in _theme_terms()):
+        return scope, k  # an event or a measure is asked of the industry
+    own = [t.lower() for t in titles if k.lower() in t.lower()]
+    if own and 2 * sum(f"{k.lower()}行业" in t for t in own) > len(own):
+        return scope.replace(f"{industry}行业", ""), f"{k}行业"
+    if industry in {ind for ind, ws in lexicon().items() if k in ws}:
+        return scope, k
+    return scope.replace(f"{industry}行业", ""), k
 
 
 @lru_cache(maxsize=1)
@@ -184,7 +204,7 @@ def shared_theme(a: str, b: str) -> str | None:
 
 
 # words that name a whole economy's sector, never one theme of an industry's topic
-_GENERIC_SECTORS = frozenset({"农业", "工业", "制造业", "服务业", "产业", "行业"})
+_GENERIC_SECTORS = frozenset({"农业", "工业", "制造业", "服务业", "产业", "行业", "贸易"})
 # a company is a subject of its topic with this share of the titles; alone it needs more than half (issue 38)
 _SUBJECT_SHARE = 1 / 3
 # what a theme intent asks of an industry event the titles share
@@ -237,7 +257,7 @@ def shared_keyword(keywords: Sequence[str], titles: Sequence[str], industry: str
                    listed: Collection[str] = ()) -> str | None:
     """The theme the titles agree on: of the keywords that name an industry term, an industry event or a sector
     measure (not a company, a company's own measure, nor the industry's own name), the one the most titles write
-    (the first in c-TF-IDF order among ties), where at least two titles (one in a topic of one) and half of them
+    (the first in c-TF-IDF order among ties), where at least two titles (one in a topic of one) and more than half of them
     write it; else None: a theme a third of a grab-bag topic writes (短剧 in three of nine media reports) is no
     intent of the topic."""
     best, best_n = None, 0
@@ -250,7 +270,7 @@ def shared_keyword(keywords: Sequence[str], titles: Sequence[str], industry: str
         written = sum(low in t.lower() for t in titles)
         if written > best_n:
             best, best_n = k, written
-    return best if best_n >= min(2, len(titles)) and 2 * best_n >= len(titles) else None
+    return best if best_n >= min(2, len(titles)) and 2 * best_n > len(titles) else None
 
 
 def _sector_measure(k: str) -> bool:
@@ -283,12 +303,13 @@ def _company_intent(key: str, names: list[str], companies: dict[str, list[str]],
     return _pick(key, forms)
 
 
-def _theme_intent(key: str, theme: str, period: str, scope: str) -> str:
+def _theme_intent(key: str, theme: str, period: str, scope: str, titles: Sequence[str]) -> str:
     """The intent about a theme a topic's titles share, in its industry and period."""
     if theme in _EVENT_INTENTS:
         return _EVENT_INTENTS[theme].replace("{P}", period).replace("{S}", scope)
     if scope and names_industry(theme, scope.removesuffix("行业")) == "within":  # 「汽车行业汽车零部件」
         scope = ""
+    scope, theme = term_scope(theme, scope, scope.removesuffix("行业") or None, titles)
     if _sector_measure(theme) or theme.endswith("价"):  # a measure or a price (猪价) moves; it has no 景气
         return _pick(key, [f"了解{period}{scope}{theme}的走势", f"跟踪{period}{scope}{theme}的变化"])
     forms = [f"了解{period}{scope}{theme}的发展趋势", f"跟踪{period}{scope}{theme}的景气变化"]
@@ -343,4 +364,4 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         return [{"intent": "", "subqueries": subs}] if subs else []
     subs = keyword_questions([theme, *(k for k in kws if k != theme)], max_subqueries)
     subs = list(dict.fromkeys(subs + title_questions(list(companies))))[:max_subqueries]
-    return [{"intent": _theme_intent(key, theme, topic.period_of(theme), scope), "subqueries": subs}] if subs else []
+    return [{"intent": _theme_intent(key, theme, topic.period_of(theme), scope, topic.titles), "subqueries": subs}] if subs else []

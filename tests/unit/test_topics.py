@@ -274,3 +274,32 @@ def test_industry_block_separates_industries_and_marks_unknown():
     assert block.shape == (4, len(CITIC_INDUSTRIES) + 1)
     assert (block[0] == block[1]).all() and not (block[0] == block[2]).all()
     assert block[3, -1] == 0.5 and block.sum() == 2.0
+
+
+def test_a_term_is_asked_as_its_own_sector():
+    """Issue 38's 「X行业Y」 joins, as a class: a term the titles write as a 行业 is asked as that 行业, a term of
+    another industry without the topic's industry, one of the topic's industry within it; a price has a 走势."""
+    from fincprg.topics.intent_templates import term_scope
+
+    fluoro = ("氟化工行业周报：制冷剂价格平稳", "氟化工行业周报：萤石行情复苏", "基础化工周报：氟化工景气")
+    assert term_scope("氟化工", "2025年基础化工行业", "基础化工", fluoro) == ("2025年", "氟化工行业")
+    reits = ("REITs周报：指数上涨", "REITs周报：消费REITs领涨")
+    assert term_scope("REITs", "2026年综合金融行业", "综合金融", reits) == ("2026年", "REITs")
+    drugs = ("医药行业创新药周报：3月第二周", "医药行业创新药周报：4月第一周")
+    assert term_scope("创新药", "2025年医药行业", "医药", drugs) == ("2025年医药行业", "创新药")
+    assert term_scope("疫情", "2022年医药行业", "医药", drugs) == ("2022年医药行业", "疫情")  # an event keeps it
+    hogs = TopicInput("t9", ("猪价", "生猪"), ("农林牧渔周报：猪价上涨", "农林牧渔周报：猪价继续新高"), "农林牧渔",
+                      (dt.date(2024, 7, 1), dt.date(2024, 8, 1)))
+    [it] = template_intents(hogs)
+    assert it["intent"].endswith("猪价的走势") or it["intent"].endswith("猪价的变化")
+    assert all("前景" not in q and "发展趋势" not in q for q in it["subqueries"] if "猪价" in q), it
+
+
+def test_a_theme_half_the_titles_write_is_no_intent():
+    """The theme is what the titles agree on: more than half of them write it (存款 in two of four bank titles about
+    社融, LPR and the central bank's balance sheet is no intent)."""
+    from fincprg.topics.intent_templates import shared_keyword
+
+    titles = ("银行6月社融符合预期", "8月LPR维持不变", "信贷收支表解读：非银转向一般性存款", "非银存款高增背后：存款搬家")
+    assert shared_keyword(("存款", "社融"), titles, "银行") is None
+    assert shared_keyword(("存款", "社融"), (titles[0], *titles[2:], "存款利率下调"), "银行") == "存款"
