@@ -248,6 +248,9 @@ _FOREIGN = re.compile(r"子公司|孙公司|旗下|母公司|控股股东|大股
 _PROPER_TAGS = ("nr", "nrt", "nt")  # jieba: person, transliterated and organisation names (特斯拉)
 # A sentence that opens by splitting the company's figures: its metrics are a segment's, not the company's.
 _SPLIT = re.compile(r"^\s*(?:分(?:业务|产品|板块|品类|区域|地区|渠道|下游|季度|业态|品牌|行业)|其中|细分)")
+# A business's lead-in (「餐厨项目方面，2018年收入同比增长28.83%」): the figures after it are that business's (a
+# region or a cost heading, 海外方面 or 期间费用方面, names no business whose figures they are).
+_LEAD = re.compile(r"^\s*(?P<part>[\u4e00-\u9fffA-Za-z]{2,8}?(?:业务|板块|项目|分部|事业部))方面[，,：:]")
 # A clause naming the company as a whole: its figure is the company's own, whatever segment came before.
 _WHOLE = re.compile(r"公司|整体|总体|合计|全公司")
 
@@ -313,6 +316,9 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     number = bool(extract(tail).numbers) or bool(follow and direction and extract(follow).numbers)
     aspect = aspect_of(clause, m.start(), names)
     share = bool(re.match(r"(?:预测)?(?:占比|比重|占)", clause[m.end():]))  # 「净利润预测占比」: a share of it
+    # 「销售、管理和财务费用率合计」: the list's sum, no figure of the last item's
+    share = share or bool(re.search(r"[、/]", clause[max(0, m.start() - 12):m.start()])
+                          and re.match(r"\s*(?:合计|共计|总计|之和|加总|总和)", clause[m.end():]))
     reason = bool(REASON.search(clause))
     for c in rest:
         if reason or _first_metric(c) or _MEASURE.search(c):
@@ -346,6 +352,9 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
     out: list[Frame] = []
     seg: dict[str, str | None] = {}  # metric -> the last aspect written for it (None: one that cannot be said)
     split = bool(_SPLIT.search(sentence))
+    lead = _LEAD.match(sentence)
+    if lead:  # asked as that business's where the words say it, else not asked
+        seg = {m: (lead["part"] if sound(lead["part"], sentence) else None) for m in _lead_metrics(sentence)}
     # 「子公司重庆博奥投资建设…项目，投资金额约为6.46亿元」: the sentence is about someone else throughout
     first = _first_metric(sentence) or _MEASURE.search(sentence)
     foreign = bool(first and _FOREIGN.search(sentence[:first.start()]) and not _WHOLE.search(sentence[:first.start()]))
@@ -367,6 +376,10 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
                 f = replace(f, vague=True)
         out.append(f)
     return out
+
+
+def _lead_metrics(sentence: str) -> set[str]:
+    return {canonical(m.group(0)) or m.group(0) for m in _METRIC_RE.finditer(sentence)}
 
 
 # Events a finance reader asks about even when a sentence gives no metric: keyword -> question stems.

@@ -142,3 +142,20 @@ def test_an_event_is_dated_by_its_own_clause_and_the_report_date():
     dated = "2019年公司累计回购股份1200万股，回购金额3.2亿元。"
     q = TemplateGenerator().sentence_query(dated, "星河科技", key="k0", date=dt.date(2020, 10, 26), passage_text=dated)
     assert q.startswith("星河科技2019年"), q
+
+
+def test_a_business_lead_in_or_a_listed_sum_is_no_figure_of_the_company():
+    """Held-out reading 1's largest class, a part's figure asked as the company's: the figures after a business's
+    lead-in (「X方面，」) are that business's, and a list's sum (「销售、管理和财务费用率合计」) is no figure of its
+    last item; the company's own lead-in (公司方面) and a list given item by item (分别) stay the company's."""
+    import datetime as dt
+
+    g = TemplateGenerator()
+
+    def ask(s: str) -> str:
+        return g.sentence_query(s, "伟明环保", key="k", date=dt.date(2019, 4, 25), passage_text=s)
+
+    assert ask("光伏业务方面，2018年收入同比增长28.83%。") == "伟明环保2018年光伏业务收入较上年同期变化了多少？"
+    assert "收入" in ask("公司方面，2018年收入同比增长28.83%。") and "业务" not in ask("公司方面，2018年收入同比增长28.83%。")
+    assert ask("2018年公司销售、管理和财务费用率合计同比提升0.26pct。") == ""
+    assert "财务费用率" in ask("2018年公司销售、管理、财务费用率分别为2.4%、4.5%、0.2%。")
