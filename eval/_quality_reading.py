@@ -72,15 +72,16 @@ def _header(title: str, rubric: Path | None, how: list[str]) -> list[str]:
 
 
 def report_of(query_id: str) -> str | None:
-    """The report a sentence or passage query was written from (``qs:r12ab#p0#s3`` -> ``r12ab``); None for a
-    topic's query, which has no one report."""
-    m = re.match(r"q[sp]:([^#]+)#", query_id)
+    """The report a sentence or passage query was written from (``qs:r12ab#p0#s3`` -> ``r12ab``), or the topic
+    of a topic or intent query (``qt:t51:0:1``, ``qi:t51:0`` -> ``t51``); None for another id."""
+    m = re.match(r"q[sp]:([^#]+)#", query_id) or re.match(r"q[ti]:(t[^:#]+)", query_id)
     return m.group(1) if m else None
 
 
 def seen_reports(keys: list[Path]) -> set[str]:
-    """The reports whose queries earlier readings' keys put before a reader: a held-out reading after class
-    fixes draws from bodies no reader has seen (issue 38)."""
+    """The reports and topics whose queries earlier readings' keys (or a developer's list of what they read, in
+    the same form) put before a reader: a reading after class fixes draws from what no reader has seen (issue 38).
+    Topic ids hold within one build's clustering."""
     seen: set[str] = set()
     for k in keys:
         items = json.loads(k.read_text(encoding="utf-8"))["items"].values()
@@ -91,7 +92,7 @@ def seen_reports(keys: list[Path]) -> set[str]:
 def write_sheets(sheet: Path, views: dict[str, BuildView], *, n_read: int, n_mined: int, seed: int,
                  mined_from: str, rubric: Path | None = None, unseen: set[str] = frozenset()) -> dict[str, Any]:
     """Draw and write every sheet, its verdict template and the key; returns counts per sheet and level.
-    ``unseen``: reports an earlier reading showed, whose queries are not drawn again."""
+    ``unseen``: reports and topics an earlier reading showed, whose queries are not drawn again."""
     reader = sheet / "reader"
     reader.mkdir(parents=True, exist_ok=True)
     key: dict[str, Any] = {"seed": seed, "n_read": n_read, "n_mined": n_mined, "items": {}}

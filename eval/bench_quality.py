@@ -271,7 +271,7 @@ def main() -> None:
                          "ingest.extra_titles, so topics mix companies (issue 38); no untitled build")
     ap.add_argument("--cfb-only", action="store_true", help="with --cfb: build and draw only cfb-held-out")
     ap.add_argument("--unseen", action="append", default=[], metavar="KEY",
-                    help="an earlier reading's key.json: its reports' sentence and passage queries are not drawn "
+                    help="an earlier reading's key.json: the queries of its reports and topics are not drawn "
                          "(a reading after class fixes reads bodies no reader has seen); repeatable")
     ap.add_argument("--work", help="keep the builds in this folder (default: a temporary one)")
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")

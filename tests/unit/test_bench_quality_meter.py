@@ -112,16 +112,19 @@ def test_sheets_are_seeded_blind_and_keyed_apart(tmp_path: Path) -> None:
 
 def test_a_reading_after_fixes_draws_no_report_an_earlier_sheet_showed(tmp_path: Path) -> None:
     """Issue 38: the figure after class fixes is a reading of bodies no reader has seen."""
-    assert report_of("qs:r1#p0#s3") == "r1" and report_of("qp:r1#p0") == "r1" and report_of("qt:t1#0") is None
+    assert report_of("qs:r1#p0#s3") == "r1" and report_of("qp:r1#p0") == "r1" and report_of("qt:t1:0:1") == "t1"
+    assert report_of("qi:t12:0") == "t12" and report_of("x") is None
     first = sheets(tmp_path, 1)
-    assert seen_reports([first / "key.json"]) == {"r1"}
+    assert seen_reports([first / "key.json"]) == {"r1", "t1"}
     views = {"titled": BuildView(toy_build(tmp_path / "t2"))}
     again = tmp_path / "again"
-    write_sheets(again, views, n_read=5, n_mined=0, seed=3, mined_from="titled",
-                 unseen=seen_reports([first / "key.json"]))
+    write_sheets(again, views, n_read=5, n_mined=0, seed=3, mined_from="titled", unseen={"r1"})
     levels = [v["level"] for v in json.loads((again / "key.json").read_text(encoding="utf-8"))["items"].values()
               if v["sheet"] == "titled"]
-    assert levels == ["topic", "intent"]  # r1's sentence and passage queries are not drawn again
+    assert levels == ["topic", "intent"]  # r1's sentence and passage queries are not drawn again (t1 was not seen)
+    also = tmp_path / "also"
+    write_sheets(also, views, n_read=5, n_mined=0, seed=3, mined_from="titled", unseen={"r1", "t1"})
+    assert not json.loads((also / "key.json").read_text(encoding="utf-8"))["items"]
 
 
 def test_verdicts_are_validated_and_counted(tmp_path: Path) -> None:
