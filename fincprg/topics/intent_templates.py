@@ -23,7 +23,7 @@ from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import Any
 
-from fincprg.topics.topic_input import TopicInput, surface_form
+from fincprg.topics.topic_input import TopicInput, common_run, surface_form
 
 TEMPLATE_ID, TEMPLATE_VERSION = "topic_intent.templates", 2
 
@@ -144,7 +144,8 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
 
     written = sum(k.lower() in t.lower() for t in titles)
     # one title of several is no view of the topic (检测 in one fund-holdings report of three)
-    if ((companies or len(titles) >= 3) and written < 2) or names_industry(k, industry) == "same":  # 「汽车行业汽车」 says it twice
+    if ((companies or len(titles) >= 3) and written < 2) or names_industry(k, industry) == "same" \
+            or k.lower() in _GENERIC_THEMES:  # 「汽车行业汽车」 says it twice; 「机械行业设备」 says nothing
         return ""
     if names_industry(k, industry) == "within":  # 「汽车零部件」 already says 汽车行业
         scope = scope.replace(f"{industry}行业", "")
@@ -205,6 +206,10 @@ def shared_theme(a: str, b: str) -> str | None:
 
 # words that name a whole economy's sector, never one theme of an industry's topic
 _GENERIC_SECTORS = frozenset({"农业", "工业", "制造业", "服务业", "产业", "行业", "贸易"})
+# head nouns and bare measures that say no one thing the titles share: 「机械行业设备」, 「机械行业销量」 over
+# excavator and forklift sales, 「营销」 over e-commerce marketing monthlies (readings 20 and 21: vague)
+_GENERIC_THEMES = frozenset("设备 材料 产品 服务 内容 业务 市场 消费 营销 销售 销量 均价 价格 产量 医疗 科技 技术 "
+                            "信息技术 数据 平台 资产 项目".split())
 # a company is a subject of its topic with this share of the titles; alone it needs more than half (issue 38)
 _SUBJECT_SHARE = 1 / 3
 # what a theme intent asks of an industry event the titles share
@@ -225,10 +230,14 @@ def whole_term(k: str, titles: Sequence[str]) -> str:
     商业航天 (c-TF-IDF counts the tokenizer's pieces, and 「计算机行业航天」 is not what the titles say)."""
     longer = _longer_terms(k)
     own = [t.lower() for t in titles if k.lower() in t.lower()]
-    if not longer or not own:
+    if not own:
         return k
     whole = [t for t in longer if all(t in title for title in own)]
-    return surface_form(max(whole, key=lambda t: (len(t), t)), titles) if whole else k
+    if whole:
+        return surface_form(max(whole, key=lambda t: (len(t), t)), titles)
+    # no lexicon term holds it, but every title writes it inside the same words (合成生物学, 信息技术产业)
+    run = common_run(k.lower(), own) if len(own) >= 2 else k.lower()
+    return surface_form(run, titles) if run != k.lower() else k
 
 
 def topic_companies(titles: Sequence[str]) -> dict[str, list[str]]:
@@ -254,18 +263,19 @@ def topic_subjects(companies: dict[str, list[str]], n_titles: int) -> list[str]:
 
 
 def shared_keyword(keywords: Sequence[str], titles: Sequence[str], industry: str | None,
-                   listed: Collection[str] = ()) -> str | None:
+                   listed: Collection[str] = (), grown: Collection[str] = ()) -> str | None:
     """The theme the titles agree on: of the keywords that name an industry term, an industry event or a sector
     measure (not a company, a company's own measure, nor the industry's own name), the one the most titles write
     (the first in c-TF-IDF order among ties), where at least two titles (one in a topic of one) and more than half of them
     write it; else None: a theme a third of a grab-bag topic writes (短剧 in three of nine media reports) is no
-    intent of the topic."""
+    intent of the topic. ``grown``: theme terms as the titles write them whole (:func:`whole_term`)."""
     best, best_n = None, 0
     for k in keywords:
         low = k.lower()
-        if k in listed or names_industry(k, industry) == "same":
+        if k in listed or names_industry(k, industry) == "same" or low in _GENERIC_THEMES:
             continue
-        if not (k in _theme_terms() or low in _theme_terms() or k in _EVENT_INTENTS or _sector_measure(k)):
+        if not (k in _theme_terms() or low in _theme_terms() or k in grown or k in _EVENT_INTENTS
+                or _sector_measure(k)):
             continue
         written = sum(low in t.lower() for t in titles)
         if written > best_n:
@@ -330,9 +340,12 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
     scope = f"{topic.industry}行业" if topic.industry else ""
     companies = topic_companies(topic.titles)
     terms = _subject_terms()
-    kws = [whole_term(surface_form(k, topic.titles), topic.titles) for k in topic.keywords if k]
-    kws = [k for k in dict.fromkeys(kws) if k.lower() in terms and k not in companies and k not in listed
-           and not k.isdigit()]
+    # a keyword that can carry a question, as the titles write it whole (生物学 -> 合成生物学)
+    whole = {k: whole_term(surface_form(k, topic.titles), topic.titles) for k in topic.keywords
+             if k and k.lower() in terms}
+    kws = [k for k in dict.fromkeys(whole.values()) if k not in companies and k not in listed and not k.isdigit()]
+    # a theme term the titles write inside longer words is still a theme, as those words
+    grown = {w for k, w in whole.items() if w != k and (k in _theme_terms() or k.lower() in _theme_terms())}
     # a keyword the tokenizer cannot read as one dictionary noun (个护, 资管) makes no clear question
     kws = [k for k in kws if sound(k)]
     key = topic.topic_id
@@ -357,7 +370,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         subs = list(dict.fromkeys(title_questions(names)))[:max_subqueries]
         subs = list(dict.fromkeys(subs + keyword_questions(own, max_subqueries - len(subs))))[:max_subqueries]
         return [{"intent": _company_intent(key, names, companies, own), "subqueries": subs}] if subs else []
-    theme = shared_keyword(kws, topic.titles, topic.industry, listed)
+    theme = shared_keyword(kws, topic.titles, topic.industry, listed, grown)
     if theme is None or not scope:
         # no intent; each company's title still makes a question about the topic's reports (a parentless subquery)
         subs = list(dict.fromkeys(title_questions(list(companies))))[:max_subqueries]

@@ -303,3 +303,20 @@ def test_a_theme_half_the_titles_write_is_no_intent():
     titles = ("银行6月社融符合预期", "8月LPR维持不变", "信贷收支表解读：非银转向一般性存款", "非银存款高增背后：存款搬家")
     assert shared_keyword(("存款", "社融"), titles, "银行") is None
     assert shared_keyword(("存款", "社融"), (titles[0], *titles[2:], "存款利率下调"), "银行") == "存款"
+
+
+def test_generic_words_make_no_theme_and_a_term_is_asked_as_the_titles_write_it():
+    """Readings 20 and 21's vague themes, as a class: a head noun or a bare measure (设备, 销量 over excavator and
+    forklift sales) is no theme; a theme term every title writes inside the same longer words is asked as those
+    words (生物学 in 「合成生物学周报」), without the report's kind (周报)."""
+    from fincprg.topics.topic_input import common_run
+
+    sales = TopicInput("t1", ("销量", "设备"), ("工程机械点评：挖机销量好于预期，设备更新", "工程机械点评：叉车销量增长，设备出口",
+                                               "工程机械点评：装载机销量回升，设备需求"), "机械")
+    assert template_intents(sales) == []
+    bio = TopicInput("t2", ("生物学",), ("合成生物学周报：七巨头联手", "合成生物学周报：器官生物打印", "合成生物学周报：华中突破"),
+                     "基础化工", (dt.date(2025, 1, 1), dt.date(2025, 5, 1)))
+    [it] = template_intents(bio)
+    assert "合成生物学" in it["intent"] and "周报" not in it["intent"], it
+    assert common_run("信息技术", ["信息技术产业行业研究：大会", "信息技术产业行业周报：AI"]) == "信息技术产业"
+    assert common_run("销量", ["挖机销量好于预期", "叉车销量增长"]) == "销量"
