@@ -59,26 +59,18 @@ def surface_form(keyword: str, titles: Sequence[str]) -> str:
     return keyword
 
 
-_RUN_CHAR = re.compile(r"[\u4e00-\u9fff]")
-
-
 def common_run(k: str, titles: Sequence[str]) -> str:
-    """``k`` extended by the characters every title writes right before and after its first ``k`` (CJK only,
-    at most 8 in all): 生物学 in 「合成生物学周报」 titles is 合成生物学."""
-    spans = [(t.find(k), t) for t in titles]
-    left = right = 0
-    while all(i - left - 1 >= 0 and _RUN_CHAR.match(t[i - left - 1]) for i, t in spans) \
-            and len({t[i - left - 1] for i, t in spans}) == 1 and len(k) + left + right < 8:
-        left += 1
-    while all(i + len(k) + right < len(t) and _RUN_CHAR.match(t[i + len(k) + right]) for i, t in spans) \
-            and len({t[i + len(k) + right] for i, t in spans}) == 1 and len(k) + left + right < 8:
-        right += 1
-    from fincprg.finance.words import sound
+    """``k`` with the one word every title writes right before it (合成 in 「合成生物学周报」 titles: 合成生物学), where
+    that word is a word of two characters or more; else ``k``. One word at most, and none after it: the words
+    around a term in a title series are as often the series' frame (第5周乘用车, 汽车和汽车零部件) as the term's."""
+    from fincprg.finance.words import words
 
-    i, t = spans[0]
-    # a report's kind written after the term (合成生物学周报, 信息技术产业行业研究) is no part of it
-    run = _REPORT_KIND.sub("", t[i - left:i + len(k) + right])
-    return run if len(run) > len(k) and k in run and sound(run, t) else k
-
-
-_REPORT_KIND = re.compile(r"(?:双?周报|月报|日报|周观点|点评|专题|研究|报告|系列|行业|板块)+$")
+    before = set()
+    for t in titles:
+        ws = words(t)
+        at = [n for n, w in enumerate(ws) if w.lower() == k]
+        if not at or at[0] == 0:
+            return k
+        before.add(ws[at[0] - 1])
+    (w,) = before if len(before) == 1 else ("",)
+    return w + k if len(w) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", w) else k

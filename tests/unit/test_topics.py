@@ -318,5 +318,5 @@ def test_generic_words_make_no_theme_and_a_term_is_asked_as_the_titles_write_it(
                      "基础化工", (dt.date(2025, 1, 1), dt.date(2025, 5, 1)))
     [it] = template_intents(bio)
     assert "合成生物学" in it["intent"] and "周报" not in it["intent"], it
-    assert common_run("信息技术", ["信息技术产业行业研究：大会", "信息技术产业行业周报：AI"]) == "信息技术产业"
+    assert common_run("信息技术", ["信息技术产业行业研究：大会", "信息技术产业行业周报：AI"]) == "信息技术"  # no word after
     assert common_run("销量", ["挖机销量好于预期", "叉车销量增长"]) == "销量"
