@@ -164,7 +164,7 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
     if k.endswith("价"):  # a price (猪价, 金价) moves; it has no 前景 or 发展
         return _pick(key, [f"{scope}{k}走势如何？", f"{scope}{k}的变化情况如何？"])
     forms = [f"{scope}{k}的发展趋势如何？", f"{scope}{k}有哪些新变化？"]
-    return _pick(key, forms if "至" in scope else [*forms, f"{scope}{k}的前景如何？"])
+    return _pick(key, forms)  # no 「的前景如何」: a theme's 前景 over weekly digests asks nothing (reading 22)
 
 
 def term_scope(k: str, scope: str, industry: str | None, titles: Sequence[str]) -> tuple[str, str]:
@@ -174,14 +174,27 @@ def term_scope(k: str, scope: str, industry: str | None, titles: Sequence[str]) 
     then joins two sectors (「综合金融行业REITs」, 「基础化工行业电商」 under a misread industry)."""
     from fincprg.finance.industries import lexicon
 
+    if industry and k.endswith("行业"):  # a sector the titles name as such is asked alone
+        return scope.replace(f"{industry}行业", ""), k
     if not industry or not (k in _theme_terms() or k.lower() in _theme_terms()):
         return scope, k  # an event or a measure is asked of the industry
     own = [t.lower() for t in titles if k.lower() in t.lower()]
     if own and 2 * sum(f"{k.lower()}行业" in t for t in own) > len(own):
         return scope.replace(f"{industry}行业", ""), f"{k}行业"
-    if industry in {ind for ind, ws in lexicon().items() if k in ws}:
+    # another industry's term keeps the topic's industry where the titles name it (「医药行业周报：AI…」 asks of AI in
+    # medicine, not of AI)
+    if industry in {ind for ind, ws in lexicon().items() if k in ws} or 2 * _naming(industry, own) > len(own):
         return scope, k
     return scope.replace(f"{industry}行业", ""), k
+
+
+def _naming(industry: str, titles: Sequence[str]) -> int:
+    """How many of ``titles`` name ``industry`` (its CITIC or Shenwan name)."""
+    from fincprg.finance.industries import SW2014_TO_CITIC, SW2021_TO_CITIC
+
+    names = {industry.lower()} | {n.lower() for m in (SW2014_TO_CITIC, SW2021_TO_CITIC) for n, c in m.items()
+                                  if c == industry}
+    return sum(any(n in t.lower() for n in names) for t in titles)
 
 
 @lru_cache(maxsize=1)
@@ -322,7 +335,8 @@ def _theme_intent(key: str, theme: str, period: str, scope: str, titles: Sequenc
     scope, theme = term_scope(theme, scope, scope.removesuffix("行业") or None, titles)
     if _sector_measure(theme) or theme.endswith("价"):  # a measure or a price (猪价) moves; it has no 景气
         return _pick(key, [f"了解{period}{scope}{theme}的走势", f"跟踪{period}{scope}{theme}的变化"])
-    forms = [f"了解{period}{scope}{theme}的发展趋势", f"跟踪{period}{scope}{theme}的景气变化"]
+    # 「景气变化」 presumed cycle data that thematic pieces do not give (readings 21 and 22: not_answered)
+    forms = [f"了解{period}{scope}{theme}的发展趋势", f"跟踪{period}{scope}{theme}的最新动态"]
     return _pick(key, forms)
 
 
@@ -341,8 +355,9 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
     companies = topic_companies(topic.titles)
     terms = _subject_terms()
     # a keyword that can carry a question, as the titles write it whole (生物学 -> 合成生物学)
+    # (the industry's own name is dropped before it grows: 电力行业 must not become 新能源电力行业)
     whole = {k: whole_term(surface_form(k, topic.titles), topic.titles) for k in topic.keywords
-             if k and k.lower() in terms}
+             if k and k.lower() in terms and names_industry(k, topic.industry) != "same"}
     kws = [k for k in dict.fromkeys(whole.values()) if k not in companies and k not in listed and not k.isdigit()]
     # a theme term the titles write inside longer words is still a theme, as those words
     grown = {w for k, w in whole.items() if w != k and (k in _theme_terms() or k.lower() in _theme_terms())}

@@ -26,9 +26,16 @@ class TopicInput:
             return period_label(self.dates)
         low = word.lower()
         own = [d for t, d in zip(self.titles, self.title_dates, strict=True) if d is not None and low in t.lower()]
+        # the years the titles write are the years they review (「2025零食电商趋势」 published in January 2026)
+        written = [int(y) for t in self.titles if low in t.lower() for y in _TITLE_YEAR.findall(t)]
+        if written and len(written) >= len(own):
+            own = [dt.date(min(written), 6, 30), dt.date(max(written), 6, 30)]
         label = period_label(own) if own else period_label(self.dates)
         # a quarter of publication dates is not the quarter the reports review (October reports on Q3): its year
         return label.split("年", 1)[0] + "年" if "季度" in label else label
+
+
+_TITLE_YEAR = re.compile(r"(?<!\d)(20[0-4]\d)(?!\d)")
 
 
 def period_label(dates: Sequence[dt.date]) -> str:
@@ -65,6 +72,8 @@ def common_run(k: str, titles: Sequence[str]) -> str:
     around a term in a title series are as often the series' frame (第5周乘用车, 汽车和汽车零部件) as the term's."""
     from fincprg.finance.words import words
 
+    from fincprg.finance.words import pos_tags
+
     before = set()
     for t in titles:
         ws = words(t)
@@ -73,4 +82,6 @@ def common_run(k: str, titles: Sequence[str]) -> str:
             return k
         before.add(ws[at[0] - 1])
     (w,) = before if len(before) == 1 else ("",)
-    return w + k if len(w) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", w) else k
+    # a noun only: a verb before it is the title's advice (「持续关注家居板块」 is no 关注家居; reading 22)
+    return w + k if len(w) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", w) and pos_tags().get(w, "").startswith("n") \
+        else k

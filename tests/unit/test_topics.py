@@ -307,16 +307,39 @@ def test_a_theme_half_the_titles_write_is_no_intent():
 
 def test_generic_words_make_no_theme_and_a_term_is_asked_as_the_titles_write_it():
     """Readings 20 and 21's vague themes, as a class: a head noun or a bare measure (设备, 销量 over excavator and
-    forklift sales) is no theme; a theme term every title writes inside the same longer words is asked as those
-    words (生物学 in 「合成生物学周报」), without the report's kind (周报)."""
+    forklift sales) is no theme; a theme term every title writes after the same noun is asked with it, never with
+    a verb of the titles' advice (reading 22's 「关注家居」) nor with words after it (信息技术产业)."""
     from fincprg.topics.topic_input import common_run
 
     sales = TopicInput("t1", ("销量", "设备"), ("工程机械点评：挖机销量好于预期，设备更新", "工程机械点评：叉车销量增长，设备出口",
                                                "工程机械点评：装载机销量回升，设备需求"), "机械")
     assert template_intents(sales) == []
-    bio = TopicInput("t2", ("生物学",), ("合成生物学周报：七巨头联手", "合成生物学周报：器官生物打印", "合成生物学周报：华中突破"),
-                     "基础化工", (dt.date(2025, 1, 1), dt.date(2025, 5, 1)))
-    [it] = template_intents(bio)
-    assert "合成生物学" in it["intent"] and "周报" not in it["intent"], it
+    assert common_run("航天", ["商业航天周报：组网加速", "商业航天周报：发射高峰"]) == "商业航天"
+    assert common_run("家居", ["轻工行业周报：持续关注家居板块", "轻工周报：持续关注家居"]) == "家居"
     assert common_run("信息技术", ["信息技术产业行业研究：大会", "信息技术产业行业周报：AI"]) == "信息技术"  # no word after
     assert common_run("销量", ["挖机销量好于预期", "叉车销量增长"]) == "销量"
+
+
+def test_a_theme_keeps_the_industry_its_titles_name_and_the_years_they_write():
+    """Reading 22: AI in medical weeklies is 医药行业AI, not AI; titles published in January 2026 about 2025 ask 2025."""
+    from fincprg.topics.intent_templates import term_scope
+
+    med = ("医药行业周报：AI医疗加速落地", "医药行业周报：AI制药进展", "医药周报：AI辅助诊断获批")
+    assert term_scope("AI", "2025年医药行业", "医药", med) == ("2025年医药行业", "AI")
+    snacks = TopicInput("t", ("零食",), ("2025零食电商趋势报告", "2025年零食电商洞察"), "食品饮料",
+                        title_dates=(dt.date(2026, 1, 5), dt.date(2026, 1, 20)))
+    assert snacks.period_of("零食") == "2025年"
+
+
+def test_the_industrys_own_name_never_grows_into_a_theme_and_no_intent_presumes_cycle_data():
+    """Reading 22: 电力行业 (the industry) grew into 「电力设备及新能源行业新能源电力行业」; 「FDA的景气变化」 and an education
+    topic's 「景气变化」 presumed cycle data the reports do not give."""
+    from fincprg.topics.intent_templates import term_scope
+
+    assert term_scope("新能源电力行业", "2024年电力设备及新能源行业", "电力设备及新能源", ()) == ("2024年", "新能源电力行业")
+    power = TopicInput("t1", ("电力行业", "陆风"), ("新能源电力行业周报：硅片价格维稳", "新能源电力行业周报：陆风招标增长",
+                                                 "新能源电力行业周报：陆风中标价格稳定"), "电力设备及新能源")
+    assert all("新能源电力行业" not in it["intent"] for it in template_intents(power))
+    fda = TopicInput("t2", ("FDA",), ("医药行业周报：FDA批准新药", "医药行业周报：FDA加速审批", "医药周报：FDA新规"), "医药",
+                     (dt.date(2025, 3, 1), dt.date(2025, 9, 1)))
+    assert all("景气" not in it["intent"] for it in template_intents(fda))
