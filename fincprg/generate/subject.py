@@ -38,12 +38,12 @@ _COMMON_FREQ = 50
 # beside others (「我」: a name that starts inside 我国)
 NOT_ISSUER_BEFORE = re.compile(
     r"(?:、|与|和|同|及|跟|向|(?<![认成作因行视])为|给|对|进入|通过|包括|例如|如|联合|携手|引入|收购|并购|持有|根据|据|我|子公司|控股股东|实际控制人|"
-    r"母公司|大股东|股东|客户|供应商|合作伙伴|战略投资者|投资者|"
+    r"母公司|大股东|股东|客户|供应商|合作伙伴|战略投资者|投资者|可比公司|可比|同业|同行|对标|参考|相比|对比|"
     # an investee the issuer trades (「上半年公司出售隆基绿能部分股份」, 「投资隆基绿能的会计核算方法变更」)
     r"出售|投资|参股|入股)$")
 # the company after these is one the issuer holds, bought or is owned by: never the issuer, wherever else it is named
-# (not 持有: 「控股股东将直接持有X」 is the parent holding the issuer)
-OWNED_BEFORE = re.compile(r"(?:收购|并购|控股|参股|入股|子公司|控股股东|实际控制人|母公司|大股东)$")
+# (not 持有: 「控股股东将直接持有X」 is the parent holding the issuer), or one it is compared with as a peer
+OWNED_BEFORE = re.compile(r"(?:收购|并购|控股|参股|入股|子公司|控股股东|实际控制人|母公司|大股东|可比公司|可比|同业|对标|对比)$")
 # ... or right before these: a list goes on, it acts on 公司 as investor or parent, or it is a place or group
 NOT_ISSUER_AFTER = re.compile(
     r"(?:、|等|集团|项目|基地|地区|园区|开发区|高新区|政府|国家|省|县|市(?![场值占盈净])|(?:与|和|同|向|为|对)(?:本)?公司|(?:战略)?(?:入股|投资|参股|增资|控股|持股|收购|认购)(?:了)?(?:本)?公司"
@@ -94,7 +94,8 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     occ = table.occurrences(t)
     named = [o for o in occ if not o.by_code]
     # a code right after a partner's name is the partner's (_code_of_other); a company the body says the issuer
-    # buys, owns or is owned by is nobody's issuer anywhere in it (「公司先后并购国星光电」, then 「国星光电营收…」)
+    # buys, owns, is owned by or is compared with is nobody's issuer anywhere in it (「公司先后并购国星光电」, then
+    # 「国星光电营收…」; 「对比民和股份」, then 「民和股份估值较高」)
     held = {o.key for o in named if OWNED_BEFORE.search(t[max(0, o.start - 8):o.start].rstrip(" 　"))
             and not t.startswith("集团", o.end)}  # 「母公司中国黄金集团」 is the group, not the listed 中国黄金
     own = [o for o in occ if role(t, o) == "issuer" and not _code_of_other(o, named, t) and o.key not in held]

@@ -123,3 +123,13 @@ def test_a_company_the_issuer_bought_is_nobodys_issuer_anywhere_in_the_body(tmp_
     assert body_subject(bought, t) is None
     group = "中国黄金为集团旗下唯一黄金珠宝零售平台，充分享受母公司中国黄金集团的资源支持。中国黄金2022年营收同比增长。"
     assert body_subject(group, t) == ("中国黄金", "600916")
+
+
+def test_a_valuation_peer_is_nobodys_issuer(tmp_path):
+    """Reading 22's 民和股份 for 益生股份's figures: a company the body compares the issuer with is not its issuer,
+    wherever else the body names it."""
+    p = tmp_path / "stocks.csv"
+    p.write_text("symbol,name,industry\n002234,民和股份,农业综合\n002458,益生股份,农业综合\n", encoding="utf-8")
+    t = StockTable(p)
+    body = "公司2022年实现营收22.6亿元，同比增长10%。对比民和股份，公司成本更低。民和股份估值较高，民和股份市值回落。"
+    assert body_subject(body, t) is None
