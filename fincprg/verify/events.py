@@ -13,8 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.readers import (CLAUSE_SPLIT, COMPARE, CONDITIONAL, SENT_SPLIT, blank_names, blank_periods, norm,
-                                    periods)
+from fincprg.finance.crosscheck import (
+    CLAUSE_SPLIT,
+    COMPARE,
+    CONDITIONAL,
+    SENT_SPLIT,
+    blank_names,
+    blank_periods,
+    norm,
+    periods,
+)
 from fincprg.verify.verdict import Reason, Verdict
 
 # --- events ----------------------------------------------------------------------------------------------------

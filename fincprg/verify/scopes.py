@@ -3,7 +3,7 @@ only for a part (a segment, also under a numbered heading, a channel, product, r
 to be injected, a customer, peer, the industry or the nation), an adjusted total (「剔除防疫类产品收入」),
 several parts at once (「收入增速分别为」) or as the base of a share (「占收入总额的7%」) is ``not_answered``; a
 market's volume asked under the company's name (「国内重卡销量」) is ``wrong_subject``. Verify's own reading
-(:mod:`.readers`), not the generator's.
+(:mod:`fincprg.finance.crosscheck`), not the generator's.
 """
 from __future__ import annotations
 
@@ -11,8 +11,17 @@ import functools
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.readers import (LOOSE, METRICS, SENT_SPLIT, blank_names, blank_periods, longest_first, norm,
-                                    periods, read_ask)
+from fincprg.finance.crosscheck import (
+    LOOSE,
+    METRICS,
+    SENT_SPLIT,
+    blank_names,
+    blank_periods,
+    longest_first,
+    norm,
+    periods,
+    read_ask,
+)
 from fincprg.verify.verdict import Reason, Verdict
 
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")

@@ -1,6 +1,6 @@
 """A strict reader's checks of sentence and passage queries, beyond subject and answerability.
 
-Each is a general rule over the query and its source text (verify's own reading, :mod:`.readers`):
+Each is a general rule over the query and its source text (verify's own reading, :mod:`fincprg.finance.crosscheck`):
 
 * ``garbled``: the query copies conditional or legal boilerplate (若…超过, 承诺, 应当, 不得), repeats a fragment,
   keeps a unit or a month without its number, or writes an example of its answer (「面临X等哪些风险」);
@@ -15,9 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import FLOWS
-from fincprg.verify.events import WHAT, events_in
-from fincprg.verify.readers import (
+from fincprg.finance.crosscheck import (
     CLAUSE_SPLIT,
     COMPARE,
     FY,
@@ -30,6 +28,8 @@ from fincprg.verify.readers import (
     periods,
     read_ask,
 )
+from fincprg.verify.answer import FLOWS
+from fincprg.verify.events import WHAT, events_in
 from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"变化|变动|增长|增速|提升|提高|下降|下滑|降低|改善|回升|原因|驱动|因素|表现")
