@@ -140,7 +140,7 @@ PAIR_SCORERS = Registry(
     "pair scorer", "mine.reranker.backend / export.negatives.reranker.backend / eval rerank specs",
     ("fincprg.mine.lexical", "fincprg.models.rerankers"), api="register_pair_scorer")
 EMBEDDERS = Registry("embedder", "topics.embedder.backend / mine.prefilter.embedder.backend",
-                     ("fincprg.topics.embed",), api="register_embedder")
+                     ("fincprg.models.embedders",), api="register_embedder")
 CLASSIFIERS = Registry("industry classifier", "topics.classifier.backend", ("fincprg.topics.classify",),
                        api="register_classifier")
 RETRIEVERS = Registry("retriever", "fincprg eval --retriever", ("fincprg.evaluate.retriever_specs",),

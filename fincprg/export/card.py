@@ -10,8 +10,8 @@ from fincprg import layout as L
 from fincprg.config import ExportConfig, PipelineConfig, section_hash
 from fincprg.export.beir import SUBSETS
 from fincprg.export.hf import mteb_subsets
+from fincprg.manifest_counts import ordered_levels, ordered_reasons
 from fincprg.registry import CLASSIFIERS, PAIR_SCORERS, Registry
-from fincprg.verify.summary import ordered_levels, ordered_reasons
 
 STAT_COLUMNS = ("queries", "avg_query_chars", "avg_passage_chars", "rel_per_query", "pairs")
 

@@ -23,6 +23,7 @@ import re
 from functools import lru_cache
 
 from fincprg.finance.clauses import SENTENCE, metric_clauses
+from fincprg.finance.wordlists import alternation, read_entries
 
 # Sentences that promise, condition, prescribe or warn instead of reporting what happened.
 NOT_STATING = re.compile(
@@ -30,25 +31,11 @@ NOT_STATING = re.compile(
     r"|原则上|保证")
 # An event is not stated by a risk note, a policy or rule, or a shareholder table either.
 NOT_STATING_EVENT = re.compile(r"可能|风险|政策|章程|规划|持股比例|持股数量|股东名称|股东性质|质押或冻结")
-# Event questions: a word of the question -> what a stating sentence must name.
+# Event questions (fincprg/finance/data/stated_events.jsonl): a word of the question -> what a stating sentence
+# must name, in file order (the first event a question asks is the one read)
 EVENTS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
-    (re.compile(q), re.compile(s)) for q, s in (
-        (r"分红|派息|利润分配|股利|派现", r"分红|派发|红利|派息|利润分配|每10股|股利|转增|送红股"),
-        (r"回购", r"回购"),
-        (r"增持", r"增持"),
-        (r"减持", r"减持"),
-        (r"股权激励|限制性股票|股票期权|激励计划", r"激励|限制性股票|股票期权|授予"),
-        (r"员工持股", r"员工持股"),
-        (r"定增|定向增发|非公开发行|募集资金|募资|可转债|配股", r"定增|定向增发|非公开发行|募集资金|募资|可转|配股|发行"),
-        (r"收购|并购|重组", r"收购|并购|重组|购买|股权转让"),
-        (r"中标|订单|签订|签署|合同", r"中标|订单|签订|签署|合同"),
-        (r"诉讼|仲裁", r"诉讼|仲裁|判决|裁决"),
-        (r"担保", r"担保"),
-        (r"质押", r"质押"),
-        (r"解禁|限售", r"解禁|限售|上市流通"),
-        (r"处罚|罚款|立案", r"处罚|罚款|立案"),
-        (r"政府补助|补贴", r"补助|补贴"),
-    ))
+    (re.compile(alternation(e["asked"])), re.compile(alternation(e["stated"])))
+    for e in read_entries("fincprg.finance", "stated_events.jsonl"))
 # Specifics of an event: an amount or count with its unit, or a date.
 _AMOUNT = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)")
 _SPECIFIC = re.compile(_AMOUNT.pattern + r"|\d{1,2}月\d{1,2}日")

@@ -19,8 +19,9 @@ from dataclasses import dataclass, replace
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
 from fincprg.finance.extract import metric_surface_pattern
-from fincprg.generate.complete import asked_period, normal_periods, part_year, without_base_periods
-from fincprg.generate.complete import text_periods as _text_periods
+from fincprg.finance.reporting_period import asked_period, normal_periods, part_year, without_base_periods
+from fincprg.finance.reporting_period import text_periods as _text_periods
+from fincprg.finance.surface import canonical
 from fincprg.finance.words import pos_tags, sound, words
 
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
@@ -90,14 +91,6 @@ def clauses(text: str) -> list[str]:
 
 def _first_metric(clause: str) -> re.Match[str] | None:
     return _METRIC_RE.search(clause)
-
-
-def canonical(surface: str) -> str | None:
-    low = surface.lower()
-    for c, syns in METRIC_SYNONYMS.items():
-        if any(s.lower() == low for s in syns):
-            return c
-    return None
 
 
 def aspect_before(clause: str, start: int, names: frozenset[str] = frozenset()) -> str:
@@ -189,7 +182,7 @@ def label(periods: frozenset[Period], forecast_flag: bool = False) -> tuple[str,
 
 
 def text_periods(text: str, year: int | None) -> frozenset[Period]:
-    """:func:`fincprg.generate.complete.text_periods` as of the end of the report ``year``."""
+    """:func:`fincprg.finance.reporting_period.text_periods` as of the end of the report ``year``."""
     return _text_periods(text, dt.date(year, 12, 31) if year else None)
 
 
@@ -213,11 +206,11 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
               passage_text: str = "", *, date: dt.date | None) -> tuple[str, bool]:
     """The clause's own period, else the sentence's when it names one year, else the passage's period.
 
-    ``passage_year``: the passage's one reporting year, or its :func:`~fincprg.generate.complete.dominant_period`
+    ``passage_year``: the passage's one reporting year, or its :func:`~fincprg.finance.reporting_period.dominant_period`
     (a passage of half-year figures is asked as 2021年上半年, never 2021年). A bare part (前三季度) takes the
     year the passage gives that part (``passage_text``; 一季度 in a passage writing 22Q1 is 2022年一季度),
     else stays bare; a forecast stays a forecast (2024E, 预计 before the year, a year after the report's).
-    ``date``: the report's, for :func:`~fincprg.generate.complete.part_year`."""
+    ``date``: the report's, for :func:`~fincprg.finance.reporting_period.part_year`."""
     pp = passage_year if isinstance(passage_year, Period) else (Period(passage_year, "FY") if passage_year else None)
     # a time adverbial scopes what follows it: the sentence's period is the one written before this clause
     # (「2021年，公司营收…，毛利率…」), not one a later clause gives another fact (「…预计2023年下半年投产」)
@@ -380,47 +373,3 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
 
 def _lead_metrics(sentence: str) -> set[str]:
     return {canonical(m.group(0)) or m.group(0) for m in _METRIC_RE.finditer(sentence)}
-
-
-# Events a finance reader asks about even when a sentence gives no metric: keyword -> question stems.
-EVENTS: dict[str, tuple[str, ...]] = {
-    "股权激励": ("{E}{P}股权激励计划的主要内容是什么？", "{E}{P}股权激励的授予对象和价格是多少？"),
-    "回购": ("{E}{P}股份回购的进展如何？", "{E}{P}回购了多少股份？"),
-    "分红": ("{E}{P}的分红方案是什么？", "{E}{P}分红情况如何？"),
-    "定增": ("{E}{P}定增募集资金用于哪些项目？", "{E}{P}定增方案的主要内容是什么？"),
-    "募投": ("{E}{P}募投项目的进展如何？",),
-    "收购": ("{E}{P}收购事项对业绩有何影响？", "{E}{P}收购了哪些资产？"),
-    "并购": ("{E}{P}并购事项对业绩有何影响？",),
-    "投产": ("{E}{P}新项目何时投产？", "{E}{P}项目投产进展如何？"),
-    "扩产": ("{E}{P}扩产计划的进展如何？",),
-    "中标": ("{E}{P}中标了哪些项目？",),
-    "提价": ("{E}{P}产品提价的幅度是多少？", "{E}{P}提价对业绩有何影响？"),
-    "涨价": ("{E}{P}产品涨价对业绩有何影响？",),
-    "降价": ("{E}{P}产品降价对业绩有何影响？",),
-    "新品": ("{E}{P}推出了哪些新品？",),
-    "出口": ("{E}{P}出口业务表现如何？",),
-    "海外": ("{E}{P}海外业务进展如何？", "{E}{P}海外市场拓展情况如何？"),
-    "渠道": ("{E}{P}渠道拓展情况如何？", "{E}{P}的渠道建设有哪些进展？"),
-    "门店": ("{E}{P}门店扩张情况如何？", "{E}{P}开了多少家新门店？"),
-    "研发": ("{E}{P}研发进展如何？", "{E}{P}在研发上有哪些投入？"),
-    "客户": ("{E}{P}主要客户有哪些？", "{E}{P}客户拓展情况如何？"),
-    "原材料": ("{E}{P}原材料价格变化对盈利有何影响？", "{E}{P}原材料成本压力如何？"),
-    "疫情": ("疫情对{E}{P}经营有何影响？",),
-    "政策": ("{E}{P}受到哪些政策影响？",),
-    "竞争": ("{E}{P}面临的行业竞争格局如何？",),
-    "需求": ("{E}{P}下游需求情况如何？",),
-    "估值": ("{E}当前估值水平如何？", "{E}{P}估值是否合理？"),
-}
-# events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
-CORPORATE_EVENTS = frozenset("股权激励 回购 分红 定增 募投 收购 并购 投产 扩产 中标 提价 涨价 降价 新品".split())
-# what the market does to a company, not what it plans: 「常熟银行2022年需求方面有哪些规划」 asks nothing
-MARKET_EVENTS = frozenset("疫情 政策 竞争 需求 原材料 涨价 降价".split())
-# 竞争力 and 进出口 are no 竞争 or 出口 event, nor is 稳定增长 a 定增
-_EVENT_RE = re.compile("|".join(sorted(EVENTS, key=len, reverse=True)).replace("竞争", "竞争(?!力|优势|对手)")
-                       .replace("出口", "(?<!进)出口").replace("定增", "定增(?![长速幅量])"))
-
-
-def event_of(text: str) -> str | None:
-    """The first event keyword of :data:`EVENTS` written in ``text``."""
-    m = _EVENT_RE.search(text)
-    return m.group(0) if m else None

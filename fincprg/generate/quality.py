@@ -184,7 +184,7 @@ def check_query(query: str, source: str, *, subjects: Iterable[str] = (), year_s
     """
     from fincprg.finance import Period, extract
     from fincprg.finance.industries import lexicon
-    from fincprg.generate.complete import without_reference_years
+    from fincprg.finance.reporting_period import without_reference_years
 
     from fincprg.finance.compare import periods
 

@@ -172,7 +172,6 @@ def run(ctx: StageContext) -> dict[str, Any]:
     register_companies(reports.values())
     tokenizer_words = extra_words()  # the same tokenizer in every Ray actor (Prepared.setup)
     generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
-    complete = cfg.generate.complete
     rewriter = make_rewriter(cfg, generator, progress=ctx.show_progress)
     # What is alive now (modules, the config, the reports, openai's hundreds of pydantic types) lives to the
     # end of the stage: frozen, the cyclic collector stops walking it at each full collection. Those took
@@ -180,56 +179,13 @@ def run(ctx: StageContext) -> dict[str, Any]:
     # with every request in flight; 0.4 s frozen. Unfrozen again when the stage ends, whatever happens.
     gc.freeze()
     try:
-        bs = cfg.generate.batch_size
         ray_stats: dict[str, Any] = {}  # engine: ray - the LLM actors' summed client stats
         tally = QueryTally()
         sentences: dict[str, int] | None = None  # passage id -> its sentences, when every batch runs here and now
         if hasattr(generator, "stream"):
-            # LLM: requests stream across batch boundaries (the window stays full); checkpoints stay per batch
-            # two readers of one stream: the LLM runs at most its window ahead of the writer, so tee holds
-            # at most that many passages
-            done = ctx.committed_batches(bs)
-            todo, ask = itertools.tee(itertools.islice(iter_inputs(ctx, reports), done * bs, None))
-            if not done:  # the tail's counts and hierarchy are gathered as batches are written (see tally.py)
-                sentences = {}
-
-            def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
-                out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
-                for item, tree in batch:
-                    for name, recs in tree_records(item, tree, complete=complete).items():
-                        out[name].extend(recs)
-                items_ = [item for item, _ in batch]
-                out = rewriter.apply(items_, out, report_company) if rewriter is not None else out
-                if sentences is not None:
-                    for q in out[L.QUERIES]:
-                        tally.add(q.model_dump(mode="json"))
-                    for item in items_:
-                        sentences[item.passage.id] = sentences.get(item.passage.id, 0) + len(item.sentences)
-                return out
-
-            # in this process, or (engine: ray) from LLM actors that each build their own generator
-            trees = ctx.llm_stream(ask, local=generator, worker=functools.partial(llm_worker, cfg.generate),
-                                   llm=cfg.llm, stats_out=ray_stats)
-            try:
-                lines = ctx.map_batches(zip(todo, trees), records, outputs=OUTPUTS, batch_size=bs,
-                                        total=n_items, desc=f"generate ({generator.name})", skipped=True)
-            except Exception as e:
-                cause = getattr(e, "cause", None)  # Ray wraps an actor's error (a refused key...) with its traceback
-                if isinstance(cause, FincprgError):
-                    raise cause from None
-                raise
-            finally:
-                trees.close()  # zip stops at the last item without exhausting the stream: close it now
-            if (client := getattr(generator, "client", None)) is not None:
-                client.check_answered()  # every request failed (an HTML page, 500s): stop, not export nothing
+            lines, sentences = _stream_batches(ctx, reports, generator, rewriter, tally, ray_stats, n_items)
         else:
-            def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
-                out = process_batch(generator, batch, complete=complete)
-                return rewriter.apply(batch, out, report_company) if rewriter is not None else out
-
-            lines = ctx.map_batches(iter_inputs(ctx, reports),
-                                    Prepared(fn, functools.partial(use_words, tokenizer_words)), outputs=OUTPUTS,
-                                    batch_size=bs, total=n_items, desc=f"generate ({generator.name})")
+            lines = _local_batches(ctx, reports, generator, rewriter, tokenizer_words, n_items)
         if sentences is None:  # resumed, or batches made elsewhere: the counts and hierarchy from the written file
             for row in read_jsonl(ctx.output(L.QUERIES)):
                 tally.add(row)
@@ -237,16 +193,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
         counts["hierarchy_reports"] = write_hierarchy(ctx, tally)
         if rewriter is not None:
             counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
-        stats = getattr(getattr(generator, "client", None), "stats", None)
-        if stats is not None and ray_stats:
-            stats = {k: ray_stats.get(k, 0) + v if isinstance(v, int | float) and not isinstance(v, bool) else v
-                     for k, v in stats.items()}
-        if stats is not None:
-            counts["llm"] = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
-                                                       "stale_cache", "prompt_tokens", "completion_tokens",
-                                                       "total_tokens", "cost_usd", "model")}
-            if stats.get("cache_errors"):  # answers the cache could not store: a re-run asks them again
-                counts["llm"]["cache_errors"] = stats["cache_errors"]
+        llm = _llm_counts(generator, ray_stats)
+        if llm is not None:
+            counts["llm"] = llm
         log.info("generate: %s", counts)
         if counts["retryable_failures"]:
             log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "
@@ -255,6 +204,82 @@ def run(ctx: StageContext) -> dict[str, Any]:
         return counts
     finally:
         gc.unfreeze()
+
+
+def _stream_batches(ctx: StageContext, reports: dict[str, Report], generator: TreeGenerator, rewriter: Any,
+                    tally: QueryTally, ray_stats: dict[str, Any], n_items: int) -> tuple[dict[str, int], dict[str, int] | None]:
+    """The LLM's batches: requests stream across batch boundaries (the window stays full); checkpoints stay per
+    batch. Returns the written lines and, when every batch ran here and now, passage id -> its sentences."""
+    cfg = ctx.config
+    bs, complete = cfg.generate.batch_size, cfg.generate.complete
+    # two readers of one stream: the LLM runs at most its window ahead of the writer, so tee holds
+    # at most that many passages
+    done = ctx.committed_batches(bs)
+    todo, ask = itertools.tee(itertools.islice(iter_inputs(ctx, reports), done * bs, None))
+    # the tail's counts and hierarchy are gathered as batches are written (see tally.py)
+    sentences: dict[str, int] | None = None if done else {}
+
+    def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
+        for item, tree in batch:
+            for name, recs in tree_records(item, tree, complete=complete).items():
+                out[name].extend(recs)
+        items_ = [item for item, _ in batch]
+        out = rewriter.apply(items_, out, report_company) if rewriter is not None else out
+        if sentences is not None:
+            for q in out[L.QUERIES]:
+                tally.add(q.model_dump(mode="json"))
+            for item in items_:
+                sentences[item.passage.id] = sentences.get(item.passage.id, 0) + len(item.sentences)
+        return out
+
+    # in this process, or (engine: ray) from LLM actors that each build their own generator
+    trees = ctx.llm_stream(ask, local=generator, worker=functools.partial(llm_worker, cfg.generate),
+                           llm=cfg.llm, stats_out=ray_stats)
+    try:
+        lines = ctx.map_batches(zip(todo, trees), records, outputs=OUTPUTS, batch_size=bs,
+                                total=n_items, desc=f"generate ({generator.name})", skipped=True)
+    except Exception as e:
+        cause = getattr(e, "cause", None)  # Ray wraps an actor's error (a refused key...) with its traceback
+        if isinstance(cause, FincprgError):
+            raise cause from None
+        raise
+    finally:
+        trees.close()  # zip stops at the last item without exhausting the stream: close it now
+    if (client := getattr(generator, "client", None)) is not None:
+        client.check_answered()  # every request failed (an HTML page, 500s): stop, not export nothing
+    return lines, sentences
+
+
+def _local_batches(ctx: StageContext, reports: dict[str, Report], generator: TreeGenerator, rewriter: Any,
+                   tokenizer_words: Any, n_items: int) -> dict[str, int]:
+    """The templates' batches, here or on Ray (each worker's tokenizer set up with ``tokenizer_words``)."""
+    complete = ctx.config.generate.complete
+
+    def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
+        out = process_batch(generator, batch, complete=complete)
+        return rewriter.apply(batch, out, report_company) if rewriter is not None else out
+
+    return ctx.map_batches(iter_inputs(ctx, reports),
+                           Prepared(fn, functools.partial(use_words, tokenizer_words)), outputs=OUTPUTS,
+                           batch_size=ctx.config.generate.batch_size, total=n_items,
+                           desc=f"generate ({generator.name})")
+
+
+def _llm_counts(generator: TreeGenerator, ray_stats: dict[str, Any]) -> dict[str, Any] | None:
+    """The LLM client's request, token and cost counts (with the Ray actors' added), or None without a client."""
+    stats = getattr(getattr(generator, "client", None), "stats", None)
+    if stats is not None and ray_stats:
+        stats = {k: ray_stats.get(k, 0) + v if isinstance(v, int | float) and not isinstance(v, bool) else v
+                 for k, v in stats.items()}
+    if stats is None:
+        return None
+    out = {k: stats.get(k) for k in ("requests", "cache_hits", "retries", "failures", "rejected",
+                                     "stale_cache", "prompt_tokens", "completion_tokens",
+                                     "total_tokens", "cost_usd", "model")}
+    if stats.get("cache_errors"):  # answers the cache could not store: a re-run asks them again
+        out["cache_errors"] = stats["cache_errors"]
+    return out
 
 
 def write_hierarchy(ctx: StageContext, tally: QueryTally) -> int:

@@ -31,10 +31,11 @@ import re
 
 from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
+from fincprg.finance import events as ev
+from fincprg.finance.reporting_period import asked_period, dominant_period
+from fincprg.finance.surface import canonical, surface
 from fincprg.generate import phrases as ph
-from fincprg.generate.phrases import canonical
 from fincprg.generate.base import PassageInput, QueryTree
-from fincprg.generate.complete import asked_period, dominant_period
 from fincprg.records import Failure, Report
 
 log = logging.getLogger(__name__)
@@ -202,10 +203,10 @@ class TemplateGenerator:
                     break
         if best is not None:
             return metric_question(key, e, best)
-        event = ph.event_of(text)
+        event = ev.event_of(text)
         # a topical word (政策, 出口, 竞争) is about the company only in a clause naming it: 「2022年上半年家电
         # 行业出口规模…」 says nothing of the company's exports
-        if event and event not in ph.CORPORATE_EVENTS and not any(
+        if event and event not in ev.CORPORATE_EVENTS and not any(
                 event in c and (e in c or "公司" in c) for c in ph.clauses(text)):
             event = None
         if event:
@@ -214,11 +215,11 @@ class TemplateGenerator:
             where = next((c for c in ph.clauses(text) if event in c), text)
             where = where if extract(where).periods else text
             period, fc = ph.period_of(where, text, passage_year, year, passage_text, date=date)
-            forms = [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]]
+            forms = [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]]
             if fc:
                 # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor
                 # 「投产的前景」; the market's outlook (需求, 政策) is no plan of the company's
-                return "" if event in ph.MARKET_EVENTS else f"{e}{period}{event}方面有哪些规划？"
+                return "" if event in ev.MARKET_EVENTS else f"{e}{period}{event}方面有哪些规划？"
             return _pick(key, forms)
         return ""
 
@@ -278,11 +279,11 @@ class TemplateGenerator:
                                        f"{e}{period}{f.surface}和{second}的变化情况如何？",
                                        f"{e}{period}的{f.surface}和{second}分别是多少？"])
                 return metric_question(key, e, f)
-        event = ph.event_of(text)
+        event = ev.event_of(text)
         # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
-        if event and (event in ph.CORPORATE_EVENTS or text.count(event) >= 2):
+        if event and (event in ev.CORPORATE_EVENTS or text.count(event) >= 2):
             period = "" if period is None else asked_period(period)
-            return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ph.EVENTS[event]])
+            return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]])
         return ""
 
 
@@ -312,12 +313,6 @@ def _forecast_clause(text: str) -> str:
     m = (re.search(r"(?:预计|预测)[^。；]{0,12}?(?:20\d{2}|\d{2})\s*[-~至 ]\s*(?:20\d{2}|\d{2})\s*(?:年|E)[^。；]{0,40}", text)
          or re.search(r"(?:盈利预测|预计)[^。；]{0,60}", text))
     return m.group(0) if m else text
-
-
-def _surface(canonical: str, text: str) -> str:
-    """The synonym of ``canonical`` actually written in ``text`` (the reader's own word)."""
-    hits = [s for s in METRIC_SYNONYMS[canonical] if s.lower() in text.lower()]
-    return max(hits, key=len) if hits else canonical
 
 
 def _metric_order(text: str, metrics: frozenset[str]) -> list[str]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
@@ -65,66 +67,48 @@ def _as_record(item: Raw | Rejection, cfg: Any, mapper: FieldMapper) -> tuple[Re
                                 "fix or remove it"), None
 
 
+@dataclass
+class _Tally:
+    """What reading the corpus kept and rejected; ``metas`` are text-less copies of the kept reports, for
+    run.sample_reports' strata (the text goes to disk at once)."""
+
+    kept: int = 0
+    untitled: int = 0
+    undated: int = 0
+    bad_dates: int = 0  # kept without a date (ingest.on_bad_date: null)
+    bad_date_example: str = ""
+    controls: int = 0  # reports whose fields had control characters taken out
+    metas: list[Report] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+
+    def keep(self, rec: Report) -> None:
+        self.metas.append(rec.model_copy(update={"text": ""}))
+        self.kept += 1
+        self.untitled += not rec.title
+        self.undated += rec.date is None
+        if "_bad_date" in rec.meta:
+            self.bad_dates += 1
+            self.bad_date_example = self.bad_date_example or f"{rec.source}: {rec.meta['_bad_date']!r}"
+        self.controls += "_control_chars_removed" in rec.meta
+
+
 def run(ctx: StageContext) -> dict[str, Any]:
     """Read, map, validate and write the corpus; raise InputError when no report survives."""
     cfg = ctx.config.ingest
     if ctx.corpus is None:
         raise InputError("the ingest stage needs a corpus path: fincprg build CORPUS -o OUT")
     stats = ReadStats()
-    mapper = FieldMapper(cfg.fields)
-    n_kept = untitled = undated = 0
-    bad_dates = 0  # kept without a date (ingest.on_bad_date: null)
-    bad_date_example = ""
-    controls = 0  # reports whose fields had control characters taken out
-    metas: list[Report] = []  # text-less copies, for run.sample_reports' strata: the text goes to disk at once
-    rejected: list[Rejection] = []
-    seen: dict[str, str] = {}  # id -> source of its first occurrence
     every = ctx.output(_ALL)  # scratch: every valid report, streamed; reports.jsonl is it or a sample of it
-    with atomic_writer(every) as write:
-        for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats), desc="ingest"):
-            rec, line = _as_record(item, cfg, mapper)
-            if isinstance(rec, Report) and rec.id in seen:
-                detail = (f"{rec.source}: id {rec.id!r} was already used at {seen[rec.id]}; give every report a "
-                          "unique id (reports without an id get one from their title and text, so this can "
-                          "also be an exact duplicate)")
-                if cfg.on_duplicate_id == "error":
-                    raise InputError(detail + " (or set ingest.on_duplicate_id: reject to skip it and go on)")
-                rec = Rejection(source=rec.source or "", report_id=rec.id, reason="duplicate_id", detail=detail)
-            if isinstance(rec, Rejection):
-                rejected.append(rec)
-                log.debug("rejected %s", rec.detail)
-                continue
-            seen[rec.id] = rec.source or ""
-            write((line if line is not None else rec.to_json()) + "\n")
-            metas.append(rec.model_copy(update={"text": ""}))
-            n_kept += 1
-            untitled += not rec.title
-            undated += rec.date is None
-            if "_bad_date" in rec.meta:
-                bad_dates += 1
-                bad_date_example = bad_date_example or f"{rec.source}: {rec.meta['_bad_date']!r}"
-            controls += "_control_chars_removed" in rec.meta
-
+    tally = _read_corpus(ctx, cfg, stats, every)
+    rejected = tally.rejected
     reasons = Counter(r.reason for r in rejected)
-    if not n_kept:
+    if not tally.kept:
         examples = "\n  ".join(_safe(r.detail) or "" for r in rejected[:5]) or "(the input holds no records)"
         raise InputError(
             f"no report survived ingest of {ctx.corpus} ({len(rejected)} rejected: "
             f"{dict(reasons) or 'none'}). First problems:\n  {examples}"
         )
-    sampled = None
-    if ctx.config.run.sample_reports is not None:
-        chosen, sampled = sample_reports(metas, ctx.config.run.sample_reports, ctx.config.run.seed)
-        ids = {r.id for r in chosen}
-        with open(every, encoding="utf-8") as src, atomic_writer(ctx.output(L.REPORTS)) as write:
-            for line, r in zip(src, metas, strict=True):
-                if r.id in ids:
-                    write(line)
-        n_kept = len(ids)
-        log.info("ingest: sampled %d of %d reports over %d industry/year strata (run.sample_reports)",
-                 sampled["kept"], sampled["from"], sampled["strata"])
-    else:
-        every.replace(ctx.output(L.REPORTS))
+    n_kept, sampled = _write_reports(ctx, every, tally.metas)
     extra: list[Report] = []
     if cfg.extra_titles:
         extra, extra_rejected = read_extra_titles(cfg.extra_titles, cfg)
@@ -133,27 +117,15 @@ def run(ctx: StageContext) -> dict[str, Any]:
         log.info("ingest: %d extra titles for the topics (ingest.extra_titles)", len(extra))
     atomic_write_text(ctx.output(L.EXTRA_TITLES), "".join(r.to_json() + "\n" for r in extra))
     atomic_write_text(ctx.output(L.REJECTED), "".join(_rejection_line(r) + "\n" for r in rejected))
-    if rejected:
-        log.warning("ingest: %d input records, files or folders rejected (%s); see %s", len(rejected),
-                    dict(reasons), ctx.output(L.REJECTED))
-    if bad_dates:
-        log.warning("ingest: %d reports have a date fincprg cannot read (e.g. %s); they are kept without a "
-                    "date, the raw value in Report.meta._bad_date (ingest.on_bad_date: reject rejects them "
-                    "instead)", bad_dates, bad_date_example)
-    if controls:
-        log.info("ingest: control characters (NUL, BEL, ESC...) were taken out of %d reports "
-                 "(Report.meta._control_chars_removed)", controls)
-    if untitled:
-        log.warning("ingest: %d of %d reports have no title: their passages get bottom-up queries, but topics "
-                    "(top-down queries) and company completion from the title skip them", untitled, n_kept)
+    _log_problems(ctx, tally, reasons, n_kept)
     counts: dict[str, Any] = {
         "reports": n_kept,
         "rejected": len(rejected),
         "rejected_by_reason": dict(sorted(reasons.items())),
-        "untitled": untitled,
-        "undated": undated,
-        "dates_unparsed": bad_dates,
-        "control_chars_removed": controls,
+        "untitled": tally.untitled,
+        "undated": tally.undated,
+        "dates_unparsed": tally.bad_dates,
+        "control_chars_removed": tally.controls,
         "files": stats.files,
         "encodings": dict(sorted(stats.encodings.items())),
     }
@@ -162,3 +134,68 @@ def run(ctx: StageContext) -> dict[str, Any]:
     if sampled is not None:
         counts["sample"] = sampled
     return counts
+
+
+def _read_corpus(ctx: StageContext, cfg: Any, stats: ReadStats, every: Path) -> _Tally:
+    """Stream every valid report to ``every``; tally it, or its rejection (a repeated id included)."""
+    mapper = FieldMapper(cfg.fields)
+    tally = _Tally()
+    seen: dict[str, str] = {}  # id -> source of its first occurrence
+    with atomic_writer(every) as write:
+        for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats), desc="ingest"):
+            rec, line = _as_record(item, cfg, mapper)
+            if isinstance(rec, Report) and rec.id in seen:
+                rec = _duplicate(rec, seen[rec.id], cfg.on_duplicate_id)
+            if isinstance(rec, Rejection):
+                tally.rejected.append(rec)
+                log.debug("rejected %s", rec.detail)
+                continue
+            seen[rec.id] = rec.source or ""
+            write((line if line is not None else rec.to_json()) + "\n")
+            tally.keep(rec)
+    return tally
+
+
+def _duplicate(rec: Report, first: str, on_duplicate_id: str) -> Rejection:
+    """The rejection of a report whose id was already used at ``first``; an InputError under
+    ``ingest.on_duplicate_id: error``."""
+    detail = (f"{rec.source}: id {rec.id!r} was already used at {first}; give every report a "
+              "unique id (reports without an id get one from their title and text, so this can "
+              "also be an exact duplicate)")
+    if on_duplicate_id == "error":
+        raise InputError(detail + " (or set ingest.on_duplicate_id: reject to skip it and go on)")
+    return Rejection(source=rec.source or "", report_id=rec.id, reason="duplicate_id", detail=detail)
+
+
+def _write_reports(ctx: StageContext, every: Path, metas: list[Report]) -> tuple[int, dict[str, Any] | None]:
+    """reports.jsonl: every valid report, or run.sample_reports' sample of them; (reports written, the sample's
+    summary or None)."""
+    if ctx.config.run.sample_reports is None:
+        every.replace(ctx.output(L.REPORTS))
+        return len(metas), None
+    chosen, sampled = sample_reports(metas, ctx.config.run.sample_reports, ctx.config.run.seed)
+    ids = {r.id for r in chosen}
+    with open(every, encoding="utf-8") as src, atomic_writer(ctx.output(L.REPORTS)) as write:
+        for line, r in zip(src, metas, strict=True):
+            if r.id in ids:
+                write(line)
+    log.info("ingest: sampled %d of %d reports over %d industry/year strata (run.sample_reports)",
+             sampled["kept"], sampled["from"], sampled["strata"])
+    return len(ids), sampled
+
+
+def _log_problems(ctx: StageContext, tally: _Tally, reasons: Counter[str], n_kept: int) -> None:
+    """One line each for the rejections, the unreadable dates, the control characters and the untitled reports."""
+    if tally.rejected:
+        log.warning("ingest: %d input records, files or folders rejected (%s); see %s", len(tally.rejected),
+                    dict(reasons), ctx.output(L.REJECTED))
+    if tally.bad_dates:
+        log.warning("ingest: %d reports have a date fincprg cannot read (e.g. %s); they are kept without a "
+                    "date, the raw value in Report.meta._bad_date (ingest.on_bad_date: reject rejects them "
+                    "instead)", tally.bad_dates, tally.bad_date_example)
+    if tally.controls:
+        log.info("ingest: control characters (NUL, BEL, ESC...) were taken out of %d reports "
+                 "(Report.meta._control_chars_removed)", tally.controls)
+    if tally.untitled:
+        log.warning("ingest: %d of %d reports have no title: their passages get bottom-up queries, but topics "
+                    "(top-down queries) and company completion from the title skip them", tally.untitled, n_kept)

@@ -34,7 +34,7 @@ class TextEmbedder:
     def prepare(self, texts: Sequence[str]) -> None:
         uniq = list(dict.fromkeys(texts))
         self._index = {t: i for i, t in enumerate(uniq)}
-        from fincprg.topics.embed import make_embedder  # noqa: PLC0415 - sklearn or the model only when enabled
+        from fincprg.models.embedders import make_embedder  # noqa: PLC0415 - sklearn or the model only when enabled
 
         # both sides of a mined pair are queries, so a bi-encoder gives each its query prompt (e5: "query: ")
         emb = make_embedder(self.cfg, texts="queries", seed=self.seed, device=self.device,

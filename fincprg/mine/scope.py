@@ -15,8 +15,8 @@ about a company by that company's report. :func:`topic_veto` says so, with these
 - ``topic_period``: the years (and part of year, actual vs forecast) the subquery names are neither the
   passage's nor its report's (title, publication quarter).
 - ``topic_trend``: the subquery asks how a metric went (「…市占率的变化情况如何」) and the passage states no
-  figure for it, only a direction, plan or outlook (read by verify's own reader,
-  :func:`fincprg.verify.topical.check_trend`, not the generator's extraction).
+  figure for it, only a direction, plan or outlook (read by the cross-check's reader, as verify reads it:
+  :func:`fincprg.finance.crosscheck.trend.unanswered_trend`, not the generator's extraction).
 
 Report scopes are small per-report records built once by the stage (:func:`topic_scope`) and
 handed to the pure scoring function with the rest of :class:`~fincprg.mine.traverse.MineEnv`.
@@ -32,8 +32,8 @@ from typing import Any
 
 from fincprg.finance.clauses import SENTENCE
 from fincprg.finance.compare import period_conflict, periods
+from fincprg.finance.crosscheck.trend import unanswered_trend
 from fincprg.finance.stocks import find_names, name_index
-from fincprg.verify.topical import check_trend
 
 # Report types (Report.report_type) whose passages speak for an industry or the market as a whole.
 WIDE_TYPES = frozenset({"industry", "strategy", "macro"})
@@ -187,6 +187,6 @@ def topic_veto(subquery: str, sub_facts: Any, passage: str | None, scope: Report
             theirs |= periods(extract(passage), passage)
         if theirs and period_conflict(sub_periods, frozenset(theirs)):
             return "topic_period"
-    if passage and check_trend(subquery, passage, companies) is not None:
+    if passage and unanswered_trend(subquery, passage, companies) is not None:
         return "topic_trend"
     return None

@@ -18,7 +18,7 @@ import dataclasses
 import functools
 import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -94,13 +94,6 @@ def run(ctx: Any) -> dict[str, Any]:
     # one pass over the reports, their texts dropped: the tokenizer's company names and the topic rules' scopes
     reports = [r.model_copy(update={"text": ""}) for r in ctx.read(L.INGEST, L.REPORTS)]
     register_companies(reports)
-    # passages and sentences are streamed, never held: their texts are read back by offset when the veto asks
-    def passages() -> Iterator[Passage]:
-        return ctx.read(L.CHUNK, L.PASSAGES)
-
-    def sentences() -> Iterator[Sentence]:
-        return ctx.read(L.CHUNK, L.SENTENCES)
-
     # the queries verify kept, of every level, and their direct qrels
     kept = list(ctx.read(L.VERIFY, L.QUERIES))
     gen_queries = [q for q in kept if q.level in ("sentence", "passage")]
@@ -110,13 +103,7 @@ def run(ctx: Any) -> dict[str, Any]:
     topic_queries = [q for q in kept if q.level in ("topic", "intent")] if topics_needed else []
     queries = gen_queries + topic_queries
     texts = {q.id: q.text for q in queries}
-
-    bp: set[str] = set()
-    if cfg.boilerplate.enabled:
-        report_of = {p.id: p.report_id for p in passages()}
-        bp_s = boilerplate_sentences(sentences(), report_of, cfg.boilerplate.min_reports)
-        bp_p = boilerplate_passages(passages(), sentences(), bp_s, cfg.boilerplate.min_reports)
-        bp = boilerplate_queries(gen_queries, bp_s, bp_p)
+    bp = _boilerplate(ctx, gen_queries) if cfg.boilerplate.enabled else set()
 
     spaces, side = build_spaces(list(cfg.spaces), queries, nodes, subtree, cfg.max_space_queries, cfg.direction,
                                 industry)
@@ -127,27 +114,8 @@ def run(ctx: Any) -> dict[str, Any]:
     # what was used, not what was configured: a backend's default threshold, the model it loaded
     ctx.record_used(reranker=reranker.name, model=getattr(reranker, "model_id", None), threshold=threshold,
                     keep_min_score=cfg.keep_min_score)
-    in_spaces = [q for kind in KINDS for s in spaces[kind] for q in (*s.left, *s.right)]
-    inventory = list(dict.fromkeys(texts[q] for q in in_spaces))
-    for scorer in {id(s): s for s in scorers.values()}.values():
-        if hasattr(scorer, "prepare"):  # BlockScorers and the coverage scorer
-            # one IDF over every query text of the build, fixed before the first space: scores must not
-            # depend on which spaces a process scored before (a resumed run, a Ray actor)
-            scorer.prepare(inventory)
-
-    neighbours = None
-    if cfg.prefilter.enabled:
-        from fincprg.mine.prefilter import TextEmbedder, neighbour_mask  # noqa: PLC0415
-
-        emb = TextEmbedder(cfg.prefilter.embedder, seed=ctx.config.run.seed,
-                           device=cfg.prefilter.device or cfg.reranker.device)
-        emb.prepare(inventory)
-
-        def neighbours(space: Space):  # noqa: ANN202 - closure handed to the pure scorer
-            left = emb.embed([texts[q] for q in space.left])
-            right = emb.embed([texts[q] for q in space.right]) if space.right else None
-            return neighbour_mask(space, left, right, cfg.prefilter.top_k)
-
+    inventory = _prepare_scorers(scorers, spaces, texts)
+    neighbours = _prefilter(ctx, texts, inventory) if cfg.prefilter.enabled else None
     veto = cfg.veto.model_dump(exclude={"enabled"}) if cfg.veto.enabled else None
     # the topic rules read each passage query's report (company, type, title periods, date)
     topic = topic_scope(reports, gen_queries) \
@@ -173,6 +141,52 @@ def run(ctx: Any) -> dict[str, Any]:
     })
     return summarise(spaces, results, mined, queries, bp, side, cfg.direction, threshold, reranker.name,
                      prefilter_top_k=cfg.prefilter.top_k if cfg.prefilter.enabled else None)
+
+
+def _boilerplate(ctx: Any, gen_queries: list[Query]) -> set[str]:
+    """The ids of the queries asked of sentences and passages that many reports repeat (disclaimers, intros)."""
+    cfg = ctx.config.mine
+
+    # passages and sentences are streamed, never held: their texts are read back by offset when the veto asks
+    def passages() -> Iterator[Passage]:
+        return ctx.read(L.CHUNK, L.PASSAGES)
+
+    def sentences() -> Iterator[Sentence]:
+        return ctx.read(L.CHUNK, L.SENTENCES)
+
+    report_of = {p.id: p.report_id for p in passages()}
+    bp_s = boilerplate_sentences(sentences(), report_of, cfg.boilerplate.min_reports)
+    bp_p = boilerplate_passages(passages(), sentences(), bp_s, cfg.boilerplate.min_reports)
+    return boilerplate_queries(gen_queries, bp_s, bp_p)
+
+
+def _prepare_scorers(scorers: dict[str, Any], spaces: dict[str, list[Space]], texts: dict[str, str]) -> list[str]:
+    """Fix each scorer's statistics over every query text in a space; returns those texts (the inventory)."""
+    in_spaces = [q for kind in KINDS for s in spaces[kind] for q in (*s.left, *s.right)]
+    inventory = list(dict.fromkeys(texts[q] for q in in_spaces))
+    for scorer in {id(s): s for s in scorers.values()}.values():
+        if hasattr(scorer, "prepare"):  # BlockScorers and the coverage scorer
+            # one IDF over every query text of the build, fixed before the first space: scores must not
+            # depend on which spaces a process scored before (a resumed run, a Ray actor)
+            scorer.prepare(inventory)
+    return inventory
+
+
+def _prefilter(ctx: Any, texts: dict[str, str], inventory: list[str]) -> Callable[[Space], Any]:
+    """The prefilter's neighbours: per space, the embedding top-k mask the scorer keeps to."""
+    from fincprg.mine.prefilter import TextEmbedder, neighbour_mask  # noqa: PLC0415
+
+    cfg = ctx.config.mine
+    emb = TextEmbedder(cfg.prefilter.embedder, seed=ctx.config.run.seed,
+                       device=cfg.prefilter.device or cfg.reranker.device)
+    emb.prepare(inventory)
+
+    def neighbours(space: Space):  # noqa: ANN202 - closure handed to the pure scorer
+        left = emb.embed([texts[q] for q in space.left])
+        right = emb.embed([texts[q] for q in space.right]) if space.right else None
+        return neighbour_mask(space, left, right, cfg.prefilter.top_k)
+
+    return neighbours
 
 
 def _score_resumably(ctx: Any, spaces: dict[str, list[Space]], envs: dict[str, MineEnv],

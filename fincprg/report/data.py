@@ -14,9 +14,9 @@ from fincprg.config import ExportConfig
 from fincprg.errors import InputError
 from fincprg.evaluate.data import level_rank, read_qrels
 from fincprg.io import read_jsonl
+from fincprg.manifest_counts import ordered_levels, ordered_reasons
 from fincprg.records import TopicHierarchy
 from fincprg.report import svg
-from fincprg.verify.summary import ordered_levels, ordered_reasons
 
 log = logging.getLogger(__name__)
 

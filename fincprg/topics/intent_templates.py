@@ -41,7 +41,7 @@ _NOT_PERFORMING = {
 
 def _asked_period(title: str) -> str:
     """The period a title reviews as a question names it (2022年上半年, 2020年二季度, 2021年), or ""."""
-    from fincprg.generate.complete import asked_period, dominant_period
+    from fincprg.finance.reporting_period import asked_period, dominant_period
 
     p = dominant_period(title)
     return asked_period(p) if p is not None and p.year else ""
@@ -56,7 +56,7 @@ def _subject_terms() -> frozenset[str]:
     """Keywords that can carry a question: industry lexicon terms, metric words and event words."""
     from fincprg.finance import METRIC_SYNONYMS
     from fincprg.finance.industries import lexicon
-    from fincprg.generate.phrases import EVENTS
+    from fincprg.finance.events import EVENTS
 
     words = {w for ws in lexicon().values() for w in ws} | {w for ws in METRIC_SYNONYMS.values() for w in ws}
     return frozenset(w.lower() for w in words | set(EVENTS) if len(w) >= 2)
@@ -67,15 +67,15 @@ def _title_question(key: str, company: str, title: str) -> str:
     expectations. The period is the title's own (a report dated 2022 may be about 2021), with its part of the
     year: a half-year review is asked as 2022年上半年, never as the whole of 2022."""
     from fincprg.finance import METRIC_SYNONYMS, extract
-    from fincprg.generate.phrases import EVENTS, event_of
-    from fincprg.generate.templates import _surface
+    from fincprg.finance.events import EVENTS, event_of
+    from fincprg.finance.surface import surface
 
     f = extract(title)
     y = _asked_period(title)
     metrics = sorted(f.metrics, key=lambda m: min((title.find(s) for s in METRIC_SYNONYMS[m] if s in title),
                                                   default=len(title)))
     if metrics and metrics[0] != "目标价":
-        m = _surface(metrics[0], title)
+        m = surface(metrics[0], title)
         forms = ([q.format(c=company, y=y, m=m) for q in _NOT_PERFORMING[metrics[0]]]
                  if metrics[0] in _NOT_PERFORMING else [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？"])
         # asking what drove growth presumes the title says it grew; capacity is built and a payout decided
@@ -140,7 +140,8 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
     where two titles write it (one bank's 净息差 title is no view of the banks' 净息差), and a company measure is never
     asked of the industry. A period that spans years is a past range, so it gets no 「前景」."""
     from fincprg.finance.industries import lexicon
-    from fincprg.generate.phrases import EVENTS, canonical
+    from fincprg.finance.events import EVENTS
+    from fincprg.finance.surface import canonical
 
     written = sum(k.lower() in t.lower() for t in titles)
     # one title of several is no view of the topic (检测 in one fund-holdings report of three)
@@ -203,7 +204,7 @@ def _theme_terms() -> frozenset[str]:
     and event words (净利率, 疫情) are written in reports of any industry and make no shared theme."""
     from fincprg.finance import METRIC_SYNONYMS
     from fincprg.finance.industries import lexicon
-    from fincprg.generate.phrases import EVENTS
+    from fincprg.finance.events import EVENTS
 
     generic = {w.lower() for ws in METRIC_SYNONYMS.values() for w in ws} | set(EVENTS)
     return frozenset(w for ws in lexicon().values() for w in ws if len(w) >= 2 and w.lower() not in generic)
@@ -298,7 +299,7 @@ def shared_keyword(keywords: Sequence[str], titles: Sequence[str], industry: str
 
 def _sector_measure(k: str) -> bool:
     """A measure an industry's reports share (净息差, 保费, 发电量); a company's own statement measures are not."""
-    from fincprg.generate.phrases import canonical
+    from fincprg.finance.surface import canonical
 
     measure = canonical(k)
     return bool(measure) and measure not in _COMPANY_MEASURES

@@ -38,7 +38,7 @@ from fincprg.records import Failure, Query, Report, TopicAssignment, TopicHierar
 from fincprg.finance.stocks import stock_table as load_table
 from fincprg.topics.classify import company_map, make_classifier
 from fincprg.topics.cluster import TopicTree, cluster_titles
-from fincprg.topics.embed import make_embedder
+from fincprg.models.embedders import make_embedder
 from fincprg.topics.intents import (
     TEMPLATE_ID,
     TEMPLATE_VERSION,
@@ -94,7 +94,7 @@ def embed_titles(titles: list[Title], cfg: Any, seed: int, classifier: Any, prog
         # the tokenizer's cache and gives the user a progress bar
         for text in progress(texts, total=len(texts), desc="topics: tokenise titles"):
             tokenize(text)
-    # every embedder returns L2-normalised float32 rows (fincprg.topics.embed), so no second pass here
+    # every embedder returns L2-normalised float32 rows (fincprg.models.embedders), so no second pass here
     emb = make_embedder(cfg.embedder, seed=seed, classifier=classifier).embed(texts)
     dates = [t.date for t in titles]
     ref = reference_date(dates, cfg.time2vec.reference_date)

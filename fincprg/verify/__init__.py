@@ -2,7 +2,8 @@
 
 One module per concern, each a pure function over texts and records:
 
-* :mod:`.readers`: verify's own reading of metric, direction, year, part of year, actual vs forecast;
+* :mod:`fincprg.finance.crosscheck`: verify's own reading of metric, direction, year, part of year, actual vs
+  forecast (below the stages: mining's topic veto reads its trend rule too);
 * :mod:`.subject`: the company/industry a query names must be a subject of its source;
 * :mod:`.answer`: every fact the query asks is in the source with the same reading;
 * :mod:`.strict` and :mod:`.figures`: a strict reader's rules (boilerplate, vague asks, part as whole, events

@@ -1,7 +1,7 @@
 """Answerability: every fact a query asks for is in its source with the same reading.
 
 Pure functions over texts. For each metric the query names, the facts of the source that state it are
-read (:mod:`fincprg.verify.readers`), the sentence first, then its passage, then the title; the query fails
+read (:mod:`fincprg.finance.crosscheck`), the sentence first, then its passage, then the title; the query fails
 when
 
 * ``metric_absent``: the source never names that metric (loose words such as 业绩 or 收入 excepted);
@@ -20,8 +20,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from fincprg.verify.readers import (CLAUSE_SPLIT, FY, LOOSE, QS, Ask, Fact, Period, is_forecast, latest_year, norm,
-                                    periods, read_ask, read_facts)
+from fincprg.finance.crosscheck import (
+    CLAUSE_SPLIT,
+    FY,
+    LOOSE,
+    QS,
+    Ask,
+    Fact,
+    Period,
+    is_forecast,
+    latest_year,
+    norm,
+    periods,
+    read_ask,
+    read_facts,
+)
 from fincprg.verify.verdict import Reason, Verdict
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.readers import CLAUSE_SPLIT, METRICS, blank_names, metrics, norm, read_ask
+from fincprg.finance.crosscheck import CLAUSE_SPLIT, METRICS, blank_names, metrics, norm, read_ask
 from fincprg.verify.verdict import Reason, Verdict
 
 _YOY_ASK = re.compile(r"同比|(?:较|比|相比|与)(?:上年|去年|上一年)(?:同期)?")

@@ -13,33 +13,32 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.readers import (CLAUSE_SPLIT, COMPARE, CONDITIONAL, SENT_SPLIT, blank_names, blank_periods, norm,
-                                    periods)
+from fincprg.finance.crosscheck import (
+    CLAUSE_SPLIT,
+    COMPARE,
+    CONDITIONAL,
+    SENT_SPLIT,
+    blank_names,
+    blank_periods,
+    norm,
+    periods,
+)
+from fincprg.finance.wordlists import alternation, read_entries
 from fincprg.verify.verdict import Reason, Verdict
 
 # --- events ----------------------------------------------------------------------------------------------------
-EVENTS: dict[str, tuple[str, ...]] = {
-    "收购": ("收购", "并购", "重组", "资产注入", "购买资产", "控股权", "股权转让"),
-    "客户": ("新客户", "客户拓展", "拓展客户", "开拓客户", "客户导入", "进入供应链", "定点", "主要客户", "客户"),
-    "分红": ("分红方案", "分红", "派息", "利润分配", "股息"),
-    "回购": ("回购",),
-    "股权激励": ("股权激励", "激励计划", "员工持股", "限制性股票", "股票期权"),
-    "定增": ("定增", "定向增发", "非公开发行", "增发", "募集资金", "募资"),
-    "合同": ("合同", "框架协议", "协议"),
-    "中标": ("中标",),
-    "新产品": ("新产品", "新品", "新车型", "新药"),
-    "研发中心": ("研发中心", "研究院"),
-    "研发": ("研发进展", "研发投入", "研发项目", "研发管线", "研发成果", "在研"),
-}
+# fincprg/verify/data/events.jsonl: event -> the words that name it, verify's own (not the generator's list)
+_ENTRIES = read_entries("fincprg.verify", "events.jsonl")
+EVENTS: dict[str, tuple[str, ...]] = {ev: tuple(e["word"] for e in _ENTRIES if e["event"] == ev)
+                                      for ev in dict.fromkeys(e["event"] for e in _ENTRIES)}
 # events whose specifics are names: 「特斯拉等客户」, 「客户包括宁德时代、比亚迪」
 _NAMED = {"客户": re.compile(r"[\u4e00-\u9fffA-Za-z]{2,}等(?:[\u4e00-\u9fff]{0,6})客户|客户(?:包括|有|如|涵盖|为|主要为)"
                            r"[\u4e00-\u9fffA-Za-z]{2,}|(?:向|为)[\u4e00-\u9fffA-Za-z]{2,}(?:供货|配套|供应)")}
 # 「分红型两全保险」 is an insurance product, not a dividend
 _NOT_EVENT = re.compile(r"分红型|分红险|分红保险")
 _EVENT_OF = {w: e for e, ws in EVENTS.items() for w in ws}
-# 稳定增长 holds no 定增, nor 新增发电量 an 增发
-_EVENT_RE = re.compile("|".join(sorted(map(re.escape, _EVENT_OF), key=len, reverse=True))
-                       .replace("定增", "定增(?![长速幅量])").replace("增发", "(?<!新)增发(?!电)"))
+# 稳定增长 holds no 定增, nor 新增发电量 an 增发: the entries' not_before / not_after
+_EVENT_RE = re.compile(alternation(_ENTRIES))
 WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
 # 「拟收购」, 「为…收购兼并提供支持」: an event planned or prepared for has not happened, which a question asking what
 # happened (「收购了」, 「完成」) needs

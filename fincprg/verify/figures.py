@@ -19,8 +19,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.readers import (CLAUSE_SPLIT, METRICS, SENT_SPLIT, Fact, blank_periods, longest_first, metrics,
-                                    norm, periods, read_ask, read_facts)
+from fincprg.finance.crosscheck import (
+    CLAUSE_SPLIT,
+    METRICS,
+    SENT_SPLIT,
+    Fact,
+    blank_periods,
+    longest_first,
+    metrics,
+    norm,
+    periods,
+    read_ask,
+    read_facts,
+)
 from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")

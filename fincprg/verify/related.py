@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fincprg.verify.readers import norm
+from fincprg.finance.crosscheck import norm
 from fincprg.verify.verdict import Reason, Verdict
 
 

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from fincprg.finance.crosscheck import norm
 from fincprg.verify._rule_examples import EXAMPLES, Example, Reading
 from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.bases import check_base, check_valuation_parts, check_valued_part
@@ -20,7 +21,6 @@ from fincprg.verify.events import check_event
 from fincprg.verify.figures import (check_amount, check_change_stated, check_combined, check_earnings_forecast,
                                     check_price_level, check_rate_level, check_risk, check_target_as_forecast,
                                     check_valuation)
-from fincprg.verify.readers import norm
 from fincprg.verify.related import check_related
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.strict import check_garbled, check_in_sentence, check_vague, check_whole_year

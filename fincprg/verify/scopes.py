@@ -3,16 +3,26 @@ only for a part (a segment, also under a numbered heading, a channel, product, r
 to be injected, a customer, peer, the industry or the nation), an adjusted total (「剔除防疫类产品收入」),
 several parts at once (「收入增速分别为」) or as the base of a share (「占收入总额的7%」) is ``not_answered``; a
 market's volume asked under the company's name (「国内重卡销量」) is ``wrong_subject``. Verify's own reading
-(:mod:`.readers`), not the generator's.
+(:mod:`fincprg.finance.crosscheck`), not the generator's.
 """
 from __future__ import annotations
 
 import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from fincprg.verify.readers import (LOOSE, METRICS, SENT_SPLIT, blank_names, blank_periods, longest_first, norm,
-                                    periods, read_ask)
+from fincprg.finance.crosscheck import (
+    LOOSE,
+    METRICS,
+    SENT_SPLIT,
+    blank_names,
+    blank_periods,
+    longest_first,
+    norm,
+    periods,
+    read_ask,
+)
 from fincprg.verify.verdict import Reason, Verdict
 
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")
@@ -160,8 +170,8 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
     may set a subject) but not returned."""
     t = norm(text)
     pat = re.compile("|".join(sorted(map(re.escape, surfaces), key=len, reverse=True)))
-    names = [n for n in longest_first(names) if len(n) >= 2]  # 中国平安 before 平安
-    subs = _subsidiaries(names)
+    kept = [n for n in longest_first(names) if len(n) >= 2]  # 中国平安 before 平安
+    text_of = _Text(t, kept, _subsidiaries(kept), figures)
     out: list[bool | None] = []
     sent_of: list[int] = []  # the sentence start of each mention
     loose: list[bool] = []  # whether each mention is a loose word (收入, 业绩) that marks no part
@@ -176,60 +186,91 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
             if out and (not loose[-1] or (out[-1] is False and m.group() in LOOSE)) else None
         sent_of.append(sent_start)
         loose.append(m.group() in LOOSE)
-        start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
-        before = _MAIN_PREFIX.sub("", t[start:m.start()])
-        base = _SHARE_BASE.search(blank_periods(before).rstrip())
-        if base and base.group().startswith("贡献"):
-            out.append(False)
-            continue
-        if figures and base:
-            out.append(None)
-            continue
-        before = _as_company(before, names, subs)
-        if _ADJUSTED.search(before):
-            out.append(False)
-            continue
-        earlier = _as_company(t[sent_start:start], names, subs)  # the sentence before this clause
-        if _part_lead_in(earlier) and not _EXPLICIT_WHOLE.search(before):
-            out.append(False)
-            continue
-        last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)
-        last_whole = max(_whole_ends(before), default=-1)
-        if last_part > last_whole:
-            out.append(False)
-            continue
-        if last_whole < 0:  # no subject in its own clause: the sentence's earlier clauses, or the one before
-            whole_at = max(_whole_ends(earlier), default=-1)
-            topic = max((x.end() for x in _TOPIC_CLAUSE.finditer(earlier)), default=-1)
-            # 「西南设计…净利润为1.02亿元，扣非净利润为…」: a parallel clause keeps the earlier one's subject
-            # (「公司供应链业务收入逆势增长，收入1415亿元」: the company named before the part is no subject)
-            parallel = prev is not None and prev[0] == sent_start and prev[1] is False \
-                and not _whole_ends(_as_company(t[prev[2]:start], names, subs))
-            opens = not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
-            if topic > whole_at or parallel or (opens and (_named_subject(t, sent_start, names)
-                                                            or _of_part(t, sent_start, names))) \
-                    or (not earlier.strip() and subs is not None and _of_subsidiary(t, sent_start, subs, names)):
-                out.append(False)
-                continue
-        tail = before[last_whole:] if last_whole >= 0 else before
-        spans = periods(tail)
-        tail = "".join(ch for i, ch in enumerate(tail) if not any(p.start <= i < p.end for p in spans))
-        tail = re.split(r"[\s\d.%]+", _TENSE_WORDS.sub("", tail))[-1]  # the words right before the metric
-        tail = _metric_words().sub("", tail)  # 「归母净利润和营业收入」: another metric is no qualifier
-        tail = _ALL_OF_KIND.sub("", tail)  # 「公司控股电站累计完成发电量」, 「公司发布年报 2022年实现收入」
-        tail = re.sub(r"[年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
-        whole = len(tail) < 2
-        if whole and figures:
-            end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
-            after = t[m.end():end]
-            if _SHARE_AFTER.match(after.lstrip()) or _TIMES_AFTER.match(after) or not _FIGURE.search(after):
-                out.append(None)
-                continue
-            if _SEVERAL.search(after) and not _several_periods(t[start:end]):
-                out.append(False)
-                continue
-        out.append(whole)
+        out.append(_mention_scope(text_of, m, sent_start, prev))
     return [sc for sc, at in zip(out, starts) if at >= since]
+
+
+@dataclass(frozen=True)
+class _Text:
+    """What every mention of one text is read with: the text (NFKC), the company's names (longest first), its
+    subsidiaries' pattern and whether a company mention must give a figure."""
+
+    t: str
+    names: list[str]
+    subs: re.Pattern[str] | None
+    figures: bool
+
+
+def _mention_scope(x: _Text, m: re.Match[str], sent_start: int,
+                   prev: tuple[int, bool | None, int] | None) -> bool | None:
+    """The scope of one mention (see :func:`metric_scopes`); ``prev``: the previous mention's sentence start,
+    scope and offset, where it can lend its subject."""
+    t = x.t
+    start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
+    before = _MAIN_PREFIX.sub("", t[start:m.start()])
+    base = _SHARE_BASE.search(blank_periods(before).rstrip())
+    if base and base.group().startswith("贡献"):
+        return False
+    if x.figures and base:
+        return None
+    before = _as_company(before, x.names, x.subs)
+    if _ADJUSTED.search(before):
+        return False
+    earlier = _as_company(t[sent_start:start], x.names, x.subs)  # the sentence before this clause
+    if _part_lead_in(earlier) and not _EXPLICIT_WHOLE.search(before):
+        return False
+    last_part = max((p.end() for p in _PART_MARK.finditer(before)), default=-1)
+    last_whole = max(_whole_ends(before), default=-1)
+    if last_part > last_whole:
+        return False
+    # no subject in its own clause: the sentence's earlier clauses, or the one before
+    if last_whole < 0 and _subject_before_is_part(x, earlier, sent_start, start, prev):
+        return False
+    whole = len(_qualifier(before[last_whole:] if last_whole >= 0 else before)) < 2
+    if whole and x.figures:
+        return _figure_given(t, m, start)
+    return whole
+
+
+def _subject_before_is_part(x: _Text, earlier: str, sent_start: int, start: int,
+                            prev: tuple[int, bool | None, int] | None) -> bool:
+    """Whether a mention whose clause names no subject is a part's: the sentence's earlier clauses name a topic
+    after the whole, it continues a part's parallel clause, or its sentence opens on a figure of a named subject,
+    of a part or of a subsidiary."""
+    t = x.t
+    whole_at = max(_whole_ends(earlier), default=-1)
+    topic = max((c.end() for c in _TOPIC_CLAUSE.finditer(earlier)), default=-1)
+    # 「西南设计…净利润为1.02亿元，扣非净利润为…」: a parallel clause keeps the earlier one's subject
+    # (「公司供应链业务收入逆势增长，收入1415亿元」: the company named before the part is no subject)
+    parallel = prev is not None and prev[0] == sent_start and prev[1] is False \
+        and not _whole_ends(_as_company(t[prev[2]:start], x.names, x.subs))
+    opens = not earlier.strip() and _OPENS_ON_FIGURE.match(t, sent_start)
+    return bool(topic > whole_at or parallel
+                or (opens and (_named_subject(t, sent_start, x.names) or _of_part(t, sent_start, x.names)))
+                or (not earlier.strip() and x.subs is not None and _of_subsidiary(t, sent_start, x.subs, x.names)))
+
+
+def _qualifier(tail: str) -> str:
+    """The words right before a metric that qualify it (a segment's name), with periods, tense words, other
+    metrics and the company's own verbs taken out: two characters or more mark a part."""
+    spans = periods(tail)
+    tail = "".join(ch for i, ch in enumerate(tail) if not any(p.start <= i < p.end for p in spans))
+    tail = re.split(r"[\s\d.%]+", _TENSE_WORDS.sub("", tail))[-1]  # the words right before the metric
+    tail = _metric_words().sub("", tail)  # 「归母净利润和营业收入」: another metric is no qualifier
+    tail = _ALL_OF_KIND.sub("", tail)  # 「公司控股电站累计完成发电量」, 「公司发布年报 2022年实现收入」
+    return re.sub(r"[年月日度期内报告全单季前后上下半累计合共分别实现完成取得录得营业总的归母扣非后了和及与同比]", "", tail)
+
+
+def _figure_given(t: str, m: re.Match[str], start: int) -> bool | None:
+    """A company mention with ``figures``: None where its clause gives no amount or rate for it (a share, a
+    multiple, no figure), False where it gives several parts' figures at once (「收入增速分别为」), else True."""
+    end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
+    after = t[m.end():end]
+    if _SHARE_AFTER.match(after.lstrip()) or _TIMES_AFTER.match(after) or not _FIGURE.search(after):
+        return None
+    if _SEVERAL.search(after) and not _several_periods(t[start:end]):
+        return False
+    return True
 
 
 def check_part_whole(query: str, source: str, names: Iterable[str], start: int = 0) -> Verdict | None:

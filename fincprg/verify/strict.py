@@ -1,6 +1,6 @@
 """A strict reader's checks of sentence and passage queries, beyond subject and answerability.
 
-Each is a general rule over the query and its source text (verify's own reading, :mod:`.readers`):
+Each is a general rule over the query and its source text (verify's own reading, :mod:`fincprg.finance.crosscheck`):
 
 * ``garbled``: the query copies conditional or legal boilerplate (若…超过, 承诺, 应当, 不得), repeats a fragment,
   keeps a unit or a month without its number, or writes an example of its answer (「面临X等哪些风险」);
@@ -15,21 +15,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.answer import FLOWS
-from fincprg.verify.events import WHAT, events_in
-from fincprg.verify.readers import (
+from fincprg.finance.crosscheck import (
     CLAUSE_SPLIT,
     COMPARE,
     FY,
     LOST_MONTH,
     MONTH,
     SURFACES,
+    Ask,
     blank_names,
     blank_periods,
     norm,
     periods,
     read_ask,
 )
+from fincprg.verify.answer import FLOWS
+from fincprg.verify.events import WHAT, events_in
 from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"变化|变动|增长|增速|提升|提高|下降|下滑|降低|改善|回升|原因|驱动|因素|表现")
@@ -144,6 +145,21 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     index (BDTI指数) asked of the company."""
     q = norm(query)
     bare = blank_periods(blank_names(q, names))  # without the company and the period: what the query asks about
+    verdict = _vague_subject(bare)
+    if verdict is not None:
+        return verdict
+    dated = _has_period(q)
+    m = _OF_REPORT.search(q)
+    if m and not dated:
+        # each report on the company sets its own target price, rating and valuation
+        return Verdict(Reason.VAGUE, f"asks the {m.group()} with no date; every report on the company gives its own")
+    ask = read_ask(q)
+    verdict = _vague_period(q, bare, ask, dated)
+    return verdict if verdict is not None else _vague_part(q, bare, norm(source), ask)
+
+
+def _vague_subject(bare: str) -> Verdict | None:
+    """An evaluation with no aspect, an index asked of the company, an amount of an action with nothing acted on."""
     rest = _OPEN_ASK.sub("", bare)
     if rest != bare and len(re.sub(r"公司|年|的|[\s至到-]", "", rest)) < 2:
         return Verdict(Reason.VAGUE, "asks an evaluation of the company with no aspect; it matches any report on it")
@@ -153,12 +169,11 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     if m:
         # 「投资金额」 of which project, 「交易金额」 of which deal: a source names several as often as one
         return Verdict(Reason.VAGUE, f"asks the {m.group()} of no named project or deal")
-    dated = _has_period(q)
-    m = _OF_REPORT.search(q)
-    if m and not dated:
-        # each report on the company sets its own target price, rating and valuation
-        return Verdict(Reason.VAGUE, f"asks the {m.group()} with no date; every report on the company gives its own")
-    ask = read_ask(q)
+    return None
+
+
+def _vague_period(q: str, bare: str, ask: Ask, dated: bool) -> Verdict | None:
+    """A month, a part of the year, a time-dependent figure, a change or a dated event asked with no period."""
     if ask.part == MONTH and not _MONTH_NAMED.search(q):
         # 「2022年单月市占率」 from 「1月单月市占率」: which month is lost
         return Verdict(Reason.VAGUE, "asks a single month's figure without naming the month")
@@ -180,10 +195,14 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     if dated_events and WHAT.search(bare) and not dated:
         # 「五粮液推出了哪些新品」: every year has its launches, bids and deals
         return Verdict(Reason.VAGUE, f"asks {'/'.join(sorted(dated_events))} with no period; every year has its own")
+    return None
+
+
+def _vague_part(q: str, bare: str, src: str, ask: Ask) -> Verdict | None:
+    """A part's figure with the part unnamed, a product metric without its product, a share without its market."""
     m = _ANY_PART.search(bare)
     if m:
         return Verdict(Reason.VAGUE, f"asks 「{m.group(1)}」 of no named segment or subsidiary")
-    src = norm(source)
     for pm in _PRODUCT_METRICS:
         if pm not in q:
             continue

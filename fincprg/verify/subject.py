@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from fincprg.verify.readers import PART_WORDS, SURFACES, longest_first, norm
+from fincprg.finance.crosscheck import PART_WORDS, SURFACES, longest_first, norm
 from fincprg.verify.verdict import Reason, Verdict
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject

@@ -2,22 +2,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Any
 
-from fincprg.records import QueryLevel
+# LEVELS stays importable from here: verify/stage.py reads it
+from fincprg.manifest_counts import LEVELS, ordered_levels, ordered_reasons
 
-LEVELS: tuple[str, ...] = get_args(QueryLevel)  # sentence, passage, topic, intent
-
-
-def ordered_levels(counts: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """The manifest's per-level counts in :data:`LEVELS` order (a manifest stores its keys sorted by name)."""
-    return sorted((counts.get("levels") or {}).items(),
-                  key=lambda kv: LEVELS.index(kv[0]) if kv[0] in LEVELS else len(LEVELS))
-
-
-def ordered_reasons(counts: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """The manifest's drop reasons, most frequent first (ties by name)."""
-    return sorted((counts.get("reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+__all__ = ["LEVELS", "summary_lines"]
 
 
 def summary_lines(counts: Mapping[str, Any], top: int = 5) -> list[str]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fincprg.verify.readers import (CLAUSE_SPLIT, SENT_SPLIT, blank_names, blank_periods, is_forecast, metrics, norm,
-                                    read_ask)
+from fincprg.finance.crosscheck import CLAUSE_SPLIT, SENT_SPLIT, blank_names, blank_periods, is_forecast, norm
+from fincprg.finance.crosscheck.trend import ASKS_AHEAD, OUTLOOK, RISK, unanswered_trend
 from fincprg.verify.events import SPECIFIC
 from fincprg.verify.verdict import Reason, Verdict
 
@@ -41,18 +41,10 @@ _TOPIC_RE = re.compile("|".join(sorted(map(re.escape, _WORD_OF), key=len, revers
 # an open ask (a figure asked with 多少 is the figure rules' business)
 _OPEN = re.compile(r"进展|拓展|扩张|情况|如何|怎样|有何影响|什么影响|趋势|何时|哪些")
 _FIGURE_ASK = re.compile(r"多少|几")
-# a risk question names its risks (「医保谈判降价等哪些风险」): figures.check_risk reads it
-_RISK = re.compile(r"风险")
-# a sentence that only looks ahead states no progress: 「看好渠道下沉」, 「有望受益于海外拓展」
-# (「有助公司强化…渠道」, 「有利于拓展海外」: what a thing may do for the topic, not what was done)
-_OUTLOOK = re.compile(r"有望|看好|期待|值得|计划|拟|将|未来|展望|预计|预期|潜力|空间|或将|可期|有保障|审核|审批中|推进中"
-                      r"|有助|有利于")
 # the broker's own view or earlier report (「我们预计2021Q2公司新开门店数稳步回升」, 「我们在前期报告《…》即阐述了公司
 # 渠道管理有所精进」) is no statement of the company's progress or plan: specifics written after it in their sentence
 # are the analyst's, whatever the query asks
 _BROKER_VIEW = re.compile(r"我们(?:认为|判断|预计|预测|预期|看好|期待|估计|在|此前|前期|之前)")
-# the query itself asks a plan or an outlook: a look-ahead sentence with specifics answers it
-_ASKS_AHEAD = re.compile(r"规划|计划|前景|展望|目标")
 # the nation's figures (海关 data) are no company's 出口 or 需求 (国内, 全球 may be the company's markets)
 _NATION = re.compile(r"我国|全国|全行业|海关|统计局")
 # an impact asked (「疫情对X经营有何影响」) is stated only where the topic acts on something: 「受疫情影响」,
@@ -74,9 +66,9 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     impact, without the topic acting."""
     q = blank_names(norm(query), names)  # 「海外星」 names no 海外 topic
     asked = topics_in(q)
-    if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or _RISK.search(q):
+    if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or RISK.search(q):
         return None
-    ahead = is_forecast(q) or bool(_ASKS_AHEAD.search(q))
+    ahead = is_forecast(q) or bool(ASKS_AHEAD.search(q))
     impact = bool(_IMPACT_ASK.search(q))
     sents = SENT_SPLIT.split(norm(source))
     company = re.compile("|".join(["公司", *(re.escape(n) for n in names if len(n) >= 2)]))
@@ -94,7 +86,7 @@ def _states(sent: str, topic: str, ahead: bool, impact: bool, company: re.Patter
     if topic not in topics_in(sent) or all(_national(sent, m.start(), company) for m in _TOPIC_RE.finditer(sent)
                                            if _WORD_OF[m.group()] == topic):
         return False
-    if not ahead and _OUTLOOK.search(sent):
+    if not ahead and OUTLOOK.search(sent):
         return False
     if impact and not _acts(sent, topic):
         return False
@@ -127,43 +119,11 @@ def _acts(sent: str, topic: str) -> bool:
     return False
 
 
-# 「…的变化趋势如何」, 「…表现如何」: the whole question asks how one or more metrics went
-# (「估值水平如何」: a level asked is answered by a figure too)
-_TREND = re.compile(r"的?(?:变化趋势|趋势|变化情况|表现|走势|变化|水平)(?:如何|怎样|怎么样)[？?]?$")
-_JOIN = re.compile(r"和|及|与|、|以及")
-
-
 def check_trend(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``not_answered``: a trend or performance ask of a metric (a known metric family, else the words asked:
     研发投入) that no clause of the source states with a figure, other than as a plan or an outlook."""
-    q = blank_names(norm(query), names)
-    m = _TREND.search(q)
-    if not m or is_forecast(q) or _ASKS_AHEAD.search(q) or _RISK.search(q):
+    what = unanswered_trend(query, source, names)
+    if what is None:
         return None
-    families = read_ask(q).metrics
-    asked = families or _asked_words(q[:m.start()])
-    clauses = [c for c in CLAUSE_SPLIT.split(norm(source)) if c.strip()]
-    # a family is named by any of its surfaces (营收 for 营业收入); other words as written
-    named = [{f for _, f, _ in metrics(c)} for c in clauses] if families else []
-    for what in asked:
-        mentions = [c for i, c in enumerate(clauses) if (what in named[i] if families else what in c)]
-        if not mentions:
-            continue  # never named: the answer and metric rules decide
-        if not any(_figure(c) and not _OUTLOOK.search(c) and not is_forecast(c) for c in mentions):
-            return Verdict(Reason.NOT_ANSWERED, f"asks how {what} went; the source states no figure for it, only a "
-                           "direction, a plan or an outlook")
-    return None
-
-
-def _asked_words(head: str) -> tuple[str, ...]:
-    """The words a trend is asked of, from the query before its trend phrase (company blanked to 公司):
-    「公司2021年研发投入」 -> 研发投入; 「营收和研发投入」 -> both."""
-    head = blank_periods(head)
-    head = re.sub(r"^.*?公司", "", head) if "公司" in head else head
-    # blank_periods leaves the 年 of 「2021年」
-    return tuple(w for w in (re.sub(r"^[\s的年度]+|[\s的]+$", "", x) for x in _JOIN.split(head)) if len(w) >= 2)
-
-
-def _figure(clause: str) -> bool:
-    """A number in the clause that is not a date (「2021年之后」 gives none)."""
-    return re.search(r"\d", blank_periods(clause)) is not None
+    return Verdict(Reason.NOT_ANSWERED, f"asks how {what} went; the source states no figure for it, only a "
+                   "direction, a plan or an outlook")

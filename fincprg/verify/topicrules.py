@@ -17,9 +17,20 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from fincprg.finance.crosscheck import (
+    CONDITIONAL,
+    FY,
+    SENT_SPLIT,
+    SURFACES,
+    Ask,
+    blank_periods,
+    is_forecast,
+    longest_first,
+    norm,
+    periods,
+    read_ask,
+)
 from fincprg.finance.lexicon import content_words
-from fincprg.verify.readers import (CONDITIONAL, FY, SENT_SPLIT, SURFACES, Ask, blank_periods, is_forecast,
-                                    longest_first, norm, periods, read_ask)
 from fincprg.verify.sources import ReportInfo
 from fincprg.verify.verdict import Reason, Verdict
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from fincprg.finance.reporting_period import dominant_year
 from fincprg.generate.complete import (
     add_period,
     complete_query,
-    dominant_year,
     has_vague_subject,
     hierarchy,
     replace_vague_subjects,

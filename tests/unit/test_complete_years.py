@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fincprg.generate.complete import (
-    add_period,
-    complete_query,
-    dominant_year,
-    recent_year,
-    without_reference_years,
-)
+from fincprg.finance.reporting_period import dominant_year, recent_year, without_reference_years
+from fincprg.generate.complete import add_period, complete_query
 from fincprg.generate.templates import TemplateGenerator, title_subject
 
 SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "reports.jsonl"
@@ -71,7 +66,7 @@ def test_add_period_still_adds_to_a_query_with_only_a_reference_year():
 
 
 def test_a_bare_part_beside_only_an_earlier_comparison_year_is_of_the_reports_latest_such_part():
-    from fincprg.generate.complete import part_year
+    from fincprg.finance.reporting_period import part_year
 
     # read three times as 「2019年前三季度」 where the passage compares 2020 with 2019
     text = "公司前三季度实现签约金额737亿元，销售均价同比增长3%。拿地强度34%（2019年26%）。"

@@ -10,7 +10,8 @@ import pytest
 from fincprg.config import load_config
 from fincprg.finance.stocks import StockTable
 from fincprg.generate.base import PassageInput, QueryTree
-from fincprg.generate.complete import complete_query, dominant_period
+from fincprg.finance.reporting_period import dominant_period
+from fincprg.generate.complete import complete_query
 from fincprg.generate.subject import body_subject
 from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator
 from fincprg.records import Failure, Passage, Report, Sentence

@@ -90,7 +90,7 @@ def test_no_second_forecast_word():
 
 
 def test_stable_growth_is_no_placement_and_a_listed_risk_has_no_asked_impact():
-    from fincprg.generate.phrases import event_of
+    from fincprg.finance.events import event_of
 
     assert event_of("新元药业（002873）：重视中药发展布局,业绩保持稳定增长") is None
     assert event_of("涪陵榨菜：定增方案彰显发展信心") == "定增"

@@ -97,7 +97,7 @@ def test_dense_retriever_uses_query_and_passage_prompts(models, kind):
 def test_dense_negatives_and_topic_titles_use_the_roles(models, monkeypatch):
     from fincprg.export.negatives import dense_negatives
     from fincprg.models import encoders
-    from fincprg.topics.embed import SentenceTransformerEmbedder
+    from fincprg.models.embedders import SentenceTransformerEmbedder
 
     seen: list[tuple[str, str | None]] = []
     real = encoders.TextEncoder.encode

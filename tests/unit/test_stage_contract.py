@@ -215,7 +215,7 @@ def test_code_hash_covers_lazy_imports_layout_and_data_but_not_unimported_module
         return out
 
     # mine imports the prefilter only inside a function (it needs an embedder): a lazy import counts
-    assert "\n        from fincprg.mine.prefilter import" in (root / "mine" / "stage.py").read_text(encoding="utf-8")
+    assert "\n    from fincprg.mine.prefilter import" in (root / "mine" / "stage.py").read_text(encoding="utf-8")
     _touch(root / "mine" / "prefilter.py")
     assert changed() == {"mine"}
     _touch(root / "layout.py")  # every stage reads and writes through it

@@ -36,7 +36,7 @@ def test_a_comparison_base_is_not_the_period_of_the_figure_beside_it():
     for key in ("a", "b", "c", "d"):
         q = TemplateGenerator().sentence_query(s, "星河银行", key=key)
         assert "2019" not in q, q
-    from fincprg.generate.complete import without_base_periods as blank
+    from fincprg.finance.reporting_period import without_base_periods as blank
 
     assert "2019" not in blank("2021Q1营收较2019年同期增长26%，客流恢复至2019年水平")
     assert "2021" in blank("2021Q1营收较2019年同期增长26%") and "2020" not in blank("需求同比2020年上升16%")

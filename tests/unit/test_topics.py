@@ -13,7 +13,7 @@ from fincprg.finance.industries import CITIC_INDUSTRIES, SW2021_TO_CITIC, to_cit
 from fincprg.records import Report
 from fincprg.topics.classify import IndustryClassifier, LexiconClassifier, TransformersClassifier
 from fincprg.topics.cluster import TopicTree
-from fincprg.topics.embed import ClassifierEmbedder, LSAEmbedder
+from fincprg.models.embedders import ClassifierEmbedder, LSAEmbedder
 from fincprg.topics.intents import TopicInput, llm_intents, template_intents, to_queries, validate
 from fincprg.topics.subtrees import build_nodes, dominant, subtree_for
 from fincprg.topics.time2vec import DIM, PERIODS_DAYS, time2vec

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fincprg.verify.answer import check_answer, check_topic_answer
-from fincprg.verify.readers import FY, H1, M9, Q1, periods, read_ask, read_facts
+from fincprg.finance.crosscheck import FY, H1, M9, Q1, periods, read_ask, read_facts
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, char_tokens, judge_ranking
 from fincprg.verify.sources import passage_subjects, report_info

@@ -5,7 +5,7 @@ import datetime as dt
 from fincprg.verify.answer import check_answer
 from fincprg.verify.figures import (check_combined, check_earnings_forecast, check_rate_level, check_risk,
                                     check_valuation)
-from fincprg.verify.readers import periods, read_facts
+from fincprg.finance.crosscheck import periods, read_facts
 from fincprg.verify.scopes import check_part_whole
 from fincprg.verify.events import check_event
 from fincprg.verify.strict import check_garbled, check_vague

@@ -9,7 +9,7 @@ import datetime as dt
 
 from fincprg.verify.answer import check_answer
 from fincprg.verify.figures import check_amount, check_change_stated, check_risk, check_target_as_forecast
-from fincprg.verify.readers import periods, read_facts
+from fincprg.finance.crosscheck import periods, read_facts
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.events import check_event
 from fincprg.verify.strict import check_garbled, check_vague, check_whole_year

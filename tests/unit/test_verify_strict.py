@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from fincprg.verify.readers import periods
+from fincprg.finance.crosscheck import periods
 from fincprg.verify.sources import ReportInfo
 from fincprg.verify.scopes import check_part_whole
 from fincprg.verify.events import check_event

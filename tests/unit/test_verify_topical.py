@@ -4,7 +4,7 @@ failing reading and keeps the acceptable one beside it (shapes from blind readin
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
-from fincprg.verify.readers import periods
+from fincprg.finance.crosscheck import periods
 from fincprg.verify.scopes import check_part_whole
 from fincprg.verify.strict import check_vague
 from fincprg.verify.topical import check_topical, check_trend

@@ -1,7 +1,8 @@
-"""Title embedders: TF-IDF/LSA (offline default), sentence-transformers, or the classifier's states.
+"""Text embedders: TF-IDF/LSA (offline default), sentence-transformers, or the industry classifier's states; topic
+clustering embeds titles with them, mining's prefilter query texts.
 
-They are the entries of :data:`fincprg.registry.EMBEDDERS` (registered at the bottom), which mining's
-prefilter embeds its query texts with too; a user registers their own with ``fincprg.register_embedder``.
+They are the entries of :data:`fincprg.registry.EMBEDDERS` (registered at the bottom); a user registers their
+own with ``fincprg.register_embedder``. They sit here, below the stages, because two stages build them.
 
 All embedders return L2-normalised float32 rows, so that cosine and Euclidean distances agree and
 the Time2Vec block (norm <= weight) has a known scale relative to the text block.
@@ -96,7 +97,7 @@ class SentenceTransformerEmbedder:
 
 
 class ClassifierEmbedder:
-    """Pooled hidden states of the transformers industry classifier (see ``classify.py``)."""
+    """Pooled hidden states of the transformers industry classifier (see ``fincprg/topics/classify.py``)."""
 
     name = "classifier"
 

@@ -1,21 +1,13 @@
-"""verify's own reading of finance facts: metric, direction, year, part of year, actual vs forecast.
-
-Deliberately independent of ``fincprg.finance.extract`` and ``fincprg.generate.phrases`` (the generator's
-reading): a second, small reader catches what the first one misread instead of agreeing with it.
-
-A text is read the way an analyst reads a results paragraph: a period named once (「2021H1」, 「公司发布
-2021年半年报」) holds for the metrics that follow until another period is named; 「预计」 makes its sentence a
-forecast; a direction word (增长, 下滑, 扭亏 ...) belongs to the metrics before it in its clause, or, in a
-clause without a metric (「…6.47亿元，同比下降25.7%」), to the last metric named.
+"""The cross-check's spans of a text: metric words, periods (years and parts of the year), forecast words and
+direction words, each with its offset. :mod:`fincprg.finance.crosscheck.facts` reads facts from them.
 """
 from __future__ import annotations
 
 import datetime as dt
 import re
 import unicodedata
-from dataclasses import dataclass, replace
 from collections.abc import Iterable
-from functools import lru_cache
+from dataclasses import dataclass
 
 # --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
 METRICS: dict[str, tuple[str, ...]] = {
@@ -152,22 +144,6 @@ SENT_SPLIT = re.compile(r"[。！？!?；;\n]")  # sentence ends
 CLAUSE_SPLIT = re.compile(r"[，,。！？!?；;\n]")  # clause ends (a comma or a sentence end)
 # a comparison names the base, not the period asked: 「三季度营收较上年同期变化了多少」 has no year
 COMPARE = re.compile(r"(?:较|比|相比|与)?(?:上年|去年|上一年)同期|(?:较|比|相比)(?:上年|去年)|同比|环比")
-# 「以2019年净利润为基数」: the base of an incentive target names a year and a metric but states neither
-_BASE_CLAUSE = re.compile(r"为基数|为基准|基数|基准|基期")
-_CLAUSE_SPLIT = re.compile(r"[，,：:]")
-
-
-@dataclass(frozen=True)
-class Fact:
-    """One metric as a text states it, with the period and reading in force where it is named."""
-
-    metric: str  # family (METRICS key)
-    surface: str
-    years: frozenset[int]
-    part: str | None
-    forecast: bool
-    direction: str | None
-    start: int  # offset in the text read
 
 
 @dataclass(frozen=True)
@@ -286,124 +262,3 @@ def metrics(text: str) -> list[tuple[int, str, str]]:
     """(offset, family, surface) of each metric named."""
     return [(m.start(), _SURFACE[m.group()] if m.group() in _SURFACE else _SURFACE.get(m.group().upper(), ""),
              m.group()) for m in _METRIC_RE.finditer(norm(text)) if m.group() not in _NOT_METRICS]
-
-
-# the month a part of the year ends in; a period over before the report date is reported, not forecast
-_PART_END_MONTH = {Q1: 3, H1: 6, Q2: 6, M9: 9, Q3: 9}
-
-
-def _ended(p: Period, date: dt.date) -> bool:
-    """Whether period ``p`` (with years) was over by ``date``: an earlier year, or this year's quarter, half
-    or first three quarters ended before the month of ``date``."""
-    last = max(p.years)
-    return last < date.year or (last == date.year and _PART_END_MONTH.get(p.part or "", 13) < date.month)
-
-
-def latest_year(part: str | None, date: dt.date) -> int | None:
-    """The year of the latest ``part`` (前三季度, 上半年, 一季度) over by ``date``; None for a whole year or a
-    part not bounded within the year."""
-    end = _PART_END_MONTH.get(part or "")
-    if end is None:
-        return None
-    return date.year if date.month > end else date.year - 1
-
-
-@lru_cache(maxsize=65_536)
-def read_facts(text: str, date: dt.date | None = None) -> tuple[Fact, ...]:
-    """Every metric the text names, with the period, forecast and direction in force where it is named.
-
-    A period carries on across clauses and sentences until another is named (a results paragraph names
-    it once); a forecast word holds for the metrics of its clause named since the last period and for
-    the rest of its sentence, until a past year is named; a year after ``date``'s year is a forecast.
-    """
-    t = norm(text)
-    flash = "快报" in t
-    facts: list[Fact] = []
-    years: frozenset[int] = frozenset()
-    part: str | None = None
-    pos = 0
-    for sent in SENT_SPLIT.split(t):
-        s0 = pos
-        pos += len(sent) + 1
-        forecast = False  # from a forecast word to the end of its sentence, or to a past year named after it
-        last: list[int] = []  # indices (in facts) of the last clause's metrics
-        c0 = s0
-        for clause in _CLAUSE_SPLIT.split(sent):
-            base = c0
-            c0 += len(clause) + 1
-            if _BASE_CLAUSE.search(clause):
-                continue
-            ps = periods(clause, date)
-            events: list[tuple[int, str, object]] = [(p.start, "p", p) for p in ps]
-            events += [(o, "f", None) for o in forecast_words(clause, flash)]
-            events += [(o, "m", (fam, surf)) for o, fam, surf in metrics(clause)]
-            events += [(o, "d", d) for o, d in directions(clause)]
-            events.sort(key=lambda e: (e[0], "pfmd".index(e[1])))
-            mine: list[int] = []
-            pending: list[int] = []  # metrics of this clause since the last direction word
-            since_period: list[int] = []  # metrics of this clause since the last period named
-            for off, kind, val in events:
-                if kind == "p":
-                    assert isinstance(val, Period)
-                    since_period = []
-                    if val.years:
-                        years, part = val.years, val.part
-                        if date and _ended(val, date):
-                            # 「…有望回升恒立液压2022年实现营收…」, 「有望受益…2022年前三季度公司营收」 in November:
-                            # a period over by the report date is back to actuals
-                            forecast = False
-                    elif val.part is not None:
-                        part = val.part
-                elif kind == "f":
-                    forecast = True  # and 「利润率有望回升」: the metrics just named are forecasts too
-                    for i in since_period:
-                        facts[i] = replace(facts[i], forecast=True)
-                elif kind == "m":
-                    fam, surf = val  # type: ignore[misc]
-                    fc = forecast or bool(date and years and min(years) > date.year)
-                    facts.append(Fact(fam, surf, years, part, fc, None, base + off))
-                    mine.append(len(facts) - 1)
-                    pending.append(len(facts) - 1)
-                    since_period.append(len(facts) - 1)
-                else:
-                    targets = pending or ([] if mine else last)
-                    for i in targets:
-                        if facts[i].direction is None:
-                            facts[i] = replace(facts[i], direction=val)
-                    pending = []
-            if mine:
-                last = mine
-    return tuple(facts)
-
-
-@dataclass(frozen=True)
-class Ask:
-    """What a query asks: metrics (families), years, part of year, forecast or actual, direction per metric."""
-
-    metrics: tuple[str, ...]
-    loose: frozenset[str]  # families named only by a loose word (业绩, 收入 ...)
-    years: frozenset[int]
-    part: str | None  # explicit part, or FY when years are named without one; None: no period asked
-    explicit_part: bool
-    forecast: bool
-    direction: dict[str, str | None]
-    figure: bool = False  # asks for a number (多少, 达到, 规模 …)
-
-
-_FIGURE = re.compile(r"多少|几何|达到|规模|占比|比例|增速|增幅|幅度|数量|金额")
-
-
-def read_ask(query: str, date: dt.date | None = None) -> Ask:
-    """The query's own facts, read with the same rules as a source text."""
-    t = norm(query)
-    ps = periods(t)  # no relative years: 「较上年同期」 in a query is a comparison, never the period asked
-    years = frozenset(y for p in ps for y in p.years)
-    explicit = next((p.part for p in ps if p.part is not None), None)
-    part = explicit or (FY if years else None)
-    facts = read_facts(t)
-    fams = tuple(dict.fromkeys(f.metric for f in facts))
-    loose = frozenset(f.metric for f in facts if f.surface in LOOSE) - {f.metric for f in facts if f.surface not in LOOSE}
-    direction: dict[str, str | None] = {}
-    for f in facts:
-        direction[f.metric] = direction.get(f.metric) or f.direction
-    return Ask(fams, loose, years, part, explicit is not None, is_forecast(t), direction, bool(_FIGURE.search(t)))

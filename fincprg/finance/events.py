@@ -1,0 +1,27 @@
+"""The events a finance reader asks about even where a sentence gives no metric (回购, 定增, 疫情), with the
+question stems the offline generator and the topic intents ask them by, and :func:`event_of`, which finds one.
+
+The verifier keeps its own event words (``fincprg/verify/events.py``): it must not agree with the generator by
+construction.
+"""
+from __future__ import annotations
+
+import re
+
+from fincprg.finance.wordlists import alternation, read_entries
+
+# fincprg/finance/data/events.jsonl: one event a line, its word (with the context it must not stand in), its
+# kinds and its question stems ({E}: the company, {P}: the period)
+_ENTRIES = read_entries("fincprg.finance", "events.jsonl")
+EVENTS: dict[str, tuple[str, ...]] = {e["word"]: tuple(e["questions"]) for e in _ENTRIES}
+# events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
+CORPORATE_EVENTS = frozenset(e["word"] for e in _ENTRIES if "corporate" in e.get("kinds", ()))
+# what the market does to a company, not what it plans: 「常熟银行2022年需求方面有哪些规划」 asks nothing
+MARKET_EVENTS = frozenset(e["word"] for e in _ENTRIES if "market" in e.get("kinds", ()))
+_EVENT_RE = re.compile(alternation(_ENTRIES))
+
+
+def event_of(text: str) -> str | None:
+    """The first event keyword of :data:`EVENTS` written in ``text``."""
+    m = _EVENT_RE.search(text)
+    return m.group(0) if m else None
