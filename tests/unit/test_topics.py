@@ -343,3 +343,13 @@ def test_the_industrys_own_name_never_grows_into_a_theme_and_no_intent_presumes_
     fda = TopicInput("t2", ("FDA",), ("医药行业周报：FDA批准新药", "医药行业周报：FDA加速审批", "医药周报：FDA新规"), "医药",
                      (dt.date(2025, 3, 1), dt.date(2025, 9, 1)))
     assert all("景气" not in it["intent"] for it in template_intents(fda))
+
+
+def test_a_keyword_two_of_many_titles_write_is_no_question_of_the_topic():
+    """Reading 22: IDC, a side business two of seven environmental weeklies mention, asked as the topic's."""
+    from fincprg.topics.intent_templates import _keyword_question
+
+    titles = ("环保周报：固废龙头布局IDC", "环保周报：垃圾焚烧企业跨界IDC", "环保周报：水务提价", "环保周报：固废招标回暖",
+              "环保周报：再生资源政策", "环保周报：环卫装备电动化", "环保周报：碳市场扩容")
+    assert _keyword_question("t", "IDC", "2025年环保行业", "环保", titles) == ""
+    assert _keyword_question("t", "IDC", "2025年环保行业", "环保", titles[:4]) != ""
