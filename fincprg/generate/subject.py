@@ -87,8 +87,8 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     if not text:
         return None
     t = unicodedata.normalize("NFKC", text)
-    shown = {m.key: m for m in table.mentions(t)}
     occ = table.occurrences(t)
+    shown = {m.key: m for m in table.mentions(t, occ)}
     named = [o for o in occ if not o.by_code]
     # a code right after a partner's name is the partner's (_code_of_other)
     own = [o for o in occ if role(t, o) == "issuer" and not _code_of_other(o, named, t)]
