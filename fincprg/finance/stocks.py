@@ -13,7 +13,6 @@ other value is the path of the user's own CSV. :func:`table_path` reads a settin
 from __future__ import annotations
 
 import csv
-import logging
 import re
 import unicodedata
 from collections import Counter
@@ -203,21 +202,20 @@ def inside_word(text: str, start: int, end: int) -> bool:
         >>> inside_word("我国新能源汽车销量", 1, 5), inside_word("招商银行业绩稳健", 0, 4)
         (True, False)
     """
-    import jieba
-
+    from fincprg.finance.lexicon import plain_tokenizer
     from fincprg.finance.words import pos_tags
 
-    jieba.setLogLevel(logging.WARNING)  # its "Building prefix dict" lines are INFO
+    cut = plain_tokenizer().lcut
     lo = max(0, start - _WORD_WINDOW)
     s, e, pos = start - lo, end - lo, 0
-    for tok in jieba.lcut(text[lo:end + _WORD_WINDOW], HMM=False):
+    for tok in cut(text[lo:end + _WORD_WINDOW], HMM=False):
         a, b = pos, pos + len(tok)
         pos = b
         if a < s < b < e:  # (a word holding the whole name, 「中国建设银行」, is its longer name)
             return True
         if s <= a < e < b and (b - e == 1 or e - a == 1) and pos_tags().get(tok) in _NOUN_TAGS:
             # unless the character after the name opens a word of its own (「五洲特纸浆纸」: 浆纸, 「银行业绩」: 业绩)
-            after = jieba.lcut(text[end:end + _WORD_WINDOW], HMM=False)
+            after = cut(text[end:end + _WORD_WINDOW], HMM=False)
             return bool(after) and len(after[0]) == 1
         if a >= e:
             break
