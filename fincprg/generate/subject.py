@@ -97,7 +97,6 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     for o in own:
         first.setdefault(o.key, o.start)
     ranked = sorted(counts, key=lambda k: (-counts[k], first[k]))  # most named first, ties: first named
-    plain = [k for k in ranked if not _ambiguous(k, t, shown[k].code)]
 
     def pick(key: str) -> tuple[str, str | None]:
         return shown[key].name, shown[key].code
@@ -106,6 +105,8 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     by_code = [k for k in ranked if any(o.key == k and o.by_code for o in own)]
     if by_code and counts[by_code[0]] == counts[ranked[0]]:
         return pick(by_code[0])
+    # only now: _ambiguous reads jieba's part-of-speech table (about a second, before generate's first request)
+    plain = [k for k in ranked if not _ambiguous(k, t, shown[k].code)]
     opening = [k for k in plain if first[k] < OPENING] or [
         k for k in ranked if first[k] < OPENING and counts[k] >= MIN_DOMINANT]
     if opening:
