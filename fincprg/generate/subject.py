@@ -90,8 +90,8 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     if not text:
         return None
     t = unicodedata.normalize("NFKC", text)
-    shown = {m.key: m for m in table.mentions(t)}
     occ = table.occurrences(t)
+    shown = {m.key: m for m in table.mentions(t, occ)}
     named = [o for o in occ if not o.by_code]
     # a code right after a partner's name is the partner's (_code_of_other); a company the body says the issuer
     # buys, owns, is owned by or is compared with is nobody's issuer anywhere in it (「公司先后并购国星光电」, then
@@ -104,7 +104,6 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     for o in own:
         first.setdefault(o.key, o.start)
     ranked = sorted(counts, key=lambda k: (-counts[k], first[k]))  # most named first, ties: first named
-    plain = [k for k in ranked if not _ambiguous(k, t, shown[k].code)]
 
     def pick(key: str) -> tuple[str, str | None]:
         return shown[key].name, shown[key].code
@@ -113,6 +112,8 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     by_code = [k for k in ranked if any(o.key == k and o.by_code for o in own)]
     if by_code and counts[by_code[0]] == counts[ranked[0]]:
         return pick(by_code[0])
+    # only now: _ambiguous reads jieba's part-of-speech table (about a second, before generate's first request)
+    plain = [k for k in ranked if not _ambiguous(k, t, shown[k].code)]
     opening = [k for k in plain if first[k] < OPENING] or [
         k for k in ranked if first[k] < OPENING and counts[k] >= MIN_DOMINANT]
     if opening:

@@ -227,3 +227,21 @@ def test_a_cost_ratio_or_a_capability_holds_no_metric():
     assert extract("2021年成本收入比为27.6%，同比下降0.9个百分点").metrics == frozenset()
     assert extract("2021年成本收入比为27.6%，营业收入同比增长10.8%").metrics == frozenset({"营业收入"})
     assert "产能" not in extract("公司生产能力持续提升").metrics
+
+
+def test_the_plain_tokenizer_is_jiebas_own_and_fincprgs_words_stay_out_of_it():
+    """inside_word reads jieba's own dictionary from one shared read of it; the finance tokenizer's words
+    (added to its copy) never reach it."""
+    import jieba
+
+    from fincprg.finance.lexicon import _tokenizer, plain_tokenizer, use_words
+
+    text = "兆驰股份业绩稳健，我国新能源汽车销量增长"
+    use_words({"兆驰股份"})
+    try:
+        assert "兆驰股份" in _tokenizer().lcut(text)
+        assert plain_tokenizer().lcut(text, HMM=False) == jieba.lcut(text, HMM=False)
+        assert "兆驰股份" not in plain_tokenizer().lcut(text, HMM=False)
+        assert plain_tokenizer().total == jieba.dt.total and plain_tokenizer().FREQ == jieba.dt.FREQ
+    finally:
+        use_words(set())

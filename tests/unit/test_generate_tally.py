@@ -62,3 +62,27 @@ def test_tally_in_any_order_of_reports_gives_the_same_bytes():
 def test_empty_tally():
     tally = QueryTally()
     assert tally.hierarchy_json() == _whole([]) == "{}" and tally.reports == 0
+
+
+def test_tree_records_are_what_validated_records_write():
+    """tree_records builds Query and Qrel without validating them again: each equals its validated self, byte
+    for byte on disk, with the completed text and the sentence's provenance."""
+    import datetime as dt
+
+    from fincprg import layout as L
+    from fincprg.generate.base import PassageInput, QueryTree
+    from fincprg.generate.stage import tree_records
+    from fincprg.records import Passage, Qrel, Report, Sentence
+
+    report = Report(id="r1", title="贵州茅台（600519）：业绩点评", text="", date=dt.date(2024, 4, 1), company="贵州茅台")
+    passage = Passage(id="r1#p0", report_id="r1", text="2023年公司营业收入1505亿元。毛利率提升。", order=0)
+    sents = tuple(Sentence(id=f"r1#p0#s{i}", passage_id="r1#p0", text=t, order=i)
+                  for i, t in enumerate(["2023年公司营业收入1505亿元。", "毛利率提升。"]))
+    tree = QueryTree("r1#p0", "公司营收情况如何？", ("公司营收是多少？", ""), {"generator": "llm", "model": "m"})
+    out = tree_records(PassageInput(report, passage, sents), tree, complete=True)
+    assert [q.id for q in out[L.QUERIES]] == ["qp:r1#p0", "qs:r1#p0#s0"] and len(out[L.QRELS]) == 2
+    assert out[L.QUERIES][1].provenance["sentence_id"] == "r1#p0#s0"
+    assert "贵州茅台" in out[L.QUERIES][0].text  # completed: 公司 -> the company
+    for rec, model in [*((q, Query) for q in out[L.QUERIES]), *((r, Qrel) for r in out[L.QRELS])]:
+        again = model.model_validate(rec.model_dump())
+        assert again == rec and again.model_dump_json() == rec.model_dump_json()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fincprg.finance import extract
 from fincprg.mine.facts import FactsCache
@@ -148,6 +150,23 @@ def test_build_names_are_found_leftmost_longest():
     index = name_index({"常熟", "常熟银行", "银行", "江苏"})
     assert list(find_names("常熟银行与江苏银行", index)) == [("常熟银行", 0), ("江苏", 5), ("银行", 7)]
     assert list(find_names("净息差", index)) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(names=st.sets(st.text("中国平安银行", min_size=1, max_size=4), max_size=8),
+       text=st.text("中国平安银行业", max_size=40))
+def test_find_names_is_the_plain_leftmost_longest_scan(names, text):
+    """The two-character index finds what trying every name, longest first, at every place finds."""
+    from fincprg.finance.stocks import find_names, name_index
+
+    ordered = sorted(names, key=len, reverse=True)
+    want, i = [], 0
+    while i < len(text):
+        hit = next((n for n in ordered if text.startswith(n, i)), None)
+        if hit:
+            want.append((hit, i))
+        i += len(hit) if hit else 1
+    assert list(find_names(text, name_index(names))) == want
 
 
 def test_a_trend_subquery_is_not_answered_by_an_outlook():
