@@ -24,8 +24,8 @@ _REFERENCE_YEAR = re.compile(
 MAX_YEARS_BACK = 3  # a year this many years before the report date is history, not its period
 # A period a comparison is measured from: the figure beside it is of another period (「期末拨备覆盖率为438.9%」
 # after 「与2019年一季度持平」 in a 2021 first-quarter review; 「较2019年同期增长」, 「同比2020年上升」, 「恢复至19年水平」).
-# Blanked where a clause's own period is read (the generator's clause periods), not in a passage's
-# dominant year: there a base year also says the passage speaks of several years.
+# Blanked where a clause's own period is read (the generator's clause periods) and in a passage's dominant year
+# (:func:`dominant_year`).
 _BASE_YEAR = r"(?:(?<![\d.])(?:19|20)\d{2}(?!\d)年?|(?<![\d.])[12]\d(?=[年QH])年?)"
 _BASE_PART = r"(?:同期|全年|[上下]半年|[一二三四]季度|前三季度|Q[1-4]|H[12]|年?末|年?底|年?初)?"
 _BASE_PERIOD = re.compile(
@@ -114,7 +114,9 @@ def dominant_year(text: str, date: dt.date | None = None) -> int | None:
     Years of 「2002年以来」-style references and years more than :data:`MAX_YEARS_BACK` years
     before the report ``date`` do not count.
     """
-    text = normal_periods(text)
+    # a comparison's base (「较19年同期」) is no year the passage reports: a 2023 review measured against 2019
+    # six times is not about 2019
+    text = without_base_periods(normal_periods(text))
     years = Counter(p.year for p in text_periods(text, date) if p.year and not p.forecast)
     if not years:
         return None

@@ -79,7 +79,7 @@ def test_a_bare_part_beside_only_an_earlier_comparison_year_is_of_the_reports_la
 def test_a_comparison_base_is_no_reporting_year_of_the_passage():
     """A 2022–2023 review measured against 2019 again and again is not about 2019 (春秋航空's 2023Q1 profit asked
     as 2019's, a learn-part reading's wrong_period), and a year written only as a base gives no year."""
-    from fincprg.generate.complete import dominant_year
+    from fincprg.finance.reporting_period import dominant_year
 
     review = ("22年录得亏损，但23年Q1扭亏为盈，实现归母净利3.56亿。22年营收同比下降22.9%，较19年下滑43.5%。23年Q1营收"
               "同比上升63.6%（较19年同期上涨6.1%），单位营收较19年同期上升10.4%，同比19年仅略升9.9%。")
