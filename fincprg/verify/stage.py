@@ -18,6 +18,7 @@ trip (:mod:`.roundtrip`), then the optional LLM judge (:mod:`.judge`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -25,8 +26,9 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.errors import ConfigError
-from fincprg.io import atomic_write_jsonl
+from fincprg.io import atomic_write_jsonl, read_jsonl
 from fincprg.records import Passage, Query
+from fincprg.spec import Prepared
 from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.checks import strict_checks
 from fincprg.verify.related import check_related
@@ -259,22 +261,50 @@ def _industries(table: Any | None, src: _Sources) -> dict[str, str | None]:
     return industry_of
 
 
+_RULED = ".ruled.jsonl"  # scratch: each query's rule verdict, committed a batch at a time, removed at the end
+
+
+class _RuleBatch:
+    """The rule checks of a batch of queries, as scratch rows (``ctx.map_batches``: on Ray actors with
+    ``engine: ray``, each unpickling its own copy of the sources)."""
+
+    def __init__(self, src: _Sources, checks: set[str], industry_of: dict[str, str | None],
+                 disabled: frozenset[str]):
+        self.src, self.checks, self.industry_of, self.disabled = src, checks, industry_of, disabled
+
+    def __call__(self, batch: list[Query]) -> dict[str, list[dict[str, Any]]]:
+        rows = []
+        for q in batch:
+            v = check_rules(q, self.src, self.checks, self.industry_of, self.disabled)
+            source = q.source_ids[0] if q.source_ids else ""
+            rows.append({"id": q.id, "level": q.level, "text": q.text, "source": source,
+                         "verdict": None if v is None else [str(v.reason), v.detail, v.rule],
+                         "title_only": v is None and q.level in ("topic", "intent")
+                         and not self.src.topic_has_reports(source)})
+        return {_RULED: rows}
+
+
 def _rule_pass(ctx: Any, src: _Sources, checks: set[str], disabled: frozenset[str],
                industry_of: dict[str, str | None], verdicts: dict[str, Verdict],
                total: int) -> tuple[list[Ask], list[Ask]]:
     """The rule checks of every query: failures go to ``verdicts``; returns the passing queries to round-trip
     and those of topics of titles without bodies (no passage to retrieve, so no round trip)."""
+    from fincprg.finance import extra_words, use_words
+
+    # Ray actors get this process's tokenizer words (company names) before their first batch
+    fn = Prepared(_RuleBatch(src, checks, industry_of, disabled), functools.partial(use_words, extra_words()))
+    ctx.map_batches(_stream(ctx), fn, outputs=(_RULED,), batch_size=ctx.config.verify.batch_size, total=total,
+                    desc="verify rules")
     asks: list[Ask] = []
     titles_only: list[Ask] = []
-    for q in ctx.progress(_stream(ctx), total=total, desc="verify rules"):
-        v = check_rules(q, src, checks, industry_of, disabled)
-        if v is not None:
-            verdicts[q.id] = v
+    for row in read_jsonl(ctx.output(_RULED)):
+        if row["verdict"] is not None:
+            reason, detail, rule = row["verdict"]
+            verdicts[row["id"]] = Verdict(Reason(reason), detail, rule)
         else:
-            ask = Ask(q.id, q.level, q.text, q.source_ids[0] if q.source_ids else "")
-            title_only = q.level in ("topic", "intent") and not src.topic_has_reports(ask.source)
-            (titles_only if title_only else asks).append(ask)
-    return asks, titles_only
+            ask = Ask(row["id"], row["level"], row["text"], row["source"])
+            (titles_only if row["title_only"] else asks).append(ask)
+    return asks, titles_only  # the scratch file goes once the manifest is written (the runner removes it)
 
 
 def _round_trips(ctx: Any, src: _Sources, cfg: Any, asks: list[Ask], verdicts: dict[str, Verdict],
