@@ -238,8 +238,9 @@ class VerifyConfig(Section):
     ambiguous_margin: float = Field(0.05, ge=0, lt=1)
     judge: VerifyJudgeConfig = Field(default_factory=VerifyJudgeConfig)
     dense: VerifyDenseConfig = Field(default_factory=VerifyDenseConfig)
-    # queries per BM25 scoring batch (runtime only); a batch's partial sums are the search's largest arrays: 128
-    # held 16x verify at 1.43 GB against 1.57 GB with 256, in the same time
+    # queries per rule-check batch (a Ray task with engine: ray) and per BM25 scoring batch (runtime only); a
+    # BM25 batch's partial sums are the search's largest arrays: 128 held 16x verify at 1.43 GB against 1.57 GB
+    # with 256, in the same time
     batch_size: int = Field(128, ge=1)
 
 
@@ -256,7 +257,7 @@ class EstimateConfig(Section):
 
 
 class RayConfig(Section):
-    """engine: ray - where the map stages (chunk, generate, mine) run. Output bytes never depend on it."""
+    """engine: ray - where the map stages (chunk, generate, verify's rules, mine) run. Output bytes never depend on it."""
 
     # None: start a local Ray instance; "auto" or "ray://host:10001": connect to an existing cluster
     address: str | None = None
@@ -270,7 +271,7 @@ class RayConfig(Section):
 
 
 class PipelineConfig(Section):
-    # local: one process; ray: chunk, generate and mine as Ray Data / Ray actor pipelines (same bytes)
+    # local: one process; ray: chunk, generate, verify's rules and mine as Ray Data / Ray actor pipelines (same bytes)
     engine: Literal["local", "ray"] = "local"
     ray: RayConfig = Field(default_factory=RayConfig)
     run: RunConfig = Field(default_factory=RunConfig)

@@ -48,8 +48,8 @@ def build(
     Exit codes: 0 done, 2 error, 3 stopped at --max-requests/--max-cost (run again to resume).
     `fincprg estimate CORPUS -c CONFIG -o OUT` first says what the LLM stages will cost; the summary
     then compares it with what the build sent.
-    `--set engine=ray` runs chunk, generate and mine on Ray (a local instance, or `--set ray.address=auto` for a
-    running cluster) with the same output bytes; see the README's "Running on a Ray cluster or a GPU node".
+    `--set engine=ray` runs chunk, generate, verify's rules and mine on Ray (a local instance, or
+    `--set ray.address=auto` for a running cluster) with the same output bytes; see the README's "Running on a Ray cluster or a GPU node".
     """
     run_build(lambda: corpus, out, config, set_, quiet, upto=upto, force=force, limit=limit,
               max_requests=max_requests, max_cost=max_cost, retry_failed=retry_failed, timings=timings)

@@ -23,7 +23,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -230,3 +230,83 @@ def judge_ranking(ranked: np.ndarray, scores: np.ndarray, target: Target, report
         return Verdict(Reason.AMBIGUOUS, f"{len(others)} unrelated reports score within {margin:.0%} of its own "
                        f"passage ({', '.join(sorted(others)[:3])}…)")
     return None
+
+
+class Docs(Sequence[str]):
+    """The corpus rows as the round trip indexes them (``src``: verify's sources: passages, reports), made when read: a passage with its report's title, as
+    the exported corpus row carries it (not held: a second copy of the corpus's text)."""
+
+    def __init__(self, src: Any):
+        self.src = src
+
+    def __len__(self) -> int:
+        return len(self.src.passages)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        p = self.src.passages[i]
+        info = self.src.reports.get(p.report_id)
+        return f"{info.title}\n{p.text}" if info is not None else p.text
+
+
+class RoundTrip:
+    """Round-trip verdicts over the whole corpus. The corpus rows and each query's target (its own passages and
+    related reports) are built once and shared by the BM25 pass and the dense pass that follows it."""
+
+    def __init__(self, src: Any, cfg: Any):
+        self.src, self.cfg = src, cfg
+        self.docs = Docs(src)
+        self.report_of = [p.report_id for p in src.passages]
+        self.passages_of: dict[str, list[int]] = defaultdict(list)
+        for i, rid in enumerate(self.report_of):
+            self.passages_of[rid].append(i)
+        self.reports_of: dict[str, set[str]] = defaultdict(set)  # company -> its reports (related to each other)
+        for info in src.reports.values():
+            for c in info.companies:
+                self.reports_of[c].add(info.id)
+        self.targets: dict[str, Target] = {}
+
+    def target(self, q: Any) -> Target:
+        src, targets = self.src, self.targets
+        if q.level in ("sentence", "passage"):
+            p = src.passage(q.source)
+            assert p is not None
+            key = f"p:{p.id}"
+            if key not in targets:
+                same = {r for c in src.reports[p.report_id].companies for r in self.reports_of[c]}
+                targets[key] = Target(frozenset({src.passage_at[p.id]}), frozenset({p.report_id}), frozenset(same))
+            return targets[key]
+        key = f"t:{q.source}"
+        if key not in targets:
+            reports = {i.id for i in src.topic_reports(q.source)}
+            targets[key] = Target(frozenset(i for r in reports for i in self.passages_of[r]), frozenset(reports))
+        return targets[key]
+
+    def __call__(self, queries: list[Any], progress: Callable[[int], None] | None = None,
+                 dense: bool = False) -> list[Verdict | None]:
+        """Verdicts for ``queries`` in one batched pass: character BM25, or (``dense``) the bi-encoder
+        ``verify.dense.model``."""
+        cfg = self.cfg
+        if not queries or not self.docs:
+            return [None] * len(queries)
+        texts = [q.text for q in queries]
+        if dense:
+            idx, scores = dense_search(texts, self.docs, cfg.dense, cfg.top_k, progress=progress)
+        else:
+            depth = max(cfg.top_k, 10 * cfg.ambiguous_reports)
+            bm = CharBM25(self.docs)
+            # only the documents at or above each query's floor decide its verdict: pruning against it
+            floors = own_floors(bm, texts, [self.target(q).own for q in queries], cfg.ambiguous_margin)
+            idx, scores = bm.search(texts, depth, batch=cfg.batch_size, progress=progress, floors=floors)
+            got = (idx >= 0).sum(axis=1)  # rows end in (-1, -inf) below the floor
+            idx, scores = [i[:g] for i, g in zip(idx, got)], [s[:g] for s, g in zip(scores, got)]
+        return [judge_ranking(idx[r], scores[r], self.target(q), self.report_of, k=cfg.top_k,
+                              n=None if dense else cfg.ambiguous_reports, margin=cfg.ambiguous_margin,
+                              dense=cfg.dense.model if dense else None) for r, q in enumerate(queries)]

@@ -13,24 +13,28 @@ Output records (OUT/verify, written at the end: a global stage):
 Checks, in order, the first failing one giving the reason (``verify.checks``): subject
 (:mod:`.subject`), answerability (:mod:`.answer`) then a strict reader's rules (:mod:`.strict` for
 sentences and passages, :mod:`.topicrules` for topics and intents; part of the ``answer`` check), related companies of an intent (:mod:`.related`), round
-trip (:mod:`.roundtrip`), then the optional LLM judge (:mod:`.judge`).
+trip (:mod:`.roundtrip`), then the optional LLM judge (:mod:`.judge`). The rule checks are per query and
+run as ``ctx.map_batches`` batches (Ray Data actors with ``engine: ray``); the round trip and the judge run in
+the driver.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Iterator
+from typing import Any
 
 from fincprg import layout as L
 from fincprg.errors import ConfigError
-from fincprg.io import atomic_write_jsonl
+from fincprg.io import atomic_write_jsonl, read_jsonl
 from fincprg.records import Passage, Query
+from fincprg.spec import Prepared
 from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.checks import strict_checks
 from fincprg.verify.related import check_related
-from fincprg.verify.roundtrip import CharBM25, Target, dense_search, judge_ranking, own_floors
+from fincprg.verify.roundtrip import RoundTrip
 from fincprg.verify.rules import RULES, stamp, unknown
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_garbled
@@ -191,86 +195,6 @@ def _asked_names(query: str, subjects: Subjects) -> frozenset[str]:
     return frozenset().union(*asked) if asked else subjects.names
 
 
-class _Docs(Sequence[str]):
-    """The corpus rows as the round trip indexes them, made when read: a passage with its report's title, as
-    the exported corpus row carries it (not held: a second copy of the corpus's text)."""
-
-    def __init__(self, src: _Sources):
-        self.src = src
-
-    def __len__(self) -> int:
-        return len(self.src.passages)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        p = self.src.passages[i]
-        info = self.src.reports.get(p.report_id)
-        return f"{info.title}\n{p.text}" if info is not None else p.text
-
-
-class RoundTrip:
-    """Round-trip verdicts over the whole corpus. The corpus rows and each query's target (its own passages and
-    related reports) are built once and shared by the BM25 pass and the dense pass that follows it."""
-
-    def __init__(self, src: _Sources, cfg: Any):
-        self.src, self.cfg = src, cfg
-        self.docs = _Docs(src)
-        self.report_of = [p.report_id for p in src.passages]
-        self.passages_of: dict[str, list[int]] = defaultdict(list)
-        for i, rid in enumerate(self.report_of):
-            self.passages_of[rid].append(i)
-        self.reports_of: dict[str, set[str]] = defaultdict(set)  # company -> its reports (related to each other)
-        for info in src.reports.values():
-            for c in info.companies:
-                self.reports_of[c].add(info.id)
-        self.targets: dict[str, Target] = {}
-
-    def target(self, q: Ask) -> Target:
-        src, targets = self.src, self.targets
-        if q.level in ("sentence", "passage"):
-            p = src.passage(q.source)
-            assert p is not None
-            key = f"p:{p.id}"
-            if key not in targets:
-                same = {r for c in src.reports[p.report_id].companies for r in self.reports_of[c]}
-                targets[key] = Target(frozenset({src.passage_at[p.id]}), frozenset({p.report_id}), frozenset(same))
-            return targets[key]
-        key = f"t:{q.source}"
-        if key not in targets:
-            reports = {i.id for i in src.topic_reports(q.source)}
-            targets[key] = Target(frozenset(i for r in reports for i in self.passages_of[r]), frozenset(reports))
-        return targets[key]
-
-    def __call__(self, queries: list[Ask], progress: Callable[[int], None] | None = None,
-                 dense: bool = False) -> list[Verdict | None]:
-        """Verdicts for ``queries`` in one batched pass: character BM25, or (``dense``) the bi-encoder
-        ``verify.dense.model``."""
-        cfg = self.cfg
-        if not queries or not self.docs:
-            return [None] * len(queries)
-        texts = [q.text for q in queries]
-        if dense:
-            idx, scores = dense_search(texts, self.docs, cfg.dense, cfg.top_k, progress=progress)
-        else:
-            depth = max(cfg.top_k, 10 * cfg.ambiguous_reports)
-            bm = CharBM25(self.docs)
-            # only the documents at or above each query's floor decide its verdict: pruning against it
-            floors = own_floors(bm, texts, [self.target(q).own for q in queries], cfg.ambiguous_margin)
-            idx, scores = bm.search(texts, depth, batch=cfg.batch_size, progress=progress, floors=floors)
-            got = (idx >= 0).sum(axis=1)  # rows end in (-1, -inf) below the floor
-            idx, scores = [i[:g] for i, g in zip(idx, got)], [s[:g] for s, g in zip(scores, got)]
-        return [judge_ranking(idx[r], scores[r], self.target(q), self.report_of, k=cfg.top_k,
-                              n=None if dense else cfg.ambiguous_reports, margin=cfg.ambiguous_margin,
-                              dense=cfg.dense.model if dense else None) for r, q in enumerate(queries)]
-
-
 def _judge_source(q: Ask, src: _Sources) -> str:
     if q.level in ("sentence", "passage"):
         p = src.passage(q.source)
@@ -288,56 +212,24 @@ def run(ctx: Any) -> dict[str, Any]:
     from fincprg.finance.stocks import stock_table
 
     table = stock_table(ctx.config.finance.stock_table)
-
-    def stream() -> Iterator[Query]:  # generate's queries first, then topics': the order they are written in
-        yield from ctx.read(L.GENERATE, L.QUERIES)
-        yield from ctx.read(L.TOPICS, L.QUERIES)
-
     generated: Counter[str] = Counter()
     wanted: set[str] = set()
-    for q in stream():
+    for q in _stream(ctx):
         generated[q.level] += 1
         if q.level == "sentence":
             wanted.add(str(q.provenance.get("sentence_id")))
     src = _Sources(ctx, table, wanted)
-    checks = set(cfg.checks)
-    disabled = frozenset(cfg.disable)
+    checks, disabled = set(cfg.checks), frozenset(cfg.disable)
     if bad := unknown(disabled):
         raise ConfigError(f"verify.disable names no rule that can be switched off: {', '.join(sorted(bad))}; "
                           "`fincprg verify-rules` lists the rule ids")
-    # the table's own industry (Tushare's 白酒 vs 食品) is finer than CITIC level 1
-    industry_of: dict[str, str | None] = dict(table.own_industry) if table is not None else {}
-    for info in src.reports.values():  # companies without a table entry: their reports' CITIC industry
-        a = src.assign.get(info.id)
-        for c in info.companies:
-            industry_of.setdefault(c, (a.industry if a else None) or info.industry)
-
     verdicts: dict[str, Verdict] = {}
-    asks: list[Ask] = []
-    titles_only: list[Ask] = []  # topics of titles without bodies: no passage to retrieve, so no round trip
-    for q in ctx.progress(stream(), total=sum(generated.values()), desc="verify rules"):
-        v = check_rules(q, src, checks, industry_of, disabled)
-        if v is not None:
-            verdicts[q.id] = v
-        else:
-            ask = Ask(q.id, q.level, q.text, q.source_ids[0] if q.source_ids else "")
-            title_only = q.level in ("topic", "intent") and not src.topic_has_reports(ask.source)
-            (titles_only if title_only else asks).append(ask)
+    asks, titles_only = _rule_pass(ctx, src, checks, disabled, _industries(table, src), verdicts,
+                                   sum(generated.values()))
     no_subject = src.passages_without_subject()
     src.release()
     if "round_trip" in checks and "round_trip" not in disabled:
-        from tqdm.auto import tqdm
-
-        round_trip = RoundTrip(src, cfg)
-        with tqdm(total=len(asks), desc="verify round trip", disable=not ctx.show_progress, leave=False) as bar:
-            found = round_trip(asks, progress=bar.update)
-        asks = _keep(asks, found, verdicts, "round_trip")
-        if cfg.dense.model and "round_trip_dense" not in disabled:
-            with tqdm(total=len(asks), desc="verify dense round trip", disable=not ctx.show_progress,
-                      leave=False) as bar:
-                found = round_trip(asks, progress=bar.update, dense=True)
-            asks = _keep(asks, found, verdicts, "round_trip_dense")
-        del round_trip
+        asks = _round_trips(ctx, src, cfg, asks, verdicts, disabled)
     asks += titles_only
     judge_counts: dict[str, Any] | bool = False
     if cfg.judge.backend == "llm" and "judge" not in disabled:
@@ -346,13 +238,101 @@ def run(ctx: Any) -> dict[str, Any]:
         items = [JudgeItem(q.text, q.level, _judge_source(q, src)) for q in asks]
         got, judge_counts = judge(items, cfg.judge, ctx.config.llm, ctx.cache_dir, progress=ctx.show_progress)
         asks = _keep(asks, got, verdicts, "judge")
-
     kept_ids = {q.id for q in asks}
     del asks
+    dropped = _write(ctx, verdicts, kept_ids)
+    counts = summarise(generated, dropped, src, no_subject, judge_counts, sorted(checks))
+    log.info("verify: kept %s", {lv: f"{c['kept']}/{c['generated']}" for lv, c in counts["levels"].items()})
+    return counts
+
+
+def _stream(ctx: Any) -> Iterator[Query]:
+    """Generate's queries, then topics': the order they are written in."""
+    yield from ctx.read(L.GENERATE, L.QUERIES)
+    yield from ctx.read(L.TOPICS, L.QUERIES)
+
+
+def _industries(table: Any | None, src: _Sources) -> dict[str, str | None]:
+    """Company -> industry for the related check: the table's own industry (Tushare's 白酒 vs 食品, finer than
+    CITIC level 1), else its reports' CITIC industry."""
+    industry_of: dict[str, str | None] = dict(table.own_industry) if table is not None else {}
+    for info in src.reports.values():
+        a = src.assign.get(info.id)
+        for c in info.companies:
+            industry_of.setdefault(c, (a.industry if a else None) or info.industry)
+    return industry_of
+
+
+_RULED = ".ruled.jsonl"  # scratch: each query's rule verdict, committed a batch at a time, removed at the end
+
+
+class _RuleBatch:
+    """The rule checks of a batch of queries, as scratch rows (``ctx.map_batches``: on Ray actors with
+    ``engine: ray``, each unpickling its own copy of the sources)."""
+
+    def __init__(self, src: _Sources, checks: set[str], industry_of: dict[str, str | None],
+                 disabled: frozenset[str]):
+        self.src, self.checks, self.industry_of, self.disabled = src, checks, industry_of, disabled
+
+    def __call__(self, batch: list[Query]) -> dict[str, list[dict[str, Any]]]:
+        rows = []
+        for q in batch:
+            v = check_rules(q, self.src, self.checks, self.industry_of, self.disabled)
+            source = q.source_ids[0] if q.source_ids else ""
+            rows.append({"id": q.id, "level": q.level, "text": q.text, "source": source,
+                         "verdict": None if v is None else [str(v.reason), v.detail, v.rule],
+                         "title_only": v is None and q.level in ("topic", "intent")
+                         and not self.src.topic_has_reports(source)})
+        return {_RULED: rows}
+
+
+def _rule_pass(ctx: Any, src: _Sources, checks: set[str], disabled: frozenset[str],
+               industry_of: dict[str, str | None], verdicts: dict[str, Verdict],
+               total: int) -> tuple[list[Ask], list[Ask]]:
+    """The rule checks of every query: failures go to ``verdicts``; returns the passing queries to round-trip
+    and those of topics of titles without bodies (no passage to retrieve, so no round trip)."""
+    from fincprg.finance import extra_words, use_words
+
+    # Ray actors get this process's tokenizer words (company names) before their first batch
+    fn = Prepared(_RuleBatch(src, checks, industry_of, disabled), functools.partial(use_words, extra_words()))
+    ctx.map_batches(_stream(ctx), fn, outputs=(_RULED,), batch_size=ctx.config.verify.batch_size, total=total,
+                    desc="verify rules")
+    asks: list[Ask] = []
+    titles_only: list[Ask] = []
+    for row in read_jsonl(ctx.output(_RULED)):
+        if row["verdict"] is not None:
+            reason, detail, rule = row["verdict"]
+            verdicts[row["id"]] = Verdict(Reason(reason), detail, rule)
+        else:
+            ask = Ask(row["id"], row["level"], row["text"], row["source"])
+            (titles_only if row["title_only"] else asks).append(ask)
+    return asks, titles_only  # the scratch file goes once the manifest is written (the runner removes it)
+
+
+def _round_trips(ctx: Any, src: _Sources, cfg: Any, asks: list[Ask], verdicts: dict[str, Verdict],
+                 disabled: frozenset[str]) -> list[Ask]:
+    """The BM25 round trip, then (``verify.dense.model``) the dense one on what it kept: the asks kept."""
+    from tqdm.auto import tqdm
+
+    round_trip = RoundTrip(src, cfg)
+    passes = [("round_trip", False)]
+    if cfg.dense.model and "round_trip_dense" not in disabled:
+        passes.append(("round_trip_dense", True))
+    for rule, dense in passes:
+        desc = "verify dense round trip" if dense else "verify round trip"
+        with tqdm(total=len(asks), desc=desc, disable=not ctx.show_progress, leave=False) as bar:
+            found = round_trip(asks, progress=bar.update, dense=dense)
+        asks = _keep(asks, found, verdicts, rule)
+    return asks
+
+
+def _write(ctx: Any, verdicts: dict[str, Verdict], kept_ids: set[str]) -> list[dict[str, Any]]:
+    """Write the kept queries (a kept query whose parent was dropped loses its parent), their direct qrels and
+    the dropped ones; returns the dropped rows."""
     dropped: list[dict[str, Any]] = []
 
-    def kept() -> Iterator[Query]:  # a kept query whose parent was dropped loses its parent
-        for q in stream():
+    def kept() -> Iterator[Query]:
+        for q in _stream(ctx):
             v = verdicts.get(q.id)
             if v is not None:
                 dropped.append({"query_id": q.id, "level": q.level, "text": q.text, "reason": v.reason,
@@ -365,9 +345,7 @@ def run(ctx: Any) -> dict[str, Any]:
     atomic_write_jsonl(ctx.output(L.QUERIES), kept())
     atomic_write_jsonl(ctx.output(L.QRELS), (r for r in ctx.read(L.GENERATE, L.QRELS) if r.query_id in kept_ids))
     atomic_write_jsonl(ctx.output(L.DROPPED), dropped)
-    counts = summarise(generated, dropped, src, no_subject, judge_counts, sorted(checks))
-    log.info("verify: kept %s", {lv: f"{c['kept']}/{c['generated']}" for lv, c in counts["levels"].items()})
-    return counts
+    return dropped
 
 
 def _keep(asks: list[Ask], found: list[Verdict | None], verdicts: dict[str, Verdict], rule: str) -> list[Ask]:

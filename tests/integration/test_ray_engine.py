@@ -14,7 +14,7 @@ pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
 # small batches: every map stage sends several batches to the actors
-SMALL = ["topics.viz=none", "chunk.batch_size=4", "generate.batch_size=8", "mine.batch_size=4"]
+SMALL = ["topics.viz=none", "chunk.batch_size=4", "generate.batch_size=8", "verify.batch_size=16", "mine.batch_size=4"]
 RAY = ["engine=ray", "ray.num_cpus=2"]
 
 
@@ -44,7 +44,8 @@ def test_ray_build_equals_local_build_byte_for_byte(tmp_path, sample_corpus):
         assert local.manifest(stage)["output_hash"] == ray_.manifest(stage)["output_hash"]
         assert local.manifest(stage)["engine"] == "local"
         # the manifest says where the stage ran: ingest, topics and export stay in the driver
-        assert ray_.manifest(stage)["engine"] == ("ray" if stage in ("chunk", "generate", "mine") else "local")
+        assert ray_.manifest(stage)["engine"] == ("ray" if stage in ("chunk", "generate", "verify", "mine")
+                                                  else "local")
     assert local.manifest("mine")["counts"]["mined_qrels"] > 0  # the comparison covers mined labels
 
 

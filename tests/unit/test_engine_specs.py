@@ -19,7 +19,7 @@ def _view(stage: str, cfg: PipelineConfig) -> ConfigView:
 
 
 def test_engine_needs_are_spec_fields():
-    assert {s.name for s in STAGES if s.ray} == {L.CHUNK, L.GENERATE, L.MINE}
+    assert {s.name for s in STAGES if s.ray} == {L.CHUNK, L.GENERATE, L.VERIFY, L.MINE}
     assert [s.name for s in STAGES if s.staged] == [L.EXPORT]
     assert [s.name for s in STAGES if s.precheck] == [L.INGEST]
     assert [s.name for s in STAGES if not s.inputs] == [s.name for s in STAGES if s.source_hash] == [L.INGEST]
@@ -49,10 +49,11 @@ def test_a_stage_whose_spec_is_not_ray_runs_its_batches_here_with_engine_ray(tmp
         raise AssertionError("batches of a stage without spec.ray went to Ray")
 
     monkeypatch.setattr(ray_engine, "map_batches", no_ray)
-    ctx = StageContext(STAGE_BY_NAME[L.VERIFY], tmp_path, load_config(None, ["engine=ray"]), "sig", show_progress=False)
+    ctx = StageContext(STAGE_BY_NAME[L.TOPICS], tmp_path, load_config(None, ["engine=ray"]), "sig", show_progress=False)
     ctx.dir.mkdir(parents=True)
-    lines = ctx.map_batches([1, 2, 3], lambda b: {L.DROPPED: [{"n": x} for x in b]}, outputs=(L.DROPPED,), batch_size=2)
-    assert lines == {L.DROPPED: 3} and ctx.engine == "ray"
+    lines = ctx.map_batches([1, 2, 3], lambda b: {L.ASSIGNMENTS: [{"n": x} for x in b]}, outputs=(L.ASSIGNMENTS,),
+                            batch_size=2)
+    assert lines == {L.ASSIGNMENTS: 3} and ctx.engine == "ray"
 
 
 def test_llm_stream_asks_the_specs_llm_actors_hook_not_only_whether_it_is_set(tmp_path, monkeypatch):
