@@ -254,7 +254,7 @@ def render_real(results: dict[tuple[str, int], list[dict[str, Any]]], args: argp
         "same server; the two alternate which goes first (a paired ratio = one repeat's stage rate / its bare rate). Every run is checked: the server got exactly one "
         "request per passage from each, the stage answered every passage with a valid tree (0 retries, "
         "re-asks, cache hits, failures), and no more than `concurrency` requests were in flight. Median of "
-        f"{args.repeats} repeats per row; target: stage ≥ 90% of bare.", "",
+        f"{args.repeats} repeats per row; target: stage ≥ {_target(args):.0%} of bare.", "",
         "| engine | concurrency | N copies | requests per run | stage median req/s | bare median req/s | "
         "stage / bare | median of paired ratios | runs: stage / bare (req/s) | % of ideal (stage) | stage CPU ms / request | "
         "bare CPU ms / request | retries | load avg (1 min) |",
@@ -273,8 +273,8 @@ def render_real(results: dict[tuple[str, int], list[dict[str, Any]]], args: argp
             f"{statistics.median(r['cpu_ms_per_request'] for r in runs):.2f} | "
             f"{statistics.median(r['bare']['cpu_ms_per_request'] for r in runs):.2f} | "
             f"{sum(r['retries'] for r in runs)} | {min(loads):.1f} – {max(loads):.1f} |")
-    verdict = "; ".join(f"{e} c={c}: {r:.1%} ({'meets' if r >= 0.9 else 'below'} the 90% target)"
-                        for e, c, r in ratios)
+    verdict = "; ".join(f"{e} c={c}: {r:.1%} ({'meets' if r >= _target(args) else 'below'} the "
+                        f"{_target(args):.0%} target)" for e, c, r in ratios)
     lines += ["", f"Stage / bare: {verdict}. Load average (1, 5, 15 min) at the start "
               f"{', '.join(f'{x:.1f}' for x in load0)}, at the end {', '.join(f'{x:.1f}' for x in load1)}; "
               "the load column is the 1-minute load right after each run (both runs of a repeat share the "
@@ -283,6 +283,11 @@ def render_real(results: dict[tuple[str, int], list[dict[str, Any]]], args: argp
               f"`.venv/bin/python eval/bench_llm_stage.py --real --concurrency {args.concurrency} "
               f"--copies {args.copies} --repeats {args.repeats}`."]
     return "\n".join(lines)
+
+
+def _target(args: argparse.Namespace) -> float:
+    """Issue 40 asks 95% of a bare client on real bodies; the synthetic run keeps issue 23's 90%."""
+    return 0.95 if args.real else 0.90
 
 
 if __name__ == "__main__":
