@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from fincprg.finance.wordlists import alternation, read_for
+
 # ---------------------------------------------------------------- records
 
 
@@ -220,11 +222,11 @@ _UNIT_CANON = {"％": "%", "百分点": "个百分点", "pcts": "个百分点", 
 
 # ---------------------------------------------------------------- directions
 
-_DOWN = ("负增长", "同比减少", "下降", "下滑", "减少", "降低", "下跌", "回落", "收窄", "下调", "萎缩", "减少",
-         "走低", "下行", "缩减", "降至", "减至", "跌")
-_UP = ("增长", "提升", "上升", "增加", "提高", "上涨", "扩大", "改善", "回升", "增至", "上调", "走高", "上行",
-       "提至", "升至", "高增", "翻倍", "新高", "扭亏")
-_DIR_RE = re.compile("|".join(re.escape(w) for w in sorted(_DOWN + _UP, key=len, reverse=True)))
+# fincprg/finance/data/directions.jsonl's words for a text's figures, matched longest first
+_DIRS = ("fincprg.finance", "directions.jsonl")
+_DOWN = tuple(e["word"] for e in read_for(*_DIRS, "figures", direction="down"))
+_UP = tuple(e["word"] for e in read_for(*_DIRS, "figures", direction="up"))
+_DIR_RE = re.compile(alternation(read_for(*_DIRS, "figures")))
 _DOWN_SET = frozenset(_DOWN)
 
 # ---------------------------------------------------------------- companies and codes

@@ -1,11 +1,13 @@
-"""Word lists as data (issue 39): the event vocabularies are JSONL files compiled by fincprg/finance/wordlists.py,
-and each file is part of the code hash of the stages that read it."""
+"""Word lists as data (issue 39): the event and direction vocabularies are JSONL files compiled by
+fincprg/finance/wordlists.py, and each file is part of the code hash of the stages that read it."""
 from __future__ import annotations
 
+import importlib
 import re
 
+from fincprg.finance.crosscheck.spans import directions
 from fincprg.finance.events import event_of
-from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.finance.wordlists import alternation, read_entries, read_for
 from fincprg.pipeline.codehash import PKG, stage_files
 from fincprg.pipeline.contract import STAGE_BY_NAME
 from fincprg.verify.events import events_in
@@ -13,6 +15,7 @@ from fincprg.verify.events import events_in
 GENERATOR_EVENTS = PKG / "finance" / "data" / "events.jsonl"
 STATED_EVENTS = PKG / "finance" / "data" / "stated_events.jsonl"
 VERIFY_EVENTS = PKG / "verify" / "data" / "events.jsonl"
+DIRECTIONS = PKG / "finance" / "data" / "directions.jsonl"
 
 
 def test_alternation_takes_the_longest_word_and_keeps_the_exceptions():
@@ -43,5 +46,29 @@ def test_each_list_is_in_the_code_hash_of_the_stages_that_read_it():
     assert GENERATOR_EVENTS in files["generate"] and GENERATOR_EVENTS in files["topics"]
     assert STATED_EVENTS in files["mine"]
     assert VERIFY_EVENTS in files["verify"]
+    # one direction per word, read by the generator's frame and by the cross-check verify runs
+    assert DIRECTIONS in files["generate"] and DIRECTIONS in files["verify"]
     # verify's own list is not the generator's: editing it re-runs verify, not generate
     assert VERIFY_EVENTS not in files["generate"]
+
+
+def test_each_direction_word_is_written_once_with_one_direction_and_known_readers():
+    entries = read_entries("fincprg.finance", "directions.jsonl")
+    words = [e["word"] for e in entries]
+    assert len(words) == len(set(words))
+    for e in entries:
+        assert set(e) <= {"word", "direction", "readers", "note"} and e["direction"] in ("up", "down"), e
+        assert e["readers"] and set(e["readers"]) <= {"figures", "frame", "continues", "crosscheck"}, e
+
+
+def test_the_readers_take_their_words_and_directions_from_the_file():
+    figures = importlib.import_module("fincprg.finance.extract")
+    assert figures.extract("营收同比减少5%").directions == frozenset({"down"})
+    assert figures.extract("毛利率提至30%").directions == frozenset({"up"})
+    # 稳中有升 and 承压 are the cross-check's words only; 跌 the figure reader's
+    assert [d for _, d in directions("需求稳中有升，利润承压")] == ["up", "down"]
+    assert "跌" not in {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "crosscheck")}
+    # a clause continued by its change: every continuing word is also a frame word
+    frame = {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "frame")}
+    assert {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "continues")} <= frame
+

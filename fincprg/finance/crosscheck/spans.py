@@ -9,6 +9,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fincprg.finance.wordlists import alternation, read_for
+
 # --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
 METRICS: dict[str, tuple[str, ...]] = {
     "营业收入": ("营业收入", "营业总收入", "营收", "收入", "销售额", "销售收入", "营业额"),
@@ -126,6 +128,7 @@ _FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预�
                           r"|给予|合理(?:估值|市值|价值)|目标市值|考核目标|考核指标|业绩目标|目标值|触发值")
 _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
 _UP, _DOWN, _FLAT = "up", "down", "flat"
+_DIRS = ("fincprg.finance", "directions.jsonl")  # the direction words, one line each
 # phrase -> direction of the metric it follows; rate phrases first (增速放缓: the metric still grew)
 _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
     (r"(?:降幅|跌幅)(?:有所|明显|大幅)?(?:收窄|扩大|缩小|加大)", _DOWN),
@@ -136,8 +139,9 @@ _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
     (r"(?:同比|基本|大致|整体|保持)?持平", _FLAT),
     (r"(?:同比|环比|yoy)\s?\+\s?\d", _UP),
     (r"(?:同比|环比|yoy)\s?[-−]\s?\d", _DOWN),
-    (r"增长|提升|上升|增加|上涨|提高|改善|回升|攀升|高增|大增|翻倍|新高|同增|增厚|放量|上行|上调|稳中有升", _UP),
-    (r"下降|下滑|减少|下跌|降低|回落|下行|萎缩|承压|同降|大降|缩减|亏损|收窄|下调", _DOWN),
+    # the plain words, fincprg/finance/data/directions.jsonl's "crosscheck" ones
+    (alternation(read_for(*_DIRS, "crosscheck", direction=_UP)), _UP),
+    (alternation(read_for(*_DIRS, "crosscheck", direction=_DOWN)), _DOWN),
 )
 _DIR_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _) in enumerate(_DIRECTIONS)))
 SENT_SPLIT = re.compile(r"[。！？!?；;\n]")  # sentence ends
