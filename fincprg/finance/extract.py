@@ -61,24 +61,21 @@ _PART_LABEL = {"Q1": "一季度", "Q2": "二季度", "Q3": "三季度", "Q4": "�
 
 # ---------------------------------------------------------------- periods
 
-# surface form -> canonical part; matched longest first
-_PARTS: dict[str, str] = {
-    "前三季度": "Q1-Q3", "前三季": "Q1-Q3", "三季报": "Q1-Q3", "Q1-Q3": "Q1-Q3", "1-3Q": "Q1-Q3", "Q1-3": "Q1-Q3",
-    "Q1-Q2": "H1", "Q1-2": "H1",
-    "第一季度": "Q1", "一季度": "Q1", "一季报": "Q1", "Q1": "Q1", "1Q": "Q1",
-    "第二季度": "Q2", "二季度": "Q2", "Q2": "Q2", "2Q": "Q2",
-    "第三季度": "Q3", "单三季度": "Q3", "三季度": "Q3", "Q3": "Q3", "3Q": "Q3",
-    "第四季度": "Q4", "单四季度": "Q4", "四季度": "Q4", "Q4": "Q4", "4Q": "Q4",
-    "上半年": "H1", "半年报": "H1", "半年度": "H1", "中报": "H1", "H1": "H1", "1H": "H1",
-    "下半年": "H2", "H2": "H2", "2H": "H2",
-}
-_YEAR_ONLY_PARTS = {"年报": "FY", "全年": "FY", "年度": "FY"}
-_YEAR_PARTS = {**_PARTS, **_YEAR_ONLY_PARTS}  # what may follow a year (2024年报, 2024全年, 2024Q3)
-# a part word ending in a digit is not read inside a longer number: 「2020Q1-2021Q1」 holds no Q1-2
-_PART_RE = "|".join(re.escape(p) + (r"(?!\d)" if p[-1].isdigit() else "")
-                    for p in sorted(_PARTS, key=len, reverse=True))
-_YPART_RE = "|".join(re.escape(p) + (r"(?!\d)" if p[-1].isdigit() else "")
-                     for p in sorted(_YEAR_PARTS, key=len, reverse=True))
+# surface form -> canonical part: fincprg/finance/data/parts.jsonl's "periods" words, and the "after_year" ones
+# read only after a year (2024年报, 2024全年, 2024Q3)
+_PARTS: dict[str, str] = {e["word"]: e["part"] for e in read_for("fincprg.finance", "parts.jsonl", "periods")}
+_YEAR_ONLY_PARTS = {e["word"]: e["part"] for e in read_for("fincprg.finance", "parts.jsonl", "after_year")}
+_YEAR_PARTS = {**_PARTS, **_YEAR_ONLY_PARTS}
+
+
+def _part_alternation(words: Iterable[str]) -> str:
+    """Part words longest first; one ending in a digit is not read inside a longer number: 「2020Q1-2021Q1」 holds
+    no Q1-2."""
+    return alternation({"word": w, "not_after": r"\d"} if w[-1].isdigit() else w for w in words)
+
+
+_PART_RE = _part_alternation(_PARTS)
+_YPART_RE = _part_alternation(_YEAR_PARTS)
 _Y4 = r"(?:19[89]\d|20[0-4]\d)"
 _Y2 = r"(?:1[0-9]|2[0-9]|3[0-9])"
 

@@ -1,11 +1,11 @@
-"""Word lists as data (issue 39): the event and direction vocabularies are JSONL files compiled by
+"""Word lists as data (issue 39): the event, direction and part-of-the-year vocabularies are JSONL files compiled by
 fincprg/finance/wordlists.py, and each file is part of the code hash of the stages that read it."""
 from __future__ import annotations
 
 import importlib
 import re
 
-from fincprg.finance.crosscheck.spans import directions
+from fincprg.finance.crosscheck.spans import PART_WORDS, directions, periods
 from fincprg.finance.events import event_of
 from fincprg.finance.wordlists import alternation, read_entries, read_for
 from fincprg.pipeline.codehash import PKG, stage_files
@@ -16,6 +16,7 @@ GENERATOR_EVENTS = PKG / "finance" / "data" / "events.jsonl"
 STATED_EVENTS = PKG / "finance" / "data" / "stated_events.jsonl"
 VERIFY_EVENTS = PKG / "verify" / "data" / "events.jsonl"
 DIRECTIONS = PKG / "finance" / "data" / "directions.jsonl"
+PARTS = PKG / "finance" / "data" / "parts.jsonl"
 
 
 def test_alternation_takes_the_longest_word_and_keeps_the_exceptions():
@@ -48,6 +49,7 @@ def test_each_list_is_in_the_code_hash_of_the_stages_that_read_it():
     assert VERIFY_EVENTS in files["verify"]
     # one direction per word, read by the generator's frame and by the cross-check verify runs
     assert DIRECTIONS in files["generate"] and DIRECTIONS in files["verify"]
+    assert PARTS in files["generate"] and PARTS in files["verify"] and PARTS in files["mine"]
     # verify's own list is not the generator's: editing it re-runs verify, not generate
     assert VERIFY_EVENTS not in files["generate"]
 
@@ -72,3 +74,23 @@ def test_the_readers_take_their_words_and_directions_from_the_file():
     frame = {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "frame")}
     assert {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "continues")} <= frame
 
+
+
+def test_each_part_word_is_written_once_with_one_part():
+    entries = read_entries("fincprg.finance", "parts.jsonl")
+    words = [e["word"] for e in entries]
+    assert len(words) == len(set(words))
+    for e in entries:
+        assert set(e) <= {"word", "part", "readers", "note"}, e
+        assert e["part"] in {"Q1", "Q2", "Q3", "Q4", "H1", "H2", "Q1-Q3", "FY", "Q", "M"}, e
+        assert e["readers"] and set(e["readers"]) <= {"periods", "after_year", "crosscheck"}, e
+
+
+def test_both_period_readers_read_a_part_word_as_its_one_part():
+    figures = importlib.import_module("fincprg.finance.extract")
+    assert {p.part for p in figures.extract("公司2023年前三季度营收增长").periods} == {"Q1-Q3"}
+    assert {p.part for p in figures.extract("2023年单四季度").periods} == {"Q4"}
+    # 年报 is a part only after a year; the cross-check calls the first nine months 9M
+    assert {p.part for p in figures.extract("年报显示").periods} == set()
+    assert "前三季度" in PART_WORDS["9M"] and "Q1-Q3" not in PART_WORDS
+    assert [p.part for p in periods("2023年前三季度收入")] == ["9M"]
