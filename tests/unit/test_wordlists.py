@@ -1,4 +1,4 @@
-"""Word lists as data (issue 39): the event, direction and part-of-the-year vocabularies are JSONL files compiled by
+"""Word lists as data (issue 39): the event, direction, part-of-the-year and broker vocabularies are JSONL files compiled by
 fincprg/finance/wordlists.py, and each file is part of the code hash of the stages that read it."""
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ STATED_EVENTS = PKG / "finance" / "data" / "stated_events.jsonl"
 VERIFY_EVENTS = PKG / "verify" / "data" / "events.jsonl"
 DIRECTIONS = PKG / "finance" / "data" / "directions.jsonl"
 PARTS = PKG / "finance" / "data" / "parts.jsonl"
+BROKERS = PKG / "verify" / "data" / "brokers.jsonl"
 
 
 def test_alternation_takes_the_longest_word_and_keeps_the_exceptions():
@@ -50,6 +51,7 @@ def test_each_list_is_in_the_code_hash_of_the_stages_that_read_it():
     # one direction per word, read by the generator's frame and by the cross-check verify runs
     assert DIRECTIONS in files["generate"] and DIRECTIONS in files["verify"]
     assert PARTS in files["generate"] and PARTS in files["verify"] and PARTS in files["mine"]
+    assert BROKERS in files["verify"] and BROKERS not in files["generate"]
     # verify's own list is not the generator's: editing it re-runs verify, not generate
     assert VERIFY_EVENTS not in files["generate"]
 
@@ -94,3 +96,12 @@ def test_both_period_readers_read_a_part_word_as_its_one_part():
     assert {p.part for p in figures.extract("年报显示").periods} == set()
     assert "前三季度" in PART_WORDS["9M"] and "Q1-Q3" not in PART_WORDS
     assert [p.part for p in periods("2023年前三季度收入")] == ["9M"]
+
+
+def test_a_broker_is_named_before_any_shorter_name_it_starts_with():
+    """verify/subject takes the first broker a phrase starts with: 中信 listed before 中信建投 would cut it short."""
+    from fincprg.verify.subject import BROKERS as brokers
+
+    words = [e["word"] for e in read_entries("fincprg.verify", "brokers.jsonl")]
+    assert tuple(words) == brokers and len(words) == len(set(words))
+    assert not [(a, b) for i, a in enumerate(words) for b in words[i + 1:] if b.startswith(a)]
