@@ -1,4 +1,4 @@
-"""Word lists as data (issue 39): the event, direction, part-of-the-year and broker vocabularies are JSONL files compiled by
+"""Word lists as data (issue 39): the event, direction, part-of-the-year, metric and broker vocabularies are JSONL files compiled by
 fincprg/finance/wordlists.py, and each file is part of the code hash of the stages that read it."""
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ VERIFY_EVENTS = PKG / "verify" / "data" / "events.jsonl"
 DIRECTIONS = PKG / "finance" / "data" / "directions.jsonl"
 PARTS = PKG / "finance" / "data" / "parts.jsonl"
 BROKERS = PKG / "verify" / "data" / "brokers.jsonl"
+METRICS = PKG / "finance" / "data" / "metrics.jsonl"
 
 
 def test_alternation_takes_the_longest_word_and_keeps_the_exceptions():
@@ -52,6 +53,7 @@ def test_each_list_is_in_the_code_hash_of_the_stages_that_read_it():
     assert DIRECTIONS in files["generate"] and DIRECTIONS in files["verify"]
     assert PARTS in files["generate"] and PARTS in files["verify"] and PARTS in files["mine"]
     assert BROKERS in files["verify"] and BROKERS not in files["generate"]
+    assert all(METRICS in files[name] for name in ("generate", "topics", "verify", "mine"))
     # verify's own list is not the generator's: editing it re-runs verify, not generate
     assert VERIFY_EVENTS not in files["generate"]
 
@@ -105,3 +107,16 @@ def test_a_broker_is_named_before_any_shorter_name_it_starts_with():
     words = [e["word"] for e in read_entries("fincprg.verify", "brokers.jsonl")]
     assert tuple(words) == brokers and len(words) == len(set(words))
     assert not [(a, b) for i, a in enumerate(words) for b in words[i + 1:] if b.startswith(a)]
+
+
+def test_each_metric_surface_names_one_metric_and_keeps_its_exceptions():
+    figures = importlib.import_module("fincprg.finance.extract")
+    entries = read_entries("fincprg.finance", "metrics.jsonl")
+    words = [e["word"].lower() for e in entries]  # metrics are matched ignoring case
+    assert len(words) == len(set(words))
+    assert all(set(e) <= {"word", "metric", "not_before", "not_after", "note"} and e["metric"] for e in entries)
+    assert figures.METRIC_SYNONYMS["营业收入"][0] == "营业收入" and "营收" in figures.METRIC_SYNONYMS["营业收入"]
+    # 成本收入比 is a bank's cost ratio and 生产能力 a capacity in words: no 营业收入, no 产能
+    assert figures.extract("成本收入比为30%").metrics == frozenset()
+    assert figures.extract("生产能力较强").metrics == frozenset()
+    assert figures.extract("产能达到10万吨，收入增长").metrics == frozenset({"产能", "营业收入"})
