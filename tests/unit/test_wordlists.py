@@ -79,7 +79,6 @@ def test_the_readers_take_their_words_and_directions_from_the_file():
     assert {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "continues")} <= frame
 
 
-
 def test_each_part_word_is_written_once_with_one_part():
     entries = read_entries("fincprg.finance", "parts.jsonl")
     words = [e["word"] for e in entries]
