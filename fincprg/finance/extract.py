@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from fincprg.finance.wordlists import alternation, read_entries, read_for, word_pattern
+
 # ---------------------------------------------------------------- records
 
 
@@ -59,24 +61,21 @@ _PART_LABEL = {"Q1": "一季度", "Q2": "二季度", "Q3": "三季度", "Q4": "�
 
 # ---------------------------------------------------------------- periods
 
-# surface form -> canonical part; matched longest first
-_PARTS: dict[str, str] = {
-    "前三季度": "Q1-Q3", "前三季": "Q1-Q3", "三季报": "Q1-Q3", "Q1-Q3": "Q1-Q3", "1-3Q": "Q1-Q3", "Q1-3": "Q1-Q3",
-    "Q1-Q2": "H1", "Q1-2": "H1",
-    "第一季度": "Q1", "一季度": "Q1", "一季报": "Q1", "Q1": "Q1", "1Q": "Q1",
-    "第二季度": "Q2", "二季度": "Q2", "Q2": "Q2", "2Q": "Q2",
-    "第三季度": "Q3", "单三季度": "Q3", "三季度": "Q3", "Q3": "Q3", "3Q": "Q3",
-    "第四季度": "Q4", "单四季度": "Q4", "四季度": "Q4", "Q4": "Q4", "4Q": "Q4",
-    "上半年": "H1", "半年报": "H1", "半年度": "H1", "中报": "H1", "H1": "H1", "1H": "H1",
-    "下半年": "H2", "H2": "H2", "2H": "H2",
-}
-_YEAR_ONLY_PARTS = {"年报": "FY", "全年": "FY", "年度": "FY"}
-_YEAR_PARTS = {**_PARTS, **_YEAR_ONLY_PARTS}  # what may follow a year (2024年报, 2024全年, 2024Q3)
-# a part word ending in a digit is not read inside a longer number: 「2020Q1-2021Q1」 holds no Q1-2
-_PART_RE = "|".join(re.escape(p) + (r"(?!\d)" if p[-1].isdigit() else "")
-                    for p in sorted(_PARTS, key=len, reverse=True))
-_YPART_RE = "|".join(re.escape(p) + (r"(?!\d)" if p[-1].isdigit() else "")
-                     for p in sorted(_YEAR_PARTS, key=len, reverse=True))
+# surface form -> canonical part: fincprg/finance/data/parts.jsonl's "periods" words, and the "after_year" ones
+# read only after a year (2024年报, 2024全年, 2024Q3)
+_PARTS: dict[str, str] = {e["word"]: e["part"] for e in read_for("fincprg.finance", "parts.jsonl", "periods")}
+_YEAR_ONLY_PARTS = {e["word"]: e["part"] for e in read_for("fincprg.finance", "parts.jsonl", "after_year")}
+_YEAR_PARTS = {**_PARTS, **_YEAR_ONLY_PARTS}
+
+
+def _part_alternation(words: Iterable[str]) -> str:
+    """Part words longest first; one ending in a digit is not read inside a longer number: 「2020Q1-2021Q1」 holds
+    no Q1-2."""
+    return alternation({"word": w, "not_after": r"\d"} if w[-1].isdigit() else w for w in words)
+
+
+_PART_RE = _part_alternation(_PARTS)
+_YPART_RE = _part_alternation(_YEAR_PARTS)
 _Y4 = r"(?:19[89]\d|20[0-4]\d)"
 _Y2 = r"(?:1[0-9]|2[0-9]|3[0-9])"
 
@@ -147,51 +146,15 @@ def _periods(text: str) -> tuple[frozenset[Period], list[tuple[int, int]]]:
 
 # ---------------------------------------------------------------- metrics
 
+# fincprg/finance/data/metrics.jsonl: each surface form a line with the metric it names and, where a longer word
+# holds it without naming it, its not_before / not_after (成本收入(比) is a bank's cost ratio, 生产能力 no 产能)
+_METRIC_ENTRIES = read_entries("fincprg.finance", "metrics.jsonl")
 METRIC_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "扣非净利润": ("扣非净利润", "扣非归母净利润", "扣除非经常性损益后的净利润", "扣非后归母净利润",
-                "扣非后净利润", "扣非净利"),
-    "归母净利润": ("归母净利润", "归属于母公司股东的净利润", "归属于上市公司股东的净利润", "归属母公司净利润",
-                "归母净利", "归母利润", "净利润", "净利"),
-    "营业收入": ("营业收入", "营业总收入", "主营业务收入", "主营收入", "营收", "销售收入", "收入"),
-    "利润总额": ("利润总额",),
-    "营业利润": ("营业利润",),
-    "毛利率": ("毛利率", "综合毛利率", "销售毛利率"),
-    "净利率": ("净利率", "销售净利率", "净利润率", "归母净利率"),
-    "毛利": ("毛利润", "毛利"),
-    "费用率": ("期间费用率", "销售费用率", "管理费用率", "财务费用率"),
-    "研发费用": ("研发费用率", "研发费用", "研发投入", "研发支出"),
-    "ROE": ("ROE", "净资产收益率"),
-    "ROA": ("ROA", "总资产收益率"),
-    "EPS": ("EPS", "每股收益"),
-    "PE": ("PE", "P/E", "市盈率"),
-    "PB": ("PB", "P/B", "市净率"),
-    "PS": ("PS", "市销率"),
-    "目标价": ("目标价格", "目标价"),
-    "现金流": ("经营活动产生的现金流量净额", "经营性现金流", "经营活动现金流", "经营现金流", "自由现金流",
-             "现金流"),
-    "资本开支": ("资本开支", "资本性支出", "CAPEX"),
-    "市占率": ("市占率", "市场份额", "市场占有率"),
-    "出货量": ("出货量", "装机量"),
-    "销量": ("销量", "销售量"),
-    "产能": ("产能",),
-    "订单": ("在手订单", "新签订单", "订单", "合同额"),
-    "存货周转": ("存货周转率", "存货周转天数", "存货周转"),
-    "资产负债率": ("资产负债率",),
-    "股息率": ("股息率", "分红率", "派息率"),
-    "净息差": ("净息差", "NIM"),
-    "不良率": ("不良贷款率", "不良率"),
-    "拨备覆盖率": ("拨备覆盖率",),
-    "保费收入": ("保费收入", "保费"),
-    "新业务价值": ("新业务价值", "NBV"),
-    "EBITDA": ("EBITDA",),
-    "价格": ("均价", "单价", "售价", "吨价"),
-    "市值": ("总市值", "市值"),
-}
+    c: tuple(e["word"] for e in _METRIC_ENTRIES if e["metric"] == c)
+    for c in dict.fromkeys(e["metric"] for e in _METRIC_ENTRIES)}
 _METRIC_OF = {s.lower(): c for c, syns in METRIC_SYNONYMS.items() for s in syns}
 _LATIN = re.compile(r"^[A-Za-z/]+$")
-# words that hold a surface without being its metric: 生产能力 is no 产能, 成本收入(比) a bank's cost ratio, no 收入
-_NOT_BEFORE = {"收入": "成本"}
-_NOT_AFTER = {"产能": "力"}
+_EXCEPTED = {e["word"]: e for e in _METRIC_ENTRIES if "not_before" in e or "not_after" in e}
 
 
 def metric_surface_pattern(surfaces: Iterable[str]) -> re.Pattern[str]:
@@ -200,8 +163,7 @@ def metric_surface_pattern(surfaces: Iterable[str]) -> re.Pattern[str]:
     def one(s: str) -> str:
         if _LATIN.match(s):
             return rf"(?<![A-Za-z]){re.escape(s)}(?![A-Za-z])"
-        before, after = _NOT_BEFORE.get(s), _NOT_AFTER.get(s)
-        return (f"(?<!{before})" if before else "") + re.escape(s) + (f"(?!{after})" if after else "")
+        return word_pattern(_EXCEPTED.get(s, {"word": s}))
     return re.compile("|".join(one(s) for s in sorted(set(surfaces), key=len, reverse=True)), re.IGNORECASE)
 
 
@@ -220,11 +182,11 @@ _UNIT_CANON = {"％": "%", "百分点": "个百分点", "pcts": "个百分点", 
 
 # ---------------------------------------------------------------- directions
 
-_DOWN = ("负增长", "同比减少", "下降", "下滑", "减少", "降低", "下跌", "回落", "收窄", "下调", "萎缩", "减少",
-         "走低", "下行", "缩减", "降至", "减至", "跌")
-_UP = ("增长", "提升", "上升", "增加", "提高", "上涨", "扩大", "改善", "回升", "增至", "上调", "走高", "上行",
-       "提至", "升至", "高增", "翻倍", "新高", "扭亏")
-_DIR_RE = re.compile("|".join(re.escape(w) for w in sorted(_DOWN + _UP, key=len, reverse=True)))
+# fincprg/finance/data/directions.jsonl's words for a text's figures, matched longest first
+_DIRS = ("fincprg.finance", "directions.jsonl")
+_DOWN = tuple(e["word"] for e in read_for(*_DIRS, "figures", direction="down"))
+_UP = tuple(e["word"] for e in read_for(*_DIRS, "figures", direction="up"))
+_DIR_RE = re.compile(alternation(read_for(*_DIRS, "figures")))
 _DOWN_SET = frozenset(_DOWN)
 
 # ---------------------------------------------------------------- companies and codes

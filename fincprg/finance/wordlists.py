@@ -6,9 +6,14 @@ stand in: ``not_before`` (a negative lookbehind: 进 before 出口 makes 进出�
 lookahead: 定增 before 长, 速, 幅 or 量 is 稳定增长, no private placement). Words are matched longest first, so
 定向增发 is taken whole rather than as 增发. A data file counts in the code hash of every stage whose modules sit
 in its package (:mod:`fincprg.pipeline.codehash`), so editing a list re-runs the stages that read it.
+
+A fact several readers share is written once: a direction word's ``direction`` or a part-of-the-year word's
+``part`` is one line, and its ``readers`` name the code that looks for it (their lists differ on purpose);
+:func:`read_for` gives one reader its entries.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -20,6 +25,18 @@ def read_entries(package: str, name: str) -> list[dict[str, Any]]:
     """The entries of ``<package>/data/<name>``, in file order."""
     text = resources.files(package).joinpath("data", name).read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@functools.lru_cache(maxsize=None)
+def _entries(package: str, name: str) -> tuple[dict[str, Any], ...]:
+    return tuple(read_entries(package, name))
+
+
+def read_for(package: str, name: str, reader: str, **where: str) -> list[dict[str, Any]]:
+    """The entries of ``<package>/data/<name>`` whose ``readers`` list ``reader`` and whose fields equal ``where``
+    (``direction="up"``), in file order."""
+    return [e for e in _entries(package, name)
+            if reader in e["readers"] and all(e.get(k) == v for k, v in where.items())]
 
 
 def word_pattern(entry: dict[str, Any]) -> str:

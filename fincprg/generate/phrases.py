@@ -22,8 +22,10 @@ from fincprg.finance.extract import metric_surface_pattern
 from fincprg.finance.reporting_period import asked_period, normal_periods, part_year, without_base_periods
 from fincprg.finance.reporting_period import text_periods as _text_periods
 from fincprg.finance.surface import canonical
+from fincprg.finance.wordlists import alternation, read_for
 from fincprg.finance.words import pos_tags, sound, words
 
+_DIRS = ("fincprg.finance", "directions.jsonl")  # up/down words, read by several readers
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
 # Function words, verbs and fillers that bound a phrase. Longest first; words that merely contain a
 # delimiter character (作为, 以及, 其中) are listed themselves so they are taken whole.
@@ -59,8 +61,9 @@ _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
 # (both ends in one unit: 「增长5.08%至41.91亿元」 is a change and the level it reached)
 _RANGE = re.compile(r"\d[\d.]*\s*(?:亿元|亿|万元|万|元)?\s*(?:-|~|～|至|到|—)\s*\d[\d.]*\s*(?:亿|万|元)"
                     r"|\d[\d.]*\s*%\s*(?:-|~|～|至|到|—)\s*-?\d[\d.]*\s*%")
-_DIRECTION = re.compile(r"(?P<down>负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至)"
-                        r"|(?P<up>增长|提升|上升|增加|提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍|新高|扭亏)")
+# a metric's direction: fincprg/finance/data/directions.jsonl's "frame" words
+_DIRECTION = re.compile(f"(?P<down>{alternation(read_for(*_DIRS, 'frame', direction='down'))})"
+                        f"|(?P<up>{alternation(read_for(*_DIRS, 'frame', direction='up'))})")
 # Words that cannot be a question's aspect on their own.
 _CAUSES = frozenset("影响 拖累 带动 拉动 推动 导致 使得 造成 压制 侵蚀 提振".split())
 _WEAK = frozenset("""
@@ -268,8 +271,7 @@ _MARKET_ASPECT = re.compile(r"(?:市场|行业|产业|赛道)$")
 _OTHER_BASE = re.compile(r"环比|较(?:年初|期初|上年末|去年末|年末|上季度|上季)|上市前|发行前")
 _CONTINUES = re.compile(r"\s*(?:[\d.%\s]|同比|环比|较上年同期|较上年|较去年同期|较去年|较年初|较同期|yoy|YoY|分别|均|"
                        r"有所|大幅|小幅|略有|略微|明显|显著|持续|进一步|继续|增速|增幅|降幅|约)*"
-                       r"(?:负增长|下降|下滑|减少|降低|下跌|回落|收窄|萎缩|下行|缩减|降至|减至|增长|提升|上升|增加|"
-                       r"提高|上涨|扩大|改善|回升|增至|走高|上行|升至|高增|翻倍)")
+                       f"(?:{alternation(read_for(*_DIRS, 'continues'))})")
 
 
 def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | Period | None,

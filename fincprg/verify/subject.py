@@ -18,15 +18,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from fincprg.finance.crosscheck import PART_WORDS, SURFACES, longest_first, norm
+from fincprg.finance.wordlists import read_entries
 from fincprg.verify.verdict import Reason, Verdict
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject
-BROKERS = ("中信建投", "中信证券", "国泰君安", "申万宏源", "东方财富", "东方证券", "北京高华", "太平洋", "中金公司",
-           "中金", "华泰", "海通", "招商", "广发", "申万", "银河", "国信", "安信", "光大", "兴业", "长江", "方正",
-           "天风", "民生", "浙商", "国金", "西部", "东吴", "中泰", "华创", "信达", "财通", "国盛", "华西", "德邦",
-           "东北", "国海", "华安", "首创", "山西", "国元", "东莞", "华鑫", "万联", "中银", "平安", "中原", "川财",
-           "国联", "东兴", "湘财", "华福", "粤开", "华金", "渤海", "爱建", "世纪", "红塔", "甬兴", "开源", "东海",
-           "华宝", "华源", "中邮", "江海", "英大", "联储", "群益", "华龙", "国都", "中天", "中信")
+# (verify's own list, fincprg/verify/data/brokers.jsonl: the first name a phrase starts with is its broker, so a
+# name comes before any shorter one it starts with: 中信建投 and 中信证券 before 中信)
+BROKERS = tuple(e["word"] for e in read_entries("fincprg.verify", "brokers.jsonl"))
 _BROKER_TAIL = re.compile(r"证券|研究所|研究院|研究|团队|分析师|宏观|策略|固收|首席")
 GENERIC = ("公司", "该公司", "本公司", "我们", "行业", "市场", "国内", "全球", "海外", "企业", "上市公司", "集团",
            "板块", "标的", "个股", "龙头", "同行", "其", "该")

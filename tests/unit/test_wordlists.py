@@ -1,11 +1,13 @@
-"""Word lists as data (issue 39): the event vocabularies are JSONL files compiled by fincprg/finance/wordlists.py,
-and each file is part of the code hash of the stages that read it."""
+"""Word lists as data (issue 39): the event, direction, part-of-the-year, metric and broker vocabularies are JSONL files compiled by
+fincprg/finance/wordlists.py, and each file is part of the code hash of the stages that read it."""
 from __future__ import annotations
 
+import importlib
 import re
 
+from fincprg.finance.crosscheck.spans import PART_WORDS, directions, periods
 from fincprg.finance.events import event_of
-from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.finance.wordlists import alternation, read_entries, read_for
 from fincprg.pipeline.codehash import PKG, stage_files
 from fincprg.pipeline.contract import STAGE_BY_NAME
 from fincprg.verify.events import events_in
@@ -13,6 +15,10 @@ from fincprg.verify.events import events_in
 GENERATOR_EVENTS = PKG / "finance" / "data" / "events.jsonl"
 STATED_EVENTS = PKG / "finance" / "data" / "stated_events.jsonl"
 VERIFY_EVENTS = PKG / "verify" / "data" / "events.jsonl"
+DIRECTIONS = PKG / "finance" / "data" / "directions.jsonl"
+PARTS = PKG / "finance" / "data" / "parts.jsonl"
+BROKERS = PKG / "verify" / "data" / "brokers.jsonl"
+METRICS = PKG / "finance" / "data" / "metrics.jsonl"
 
 
 def test_alternation_takes_the_longest_word_and_keeps_the_exceptions():
@@ -43,5 +49,73 @@ def test_each_list_is_in_the_code_hash_of_the_stages_that_read_it():
     assert GENERATOR_EVENTS in files["generate"] and GENERATOR_EVENTS in files["topics"]
     assert STATED_EVENTS in files["mine"]
     assert VERIFY_EVENTS in files["verify"]
+    # one direction per word, read by the generator's frame and by the cross-check verify runs
+    assert DIRECTIONS in files["generate"] and DIRECTIONS in files["verify"]
+    assert PARTS in files["generate"] and PARTS in files["verify"] and PARTS in files["mine"]
+    assert BROKERS in files["verify"] and BROKERS not in files["generate"]
+    assert all(METRICS in files[name] for name in ("generate", "topics", "verify", "mine"))
     # verify's own list is not the generator's: editing it re-runs verify, not generate
     assert VERIFY_EVENTS not in files["generate"]
+
+
+def test_each_direction_word_is_written_once_with_one_direction_and_known_readers():
+    entries = read_entries("fincprg.finance", "directions.jsonl")
+    words = [e["word"] for e in entries]
+    assert len(words) == len(set(words))
+    for e in entries:
+        assert set(e) <= {"word", "direction", "readers", "note"} and e["direction"] in ("up", "down"), e
+        assert e["readers"] and set(e["readers"]) <= {"figures", "frame", "continues", "crosscheck"}, e
+
+
+def test_the_readers_take_their_words_and_directions_from_the_file():
+    figures = importlib.import_module("fincprg.finance.extract")
+    assert figures.extract("营收同比减少5%").directions == frozenset({"down"})
+    assert figures.extract("毛利率提至30%").directions == frozenset({"up"})
+    # 稳中有升 and 承压 are the cross-check's words only; 跌 the figure reader's
+    assert [d for _, d in directions("需求稳中有升，利润承压")] == ["up", "down"]
+    assert "跌" not in {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "crosscheck")}
+    # a clause continued by its change: every continuing word is also a frame word
+    frame = {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "frame")}
+    assert {e["word"] for e in read_for("fincprg.finance", "directions.jsonl", "continues")} <= frame
+
+
+def test_each_part_word_is_written_once_with_one_part():
+    entries = read_entries("fincprg.finance", "parts.jsonl")
+    words = [e["word"] for e in entries]
+    assert len(words) == len(set(words))
+    for e in entries:
+        assert set(e) <= {"word", "part", "readers", "note"}, e
+        assert e["part"] in {"Q1", "Q2", "Q3", "Q4", "H1", "H2", "Q1-Q3", "FY", "Q", "M"}, e
+        assert e["readers"] and set(e["readers"]) <= {"periods", "after_year", "crosscheck"}, e
+
+
+def test_both_period_readers_read_a_part_word_as_its_one_part():
+    figures = importlib.import_module("fincprg.finance.extract")
+    assert {p.part for p in figures.extract("公司2023年前三季度营收增长").periods} == {"Q1-Q3"}
+    assert {p.part for p in figures.extract("2023年单四季度").periods} == {"Q4"}
+    # 年报 is a part only after a year; the cross-check calls the first nine months 9M
+    assert {p.part for p in figures.extract("年报显示").periods} == set()
+    assert "前三季度" in PART_WORDS["9M"] and "Q1-Q3" not in PART_WORDS
+    assert [p.part for p in periods("2023年前三季度收入")] == ["9M"]
+
+
+def test_a_broker_is_named_before_any_shorter_name_it_starts_with():
+    """verify/subject takes the first broker a phrase starts with: 中信 listed before 中信建投 would cut it short."""
+    from fincprg.verify.subject import BROKERS as brokers
+
+    words = [e["word"] for e in read_entries("fincprg.verify", "brokers.jsonl")]
+    assert tuple(words) == brokers and len(words) == len(set(words))
+    assert not [(a, b) for i, a in enumerate(words) for b in words[i + 1:] if b.startswith(a)]
+
+
+def test_each_metric_surface_names_one_metric_and_keeps_its_exceptions():
+    figures = importlib.import_module("fincprg.finance.extract")
+    entries = read_entries("fincprg.finance", "metrics.jsonl")
+    words = [e["word"].lower() for e in entries]  # metrics are matched ignoring case
+    assert len(words) == len(set(words))
+    assert all(set(e) <= {"word", "metric", "not_before", "not_after", "note"} and e["metric"] for e in entries)
+    assert figures.METRIC_SYNONYMS["营业收入"][0] == "营业收入" and "营收" in figures.METRIC_SYNONYMS["营业收入"]
+    # 成本收入比 is a bank's cost ratio and 生产能力 a capacity in words: no 营业收入, no 产能
+    assert figures.extract("成本收入比为30%").metrics == frozenset()
+    assert figures.extract("生产能力较强").metrics == frozenset()
+    assert figures.extract("产能达到10万吨，收入增长").metrics == frozenset({"产能", "营业收入"})

@@ -9,6 +9,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fincprg.finance.wordlists import alternation, read_for
+
 # --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
 METRICS: dict[str, tuple[str, ...]] = {
     "营业收入": ("营业收入", "营业总收入", "营收", "收入", "销售额", "销售收入", "营业额"),
@@ -53,27 +55,18 @@ _METRIC_RE = re.compile(r"盈利预测|盈利能力|成本收入比?|" + "|".joi
 
 # --- parts of the year ----------------------------------------------------------------------------------------
 FY, H1, H2, M9, Q1, Q2, Q3, Q4, QS, MONTH = "FY", "H1", "H2", "9M", "Q1", "Q2", "Q3", "Q4", "Q", "M"
+# fincprg/finance/data/parts.jsonl's "crosscheck" words by part (the file's Q1-Q3 is the cross-check's 9M)
 PART_WORDS: dict[str, tuple[str, ...]] = {
-    M9: ("前三季度", "前3季度", "Q1-Q3", "Q1-3", "Q1~Q3", "Q1 3", "Q1 Q3", "三季报", "1-9月", "1~9月", "1 9月",
-         "前三季"),
-    H1: ("上半年", "半年报", "半年度", "中报", "H1", "1H", "1-6月", "1~6月", "1 6月", "前两季度", "Q1-Q2", "Q1-2", "Q1~Q2",
-         "Q1 2", "Q1 Q2"),
-    H2: ("下半年", "H2", "2H"),
-    Q1: ("第一季度", "一季度", "一季报", "首季度", "Q1", "1Q", "1-3月", "1~3月", "1 3月"),
-    Q2: ("第二季度", "二季度", "Q2", "2Q"),
-    Q3: ("第三季度", "三季度", "Q3", "3Q"),
-    Q4: ("第四季度", "四季度", "Q4", "4Q"),
-    QS: ("单季度", "单季"),
-    MONTH: ("单月",),
-    FY: ("全年度", "全年", "年度", "年报", "FY", "整年"),
-}
+    p: tuple(e["word"] for e in read_for("fincprg.finance", "parts.jsonl", "crosscheck")
+             if {"Q1-Q3": M9}.get(e["part"], e["part"]) == p)
+    for p in (M9, H1, H2, Q1, Q2, Q3, Q4, QS, MONTH, FY)}
 _PART_OF = {w: p for p, ws in PART_WORDS.items() for w in ws}
 # 「3Q」 must not be read inside 「23Q1」: a digit-led part word starts after a non-digit
 # 「Q1 3」 (Q1-3 with its dash lost) must not be read in 「Q1收入3 4亿元」-like runs: not before another number; a
 # word ending in a digit is not read inside a longer number (「22Q1-23Q1」 holds no Q1-2)
-_PART_RE = re.compile("|".join((r"(?<!\d)" if w[0].isdigit() else "") + re.escape(w)
-                               + ((r"(?![\d.]|\s\d|\s?[亿万千百元%])" if " " in w else r"(?!\d)") if w[-1].isdigit() else "")
-                               for w in sorted(_PART_OF, key=len, reverse=True)), re.I)
+_PART_RE = re.compile(alternation({"word": w, "not_before": r"\d" if w[0].isdigit() else None,
+                                   "not_after": (r"[\d.]|\s\d|\s?[亿万千百元%]" if " " in w else r"\d")
+                                   if w[-1].isdigit() else None} for w in _PART_OF), re.I)
 # 「截止2020年月」: a month whose number AlphaFin lost (月均, 月度, 月活, 月平均 are words of their own)
 LOST_MONTH = r"(?<=\d年)月(?![均度份末底初中活平])"
 # months: a balance on a quarter's last day is for that part of the year; any other month, a month's or a
@@ -126,6 +119,7 @@ _FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预�
                           r"|给予|合理(?:估值|市值|价值)|目标市值|考核目标|考核指标|业绩目标|目标值|触发值")
 _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
 _UP, _DOWN, _FLAT = "up", "down", "flat"
+_DIRS = ("fincprg.finance", "directions.jsonl")  # the direction words, one line each
 # phrase -> direction of the metric it follows; rate phrases first (增速放缓: the metric still grew)
 _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
     (r"(?:降幅|跌幅)(?:有所|明显|大幅)?(?:收窄|扩大|缩小|加大)", _DOWN),
@@ -136,8 +130,9 @@ _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
     (r"(?:同比|基本|大致|整体|保持)?持平", _FLAT),
     (r"(?:同比|环比|yoy)\s?\+\s?\d", _UP),
     (r"(?:同比|环比|yoy)\s?[-−]\s?\d", _DOWN),
-    (r"增长|提升|上升|增加|上涨|提高|改善|回升|攀升|高增|大增|翻倍|新高|同增|增厚|放量|上行|上调|稳中有升", _UP),
-    (r"下降|下滑|减少|下跌|降低|回落|下行|萎缩|承压|同降|大降|缩减|亏损|收窄|下调", _DOWN),
+    # the plain words, fincprg/finance/data/directions.jsonl's "crosscheck" ones
+    (alternation(read_for(*_DIRS, "crosscheck", direction=_UP)), _UP),
+    (alternation(read_for(*_DIRS, "crosscheck", direction=_DOWN)), _DOWN),
 )
 _DIR_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _) in enumerate(_DIRECTIONS)))
 SENT_SPLIT = re.compile(r"[。！？!?；;\n]")  # sentence ends
