@@ -14,6 +14,13 @@ TABLE = ("symbol,name,industry\n300014,亿纬锂能,电气设备\n300769,德方�
 FILL = "行业需求稳步回升，产品结构持续优化。" * 12  # > 200 characters: what follows is past the opening
 
 
+def _table(tmp_path, rows: str) -> StockTable:
+    """A stock table of ``rows`` (``symbol,name,industry`` lines)."""
+    p = tmp_path / "stocks.csv"
+    p.write_text("symbol,name,industry\n" + rows, encoding="utf-8")
+    return StockTable(p)
+
+
 @pytest.fixture()
 def table(tmp_path) -> StockTable:
     p = tmp_path / "stocks.csv"
@@ -84,10 +91,7 @@ def test_a_company_its_sentence_sets_apart_from_公司_is_not_the_issuer(table):
 
 
 def test_an_investee_the_issuer_trades_or_a_broker_hosting_a_meeting_is_not_the_issuer(tmp_path):
-    p = tmp_path / "stocks.csv"
-    p.write_text("symbol,name,industry\n601012,隆基绿能,电气设备\n002736,国信证券,证券\n300628,亿联网络,通信设备\n",
-                 encoding="utf-8")
-    t = StockTable(p)
+    t = _table(tmp_path, "601012,隆基绿能,电气设备\n002736,国信证券,证券\n300628,亿联网络,通信设备\n")
     investee = ("公司发布2022年半年报，上半年归母净利润245.98亿元。上半年公司出售隆基绿能部分股份使投资收益增加29.16亿元；"
                 "另外投资隆基绿能的会计核算方法变更，使公允价值变动损益增幅较大。")
     assert body_subject(investee, t) is None
@@ -115,9 +119,7 @@ def test_a_company_the_issuer_bought_is_nobodys_issuer_anywhere_in_the_body(tmp_
     """A subsidiary named where the body says the issuer bought it is not the issuer where the body names it
     again as a sentence's subject (an unlisted short name, 佛照, writes the issuer); its parent group is no
     subsidiary (「母公司中国黄金集团」 leaves the listed 中国黄金 the issuer)."""
-    p = tmp_path / "stocks.csv"
-    p.write_text("symbol,name,industry\n002449,国星光电,半导体\n600916,中国黄金,服饰\n", encoding="utf-8")
-    t = StockTable(p)
+    t = _table(tmp_path, "002449,国星光电,半导体\n600916,中国黄金,服饰\n")
     bought = ("考虑到国星光电23Q1营收同比+4.28%，我们预计通用照明营收增速高于整体。公司2022年以来先后并购国星光电、"
               "风华芯电，尽管受疫情影响国星光电收入略降4%至16.7亿，协同可期。")
     assert body_subject(bought, t) is None
@@ -128,8 +130,6 @@ def test_a_company_the_issuer_bought_is_nobodys_issuer_anywhere_in_the_body(tmp_
 def test_a_valuation_peer_is_nobodys_issuer(tmp_path):
     """Reading 22's 民和股份 for 益生股份's figures: a company the body compares the issuer with is not its issuer,
     wherever else the body names it."""
-    p = tmp_path / "stocks.csv"
-    p.write_text("symbol,name,industry\n002234,民和股份,农业综合\n002458,益生股份,农业综合\n", encoding="utf-8")
-    t = StockTable(p)
+    t = _table(tmp_path, "002234,民和股份,农业综合\n002458,益生股份,农业综合\n")
     body = "公司2022年实现营收22.6亿元，同比增长10%。对比民和股份，公司成本更低。民和股份估值较高，民和股份市值回落。"
     assert body_subject(body, t) is None
