@@ -38,7 +38,7 @@ _COMMON_FREQ = 50
 # beside others (「我」: a name that starts inside 我国)
 NOT_ISSUER_BEFORE = re.compile(
     r"(?:、|与|和|同|及|跟|向|(?<![认成作因行视])为|给|对|进入|通过|包括|例如|如|联合|携手|引入|收购|并购|持有|根据|据|我|子公司|控股股东|实际控制人|"
-    r"母公司|大股东|股东|客户|供应商|合作伙伴|战略投资者|投资者|可比公司|可比|同业|同行|对标|参考|相比|对比|"
+    r"母公司|大股东|股东|客户|供应商|合作伙伴|战略投资者|投资者|同行|参考|相比|"
     # an investee the issuer trades (「上半年公司出售隆基绿能部分股份」, 「投资隆基绿能的会计核算方法变更」)
     r"出售|投资|参股|入股)$")
 # the company after these is one the issuer holds, bought or is owned by: never the issuer, wherever else it is named

@@ -7,7 +7,8 @@ among six industry weeklies, or one company's report among six about another. An
 * a company only where its reports are more than half the topic's titles, and two companies only where each has
   a third of them and their titles share an industry theme (:func:`topic_subjects`);
 * otherwise the theme the titles agree on: the industry term, industry event or sector measure the most titles
-  write, at least two (or the one title) and more than half of them (:func:`shared_keyword`), in the topic's industry and the period of the titles that write it;
+  write, at least two (or the one title) and more than half of them (:func:`shared_keyword`), in the topic's
+  industry and the period of the titles that write it;
 * no intent where the titles share neither (a grab-bag topic has no research intent); its companies' titles
   still make subqueries, written without a parent intent.
 
@@ -251,7 +252,7 @@ def whole_term(k: str, titles: Sequence[str]) -> str:
     whole = [t for t in longer if all(t in title for title in own)]
     if whole:
         return surface_form(max(whole, key=lambda t: (len(t), t)), titles)
-    # no lexicon term holds it, but every title writes it inside the same words (合成生物学, 信息技术产业)
+    # no lexicon term holds it, but every title writes the same noun before it (topic_input.common_run)
     run = common_run(k.lower(), own) if len(own) >= 2 else k.lower()
     return surface_form(run, titles) if run != k.lower() else k
 
@@ -282,8 +283,8 @@ def shared_keyword(keywords: Sequence[str], titles: Sequence[str], industry: str
                    listed: Collection[str] = (), grown: Collection[str] = ()) -> str | None:
     """The theme the titles agree on: of the keywords that name an industry term, an industry event or a sector
     measure (not a company, a company's own measure, nor the industry's own name), the one the most titles write
-    (the first in c-TF-IDF order among ties), where at least two titles (one in a topic of one) and more than half of them
-    write it; else None: a theme a third of a grab-bag topic writes (短剧 in three of nine media reports) is no
+    (the first in c-TF-IDF order among ties), where at least two titles (one in a topic of one) and more than half
+    of them write it; else None: a theme a third of a grab-bag topic writes (短剧 in three of nine media reports) is no
     intent of the topic. ``grown``: theme terms as the titles write them whole (:func:`whole_term`)."""
     best, best_n = None, 0
     for k in keywords:
@@ -357,7 +358,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
     scope = f"{topic.industry}行业" if topic.industry else ""
     companies = topic_companies(topic.titles)
     terms = _subject_terms()
-    # a keyword that can carry a question, as the titles write it whole (生物学 -> 合成生物学)
+    # a keyword that can carry a question, as the titles write it whole (航天 -> 商业航天)
     # (the industry's own name is dropped before it grows: 电力行业 must not become 新能源电力行业)
     whole = {k: whole_term(surface_form(k, topic.titles), topic.titles) for k in topic.keywords
              if k and k.lower() in terms and names_industry(k, topic.industry) != "same"}
@@ -395,4 +396,5 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         return [{"intent": "", "subqueries": subs}] if subs else []
     subs = keyword_questions([theme, *(k for k in kws if k != theme)], max_subqueries)
     subs = list(dict.fromkeys(subs + title_questions(list(companies))))[:max_subqueries]
-    return [{"intent": _theme_intent(key, theme, topic.period_of(theme), scope, topic.titles), "subqueries": subs}] if subs else []
+    intent = _theme_intent(key, theme, topic.period_of(theme), scope, topic.titles)
+    return [{"intent": intent, "subqueries": subs}] if subs else []

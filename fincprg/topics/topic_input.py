@@ -27,8 +27,9 @@ class TopicInput:
         low = word.lower()
         own = [d for t, d in zip(self.titles, self.title_dates, strict=True) if d is not None and low in t.lower()]
         # the years the titles write are the years they review (「2025零食电商趋势」 published in January 2026)
-        written = [int(y) for t in self.titles if low in t.lower() for y in _TITLE_YEAR.findall(t)]
-        if written and len(written) >= len(own):
+        years = [_TITLE_YEAR.findall(t) for t in self.titles if low in t.lower()]
+        if years and all(years):  # every title that writes the word writes its year
+            written = [int(y) for ys in years for y in ys]
             own = [dt.date(min(written), 6, 30), dt.date(max(written), 6, 30)]
         label = period_label(own) if own else period_label(self.dates)
         # a quarter of publication dates is not the quarter the reports review (October reports on Q3): its year
@@ -67,12 +68,10 @@ def surface_form(keyword: str, titles: Sequence[str]) -> str:
 
 
 def common_run(k: str, titles: Sequence[str]) -> str:
-    """``k`` with the one word every title writes right before it (合成 in 「合成生物学周报」 titles: 合成生物学), where
-    that word is a word of two characters or more; else ``k``. One word at most, and none after it: the words
-    around a term in a title series are as often the series' frame (第5周乘用车, 汽车和汽车零部件) as the term's."""
-    from fincprg.finance.words import words
-
-    from fincprg.finance.words import pos_tags
+    """``k`` with the one noun of two characters or more every title writes right before it (商业 in 「商业航天周报」
+    titles: 商业航天); else ``k``. One word at most, and none after it: the words around a term in a title series
+    are as often the series' frame (第5周乘用车, 汽车和汽车零部件) or its advice (持续关注家居) as the term's."""
+    from fincprg.finance.words import pos_tags, words
 
     before = set()
     for t in titles:
