@@ -152,7 +152,7 @@ _METRIC_ENTRIES = read_entries("fincprg.finance", "metrics.jsonl")
 METRIC_SYNONYMS: dict[str, tuple[str, ...]] = {
     c: tuple(e["word"] for e in _METRIC_ENTRIES if e["metric"] == c)
     for c in dict.fromkeys(e["metric"] for e in _METRIC_ENTRIES)}
-_METRIC_OF = {s.lower(): c for c, syns in METRIC_SYNONYMS.items() for s in syns}
+METRIC_OF = {s.lower(): c for c, syns in METRIC_SYNONYMS.items() for s in syns}
 _LATIN = re.compile(r"^[A-Za-z/]+$")
 _EXCEPTED = {e["word"]: e for e in _METRIC_ENTRIES if "not_before" in e or "not_after" in e}
 
@@ -167,7 +167,7 @@ def metric_surface_pattern(surfaces: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(one(s) for s in sorted(set(surfaces), key=len, reverse=True)), re.IGNORECASE)
 
 
-_METRIC_RE = metric_surface_pattern(_METRIC_OF)
+_METRIC_RE = metric_surface_pattern(METRIC_OF)
 
 # ---------------------------------------------------------------- numbers
 
@@ -327,7 +327,7 @@ def extract(text: str, *, company: str | None = None) -> FinanceFacts:
 
     periods, spans = _periods(text)
     blocked = spans + code_spans
-    metrics = frozenset(_METRIC_OF[m.group(0).lower()] for m in _METRIC_RE.finditer(text))
+    metrics = frozenset(METRIC_OF[m.group(0).lower()] for m in _METRIC_RE.finditer(text))
 
     numbers: list[Number] = []
     for m in _NUM_RE.finditer(text):

@@ -2,16 +2,13 @@
 metric that a text actually writes (the reader's own word, for a question about it)."""
 from __future__ import annotations
 
-from fincprg.finance.extract import METRIC_SYNONYMS
+from fincprg.finance.extract import METRIC_OF, METRIC_SYNONYMS
 
 
 def canonical(surface: str) -> str | None:
-    """The canonical metric a written synonym names (营收 -> 营业收入), or None."""
-    low = surface.lower()
-    for c, syns in METRIC_SYNONYMS.items():
-        if any(s.lower() == low for s in syns):
-            return c
-    return None
+    """The canonical metric a written synonym names (营收 -> 营业收入), or None (each lower-cased synonym names one
+    metric: test_wordlists)."""
+    return METRIC_OF.get(surface.lower())
 
 
 def surface(canonical: str, text: str) -> str:

@@ -22,14 +22,14 @@ from typing import Any
 
 
 def read_entries(package: str, name: str) -> list[dict[str, Any]]:
-    """The entries of ``<package>/data/<name>``, in file order."""
-    text = resources.files(package).joinpath("data", name).read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    """The entries of ``<package>/data/<name>``, in file order (read once per process)."""
+    return list(_entries(package, name))
 
 
 @functools.lru_cache(maxsize=None)
 def _entries(package: str, name: str) -> tuple[dict[str, Any], ...]:
-    return tuple(read_entries(package, name))
+    text = resources.files(package).joinpath("data", name).read_text(encoding="utf-8")
+    return tuple(json.loads(line) for line in text.splitlines() if line.strip())
 
 
 def read_for(package: str, name: str, reader: str, **where: str) -> list[dict[str, Any]]:
