@@ -209,7 +209,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
 
 def _stream_batches(ctx: StageContext, reports: dict[str, Report], generator: TreeGenerator, rewriter: Any,
-                    tally: QueryTally, ray_stats: dict[str, Any], n_items: int) -> tuple[dict[str, int], dict[str, int] | None]:
+                    tally: QueryTally, ray_stats: dict[str, Any],
+                    n_items: int) -> tuple[dict[str, int], dict[str, int] | None]:
     """The LLM's batches: requests stream across batch boundaries (the window stays full); checkpoints stay per
     batch. Returns the written lines and, when every batch ran here and now, passage id -> its sentences."""
     cfg = ctx.config

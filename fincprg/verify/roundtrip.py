@@ -233,8 +233,9 @@ def judge_ranking(ranked: np.ndarray, scores: np.ndarray, target: Target, report
 
 
 class Docs(Sequence[str]):
-    """The corpus rows as the round trip indexes them (``src``: verify's sources: passages, reports), made when read: a passage with its report's title, as
-    the exported corpus row carries it (not held: a second copy of the corpus's text)."""
+    """The corpus rows as the round trip indexes them (``src``: verify's sources: passages, reports), made when
+    read: a passage with its report's title, as the exported corpus row carries it (not held: a second copy of the
+    corpus's text)."""
 
     def __init__(self, src: Any):
         self.src = src

@@ -12,10 +12,10 @@ Output records (OUT/verify, written at the end: a global stage):
 
 Checks, in order, the first failing one giving the reason (``verify.checks``): subject
 (:mod:`.subject`), answerability (:mod:`.answer`) then a strict reader's rules (:mod:`.strict` for
-sentences and passages, :mod:`.topicrules` for topics and intents; part of the ``answer`` check), related companies of an intent (:mod:`.related`), round
-trip (:mod:`.roundtrip`), then the optional LLM judge (:mod:`.judge`). The rule checks are per query and
-run as ``ctx.map_batches`` batches (Ray Data actors with ``engine: ray``); the round trip and the judge run in
-the driver.
+sentences and passages, :mod:`.topicrules` for topics and intents; part of the ``answer`` check), related
+companies of an intent (:mod:`.related`), round trip (:mod:`.roundtrip`), then the optional LLM judge
+(:mod:`.judge`). The rule checks are per query and run as ``ctx.map_batches`` batches (Ray Data actors with
+``engine: ray``); the round trip and the judge run in the driver.
 """
 from __future__ import annotations
 
