@@ -3,13 +3,15 @@
 Run: ``.venv/bin/python eval/bench_scale.py [--reports 1000] [--repeats 3] [--ray-repeats 2] [--no-readme]``
 (about 20 minutes on 2 cores at the defaults; develop with ``--reports 50 --repeats 1 --no-readme``).
 Issue 23's 16× check: ``--scales 1,4,16`` (16,000 reports; the 16× build alone takes ~15 minutes on 2 cores).
+Issue 40's 64× check: ``--scales 1,4,16,64`` (64,000 reports; about an hour for the 64× build on 2 cores).
 
 Corpus (from ``../shared/data``; the benchmark is skipped with a message when it is absent, and nothing is
 copied into the repository: the corpus is written to a temporary folder). Report k of a master list of
 ``4 × --reports`` reports is:
 
 - **title, date, broker, industry**: the k-th of a seeded sample of distinct real East Money research-report
-  titles (``titles/eastmoney_industry_report_titles.jsonl``, distinct after NFKC / case / punctuation folding);
+  titles (``titles/eastmoney_industry_report_titles.jsonl``, distinct after NFKC / case / punctuation folding;
+  past the pool of distinct titles, ~48k, title k mod the pool with ``（副本r）`` after it for its r-th reuse);
 - **text**: the body of AlphaFin report ``k mod 200`` (``reports/alphafin_reports.json`` converted with
   ``fincprg.ingest.public.alphafin_to_jsonl``), each of its sentences followed by one real sentence from
   two other streams - news, news, annual, news, news, annual, … - in paragraphs of four sentences. The news
@@ -83,6 +85,9 @@ _SENT = re.compile(r"[^。！？；!?;\n]+[。！？；!?;]?")
 # issue 23 ("Done when"): 16× costs at most 18× the 1× time, export at most 4.5× at 4×, and no stage's peak RSS at
 # 16× above 4× the 1× peak (the largest of any stage at 1×)
 TARGET_TIME_16, TARGET_EXPORT_4, TARGET_RSS_16 = 18.0, 4.5, 4.0
+# issue 40 ("Done when"): verify at 16x <= 18x its 1x time; at 64x the total stage time <= 66x the 1x time and the
+# peak RSS <= 5x the 1x peak (the largest of any stage at 1x)
+TARGET_VERIFY_16, TARGET_TIME_64, TARGET_RSS_64 = 18.0, 66.0, 5.0
 
 
 # ---------------------------------------------------------------------------------------------- corpus
@@ -129,8 +134,6 @@ def master_corpus(src: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """``n`` distinct reports (see the module docstring)."""
     bodies, news, annual, titles = src["bodies"], src["news"], src["annual"], src["titles"]
     news_flat = [s for sents in news for s in sents]
-    if n > len(titles):
-        raise SystemExit(f"only {len(titles)} distinct titles for {n} reports")
     rows = []
     for k in range(n):
         a = bodies[k % len(bodies)]
@@ -146,8 +149,10 @@ def master_corpus(src: dict[str, Any], n: int) -> list[dict[str, Any]]:
                 out.append(annual[ai % len(annual)])
                 ai += 1
         paras = ["".join(out[p:p + 4]) for p in range(0, len(out), 4)]
-        t = titles[k]
-        rows.append({"id": f"scale{k:05d}", "title": t["title"], "date": t["publish_date"], "broker": t["org_name"],
+        # past the pool of distinct titles (~48k: 64x at 1000 reports) a title comes again marked as the r-th copy
+        t, r = titles[k % len(titles)], k // len(titles)
+        rows.append({"id": f"scale{k:05d}", "title": t["title"] + (f"（副本{r}）" if r else ""),
+                     "date": t["publish_date"], "broker": t["org_name"],
                      "industry": t["industry_name"], "text": "\n".join(paras)})
     return rows
 
@@ -449,6 +454,8 @@ def render(meta: dict[str, Any], facts: dict[float, dict[str, Any]], by_scale: d
     lines += reading(one, four, by_scale, ray, facts)
     if 16.0 in by_scale:
         lines += targets(by_scale, facts)
+    if 16.0 in by_scale and 64.0 in by_scale:
+        lines += targets_64(by_scale, facts)
     return "\n".join(lines)
 
 
@@ -499,6 +506,31 @@ def targets(by_scale: dict[float, list[dict[str, Any]]], facts: dict[float, dict
         "",
     ]
     return out
+
+
+def targets_64(by_scale: dict[float, list[dict[str, Any]]], facts: dict[float, dict[str, Any]]) -> list[str]:
+    """Issue 40's targets at 16x and 64x, each ratio checked from the staged builds (computed, not asserted)."""
+    m = {s: stage_medians(by_scale[s]) for s in (1.0, 16.0, 64.0)}
+    peak1 = max(m[1.0][st]["rss_mb"] for st in STAGES)
+    tot = {s: _total(m[s], "seconds") for s in m}
+    v = {s: m[s][L.VERIFY]["seconds"] for s in m}
+    rss64 = {st: m[64.0][st]["rss_mb"] / peak1 for st in STAGES}
+    over = [f"{st} {r:.2f}×" for st, r in rss64.items() if r > TARGET_RSS_64]
+    return [
+        f"### Issue 40 targets: 64× ({facts[64.0]['reports']} reports)", "",
+        f"| stage | 64× s | 64×/1× s | 64× RSS MB | 64× RSS / 1× peak ({peak1:.0f} MB) |", "|---|---:|---:|---:|---:|",
+        *(f"| {st} | {m[64.0][st]['seconds']:.1f} | {_ratio(m[64.0][st]['seconds'], m[1.0][st]['seconds'])} | "
+          f"{m[64.0][st]['rss_mb']:.0f} | {rss64[st]:.2f}× |" for st in STAGES),
+        f"| **total** | **{tot[64.0]:.1f}** | **{_ratio(tot[64.0], tot[1.0])}** | "
+        f"max {max(m[64.0][st]['rss_mb'] for st in STAGES):.0f} | **{max(rss64.values()):.2f}×** |", "",
+        f"- verify at 16×: {v[16.0] / v[1.0]:.2f}× its 1× seconds, target ≤ {TARGET_VERIFY_16:g}×: "
+        f"{_met(v[16.0] / v[1.0] <= TARGET_VERIFY_16)}.",
+        f"- 64× time: {tot[64.0] / tot[1.0]:.2f}× the 1× stage seconds (verify alone {v[64.0] / v[1.0]:.2f}×), "
+        f"target ≤ {TARGET_TIME_64:g}×: {_met(tot[64.0] / tot[1.0] <= TARGET_TIME_64)}.",
+        f"- Peak RSS at 64×: largest {max(rss64.values()):.2f}× the 1× peak ({max(rss64, key=rss64.get)}), target "
+        f"≤ {TARGET_RSS_64:g}×: {_met(not over)}" + (f" (over: {', '.join(over)})." if over else "."),
+        "- Load (1-minute average) at 64×: " + ", ".join(f"{r['load']:.1f}" for r in by_scale[64.0]) + ".", "",
+    ]
 
 
 def reading(one: dict[str, dict[str, float]], four: dict[str, dict[str, float]],
@@ -560,7 +592,8 @@ def main() -> int:
                     help="comma-separated scales for the cost-vs-size fit; must include 1 and 4. With 16 "
                          "(e.g. --scales 1,4,16: 16,000 reports at the default --reports) the section adds issue "
                          "23's targets: 16× time ≤ 18× the 1× time, export ≤ 4.5× at 4×, peak RSS at 16× ≤ 4× "
-                         "the 1× peak")
+                         "the 1× peak; with 16 and 64 also issue 40's: verify at 16× ≤ 18× its 1× time, 64× time "
+                         "≤ 66× the 1× time, peak RSS at 64× ≤ 5× the 1× peak")
     ap.add_argument("--repeats", type=int, default=3, help="staged builds at 1× and at 4× (median; default 3)")
     ap.add_argument("--ray-repeats", type=int, default=2,
                     help="one-shot builds per engine (local, ray) on the 1× corpus; 0 skips the comparison")
