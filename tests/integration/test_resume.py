@@ -141,12 +141,13 @@ def reference_build(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.mark.slow
 # ":0" kills after the stage body, before its manifest: its resume state (scratch files) must still be there
-@pytest.mark.parametrize("kill", ["topics:1", "topics:0", "mine:2", "mine:0"])
+@pytest.mark.parametrize("kill", ["topics:1", "topics:0", "verify:2", "verify:0", "mine:2", "mine:0"])
 def test_global_stages_resume_after_a_kill(reference_build, tmp_path, kill):
-    """topics resumes after its clustering step, mine after its last committed batch of spaces."""
+    """topics resumes after its clustering step, verify after its last committed batch of rule checks (the round
+    trip over the whole corpus then runs again), mine after its last committed batch of spaces."""
     corpus, ref = reference_build
     out = tmp_path / "out"
-    args = ("--set", "mine.batch_size=1")
+    args = ("--set", "mine.batch_size=1", "--set", "verify.batch_size=64")  # batch sizes change no output byte
     killed = build(corpus, out, *args, env={"FINCPRG_KILL_AFTER": kill}, upto=None, batch="topics.viz=none")
     assert killed.returncode == -signal.SIGKILL
     stage = kill.split(":")[0]
@@ -154,8 +155,8 @@ def test_global_stages_resume_after_a_kill(reference_build, tmp_path, kill):
     progress = json.loads((out / stage / "_progress.json").read_text())
     if stage == "topics":
         assert progress.get("steps") == ["clustered"]
-    else:  # mine:2 stops after batch 1's lines; mine:0 after the last batch
-        assert progress["batches_done"] == 1 if kill == "mine:2" else progress["batches_done"] > 1
+    else:  # X:2 stops after batch 1's lines; X:0 after the last batch
+        assert progress["batches_done"] == 1 if kill.endswith(":2") else progress["batches_done"] > 1
     resumed = build(corpus, out, *args, upto=None, batch="topics.viz=none")
     assert resumed.returncode == 0, resumed.stderr
     assert "resumed" in resumed.stdout
