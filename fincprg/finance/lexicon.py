@@ -71,8 +71,16 @@ def _from_default(freq: dict[str, int]) -> Any:
 @lru_cache(maxsize=1)
 def plain_tokenizer() -> Any:
     """A tokenizer with jieba's own dictionary and none of fincprg's words, whatever a build registered (jieba's
-    global one, without its second read of the dictionary). Never add words to it: it shares the dictionary."""
-    return _from_default(_default_dictionary()[0])
+    global one, without its second read of the dictionary). It shares that dictionary with every tokenizer made
+    here, so it refuses words (``add_word``, which ``del_word`` and ``suggest_freq`` call too)."""
+    tok = _from_default(_default_dictionary()[0])
+    tok.add_word = _shared_dictionary  # on the instance: jieba's methods look it up there
+    return tok
+
+
+def _shared_dictionary(*_: Any, **__: Any) -> None:
+    raise TypeError("plain_tokenizer() shares jieba's dictionary with every fincprg tokenizer: adding a word would "
+                    "change them all; make a tokenizer of your own (jieba.Tokenizer()) instead")
 
 
 def _tokenizer() -> Any:

@@ -245,3 +245,18 @@ def test_the_plain_tokenizer_is_jiebas_own_and_fincprgs_words_stay_out_of_it():
         assert plain_tokenizer().total == jieba.dt.total and plain_tokenizer().FREQ == jieba.dt.FREQ
     finally:
         use_words(set())
+
+
+def test_the_plain_tokenizer_refuses_words_it_would_add_to_every_tokenizer():
+    """It shares jieba's dictionary with the finance tokenizer's source: add_word, del_word and suggest_freq
+    (which write through add_word) raise, and the shared dictionary keeps its words."""
+    import pytest
+
+    from fincprg.finance.lexicon import _default_dictionary, plain_tokenizer
+
+    tok = plain_tokenizer()
+    for change in (lambda: tok.add_word("兆驰股份"), lambda: tok.del_word("银行"),
+                   lambda: tok.suggest_freq("兆驰股份", tune=True)):
+        with pytest.raises(TypeError, match="shares jieba's dictionary"):
+            change()
+    assert "兆驰股份" not in _default_dictionary()[0] and _default_dictionary()[0]["银行"] > 0
