@@ -239,10 +239,7 @@ class LLMTreeGenerator:
     def stream(self, items: Iterable[PassageInput]) -> Iterator[QueryTree | Failure]:
         """One result per item, in order, with ``llm.concurrency`` requests in flight from the first
         passage to the last (one event loop and connection pool for the whole stream)."""
-        # the window covers a pause of the consumer at the server's rate (up to ~10 x concurrency answers a
-        # second): the first batch waits for the bodies' companies (seconds, generate.stage), later ones are
-        # completed and written; held meanwhile: that many passages and trees, kilobytes each
-        window = max(32 * self.client.cfg.concurrency, 256)
+        window = max(4 * self.client.cfg.concurrency, 64)
         return ordered_stream(items, self.agenerate_one, window=window, close=self.client.aclose)
 
     def generate(self, items: list[PassageInput]) -> list[QueryTree | Failure]:

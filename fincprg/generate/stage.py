@@ -126,41 +126,23 @@ def process_batch(generator: TreeGenerator, batch: list[PassageInput], *, comple
     return out
 
 
-def load_reports(ctx: StageContext, *, subjects: bool = True) -> dict[str, Report]:
+def load_reports(ctx: StageContext) -> dict[str, Report]:
     """Every report's metadata, by id: a passage needs its report's title, date and company, not its text.
     Dropping the text keeps the corpus out of memory and out of every batch shipped to a Ray actor.
 
     A report with no company (metadata or title) and no industry title gets the listed company its body
     names (:func:`fincprg.generate.subject.body_subject`, with ``finance.stock_table``) as its company;
-    without one its passages get no queries (``no_subject_passages``). ``subjects=False`` leaves that to
-    :func:`add_body_subjects` (the LLM's prompts need only titles: its requests need not wait for it)."""
-    table = stock_table(ctx.config.finance.stock_table) if subjects else None
-    return {r.id: r.model_copy(update=_metadata(r, table)) for r in ctx.read(L.INGEST, L.REPORTS)}
-
-
-def add_body_subjects(ctx: StageContext, reports: dict[str, Report]) -> dict[str, Report]:
-    """``reports`` (from ``load_reports(subjects=False)``) with their body subjects: only the bodies of the
-    reports that name no company are read again."""
+    without one its passages get no queries (``no_subject_passages``)."""
     table = stock_table(ctx.config.finance.stock_table)
-    if table is None or all(report_company(r) or title_subject(r.title) for r in reports.values()):
-        return reports
-    out = dict(reports)
+    out = {}
     for r in ctx.read(L.INGEST, L.REPORTS):
-        update = _metadata(r, table)
-        if len(update) > 1:
-            out[r.id] = r.model_copy(update=update)
+        update: dict[str, Any] = {"text": ""}
+        if table is not None and not report_company(r) and not title_subject(r.title):
+            found = body_subject(r.text, table)
+            if found:
+                update.update(company=found[0], stock_code=r.stock_code or found[1])
+        out[r.id] = r.model_copy(update=update)
     return out
-
-
-def _metadata(r: Report, table: Any) -> dict[str, Any]:
-    """The update that makes ``r`` a metadata record: no text, and with ``table`` its body's company when
-    neither its metadata nor its title names one."""
-    update: dict[str, Any] = {"text": ""}
-    if table is not None and not report_company(r) and not title_subject(r.title):
-        found = body_subject(r.text, table)
-        if found:
-            update.update(company=found[0], stock_code=r.stock_code or found[1])
-    return update
 
 
 def iter_inputs(ctx: StageContext, reports: dict[str, Report]) -> Iterator[PassageInput]:
@@ -185,12 +167,13 @@ def iter_inputs(ctx: StageContext, reports: dict[str, Report]) -> Iterator[Passa
 def run(ctx: StageContext) -> dict[str, Any]:
     """Generate query trees for every passage; write queries, direct qrels and failures."""
     cfg = ctx.config
-    generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
-    streams = hasattr(generator, "stream")
-    # the LLM's prompts need only titles and sentences: its requests go out before the bodies' companies are
-    # read (_stream_batches reads them while the first answers come)
-    reports = load_reports(ctx, subjects=not streams)
+    reports = load_reports(ctx)
     n_items = count_lines(ctx.input_path(L.CHUNK, L.PASSAGES))
+    # every company name is known to the tokenizer before the first batch, so tokenisation
+    # (and the template queries) do not depend on batch boundaries or on resuming
+    register_companies(reports.values())
+    tokenizer_words = extra_words()  # the same tokenizer in every Ray actor (Prepared.setup)
+    generator = make_generator(cfg, ctx.cache_dir, progress=ctx.show_progress)
     rewriter = make_rewriter(cfg, generator, progress=ctx.show_progress)
     # What is alive now (modules, the config, the reports, openai's hundreds of pydantic types) lives to the
     # end of the stage: frozen, the cyclic collector stops walking it at each full collection. Those took
@@ -201,10 +184,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
         ray_stats: dict[str, Any] = {}  # engine: ray - the LLM actors' summed client stats
         tally = QueryTally()
         sentences: dict[str, int] | None = None  # passage id -> its sentences, when every batch runs here and now
-        if streams:
+        if hasattr(generator, "stream"):
             lines, sentences = _stream_batches(ctx, reports, generator, rewriter, tally, ray_stats, n_items)
         else:
-            lines = _local_batches(ctx, reports, generator, rewriter, n_items)
+            lines = _local_batches(ctx, reports, generator, rewriter, tokenizer_words, n_items)
         if sentences is None:  # resumed, or batches made elsewhere: the counts and hierarchy from the written file
             for row in read_jsonl(ctx.output(L.QUERIES)):
                 tally.add(row)
@@ -239,15 +222,7 @@ def _stream_batches(ctx: StageContext, reports: dict[str, Report], generator: Tr
     # the tail's counts and hierarchy are gathered as batches are written (see tally.py)
     sentences: dict[str, int] | None = None if done else {}
 
-    full: dict[str, Report] = {}
-
     def records(batch: list[tuple[PassageInput, Any]]) -> dict[str, list[Any]]:
-        if not full:  # the first batch: the stream's window keeps the requests going meanwhile
-            full.update(add_body_subjects(ctx, reports))
-            prepare_words(full)
-            gc.freeze()  # what this made lives to the end of the stage too (see run)
-        batch = [(item if full[item.report.id] is item.report else
-                  PassageInput(full[item.report.id], item.passage, item.sentences), tree) for item, tree in batch]
         out: dict[str, list[Any]] = {name: [] for name in OUTPUTS}
         for item, tree in batch:
             for name, recs in tree_records(item, tree, complete=complete).items():
@@ -279,18 +254,10 @@ def _stream_batches(ctx: StageContext, reports: dict[str, Report], generator: Tr
     return lines, sentences
 
 
-def prepare_words(reports: dict[str, Report]) -> Any:
-    """Make every company name known to the tokenizer before the first batch is completed, so tokenisation (and
-    the template queries) do not depend on batch boundaries or on resuming. Returns the tokenizer's words."""
-    register_companies(reports.values())
-    return extra_words()
-
-
 def _local_batches(ctx: StageContext, reports: dict[str, Report], generator: TreeGenerator, rewriter: Any,
-                   n_items: int) -> dict[str, int]:
-    """The templates' batches, here or on Ray (each worker's tokenizer set up with the driver's words)."""
+                   tokenizer_words: Any, n_items: int) -> dict[str, int]:
+    """The templates' batches, here or on Ray (each worker's tokenizer set up with ``tokenizer_words``)."""
     complete = ctx.config.generate.complete
-    tokenizer_words = prepare_words(reports)  # the same tokenizer in every Ray actor (Prepared.setup)
 
     def fn(batch: list[PassageInput]) -> dict[str, list[Any]]:
         out = process_batch(generator, batch, complete=complete)

@@ -49,31 +49,3 @@ def test_llm_backend_writes_queries_failures_and_usage(tmp_path, llm_server, mon
     for p in out.rglob("*"):
         if p.is_file():
             assert b"sk-secret-123" not in p.read_bytes()
-
-
-def test_requests_start_before_the_bodies_companies_are_read(tmp_path, llm_server, monkeypatch):
-    """The prompts need only titles and sentences: the first requests reach the server before an untitled body's
-    company is read, and the completed queries still name that company."""
-    from fincprg.generate import stage
-
-    corpus = tmp_path / "reports.jsonl"
-    body = ("贵州茅台2023年实现营业收入1476.9亿元，同比增长18.0%。贵州茅台2023年归母净利润747.3亿元。\n\n"
-            "公司茅台酒收入1265.9亿元，同比增长17.3%。")
-    corpus.write_text(json.dumps({"id": "u1", "title": "年报点评", "date": "2024-04-03", "text": body},
-                                 ensure_ascii=False), encoding="utf-8")
-    llm_server.set_responder(_answer)
-    seen: list[int] = []
-    real = stage.body_subject
-
-    def spy(text: str, table):  # noqa: ANN001, ANN202 - the real reader, its call time recorded
-        seen.append(len(llm_server.requests))
-        return real(text, table)
-
-    monkeypatch.setattr(stage, "body_subject", spy)
-    cfg = load_config(overrides=["generate.backend=llm", f"llm.base_url={llm_server.base_url}", "llm.model=m",
-                                 "llm.max_retries=0"])
-    out = tmp_path / "out"
-    run_pipeline(corpus, out, cfg, upto="generate", show_progress=False)
-    queries = [json.loads(line) for line in (out / "generate" / "queries.jsonl").read_text("utf-8").splitlines()]
-    assert seen and seen[0] > 0, "the body's company was read before any request was sent"
-    assert queries and all(q["text"].startswith("贵州茅台") for q in queries), [q["text"] for q in queries]
