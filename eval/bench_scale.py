@@ -3,7 +3,8 @@
 Run: ``.venv/bin/python eval/bench_scale.py [--reports 1000] [--repeats 3] [--ray-repeats 2] [--no-readme]``
 (about 20 minutes on 2 cores at the defaults; develop with ``--reports 50 --repeats 1 --no-readme``).
 Issue 23's 16× check: ``--scales 1,4,16`` (16,000 reports; the 16× build alone takes ~15 minutes on 2 cores).
-Issue 40's 64× check: ``--scales 1,4,16,64`` (64,000 reports; about an hour for the 64× build on 2 cores).
+Issue 40's 64× check: ``--scales 1,4,16,64`` (64,000 reports; the 64× build alone takes hours on 2 cores,
+most of them in generate; verify's own growth: ``eval/bench_verify_scale.py``).
 
 Corpus (from ``../shared/data``; the benchmark is skipped with a message when it is absent, and nothing is
 copied into the repository: the corpus is written to a temporary folder). Report k of a master list of

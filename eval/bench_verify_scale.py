@@ -10,7 +10,7 @@ and only verify is timed again). Then verify alone, as a user runs it on a finis
 (``fincprg build CORPUS -o OUT --upto verify --timings``, its folder removed first), ``--repeats`` times at 1×
 and 4× and once at larger scales: the stage's own seconds, and the invocation's peak RSS (``ru_maxrss`` of the
 child, through bench_scale's launcher). The staged whole-build benchmark (``bench_scale.py --scales 1,4,16,64``)
-rebuilds every stage at every scale; on two cores its 16× and 64× builds take hours, most of them in generate.
+rebuilds every stage at every scale; on two cores its 64× build takes hours, most of them in generate.
 
 Skipped with a message when ``../shared/data`` is absent. Results replace the ``<!-- verify-scale:start -->`` …
 ``<!-- verify-scale:end -->`` section of eval/README.md.
@@ -33,10 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from eval._readme import commit, write_section  # noqa: E402
-from eval.bench_scale import BASE_SETS, DATA, invoke, master_corpus, sources, write_corpus  # noqa: E402
+from eval.bench_scale import (BASE_SETS, DATA, TARGET_VERIFY_16, invoke, master_corpus, sources,  # noqa: E402
+                               write_corpus)
 from fincprg import layout as L  # noqa: E402
-
-TARGET_16 = 18.0  # issue 40: verify at 16x at most 18x its 1x seconds
 
 
 def prepare(work: Path, reports: int, scales: list[float]) -> dict[float, Path]:
@@ -87,8 +86,8 @@ def render(meta: dict[str, Any], runs: dict[float, list[dict[str, Any]]]) -> str
                      f"{rss[s]:.0f} | {rss[s] / rss[1.0]:.2f}× | " + ", ".join(f"{r['load']:.1f}" for r in rs) + " |")
     if 16.0 in med:
         r16 = med[16.0] / med[1.0]
-        lines += ["", f"verify at 16×: {r16:.2f}× its 1× seconds, target ≤ {TARGET_16:g}×: "
-                      + ("**met**." if r16 <= TARGET_16 else "**not met**.")]
+        lines += ["", f"verify at 16×: {r16:.2f}× its 1× seconds, target ≤ {TARGET_VERIFY_16:g}×: "
+                      + ("**met**." if r16 <= TARGET_VERIFY_16 else "**not met**.")]
     return "\n".join(lines) + "\n"
 
 

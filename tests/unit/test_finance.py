@@ -250,8 +250,6 @@ def test_the_plain_tokenizer_is_jiebas_own_and_fincprgs_words_stay_out_of_it():
 def test_the_plain_tokenizer_refuses_words_it_would_add_to_every_tokenizer():
     """It shares jieba's dictionary with the finance tokenizer's source: add_word, del_word and suggest_freq
     (which write through add_word) raise, and the shared dictionary keeps its words."""
-    import pytest
-
     from fincprg.finance.lexicon import _default_dictionary, plain_tokenizer
 
     tok = plain_tokenizer()
