@@ -33,7 +33,7 @@ from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
 from fincprg.finance import events as ev
 from fincprg.finance.reporting_period import asked_period, dominant_period
-from fincprg.finance.surface import canonical, surface
+from fincprg.finance.surface import canonical
 from fincprg.generate import phrases as ph
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.records import Failure, Report

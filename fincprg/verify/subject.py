@@ -22,9 +22,8 @@ from fincprg.finance.wordlists import read_entries
 from fincprg.verify.verdict import Reason, Verdict
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject
-# (verify's own list, fincprg/verify/data/brokers.jsonl: the first name a phrase starts with is its broker, so a
-# name comes before any shorter one it starts with: 中信建投 and 中信证券 before 中信)
-# longest first: a phrase takes the longest broker it starts with (中信建投, not 中信), whatever the file's order
+# (verify's own list, fincprg/verify/data/brokers.jsonl), longest first: a phrase takes the longest broker it starts
+# with (中信建投, not 中信), whatever the file's order
 BROKERS = tuple(longest_first(e["word"] for e in read_entries("fincprg.verify", "brokers.jsonl")))
 _BROKER_TAIL = re.compile(r"证券|研究所|研究院|研究|团队|分析师|宏观|策略|固收|首席")
 GENERIC = ("公司", "该公司", "本公司", "我们", "行业", "市场", "国内", "全球", "海外", "企业", "上市公司", "集团",
