@@ -57,8 +57,9 @@ class RunConfig(Section):
 
 
 class IngestConfig(Section):
-    # auto: by extension (.jsonl, .csv, .json array; a directory of them, else of .txt/.md files)
-    format: Literal["auto", "jsonl", "csv", "json", "txt"] = "auto"
+    # auto: by extension (.jsonl, .csv, .json array; a directory of them, else of .txt/.md/.pdf files, one
+    # report each; a PDF is read by its layout: fincprg/ingest/pdf.py)
+    format: Literal["auto", "jsonl", "csv", "json", "txt", "pdf"] = "auto"
     # input field name -> Report field, e.g. {"研报标题": "title", "发布日期": "date"}; wins over the
     # built-in aliases (标题/title, 内容/正文/content/text, 日期/publish_date, 股票代码/code, ...)
     fields: dict[str, str] = Field(default_factory=dict)

@@ -1,9 +1,12 @@
 """Ingest stage: read the corpus into Report records.
 
-Input: the corpus path (a .jsonl/.csv/.json file, or a directory of them or of .txt/.md files).
+Input: the corpus path (a .jsonl/.csv/.json file, or a directory of them or of .txt/.md/.pdf files).
 Output records: ``OUT/ingest/reports.jsonl`` (Report), ``OUT/ingest/extra_titles.jsonl`` (titles without
-bodies for the topics, ``ingest.extra_titles``: :mod:`fincprg.ingest.extra`; empty when unset) and ``OUT/ingest/rejected.jsonl``
-(Rejection: source "file:line", reason code, a detail message that says how to fix it).
+bodies for the topics, ``ingest.extra_titles``: :mod:`fincprg.ingest.extra`; empty when unset), ``OUT/ingest/rejected.jsonl``
+(Rejection: source "file:line", reason code, a detail message that says how to fix it) and
+``OUT/ingest/layout_removed.jsonl`` (Removed: each running header, sidebar, table, caption, contents and disclaimer
+segment that PDF layout cleaning took out, with its rule; empty without PDFs). The counts' ``pdf`` entry says
+what share of the PDFs' characters that was, per rule; each PDF report's ``meta._layout`` says it for that report.
 With ``run.sample_reports`` (``--limit N``) only a stratified sample of the valid reports is written
 (see :mod:`fincprg.ingest.sample`; the summary counts what was left out, by stratum).
 Both files are written atomically (temp file + rename): ingest is a global stage because
@@ -31,7 +34,7 @@ from fincprg.ingest.mapping import FieldMapper, to_report
 from fincprg.ingest.readers import Raw, ReadStats, iter_corpus
 from fincprg.ingest.sample import sample_reports
 from fincprg.io import atomic_write_text, atomic_writer
-from fincprg.records import Rejection, Report
+from fincprg.records import Rejection, Removed, Report
 from fincprg.spec import StageContext
 
 log = logging.getLogger(__name__)
@@ -78,6 +81,7 @@ class _Tally:
     bad_dates: int = 0  # kept without a date (ingest.on_bad_date: null)
     bad_date_example: str = ""
     controls: int = 0  # reports whose fields had control characters taken out
+    pdf: Counter[str] = field(default_factory=Counter)  # PDF reports: files, pages, chars, removed chars per rule
     metas: list[Report] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
 
@@ -90,6 +94,21 @@ class _Tally:
             self.bad_dates += 1
             self.bad_date_example = self.bad_date_example or f"{rec.source}: {rec.meta['_bad_date']!r}"
         self.controls += "_control_chars_removed" in rec.meta
+        layout = rec.meta.get("_layout")
+        if isinstance(layout, dict):
+            self.pdf.update(files=1, pages=layout["pages"], chars=layout["chars"],
+                            removed_chars=layout["removed_chars"])
+            self.pdf.update({f"rule:{k}": v for k, v in layout["removed_by_rule"].items()})
+
+    def pdf_counts(self) -> dict[str, Any] | None:
+        """The PDF reports' layout cleaning: pages, characters, the share removed and the characters per rule."""
+        if not self.pdf:
+            return None
+        p = self.pdf
+        return {"reports": p["files"], "pages": p["pages"], "chars": p["chars"],
+                "removed_chars": p["removed_chars"],
+                "removed_share": round(p["removed_chars"] / p["chars"], 4) if p["chars"] else 0.0,
+                "removed_by_rule": {k[5:]: v for k, v in sorted(p.items()) if k.startswith("rule:")}}
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
@@ -133,6 +152,12 @@ def run(ctx: StageContext) -> dict[str, Any]:
         counts["extra_titles"] = len(extra)
     if sampled is not None:
         counts["sample"] = sampled
+    pdf = tally.pdf_counts()
+    if pdf is not None:
+        counts["pdf"] = pdf
+        log.info("ingest: %d PDF reports, %d pages; layout cleaning removed %.1f%% of their characters %s (see %s)",
+                 pdf["reports"], pdf["pages"], 100 * pdf["removed_share"], pdf["removed_by_rule"],
+                 ctx.output(L.LAYOUT_REMOVED))
     return counts
 
 
@@ -141,8 +166,9 @@ def _read_corpus(ctx: StageContext, cfg: Any, stats: ReadStats, every: Path) -> 
     mapper = FieldMapper(cfg.fields)
     tally = _Tally()
     seen: dict[str, str] = {}  # id -> source of its first occurrence
-    with atomic_writer(every) as write:
+    with atomic_writer(every) as write, atomic_writer(ctx.output(L.LAYOUT_REMOVED)) as write_removed:
         for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats), desc="ingest"):
+            item, spans = _layout_spans(item)
             rec, line = _as_record(item, cfg, mapper)
             if isinstance(rec, Report) and rec.id in seen:
                 rec = _duplicate(rec, seen[rec.id], cfg.on_duplicate_id)
@@ -152,8 +178,19 @@ def _read_corpus(ctx: StageContext, cfg: Any, stats: ReadStats, every: Path) -> 
                 continue
             seen[rec.id] = rec.source or ""
             write((line if line is not None else rec.to_json()) + "\n")
+            for k, sp in enumerate(spans):
+                write_removed(Removed(report_id=rec.id, order=k, rule=sp["rule"], text=sp["text"]).to_json() + "\n")
             tally.keep(rec)
     return tally
+
+
+def _layout_spans(item: Raw | Rejection) -> tuple[Raw | Rejection, list[dict[str, Any]]]:
+    """A PDF's Raw without its removed segments (they go to layout_removed.jsonl, not into Report.meta)."""
+    if isinstance(item, Raw) and "_layout_removed" in item.fields:
+        fields = dict(item.fields)
+        spans = fields.pop("_layout_removed")
+        return Raw(item.source, fields), spans
+    return item, []
 
 
 def _duplicate(rec: Report, first: str, on_duplicate_id: str) -> Rejection:

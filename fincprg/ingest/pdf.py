@@ -1,0 +1,177 @@
+"""Read a report PDF page by page, with layout: characters with their boxes become line segments.
+
+pdfplumber was chosen over pypdfium2 by measurement (eval/README.md, "PDF parsers"): both keep CJK text in
+order, pypdfium2 is about ten times faster, but pdfplumber gives each character's font size directly and has
+a table finder, which the layout cleaning (:mod:`fincprg.ingest.pdf_layout`) needs.
+
+A PDF that cannot give a report is a Rejection with a reason code and a fix, never a traceback:
+``pdf_corrupt`` (not a readable PDF), ``pdf_encrypted`` (a password is needed), ``pdf_no_text`` (no text layer:
+a scanned PDF; OCR is out of scope) and ``pdf_no_body`` (every character was page furniture).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fincprg.errors import MissingDependencyError
+from fincprg.records import Rejection
+
+if TYPE_CHECKING:
+    from fincprg.ingest.readers import Raw, ReadStats
+
+log = logging.getLogger(__name__)
+
+_OCR_FIX = ("run OCR on it first (e.g. `ocrmypdf in.pdf out.pdf`) and put the OCR'd PDF in the corpus; "
+            "fincprg reads only a PDF's text layer")
+
+
+@dataclass
+class Seg:
+    """A run of characters on one text line with no wide gap inside (a table cell, a sidebar entry, a line
+    of body text). Coordinates in points from the page's top-left. ``rule`` names why it was removed."""
+
+    text: str
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+    size: float
+    page: int
+    line: int = 0  # the index of its text line on the page: segments of one line share it
+    rule: str | None = None
+
+    @property
+    def mid(self) -> float:
+        return (self.top + self.bottom) / 2
+
+
+@dataclass
+class Page:
+    """One page's segments (in reading order: top to bottom, left to right), size and table boxes."""
+
+    number: int  # 0-based
+    width: float
+    height: float
+    segs: list[Seg] = field(default_factory=list)
+    tables: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, top, x1, bottom
+    images: int = 0
+    watermark_chars: int = 0  # rotated characters (diagonal watermarks), dropped
+
+
+def _segments(chars: list[dict[str, Any]], page: int) -> list[Seg]:
+    """Group characters into lines by their vertical centre, then cut each line at gaps wider than 1.5 em."""
+    chars = sorted(chars, key=lambda c: ((c["top"] + c["bottom"]) / 2, c["x0"]))
+    lines: list[list[dict[str, Any]]] = []
+    for c in chars:
+        mid = (c["top"] + c["bottom"]) / 2
+        if lines:
+            last = lines[-1]
+            lmid = sum((d["top"] + d["bottom"]) / 2 for d in last) / len(last)
+            if abs(mid - lmid) < 0.45 * min(c["size"], last[0]["size"]):
+                last.append(c)
+                continue
+        lines.append([c])
+    out: list[Seg] = []
+    for li, line in enumerate(lines):
+        line.sort(key=lambda c: c["x0"])
+        run: list[dict[str, Any]] = []
+        for c in line:
+            if run and c["x0"] - run[-1]["x1"] > max(1.5 * c["size"], 6.0):
+                out.append(_seg(run, page, li))
+                run = []
+            run.append(c)
+        if run:
+            out.append(_seg(run, page, li))
+    return [s for s in out if s.text.strip()]
+
+
+def _seg(run: list[dict[str, Any]], page: int, line: int) -> Seg:
+    sizes = sorted(c["size"] for c in run)
+    return Seg(text="".join(c["text"] for c in run).strip(), x0=run[0]["x0"], x1=max(c["x1"] for c in run),
+               top=min(c["top"] for c in run), bottom=max(c["bottom"] for c in run),
+               size=round(sizes[len(sizes) // 2], 1), page=page, line=line)
+
+
+def _page(p: Any, number: int) -> Page:
+    chars = [c for c in p.chars if c.get("text", "").strip()]
+    upright = [c for c in chars if c.get("upright", True)]
+    page = Page(number, float(p.width), float(p.height), _segments(upright, number),
+                images=len(p.images), watermark_chars=len(chars) - len(upright))
+    if upright:
+        try:
+            page.tables = [tuple(t.bbox) for t in p.find_tables()]  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - a table finder failure loses the tables' removal, not the page
+            log.debug("table finder failed on page %d", number + 1, exc_info=True)
+    return page
+
+
+class PdfProblem(Exception):
+    """The PDF cannot give a report: ``reason`` is the rejection code, the message says why and the fix."""
+
+    def __init__(self, reason: str, why: str):
+        super().__init__(why)
+        self.reason = reason
+
+
+def read_pages(path: Path) -> list[Page]:
+    """Every page of ``path`` with its segments.
+
+    Raises:
+        PdfProblem: the file is not a readable PDF, needs a password, or has no text layer.
+    """
+    try:
+        import pdfplumber
+    except ImportError as e:  # a core dependency, so only a broken install gets here
+        raise MissingDependencyError("reading PDFs needs pdfplumber: pip install pdfplumber") from e
+    try:
+        with pdfplumber.open(path) as pdf:
+            pages = []
+            for k, p in enumerate(pdf.pages):
+                pages.append(_page(p, k))
+                p.close()  # frees pdfplumber's per-page caches: a 60-page report stays small
+    except Exception as e:  # noqa: BLE001 - pdfminer raises many types for a broken file
+        if "password" in f"{type(e).__name__} {e!r}".lower():  # PDFPasswordIncorrect, maybe wrapped
+            raise PdfProblem("pdf_encrypted", "the PDF is encrypted and cannot be opened without its password; "
+                                              "decrypt it (e.g. `qpdf --decrypt --password=PW in.pdf out.pdf`) "
+                                              "and read that") from e
+        msg = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        raise PdfProblem("pdf_corrupt", f"not a readable PDF ({type(e).__name__}: {msg}); re-download or "
+                                        "re-export it, or remove it from the corpus") from e
+    if not pages:
+        raise PdfProblem("pdf_corrupt", "the PDF has no pages; re-export it or remove it from the corpus")
+    if not any(pg.segs for pg in pages):
+        scanned = sum(1 for pg in pages if pg.images)
+        raise PdfProblem("pdf_no_text", f"no text layer on any of its {len(pages)} pages ({scanned} hold only "
+                                        f"images: a scanned PDF); {_OCR_FIX}")
+    return pages
+
+
+def read_pdf(path: Path, stats: ReadStats, encoding: str = "auto", report_id: str | None = None) -> Iterator[Raw | Rejection]:
+    """One report per PDF: the title from the first page's largest line, the body cleaned by layout.
+
+    ``encoding`` is unused (a PDF names its own); the id is ``report_id`` else the file name without .pdf.
+    The Raw's ``_layout`` field holds what was removed (see :func:`fincprg.ingest.pdf_layout.clean`)."""
+    from fincprg.ingest.pdf_layout import clean
+    from fincprg.ingest.readers import Raw
+
+    stats.encodings["pdf"] += 1
+    rid = report_id or path.stem
+    try:
+        pages = read_pages(path)
+    except PdfProblem as e:
+        yield Rejection(source=f"{path}:1", report_id=rid, reason=e.reason, detail=f"{path}: {e}")
+        return
+    doc = clean(pages)
+    if not doc.body.strip():
+        yield Rejection(source=f"{path}:1", report_id=rid, reason="pdf_no_body",
+                        detail=f"{path}: all {doc.chars} characters of its {len(pages)} pages were page furniture "
+                               f"({doc.removed_by_rule()}); check that it is a report, or convert it to .txt by hand")
+        return
+    fields: dict[str, Any] = {"id": rid, "title": doc.title or path.stem, "text": doc.body,
+                              "_layout": doc.summary(), "_layout_removed": doc.removed}
+    if doc.date:
+        fields["date"] = doc.date
+    yield Raw(f"{path}:1", fields)

@@ -1,0 +1,300 @@
+"""Clean a report PDF by layout, then join what is left into paragraph lines.
+
+Every segment (:class:`~fincprg.ingest.pdf.Seg`) that is not body gets the rule that removed it:
+
+- ``pdf_header``: a segment in the top or bottom band of the page whose text, digits aside, sits in that band
+  on at least half the pages (a running header or footer, found by where it is and how often it repeats,
+  not by its words); ``pdf_page_number``: a page number in a band (``3``, ``3/12``, ``第3页 共12页``, ``- 3 -``);
+- ``pdf_sidebar``: on the first page, whatever lies wholly beside the body column (analyst, rating, price and
+  share data, 相关报告), found from the body-size lines' extent;
+- ``pdf_table``: inside a box that pdfplumber's table finder returns, or on a line cut into three or more cells;
+- ``pdf_caption``: 图表N：… captions, 资料来源/数据来源/注： lines, and the chart between a caption and its source;
+- ``pdf_toc``: a table of contents: dot-leader lines, lines ending in a page number on a 目录 page;
+- ``pdf_disclaimer``: from a block heading (免责声明, 分析师声明, 投资评级说明, …; ``data/pdf_blocks.jsonl``) in
+  the second half of the report to the end.
+
+The first page's largest line, when larger than the body text, is the title (kept out of the body). Body
+lines are joined where a sentence was broken by a line wrap or a page break: a line that reaches the column's
+right edge and does not end a sentence continues on the next kept line. Paragraphs stay lines, so the
+chunker's line rules still apply.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from fincprg.finance.wordlists import read_entries
+from fincprg.ingest.pdf import Page, Seg
+
+BAND = 0.09  # top and bottom share of the page height where running headers and footers sit
+_PAGE_NO = re.compile(r"^[-—–\s]*(第?\s*\d{1,4}\s*页?\s*([/／]|of|共)?\s*(\d{1,4})?\s*页?)[-—–\s]*$"
+                      r"|^(page|p\.?)\s*\d{1,4}(\s*(/|of)\s*\d{1,4})?$", re.I)
+_CAPTION = re.compile(r"^(图表|图|表|附图|附表|Figure|Table|Exhibit|Chart)\s*[0-9A-Za-z一二三四五六七八九十]+"
+                      r"([-.．][0-9]+)*\s*[:：\s、]", re.I)
+_SOURCE = re.compile(r"^(资料来源|数据来源|来源|注|备注|Source)\s*[:：]", re.I)
+_LEADER = re.compile(r"(\.{4,}|…{2,}|·{4,}|-{5,}|_{5,}|\s{4,})\s*\d{1,4}\s*$")
+_NUMBERING = re.compile(r"^[\s【\[（(]*([0-9一二三四五六七八九十]+[、.．]?)?\s*")
+_ENDS = "。！？；：!?;:…"
+_CLOSERS = "”’」』）)》】\"'"
+_DATE = re.compile(r"(20\d{2})\s*[年\-/.]\s*(\d{1,2})\s*[月\-/.]\s*(\d{1,2})")
+
+
+def _words(block: str) -> tuple[str, ...]:
+    return tuple(e["word"] for e in read_entries("fincprg.ingest", "pdf_blocks.jsonl") if e["block"] == block)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\d+", "#", re.sub(r"\s+", "", text))
+
+
+def _chars(text: str) -> int:
+    return sum(1 for c in text if not c.isspace())
+
+
+@dataclass
+class Cleaned:
+    """A PDF after layout cleaning: title, date, body text and every removed segment with its rule."""
+
+    title: str | None
+    date: str | None
+    body: str
+    pages: int
+    chars: int  # non-space characters on the pages (rotated watermark characters included)
+    removed: list[dict[str, Any]] = field(default_factory=list)  # {"rule", "page", "text"}
+    watermark_chars: int = 0
+
+    def removed_by_rule(self) -> dict[str, int]:
+        """Removed non-space characters per rule."""
+        out: Counter[str] = Counter()
+        for r in self.removed:
+            out[r["rule"]] += _chars(r["text"])
+        if self.watermark_chars:
+            out["pdf_watermark"] += self.watermark_chars
+        return dict(sorted(out.items()))
+
+    def summary(self) -> dict[str, Any]:
+        by_rule = self.removed_by_rule()
+        return {"pages": self.pages, "chars": self.chars, "removed_chars": sum(by_rule.values()),
+                "removed_by_rule": by_rule}
+
+
+def _body_size(pages: list[Page]) -> float:
+    sizes: Counter[float] = Counter()
+    for p in pages:
+        for s in p.segs:
+            sizes[s.size] += len(s.text)
+    return sizes.most_common(1)[0][0] if sizes else 10.0
+
+
+def _mark_furniture(pages: list[Page]) -> None:
+    """Running headers/footers by band and repetition; page numbers by band and form."""
+    def banded(s: Seg, p: Page) -> bool:
+        return s.bottom <= BAND * p.height or s.top >= (1 - BAND) * p.height
+
+    seen: defaultdict[str, set[int]] = defaultdict(set)
+    for p in pages:
+        for s in p.segs:
+            if banded(s, p):
+                seen[_norm(s.text)].add(p.number)
+    need = max(2, math.ceil(len(pages) / 2))
+    for p in pages:
+        for s in p.segs:
+            if not banded(s, p):
+                continue
+            if _PAGE_NO.match(s.text.strip()):
+                s.rule = "pdf_page_number"
+            elif len(seen[_norm(s.text)]) >= need:
+                s.rule = "pdf_header"
+
+
+def _mark_sidebar(page: Page, body_size: float) -> None:
+    """First page: segments wholly beside the body column (its extent from the wide body-size lines)."""
+    wide = [s for s in page.segs if s.rule is None and abs(s.size - body_size) < 0.6
+            and s.x1 - s.x0 > 0.35 * page.width]
+    if len(wide) < 2:
+        return
+    x0, x1 = min(s.x0 for s in wide), max(s.x1 for s in wide)
+    for s in page.segs:
+        if s.rule is None and (s.x0 >= x1 - 1 or s.x1 <= x0 + 1):
+            s.rule = "pdf_sidebar"
+
+
+def _take_title(page: Page, body_size: float) -> str | None:
+    """The first page's largest-font lines (one or two lines in a row), when larger than the body text."""
+    cands = [s for s in page.segs if s.rule is None]
+    if not cands:
+        return None
+    big = max(s.size for s in cands)
+    if big < 1.25 * body_size:
+        return None
+    first = next(s for s in cands if s.size == big)
+    parts = [s for s in cands if s.size == big and s.top < first.bottom + 2.5 * big]
+    title = "".join(s.text for s in parts).strip()
+    if not title or len(title) > 120:
+        return None
+    for s in parts:
+        s.rule = "title"
+    return title
+
+
+def _mark_tables(page: Page) -> None:
+    for s in page.segs:
+        cx, cy = (s.x0 + s.x1) / 2, s.mid
+        if s.rule is None and any(x0 - 1 <= cx <= x1 + 1 and t0 - 1 <= cy <= t1 + 1
+                                  for x0, t0, x1, t1 in page.tables):
+            s.rule = "pdf_table"
+    by_line: defaultdict[int, list[Seg]] = defaultdict(list)
+    for s in page.segs:
+        if s.rule is None:
+            by_line[s.line].append(s)
+    for segs in by_line.values():
+        if len(segs) >= 3:
+            for s in segs:
+                s.rule = "pdf_table"
+
+
+def _mark_figures(page: Page) -> None:
+    """Captions and source lines; the chart between a caption and the first source line below it."""
+    segs = page.segs
+    for k, s in enumerate(segs):
+        text = s.text.strip()
+        if _SOURCE.match(text):
+            s.rule = s.rule or "pdf_caption"
+        if not _CAPTION.match(text):
+            continue
+        s.rule = "pdf_caption"
+        src = next((t for t in segs[k + 1:] if _SOURCE.match(t.text.strip()) and t.top > s.top
+                    and t.top - s.bottom < 0.6 * page.height), None)
+        if src is None:
+            continue
+        for t in segs[k + 1:]:
+            if s.bottom - 1 <= t.top and t.bottom <= src.top + 1 and t.x1 > s.x0 - 5 and t.rule is None:
+                t.rule = "pdf_caption"
+
+
+def _mark_toc(page: Page) -> None:
+    """A 目录 page: its heading, dot-leader lines and lines ending in a page-number cell; all of it when most is."""
+    heads = set(_words("toc"))
+    live = [s for s in page.segs if s.rule is None]
+    is_toc = any(re.sub(r"\s+", "", s.text) in heads for s in live)
+    leaders = [s for s in live if _LEADER.search(s.text) and not s.text.strip().endswith(tuple(_ENDS))]
+    if not is_toc and len(leaders) < 3:
+        return
+    lines: defaultdict[int, list[Seg]] = defaultdict(list)
+    for s in live:
+        lines[s.line].append(s)
+    toc = 0
+    for segs in lines.values():
+        last = max(segs, key=lambda s: s.x1)
+        if (any(re.sub(r"\s+", "", s.text) in heads for s in segs) or any(s in leaders for s in segs)
+                or (len(segs) > 1 and re.fullmatch(r"\d{1,4}", last.text.strip()))):
+            toc += 1
+            for s in segs:
+                s.rule = "pdf_toc"
+    if is_toc and toc >= 0.6 * len(lines):
+        for s in live:
+            s.rule = "pdf_toc"
+
+
+def _mark_disclaimer(pages: list[Page]) -> None:
+    """From the first block heading in the second half of the report to the end."""
+    heads = _words("disclaimer")
+    start = max(1, len(pages) // 2) if len(pages) > 1 else 0
+    for p in pages[start:]:
+        for k, s in enumerate(p.segs):
+            t = _NUMBERING.sub("", re.sub(r"\s+", "", s.text)).rstrip("】]）):：")
+            if s.rule is None and len(t) <= 16 and t.startswith(heads) and not t.endswith(tuple(_ENDS)):
+                for q in pages[p.number:]:
+                    for u in q.segs[k if q is p else 0:]:
+                        u.rule = u.rule or "pdf_disclaimer"
+                return
+
+
+@dataclass
+class _Line:
+    text: str
+    x0: float
+    x1: float
+    top: float
+    size: float
+    page: int
+
+
+def _body_lines(pages: list[Page]) -> list[_Line]:
+    out: list[_Line] = []
+    for p in pages:
+        lines: defaultdict[int, list[Seg]] = defaultdict(list)
+        for s in p.segs:
+            if s.rule is None:
+                lines[s.line].append(s)
+        for li in sorted(lines):
+            segs = sorted(lines[li], key=lambda s: s.x0)
+            text = segs[0].text
+            for s in segs[1:]:
+                text = _glue(text, s.text)
+            out.append(_Line(text, segs[0].x0, segs[-1].x1, min(s.top for s in segs),
+                             max(s.size for s in segs), p.number))
+    return out
+
+
+def _glue(a: str, b: str) -> str:
+    """Join two pieces of one sentence: a space only between two Latin letters (words wrap at spaces)."""
+    if a and b and a[-1].isascii() and a[-1].isalpha() and b[0].isascii() and b[0].isalpha():
+        return f"{a} {b}"
+    return a + b
+
+
+def _ends_sentence(text: str) -> bool:
+    t = text.rstrip().rstrip(_CLOSERS)
+    return bool(t) and t[-1] in _ENDS
+
+
+def _join(lines: list[_Line], body_size: float) -> str:
+    """Body lines to paragraph lines: a line that reaches its column's right edge and does not end a
+    sentence continues on the next line (on this page or the next)."""
+    right: defaultdict[int, float] = defaultdict(float)
+    for ln in lines:
+        if abs(ln.size - body_size) < 0.6:
+            right[ln.page] = max(right[ln.page], ln.x1)
+    out: list[str] = []
+    cur = ""
+    for k, ln in enumerate(lines):
+        cur = _glue(cur, ln.text) if cur else ln.text
+        nxt = lines[k + 1] if k + 1 < len(lines) else None
+        full = ln.x1 >= right[ln.page] - 3.5 * ln.size
+        if nxt is not None and full and not _ends_sentence(ln.text) and nxt.size <= ln.size + 0.6:
+            continue
+        out.append(cur)
+        cur = ""
+    return "\n".join(out)
+
+
+def _date(page: Page) -> str | None:
+    """The first date on the first page, preferring its furniture (header, sidebar) to its body."""
+    for segs in ([s for s in page.segs if s.rule], [s for s in page.segs if not s.rule]):
+        for s in segs:
+            m = _DATE.search(s.text)
+            if m:
+                return f"{m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d}"
+    return None
+
+
+def clean(pages: list[Page]) -> Cleaned:
+    """Mark every non-body segment with its rule, take the title and join the body into paragraph lines."""
+    size = _body_size(pages)
+    _mark_furniture(pages)
+    _mark_sidebar(pages[0], size)
+    title = _take_title(pages[0], size)
+    for p in pages:
+        _mark_toc(p)
+        _mark_tables(p)
+        _mark_figures(p)
+    _mark_disclaimer(pages)
+    removed = [{"rule": s.rule, "page": p.number + 1, "text": s.text}
+               for p in pages for s in p.segs if s.rule and s.rule != "title"]
+    chars = sum(_chars(s.text) for p in pages for s in p.segs) + sum(p.watermark_chars for p in pages)
+    return Cleaned(title=title, date=_date(pages[0]), body=_join(_body_lines(pages), size), pages=len(pages),
+                   chars=chars, removed=removed, watermark_chars=sum(p.watermark_chars for p in pages))
