@@ -2,7 +2,7 @@
 
 Every segment (:class:`~fincprg.ingest.pdf.Seg`) that is not body gets the rule that removed it:
 
-- ``pdf_header``: a segment in the top or bottom band of the page whose text, digits aside, sits in that band
+- ``pdf_header``: on the first page, what sits above the title (the cover's tag line); elsewhere a segment in the top or bottom band of the page whose text, digits aside, sits in that band
   on at least half the pages (a running header or footer, found by where it is and how often it repeats,
   not by its words); ``pdf_page_number``: a page number in a band (``3``, ``3/12``, ``第3页 共12页``, ``- 3 -``);
 - ``pdf_sidebar``: on the first page, whatever lies wholly beside the body column (analyst, rating, price and
@@ -32,8 +32,10 @@ from fincprg.ingest.pdf import Page, Seg
 BAND = 0.09  # top and bottom share of the page height where running headers and footers sit
 _PAGE_NO = re.compile(r"^[-—–\s]*(第?\s*\d{1,4}\s*页?\s*([/／]|of|共)?\s*(\d{1,4})?\s*页?)[-—–\s]*$"
                       r"|^(page|p\.?)\s*\d{1,4}(\s*(/|of)\s*\d{1,4})?$", re.I)
-_CAPTION = re.compile(r"^(图表|图|表|附图|附表|Figure|Table|Exhibit|Chart)\s*[0-9A-Za-z一二三四五六七八九十]+"
-                      r"([-.．][0-9]+)*\s*[:：\s、]", re.I)
+# 图表3：… / 图3 … / 表2-1 …: the number, then a separator or straight into the words (not a figure like 图3.5倍)
+_CAPTION = re.compile(r"^(图表|图|表|附图|附表|Figure|Table|Exhibit|Chart)\s*[0-9一二三四五六七八九十]+([-.．][0-9]+)*"
+                      r"(\s*[:：、]|\s+|(?=[^\W\d_]))", re.I)
+_MAX_CAPTION = 60  # a caption is a short line; a body sentence that begins with 图1 is longer or ends a sentence
 _SOURCE = re.compile(r"^(资料来源|数据来源|来源|注|备注|Source)\s*[:：]", re.I)
 _LEADER = re.compile(r"(\.{4,}|…{2,}|·{4,}|-{5,}|_{5,}|\s{4,})\s*\d{1,4}\s*$")
 _NUMBERING = re.compile(r"^[\s【\[（(]*([0-9一二三四五六七八九十]+[、.．]?)?\s*")
@@ -47,7 +49,8 @@ def _words(block: str) -> tuple[str, ...]:
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"\d+", "#", re.sub(r"\s+", "", text))
+    """Text modulo its digits: a running header or footer with the page number in it (or drawn over it) repeats."""
+    return re.sub(r"[\d\s/／]+", "", text)
 
 
 def _chars(text: str) -> int:
@@ -137,6 +140,9 @@ def _take_title(page: Page, body_size: float) -> str | None:
         return None
     for s in parts:
         s.rule = "title"
+    for s in page.segs:  # the cover's tag line (证券研究报告·公司点评) and logo text sit above the title
+        if s.rule is None and s.bottom <= first.top + 1:
+            s.rule = "pdf_header"
     return title
 
 
@@ -163,7 +169,7 @@ def _mark_figures(page: Page) -> None:
         text = s.text.strip()
         if _SOURCE.match(text):
             s.rule = s.rule or "pdf_caption"
-        if not _CAPTION.match(text):
+        if not _CAPTION.match(text) or len(text) > _MAX_CAPTION or _ends_sentence(text):
             continue
         s.rule = "pdf_caption"
         src = next((t for t in segs[k + 1:] if _SOURCE.match(t.text.strip()) and t.top > s.top
