@@ -155,12 +155,28 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
                 typer.echo(f"    {line}")
         else:
             _print_counts(o.counts)
+    _warn_no_queries(outcomes, out)
     failed = {o.name: o.counts.get("retryable_failures") for o in outcomes if o.counts.get("retryable_failures")}
     if failed:
         where = ", ".join(f"{n} in {stage}" for stage, n in failed.items())
         typer.secho(f"\n{where} failed (no valid LLM answer; see <stage>/failures.jsonl). To ask exactly "
                     f"those again, re-run the same command with --retry-failed (fincprg build "
                     f"{corpus or 'CORPUS'} -o {out} ... --retry-failed)", fg=typer.colors.YELLOW)
+
+
+def _warn_no_queries(outcomes: list[Any], out: Path) -> None:
+    """A dataset with no query is no dataset: say so, and where the queries were lost."""
+    counts = {o.name: o.counts for o in outcomes}
+    if counts.get("export", {}).get("queries_emitted", 1) != 0:
+        return
+    if not counts.get("chunk", {}).get("passages", 1):
+        why = f"chunk kept no passage (see {out}/chunk/removed.jsonl for what each rule removed)"
+    elif not counts.get("generate", {}).get("queries"):
+        why = ("generate wrote no query (an untitled report that names no listed company has no subject: give "
+               "reports a title or a company field)")
+    else:
+        why = f"verify dropped every query (see {out}/verify/dropped.jsonl for the reasons)"
+    typer.secho(f"\nwarning: the dataset has no query: {why}", fg=typer.colors.YELLOW, err=True)
 
 
 def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set_: Optional[list[str]], quiet: bool,

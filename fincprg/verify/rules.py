@@ -4,7 +4,7 @@ its check and an example it must fail and one it must pass (tests/unit/test_veri
 The strict rules (:data:`STRICT`) run as a loop in their declared order, the first failure giving the verdict:
 the order matters (a boilerplate query is ``garbled`` before it is ``vague``). The stage's own rules
 (:data:`STAGE`: source, subject, answer, the topics' rules, related, round trip, judge) run in the stage, which
-stamps their ids the same way. ``verify.disable: [ids]`` switches rules off; ``fincprg verify-rules`` lists them.
+stamps their ids the same way. ``verify.disable: [ids]`` switches rules off; ``fincprg rules`` lists them.
 """
 from __future__ import annotations
 

@@ -222,7 +222,7 @@ def run(ctx: Any) -> dict[str, Any]:
     checks, disabled = set(cfg.checks), frozenset(cfg.disable)
     if bad := unknown(disabled):
         raise ConfigError(f"verify.disable names no rule that can be switched off: {', '.join(sorted(bad))}; "
-                          "`fincprg verify-rules` lists the rule ids")
+                          "`fincprg rules` lists the rule ids")
     verdicts: dict[str, Verdict] = {}
     asks, titles_only = _rule_pass(ctx, src, checks, disabled, _industries(table, src), verdicts,
                                    sum(generated.values()))
