@@ -11,54 +11,16 @@ a scanned PDF; OCR is out of scope) and ``pdf_no_body`` (every character was pag
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fincprg.errors import MissingDependencyError
-from fincprg.records import Rejection
-
-if TYPE_CHECKING:
-    from fincprg.ingest.readers import Raw, ReadStats
+from fincprg.ingest.pdf_layout import Cleaned, Page, Seg, clean
 
 log = logging.getLogger(__name__)
 
 _OCR_FIX = ("run OCR on it first (e.g. `ocrmypdf in.pdf out.pdf`) and put the OCR'd PDF in the corpus; "
             "fincprg reads only a PDF's text layer")
-
-
-@dataclass
-class Seg:
-    """A run of characters on one text line with no wide gap inside (a table cell, a sidebar entry, a line
-    of body text). Coordinates in points from the page's top-left. ``rule`` names why it was removed."""
-
-    text: str
-    x0: float
-    x1: float
-    top: float
-    bottom: float
-    size: float
-    page: int
-    line: int = 0  # the index of its text line on the page: segments of one line share it
-    rule: str | None = None
-
-    @property
-    def mid(self) -> float:
-        return (self.top + self.bottom) / 2
-
-
-@dataclass
-class Page:
-    """One page's segments (in reading order: top to bottom, left to right), size and table boxes."""
-
-    number: int  # 0-based
-    width: float
-    height: float
-    segs: list[Seg] = field(default_factory=list)
-    tables: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, top, x1, bottom
-    images: int = 0
-    watermark_chars: int = 0  # rotated characters (diagonal watermarks), dropped
 
 
 def _segments(chars: list[dict[str, Any]], page: int) -> list[Seg]:
@@ -149,29 +111,16 @@ def read_pages(path: Path) -> list[Page]:
     return pages
 
 
-def read_pdf(path: Path, stats: ReadStats, encoding: str = "auto", report_id: str | None = None) -> Iterator[Raw | Rejection]:
-    """One report per PDF: the title from the first page's largest line, the body cleaned by layout.
+def read_report(path: Path) -> Cleaned:
+    """``path`` read and cleaned by layout (:func:`fincprg.ingest.pdf_layout.clean`).
 
-    ``encoding`` is unused (a PDF names its own); the id is ``report_id`` else the file name without .pdf.
-    The Raw's ``_layout`` field holds what was removed (see :func:`fincprg.ingest.pdf_layout.clean`)."""
-    from fincprg.ingest.pdf_layout import clean
-    from fincprg.ingest.readers import Raw
-
-    stats.encodings["pdf"] += 1
-    rid = report_id or path.stem
-    try:
-        pages = read_pages(path)
-    except PdfProblem as e:
-        yield Rejection(source=f"{path}:1", report_id=rid, reason=e.reason, detail=f"{path}: {e}")
-        return
+    Raises:
+        PdfProblem: as :func:`read_pages`, and ``pdf_no_body`` when every character was page furniture.
+    """
+    pages = read_pages(path)
     doc = clean(pages)
     if not doc.body.strip():
-        yield Rejection(source=f"{path}:1", report_id=rid, reason="pdf_no_body",
-                        detail=f"{path}: all {doc.chars} characters of its {len(pages)} pages were page furniture "
-                               f"({doc.removed_by_rule()}); check that it is a report, or convert it to .txt by hand")
-        return
-    fields: dict[str, Any] = {"id": rid, "title": doc.title or path.stem, "text": doc.body,
-                              "_layout": doc.summary(), "_layout_removed": doc.removed}
-    if doc.date:
-        fields["date"] = doc.date
-    yield Raw(f"{path}:1", fields)
+        raise PdfProblem("pdf_no_body", f"all {doc.chars} characters of its {len(pages)} pages were page furniture "
+                                        f"({doc.removed_by_rule()}); check that it is a report, or convert it to "
+                                        ".txt by hand")
+    return doc

@@ -1,6 +1,6 @@
 """Clean a report PDF by layout, then join what is left into paragraph lines.
 
-Every segment (:class:`~fincprg.ingest.pdf.Seg`) that is not body gets the rule that removed it:
+Every segment (:class:`Seg`, made by :mod:`fincprg.ingest.pdf` from pdfplumber's characters) that is not body gets the rule that removed it:
 
 - ``pdf_header``: on the first page, what sits above the title (the cover's tag line); elsewhere a segment in the top or bottom band of the page whose text, digits aside, sits in that band
   on at least half the pages (a running header or footer, found by where it is and how often it repeats,
@@ -20,14 +20,47 @@ chunker's line rules still apply.
 """
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
-from fincprg.finance.wordlists import read_entries
-from fincprg.ingest.pdf import Page, Seg
+@dataclass
+class Seg:
+    """A run of characters on one text line with no wide gap inside (a table cell, a sidebar entry, a line
+    of body text). Coordinates in points from the page's top-left. ``rule`` names why it was removed."""
+
+    text: str
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+    size: float
+    page: int
+    line: int = 0  # the index of its text line on the page: segments of one line share it
+    rule: str | None = None
+
+    @property
+    def mid(self) -> float:
+        return (self.top + self.bottom) / 2
+
+
+@dataclass
+class Page:
+    """One page's segments (in reading order: top to bottom, left to right), size and table boxes."""
+
+    number: int  # 0-based
+    width: float
+    height: float
+    segs: list[Seg] = field(default_factory=list)
+    tables: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, top, x1, bottom
+    images: int = 0
+    watermark_chars: int = 0  # rotated characters (diagonal watermarks), dropped
+
 
 BAND = 0.09  # top and bottom share of the page height where running headers and footers sit
 _PAGE_NO = re.compile(r"^[-—–\s]*(第?\s*\d{1,4}\s*页?\s*([/／]|of|共)?\s*(\d{1,4})?\s*页?)[-—–\s]*$"
@@ -44,8 +77,12 @@ _CLOSERS = "”’」』）)》】\"'"
 _DATE = re.compile(r"(20\d{2})\s*[年\-/.]\s*(\d{1,2})\s*[月\-/.]\s*(\d{1,2})")
 
 
+@functools.lru_cache(maxsize=None)
 def _words(block: str) -> tuple[str, ...]:
-    return tuple(e["word"] for e in read_entries("fincprg.ingest", "pdf_blocks.jsonl") if e["block"] == block)
+    """The headings that start a ``block`` ("disclaimer", "toc"): ``data/pdf_blocks.jsonl``, one entry a line
+    (read here, not through fincprg.finance.wordlists, which would bring the finance package into ingest)."""
+    text = resources.files("fincprg.ingest").joinpath("data", "pdf_blocks.jsonl").read_text(encoding="utf-8")
+    return tuple(e["word"] for e in map(json.loads, filter(str.strip, text.splitlines())) if e["block"] == block)
 
 
 def _norm(text: str) -> str:

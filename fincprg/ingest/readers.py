@@ -22,7 +22,7 @@ from typing import Any
 
 from fincprg.errors import InputError
 from fincprg.ingest.decode import Undecodable, decode_lines
-from fincprg.ingest.pdf import read_pdf
+from fincprg.ingest.pdf import PdfProblem, read_report
 from fincprg.ingest.walk import Problem, walk
 from fincprg.records import Rejection
 
@@ -197,6 +197,25 @@ def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto",
     else:
         title, body = path.stem, "\n".join(strs)
     yield Raw(f"{path}:1", {"id": report_id or path.stem, "title": title, "text": body.strip()})
+
+
+def read_pdf(path: Path, stats: ReadStats, encoding: str = "auto", report_id: str | None = None) -> Iterator[Raw | Rejection]:
+    """One report per PDF, read by layout (:mod:`fincprg.ingest.pdf`): the title from the first page's largest
+    line, the body without page furniture. ``encoding`` is unused (a PDF names its own); the id is ``report_id``
+    else the file name without .pdf. The Raw's ``_layout`` field counts what was removed per rule, its
+    ``_layout_removed`` lists the removed segments (the stage writes them to layout_removed.jsonl)."""
+    stats.encodings["pdf"] += 1
+    rid = report_id or path.stem
+    try:
+        doc = read_report(path)
+    except PdfProblem as e:
+        yield Rejection(source=f"{path}:1", report_id=rid, reason=e.reason, detail=f"{path}: {e}")
+        return
+    fields: dict[str, Any] = {"id": rid, "title": doc.title or path.stem, "text": doc.body,
+                              "_layout": doc.summary(), "_layout_removed": doc.removed}
+    if doc.date:
+        fields["date"] = doc.date
+    yield Raw(f"{path}:1", fields)
 
 
 # ingest.format -> (file suffixes, reader): the one table the suffix lists and readers derive from.
