@@ -6,10 +6,12 @@ taken out), and whether it finds the ruled table (pdfplumber's table finder; pyp
 count is of ruling-line path objects a grid detector would have to assemble).
 
     PYTHONPATH=. python eval/bench_pdf_parsers.py --n 5 --pages 8
+    PYTHONPATH=. python eval/bench_pdf_parsers.py --fullreports DIR   # eval/_fullreports.py's pdf/ + truth.jsonl
 """
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import statistics
 import sys
@@ -59,20 +61,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=5)
     ap.add_argument("--pages", type=int, default=8, help="body pages per report")
+    ap.add_argument("--fullreports", type=Path, help="a folder written by eval/_fullreports.py (pdf/, truth.jsonl)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        made = []
-        for k in range(args.n):
+        made: list[tuple[Path, list[str]]] = []
+        if args.fullreports:
+            for line in (args.fullreports / "truth.jsonl").read_text(encoding="utf-8").splitlines()[:args.n]:
+                t = json.loads(line)
+                made.append((args.fullreports / "pdf" / f"{t['id']}.pdf", t["body_sentences"]))
+        for k in range(0 if args.fullreports else args.n):
             p = Path(tmp) / f"r{k}.pdf"
-            made.append((p, make_report(p, company=["贵州茅台", "五粮液", "泸州老窖"][k % 3], body_pages=args.pages)))
+            truth = make_report(p, company=["贵州茅台", "五粮液", "泸州老窖"][k % 3], body_pages=args.pages)
+            made.append((p, truth.body_sentences()))
         for name, fn in (("pdfplumber", plumber), ("pypdfium2", pdfium)):
             per_page, found, total, tables = [], 0, 0, []
-            for path, truth in made:
+            for path, sents in made:
                 t = time.perf_counter()
                 pages, text, tab = fn(path)
                 per_page.append((time.perf_counter() - t) / pages)
                 flat = re.sub(r"\s+", "", text)
-                sents = truth.body_sentences()
+                sents = [re.sub(r"\s+", "", x) for x in sents]
                 found += sum(1 for s in sents if s in flat)
                 total += len(sents)
                 tables.append(tab)
