@@ -260,3 +260,52 @@ def make_scanned(path: Path, pages: int = 2) -> None:
         c.drawImage(ImageReader(img), 40, 40, W - 80, H - 80)
         c.showPage()
     c.save()
+
+
+def draw_pages(path: Path, pages: list[list[tuple]], scanned: tuple[int, ...] = ()) -> None:  # type: ignore[type-arg]
+    """A PDF from explicit items, for layout cases the report above does not have: each page a list of
+    ``(x, top, text, size)`` (top in points from the page's top) or ``(x, top, text, size, angle)`` (rotated
+    text, as a diagonal watermark is drawn); the pages numbered in ``scanned`` (0-based) also get a full-page
+    image, as a scanned page has."""
+    from PIL import Image
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    if FONT not in pdfmetrics.getRegisteredFontNames():
+        pdfmetrics.registerFont(UnicodeCIDFont(FONT))
+    c = canvas.Canvas(str(path), pagesize=(W, H))
+    for k, items in enumerate(pages):
+        if k in scanned:
+            c.drawImage(ImageReader(Image.new("L", (60, 80), 128)), 40, 40, W - 80, H - 80)
+        for x, top, text, size, *angle in items:
+            c.saveState()
+            c.setFont(FONT, size)
+            c.translate(x, H - top - size)
+            if angle:
+                c.rotate(angle[0])
+            c.drawString(0, 0, text)
+            c.restoreState()
+        c.showPage()
+    c.save()
+
+
+def body_lines(text: str, top: float, left: float = LEFT, right: float = RIGHT,
+               size: float = BODY_SIZE) -> tuple[list[tuple[float, float, str, float]], float]:
+    """``text`` wrapped into items between ``left`` and ``right`` from ``top``; the items and the next top."""
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+
+    if FONT not in pdfmetrics.getRegisteredFontNames():
+        pdfmetrics.registerFont(UnicodeCIDFont(FONT))
+    items, cur = [], ""
+    for ch in text:
+        if pdfmetrics.stringWidth(cur + ch, FONT, size) > right - left:
+            items.append((left, top, cur, size))
+            top, cur = top + LEADING, ""
+        cur += ch
+    if cur:
+        items.append((left, top, cur, size))
+        top += LEADING
+    return items, top

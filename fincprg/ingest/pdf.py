@@ -57,11 +57,18 @@ def _seg(run: list[dict[str, Any]], page: int, line: int) -> Seg:
                size=round(sizes[len(sizes) // 2], 1), page=page, line=line)
 
 
+def _level(c: dict[str, Any]) -> bool:
+    """Whether a character is set level (a diagonal watermark or a vertical axis label is not: pdfminer's own
+    ``upright`` flag is true at 45 degrees, so the text matrix decides)."""
+    a, b, cc, d = (c.get("matrix") or (1, 0, 0, 1))[:4]
+    return abs(b) <= 0.01 * abs(a) and abs(cc) <= 0.01 * abs(d) and a > 0 and d > 0
+
+
 def _page(p: Any, number: int) -> Page:
     chars = [c for c in p.chars if c.get("text", "").strip()]
-    upright = [c for c in chars if c.get("upright", True)]
+    upright = [c for c in chars if _level(c)]
     page = Page(number, float(p.width), float(p.height), _segments(upright, number),
-                images=len(p.images), watermark_chars=len(chars) - len(upright))
+                images=len(p.images), rotated_chars=len(chars) - len(upright))
     if upright:
         try:
             page.tables = [tuple(t.bbox) for t in p.find_tables()]  # type: ignore[misc]

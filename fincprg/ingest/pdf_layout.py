@@ -2,16 +2,19 @@
 
 Every segment (:class:`Seg`, made by :mod:`fincprg.ingest.pdf` from pdfplumber's characters) that is not body gets the rule that removed it:
 
-- ``pdf_header``: on the first page, what sits above the title (the cover's tag line); elsewhere a segment in the top or bottom band of the page whose text, digits aside, sits in that band
-  on at least half the pages (a running header or footer, found by where it is and how often it repeats,
-  not by its words); ``pdf_page_number``: a page number in a band (``3``, ``3/12``, ``第3页 共12页``, ``- 3 -``);
+- ``pdf_header``: a segment in the top or bottom band of the page whose text, digits aside, sits in that band on
+  at least half the pages, or that sits at the same place on at least half the pages (and three), wherever that
+  is (a running header or footer, a watermark: found by where it is and how often it repeats, not by its words);
+  on the first page, what sits above the title (the cover's tag line); ``pdf_page_number``: a page number in a
+  band (``3``, ``3/12``, ``第3页 共12页``, ``- 3 -``);
 - ``pdf_sidebar``: on the first page, whatever lies wholly beside the body column (analyst, rating, price and
   share data, 相关报告), found from the body-size lines' extent;
 - ``pdf_table``: inside a box that pdfplumber's table finder returns, or on a line cut into three or more cells;
 - ``pdf_caption``: 图表N：… captions, 资料来源/数据来源/注： lines, and the chart between a caption and its source;
 - ``pdf_toc``: a table of contents: dot-leader lines, lines ending in a page number on a 目录 page;
 - ``pdf_disclaimer``: from a block heading (免责声明, 分析师声明, 投资评级说明, …; ``data/pdf_blocks.jsonl``) in
-  the second half of the report to the end.
+  the second half of the report to the end, and the last pages when they are set in small print;
+- ``pdf_rotated``: characters not set level (a diagonal watermark, a vertical axis label), counted, never read.
 
 The first page's largest line, when larger than the body text, is the title (kept out of the body). Body
 lines are joined where a sentence was broken by a line wrap or a page break: a line that reaches the column's
@@ -59,7 +62,7 @@ class Page:
     segs: list[Seg] = field(default_factory=list)
     tables: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, top, x1, bottom
     images: int = 0
-    watermark_chars: int = 0  # rotated characters (diagonal watermarks), dropped
+    rotated_chars: int = 0  # characters not set level (diagonal watermarks, vertical axis labels), dropped
 
 
 BAND = 0.09  # top and bottom share of the page height where running headers and footers sit
@@ -104,21 +107,22 @@ class Cleaned:
     pages: int
     chars: int  # non-space characters on the pages (rotated watermark characters included)
     removed: list[dict[str, Any]] = field(default_factory=list)  # {"rule", "page", "text"}
-    watermark_chars: int = 0
+    rotated_chars: int = 0
+    pages_without_text: int = 0  # pages with images and no text layer (scanned pages inside a text PDF): not read
 
     def removed_by_rule(self) -> dict[str, int]:
         """Removed non-space characters per rule."""
         out: Counter[str] = Counter()
         for r in self.removed:
             out[r["rule"]] += _chars(r["text"])
-        if self.watermark_chars:
-            out["pdf_watermark"] += self.watermark_chars
+        if self.rotated_chars:
+            out["pdf_rotated"] += self.rotated_chars
         return dict(sorted(out.items()))
 
     def summary(self) -> dict[str, Any]:
         by_rule = self.removed_by_rule()
-        return {"pages": self.pages, "chars": self.chars, "removed_chars": sum(by_rule.values()),
-                "removed_by_rule": by_rule}
+        return {"pages": self.pages, "pages_without_text": self.pages_without_text, "chars": self.chars,
+                "removed_chars": sum(by_rule.values()), "removed_by_rule": by_rule}
 
 
 def _body_size(pages: list[Page]) -> float:
@@ -130,23 +134,28 @@ def _body_size(pages: list[Page]) -> float:
 
 
 def _mark_furniture(pages: list[Page]) -> None:
-    """Running headers/footers by band and repetition; page numbers by band and form."""
+    """Running headers/footers: in a band and repeated there, or repeated at one place anywhere on the page (a
+    header set lower, a watermark); page numbers by band and form."""
     def banded(s: Seg, p: Page) -> bool:
         return s.bottom <= BAND * p.height or s.top >= (1 - BAND) * p.height
 
-    seen: defaultdict[str, set[int]] = defaultdict(set)
+    def place(s: Seg) -> tuple[str, int, int]:
+        return _norm(s.text), round(s.x0 / 6), round(s.top / 6)
+
+    in_band: defaultdict[str, set[int]] = defaultdict(set)
+    at_place: defaultdict[tuple[str, int, int], set[int]] = defaultdict(set)
     for p in pages:
         for s in p.segs:
+            at_place[place(s)].add(p.number)
             if banded(s, p):
-                seen[_norm(s.text)].add(p.number)
+                in_band[_norm(s.text)].add(p.number)
     need = max(2, math.ceil(len(pages) / 2))
     for p in pages:
         for s in p.segs:
-            if not banded(s, p):
-                continue
-            if _PAGE_NO.match(s.text.strip()):
+            if banded(s, p) and _PAGE_NO.match(s.text.strip()):
                 s.rule = "pdf_page_number"
-            elif len(seen[_norm(s.text)]) >= need:
+            elif ((banded(s, p) and len(in_band[_norm(s.text)]) >= need)
+                  or (_norm(s.text) and len(at_place[place(s)]) >= max(3, need))):
                 s.rule = "pdf_header"
 
 
@@ -242,10 +251,18 @@ def _mark_toc(page: Page) -> None:
             s.rule = "pdf_toc"
 
 
-def _mark_disclaimer(pages: list[Page]) -> None:
-    """From the first block heading in the second half of the report to the end."""
+def _mark_disclaimer(pages: list[Page], body_size: float) -> None:
+    """From the first block heading in the second half of the report to the end; and the last pages set in
+    small print (under a fifth of their text in the body's size), a closing block whatever its headings say."""
     heads = _words("disclaimer")
     start = max(1, len(pages) // 2) if len(pages) > 1 else 0
+    for p in reversed(pages[start:]):
+        live = [s for s in p.segs if s.rule is None]
+        body = sum(len(s.text) for s in live if abs(s.size - body_size) < 0.6)
+        if not live or body >= 0.2 * sum(len(s.text) for s in live):
+            break
+        for s in live:
+            s.rule = "pdf_disclaimer"
     for p in pages[start:]:
         for k, s in enumerate(p.segs):
             t = _NUMBERING.sub("", re.sub(r"\s+", "", s.text)).rstrip("】]）):：")
@@ -335,9 +352,10 @@ def clean(pages: list[Page]) -> Cleaned:
         _mark_toc(p)
         _mark_tables(p)
         _mark_figures(p)
-    _mark_disclaimer(pages)
+    _mark_disclaimer(pages, size)
     removed = [{"rule": s.rule, "page": p.number + 1, "text": s.text}
                for p in pages for s in p.segs if s.rule and s.rule != "title"]
-    chars = sum(_chars(s.text) for p in pages for s in p.segs) + sum(p.watermark_chars for p in pages)
+    chars = sum(_chars(s.text) for p in pages for s in p.segs) + sum(p.rotated_chars for p in pages)
     return Cleaned(title=title, date=_date(pages[0]), body=_join(_body_lines(pages), size), pages=len(pages),
-                   chars=chars, removed=removed, watermark_chars=sum(p.watermark_chars for p in pages))
+                   chars=chars, removed=removed, rotated_chars=sum(p.rotated_chars for p in pages),
+                   pages_without_text=sum(1 for p in pages if not p.segs and not p.rotated_chars and p.images))

@@ -12,7 +12,7 @@ pytest.importorskip("pdfplumber")
 
 from fincprg.ingest.pdf import read_pages  # noqa: E402
 from fincprg.ingest.pdf_layout import _join, _Line, clean  # noqa: E402
-from tests.pdf_report import make_report, make_scanned  # noqa: E402
+from tests.pdf_report import body_lines, draw_pages, make_report, make_scanned  # noqa: E402
 from tests.unit.test_ingest import run_ingest  # noqa: E402
 
 
@@ -104,3 +104,64 @@ def test_ingest_writes_the_removed_segments_and_counts_them(tmp_path):
     assert {r["rule"] for r in removed} == set(pdf["removed_by_rule"])
     assert sum(len(_flat(r["text"])) for r in removed) == pdf["removed_chars"]
     assert "_layout_removed" not in rep.meta
+
+
+def _page(k: int, paras: list[str], top: float = 110.0, left: float = 50.0, right: float = 545.0) -> list[tuple]:
+    """A body page: a running header drawn lower than usual (not in the top band) and a diagonal watermark."""
+    items: list[tuple] = [(50, 95, "示例证券·行业深度报告", 9), (200, 400, "仅供机构客户使用", 30, 45)]
+    for p in paras:
+        lines, top = body_lines(p, top, left, right)
+        items += lines
+    return items
+
+
+def test_left_sidebar_lower_header_watermark_and_a_small_print_close(tmp_path):
+    from tests.pdf_report import paragraphs
+
+    paras = paragraphs("星河科技", 8, per=3)
+    side = [(40, 150 + 20 * k, s, 8) for k, s in enumerate(["分析师：王一", "SAC编号：S0190520080001",
+                                                           "评级：增持", "相关报告：《星河科技首次覆盖》"])]
+    first = [(200, 60, "星河科技（688321）：订单饱满，增长可期", 18), *side,
+             *body_lines(paras[0] + paras[1], 150, left=200, right=545)[0]]
+    pages = [first, _page(1, paras[2:4]), _page(2, paras[4:6]), _page(3, paras[6:8]),
+             [(50, 110, "风险揭示与法律条款", 10.5),  # not a heading fincprg knows: the small print finds it
+              *body_lines("本报告仅供本公司客户使用，本公司不因接收人收到本报告而视其为客户。" * 6, 140, size=8)[0]]]
+    path = tmp_path / "r.pdf"
+    draw_pages(path, pages)
+    doc = clean(read_pages(path))
+    body = _flat(doc.body)
+    assert doc.title == "星河科技（688321）：订单饱满，增长可期"
+    assert [s for s in paras if _flat(s) not in body] == []
+    for gone in ("分析师", "S0190520080001", "示例证券", "仅供机构客户使用", "风险揭示", "本报告仅供"):
+        assert gone not in body, gone
+    by_rule = doc.removed_by_rule()
+    assert by_rule["pdf_sidebar"] > 0 and by_rule["pdf_header"] > 0 and by_rule["pdf_disclaimer"] > 0
+    assert by_rule["pdf_rotated"] == 3 * len("仅供机构客户使用")
+
+
+def test_a_contents_page_without_dot_leaders(tmp_path):
+    from tests.pdf_report import paragraphs
+
+    toc = [(270, 100, "目 录", 14)] + [item for k, name in enumerate(["1 行业回顾", "2 竞争格局", "3 投资建议"])
+                                      for item in ((50, 140 + 20 * k, name, 10.5), (530, 140 + 20 * k, str(3 + k), 10.5))]
+    paras = paragraphs("星河科技", 4, per=3)
+    path = tmp_path / "toc.pdf"
+    draw_pages(path, [body_lines(paras[0], 100)[0], toc, body_lines(paras[1] + paras[2], 100)[0],
+                      body_lines(paras[3], 100)[0]])
+    doc = clean(read_pages(path))
+    assert "行业回顾" not in doc.body and "目录" not in _flat(doc.body)
+    assert [s for s in paras if _flat(s) not in _flat(doc.body)] == []
+    assert doc.removed_by_rule()["pdf_toc"] == len("目录1行业回顾32竞争格局43投资建议5")
+
+
+def test_a_scanned_page_inside_a_text_pdf_is_counted_and_warned(tmp_path, caplog):
+    from tests.pdf_report import paragraphs
+
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    paras = paragraphs("星河科技", 3, per=3)
+    draw_pages(corpus / "mixed.pdf", [body_lines(p, 100)[0] for p in paras] + [[]], scanned=(3,))
+    with caplog.at_level("WARNING"):
+        counts, (rep,), _ = run_ingest(corpus, tmp_path / "out")
+    assert rep.meta["_layout"]["pages_without_text"] == 1 and counts["pdf"]["pages_without_text"] == 1
+    assert "mixed (1 of 4)" in caplog.text and "no text layer" in caplog.text
