@@ -77,6 +77,18 @@ def _page(p: Any, number: int) -> Page:
     return page
 
 
+def _read_page(p: Any, number: int) -> Page:
+    """One page; a page pdfminer cannot parse (a broken content stream) is an empty page marked ``failed``, so the
+    other pages are read and the report counts it (``pages_unreadable``)."""
+    try:
+        return _page(p, number)
+    except Exception:  # noqa: BLE001 - one broken page must not sink the report
+        log.debug("page %d could not be read", number + 1, exc_info=True)
+        return Page(number, float(p.width or 595.0), float(p.height or 842.0), failed=True)
+    finally:
+        p.close()  # frees pdfplumber's per-page caches: a 60-page report stays small
+
+
 class PdfProblem(Exception):
     """The PDF cannot give a report: ``reason`` is the rejection code, the message says why and the fix."""
 
@@ -99,8 +111,7 @@ def read_pages(path: Path) -> list[Page]:
         with pdfplumber.open(path) as pdf:
             pages = []
             for k, p in enumerate(pdf.pages):
-                pages.append(_page(p, k))
-                p.close()  # frees pdfplumber's per-page caches: a 60-page report stays small
+                pages.append(_read_page(p, k))
     except Exception as e:  # noqa: BLE001 - pdfminer raises many types for a broken file
         if "password" in f"{type(e).__name__} {e!r}".lower():  # PDFPasswordIncorrect, maybe wrapped
             raise PdfProblem("pdf_encrypted", "the PDF is encrypted and cannot be opened without its password; "
@@ -109,8 +120,9 @@ def read_pages(path: Path) -> list[Page]:
         msg = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
         raise PdfProblem("pdf_corrupt", f"not a readable PDF ({type(e).__name__}: {msg}); re-download or "
                                         "re-export it, or remove it from the corpus") from e
-    if not pages:
-        raise PdfProblem("pdf_corrupt", "the PDF has no pages; re-export it or remove it from the corpus")
+    if not pages or all(pg.failed for pg in pages):
+        raise PdfProblem("pdf_corrupt", f"the PDF has no pages{' that can be read' if pages else ''}; re-export it "
+                                        "or remove it from the corpus")
     if not any(pg.segs for pg in pages):
         scanned = sum(1 for pg in pages if pg.images)
         raise PdfProblem("pdf_no_text", f"no text layer on any of its {len(pages)} pages ({scanned} hold only "

@@ -63,6 +63,7 @@ class Page:
     tables: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, top, x1, bottom
     images: int = 0
     rotated_chars: int = 0  # characters not set level (diagonal watermarks, vertical axis labels), dropped
+    failed: bool = False  # the parser could not read the page
 
 
 BAND = 0.09  # top and bottom share of the page height where running headers and footers sit
@@ -109,6 +110,7 @@ class Cleaned:
     removed: list[dict[str, Any]] = field(default_factory=list)  # {"rule", "page", "text"}
     rotated_chars: int = 0
     pages_without_text: int = 0  # pages with images and no text layer (scanned pages inside a text PDF): not read
+    pages_unreadable: int = 0  # pages the parser failed on: not read
 
     def removed_by_rule(self) -> dict[str, int]:
         """Removed non-space characters per rule."""
@@ -121,7 +123,8 @@ class Cleaned:
 
     def summary(self) -> dict[str, Any]:
         by_rule = self.removed_by_rule()
-        return {"pages": self.pages, "pages_without_text": self.pages_without_text, "chars": self.chars,
+        return {"pages": self.pages, "pages_without_text": self.pages_without_text,
+                "pages_unreadable": self.pages_unreadable, "chars": self.chars,
                 "removed_chars": sum(by_rule.values()), "removed_by_rule": by_rule}
 
 
@@ -358,4 +361,5 @@ def clean(pages: list[Page]) -> Cleaned:
     chars = sum(_chars(s.text) for p in pages for s in p.segs) + sum(p.rotated_chars for p in pages)
     return Cleaned(title=title, date=_date(pages[0]), body=_join(_body_lines(pages), size), pages=len(pages),
                    chars=chars, removed=removed, rotated_chars=sum(p.rotated_chars for p in pages),
-                   pages_without_text=sum(1 for p in pages if not p.segs and not p.rotated_chars and p.images))
+                   pages_without_text=sum(1 for p in pages if not p.segs and not p.rotated_chars and p.images),
+                   pages_unreadable=sum(1 for p in pages if p.failed))

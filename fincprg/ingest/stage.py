@@ -82,7 +82,7 @@ class _Tally:
     bad_date_example: str = ""
     controls: int = 0  # reports whose fields had control characters taken out
     pdf: Counter[str] = field(default_factory=Counter)  # PDF reports: files, pages, chars, removed chars per rule
-    pdf_scanned_pages: list[str] = field(default_factory=list)  # PDF reports with image-only pages, and how many
+    pdf_unread_pages: list[str] = field(default_factory=list)  # PDF reports with image-only or broken pages
     metas: list[Report] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
 
@@ -98,9 +98,11 @@ class _Tally:
         layout = rec.meta.get("_layout")
         if isinstance(layout, dict):
             self.pdf.update(files=1, pages=layout["pages"], chars=layout["chars"],
-                            removed_chars=layout["removed_chars"], pages_without_text=layout["pages_without_text"])
-            if layout["pages_without_text"]:
-                self.pdf_scanned_pages.append(f"{rec.id} ({layout['pages_without_text']} of {layout['pages']})")
+                            removed_chars=layout["removed_chars"], pages_without_text=layout["pages_without_text"],
+                            pages_unreadable=layout["pages_unreadable"])
+            unread = layout["pages_without_text"] + layout["pages_unreadable"]
+            if unread:
+                self.pdf_unread_pages.append(f"{rec.id} ({unread} of {layout['pages']})")
             self.pdf.update({f"rule:{k}": v for k, v in layout["removed_by_rule"].items()})
 
     def pdf_counts(self) -> dict[str, Any] | None:
@@ -109,7 +111,7 @@ class _Tally:
             return None
         p = self.pdf
         return {"reports": p["files"], "pages": p["pages"], "pages_without_text": p["pages_without_text"],
-                "chars": p["chars"],
+                "pages_unreadable": p["pages_unreadable"], "chars": p["chars"],
                 "removed_chars": p["removed_chars"],
                 "removed_share": round(p["removed_chars"] / p["chars"], 4) if p["chars"] else 0.0,
                 "removed_by_rule": {k[5:]: v for k, v in sorted(p.items()) if k.startswith("rule:")}}
@@ -162,9 +164,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
         log.info("ingest: %d PDF reports, %d pages; layout cleaning removed %.1f%% of their characters %s (see %s)",
                  pdf["reports"], pdf["pages"], 100 * pdf["removed_share"], pdf["removed_by_rule"],
                  ctx.output(L.LAYOUT_REMOVED))
-        if tally.pdf_scanned_pages:
-            log.warning("ingest: %d PDF reports have pages with images and no text layer, not read (OCR them to "
-                        "read them): %s", len(tally.pdf_scanned_pages), ", ".join(tally.pdf_scanned_pages[:10]))
+        if tally.pdf_unread_pages:
+            log.warning("ingest: %d PDF reports have pages that were not read, images with no text layer (OCR them "
+                        "to read them) or pages the parser failed on (pdf.pages_without_text, pdf.pages_unreadable): "
+                        "%s", len(tally.pdf_unread_pages), ", ".join(tally.pdf_unread_pages[:10]))
     return counts
 
 

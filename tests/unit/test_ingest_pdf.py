@@ -165,3 +165,18 @@ def test_a_scanned_page_inside_a_text_pdf_is_counted_and_warned(tmp_path, caplog
         counts, (rep,), _ = run_ingest(corpus, tmp_path / "out")
     assert rep.meta["_layout"]["pages_without_text"] == 1 and counts["pdf"]["pages_without_text"] == 1
     assert "mixed (1 of 4)" in caplog.text and "no text layer" in caplog.text
+
+
+def test_a_page_the_parser_fails_on_is_counted_and_the_rest_is_read(tmp_path, monkeypatch, caplog):
+    import fincprg.ingest.pdf as pdf
+
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    make_report(corpus / "r.pdf", body_pages=2)
+    real = pdf._page
+    monkeypatch.setattr(pdf, "_page", lambda p, k: (_ for _ in ()).throw(ValueError("bad stream")) if k == 3
+                        else real(p, k))
+    with caplog.at_level("WARNING"):
+        counts, (rep,), _ = run_ingest(corpus, tmp_path / "out")
+    assert rep.meta["_layout"]["pages_unreadable"] == 1 and counts["pdf"]["pages_unreadable"] == 1
+    assert "r (1 of 5)" in caplog.text and len(rep.text) > 1000
