@@ -82,6 +82,8 @@ def file_hashes(spec: StageSpec, cfg: PipelineConfig) -> dict[str, str]:
         if path is None:
             continue
         p = Path(path)
+        if p.is_dir():
+            raise ConfigError(f"{key}: {path!r} is a folder; give the file itself")
         if not p.is_file():
             raise ConfigError(f"{key}: the file {path!r} does not exist (give a path relative to the working "
                               "folder, or an absolute one)")

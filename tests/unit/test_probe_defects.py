@@ -97,6 +97,8 @@ def test_a_folder_given_as_the_stock_table_is_called_a_folder(tmp_path):
 
     with pytest.raises(ConfigError, match="is a folder; give the CSV file itself"):
         StockTable(tmp_path)
+    r = _cli("build", str(SAMPLE), "-o", str(tmp_path / "out"), "-q", "--set", f"finance.stock_table={tmp_path}")
+    assert r.returncode == 2 and "is a folder" in r.stderr and "does not exist" not in r.stderr, r.stderr
 
 
 def test_one_gbk_line_in_a_utf8_file_is_read_and_a_corrupt_utf8_line_is_not():
