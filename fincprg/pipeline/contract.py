@@ -46,7 +46,7 @@ STAGES: tuple[StageSpec, ...] = (
                (L.GENERATE, L.QUERIES), (L.GENERATE, L.QRELS), (L.TOPICS, L.QUERIES), (L.TOPICS, L.TREE),
                (L.TOPICS, L.ASSIGNMENTS)),
               "keep or drop every query with a reason: subject, answerability, related companies, round trip",
-              ray=True),
+              ray=True, config_check="fincprg.verify.rules:check_disable"),
     StageSpec(L.MINE, "fincprg.mine.stage:run", ("mine", "run.seed"),
               ((L.INGEST, L.REPORTS), (L.CHUNK, L.PASSAGES), (L.CHUNK, L.SENTENCES), (L.VERIFY, L.QUERIES),
                (L.VERIFY, L.QRELS), (L.TOPICS, L.TREE), (L.TOPICS, L.ASSIGNMENTS)),
