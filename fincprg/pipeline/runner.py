@@ -93,6 +93,8 @@ def run_pipeline(
     for spec in STAGES:  # checked before OUT is created, so a typo leaves nothing behind
         if (precheck := spec.hook("precheck")) is not None:
             precheck(corpus)
+        if (config_check := spec.hook("config_check")) is not None:
+            config_check(ConfigView(cfg, spec.config_keys, spec.name))
     _check_budget(cfg, budget)
     out.mkdir(parents=True, exist_ok=True)
     with build_lock(out), use_budget(budget):

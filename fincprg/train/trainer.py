@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 LOSSES = ("cosent", "mnrl", "cmnrl", "gist", "cgist")
 NEGATIVE_SOURCES = ("export", "dense")
 CACHED = ("cmnrl", "cgist")  # the GradCache losses, which read --mini-batch-size
-DEFAULT_NEG_RANGE, DEFAULT_NEG_MARGIN, DEFAULT_MINI_BATCH = "10:100", 0.05, 16
+DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "mini_batch_size": 16}  # knobs that are None when unset
 SETTINGS_FILE = "fincprg_train.json"
 UNMERGED = "unmerged"  # OUT/unmerged: the fine-tuned model before --merge-base
 # these change what is trained on; a resumed run must use the same values as the checkpoints
@@ -105,25 +105,18 @@ class TrainSettings:
     scale: float | None = None
     negatives_from: str = "export"
     neg_model: str | None = None
-    neg_range: str | None = None  # None: DEFAULT_NEG_RANGE; set only with negatives_from dense (check())
-    neg_margin: float | None = None  # None: DEFAULT_NEG_MARGIN
+    neg_range: str | None = None  # None: DEFAULTS; set only with negatives_from dense (check())
+    neg_margin: float | None = None  # None: DEFAULTS
     guide: str | None = None
-    mini_batch_size: int | None = None  # None: DEFAULT_MINI_BATCH; set only with a cached loss (check())
+    mini_batch_size: int | None = None  # None: DEFAULTS; set only with a cached loss (check())
     dev_fraction: float = 0.0
     dev_queries: int = 300
     merge_base: str | None = None
 
-    @property
-    def window_range(self) -> str:
-        return self.neg_range if self.neg_range is not None else DEFAULT_NEG_RANGE
-
-    @property
-    def window_margin(self) -> float:
-        return self.neg_margin if self.neg_margin is not None else DEFAULT_NEG_MARGIN
-
-    @property
-    def mini_batch(self) -> int:
-        return self.mini_batch_size if self.mini_batch_size is not None else DEFAULT_MINI_BATCH
+    def value(self, name: str) -> Any:
+        """A knob's value, or its default where it was left unset (None: not given, see check())."""
+        v = getattr(self, name)
+        return DEFAULTS[name] if v is None else v
 
     def check(self) -> None:
         if self.loss not in LOSSES:
@@ -149,8 +142,8 @@ class TrainSettings:
         if self.mini_batch_size is not None and self.loss not in CACHED:
             raise ConfigError(f"--mini-batch-size is GradCache's, read by the cached losses ({', '.join(CACHED)}) "
                               f"only, not {self.loss}")
-        Window.parse(self.window_range)
-        if not 0 <= self.window_margin < 1:
+        Window.parse(self.value("neg_range"))
+        if not 0 <= self.value("neg_margin") < 1:
             raise ConfigError("--neg-margin must be in [0, 1)")
         if not 0 <= self.dev_fraction < 1:
             raise ConfigError("--dev-fraction must be a share in [0, 1)")
@@ -389,8 +382,8 @@ def _mine(pairs: Any, settings: TrainSettings, model: str, st: Any, guide: Any, 
         miner = guide
     else:
         miner = helper_model(name, "--neg-model", st, device)
-    lo, hi = Window.parse(settings.window_range)
-    return dense_negatives(pairs, miner, settings.negatives, Window(lo, hi, settings.window_margin),
+    lo, hi = Window.parse(settings.value("neg_range"))
+    return dense_negatives(pairs, miner, settings.negatives, Window(lo, hi, settings.value("neg_margin")),
                            prompts={r: prompt_text(miner, r) for r in ("query", "passage")},
                            batch_size=settings.batch_size, show_progress=settings.show_progress)
 

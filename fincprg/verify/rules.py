@@ -12,7 +12,9 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
+from fincprg.errors import ConfigError
 from fincprg.finance.crosscheck import norm
 from fincprg.verify._rule_examples import EXAMPLES, Example, Reading
 from fincprg.verify.answer import check_answer, check_topic_answer
@@ -196,6 +198,13 @@ def strict_checks(reading: Reading, disabled: frozenset[str] = frozenset()) -> V
             if v is not None:
                 return stamp(v, rule.id)
     return None
+
+
+def check_disable(view: Any) -> None:
+    """The verify spec's config check: ``verify.disable`` names rules that exist (before anything is written)."""
+    if bad := unknown(view.verify.disable):
+        raise ConfigError(f"verify.disable names no rule that can be switched off: {', '.join(sorted(set(bad)))}; "
+                          "`fincprg rules` lists the rule ids")
 
 
 def unknown(ids: Iterable[str]) -> list[str]:

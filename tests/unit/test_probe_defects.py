@@ -97,6 +97,8 @@ def test_a_folder_given_as_the_stock_table_is_called_a_folder(tmp_path):
 
     with pytest.raises(ConfigError, match="is a folder; give the CSV file itself"):
         StockTable(tmp_path)
+    r = _cli("build", str(SAMPLE), "-o", str(tmp_path / "out"), "-q", "--set", f"finance.stock_table={tmp_path}")
+    assert r.returncode == 2 and "is a folder" in r.stderr and "does not exist" not in r.stderr, r.stderr
 
 
 def test_one_gbk_line_in_a_utf8_file_is_read_and_a_corrupt_utf8_line_is_not():
@@ -112,10 +114,14 @@ def test_one_gbk_line_in_a_utf8_file_is_read_and_a_corrupt_utf8_line_is_not():
 
 
 # 4 and 6 ------------------------------------------------------------------------------------------------------
-def test_an_unknown_rule_fails_at_config_time_naming_the_real_command():
+def test_an_unknown_rule_fails_before_anything_is_written_naming_the_real_command(tmp_path):
+    from fincprg.pipeline.runner import run_pipeline
+
+    cfg = load_config(bundled_pipeline("offline"), ["verify.disable=[nosuchrule]"])
     with pytest.raises(ConfigError) as e:
-        load_config(bundled_pipeline("offline"), ["verify.disable=[nosuchrule]"])
+        run_pipeline(SAMPLE, tmp_path / "out", cfg)
     assert "`fincprg rules` lists" in str(e.value) and "verify-rules" not in str(e.value)
+    assert not (tmp_path / "out").exists()
     for src in (ROOT / "fincprg").rglob("*.py"):
         assert "fincprg verify-rules" not in src.read_text(encoding="utf-8"), src
 
@@ -179,10 +185,11 @@ def test_train_takes_those_options_where_they_are_read():
 
     s = TrainSettings(negatives_from="dense", neg_range="5:50", neg_margin=0.1, neg_model="m")
     s.check()
-    assert (s.window_range, s.window_margin) == ("5:50", 0.1)
+    assert (s.value("neg_range"), s.value("neg_margin")) == ("5:50", 0.1)
     c = TrainSettings(loss="cmnrl", mini_batch_size=8)
     c.check()
-    assert c.mini_batch == 8 and TrainSettings().mini_batch == 16 and TrainSettings().window_range == "10:100"
+    assert c.value("mini_batch_size") == 8 and TrainSettings().value("mini_batch_size") == 16
+    assert TrainSettings().value("neg_range") == "10:100" and TrainSettings().value("neg_margin") == 0.05
 
 
 # 9 ------------------------------------------------------------------------------------------------------------
