@@ -9,7 +9,8 @@ Every segment (:class:`Seg`, made by :mod:`fincprg.ingest.pdf` from pdfplumber's
   band (``3``, ``3/12``, ``第3页 共12页``, ``- 3 -``);
 - ``pdf_sidebar``: on the first page, whatever lies wholly beside the body column (analyst, rating, price and
   share data, 相关报告), found from the body-size lines' extent;
-- ``pdf_table``: inside a box that pdfplumber's table finder returns, or on a line cut into three or more cells;
+- ``pdf_table``: inside a box that pdfplumber's table finder returns, or on a line cut into three or more cells
+  (or two, one of them a bare number);
 - ``pdf_caption``: 图表N：… captions, 资料来源/数据来源/注： lines, and the chart between a caption and its source;
 - ``pdf_toc``: a table of contents: dot-leader lines, lines ending in a page number on a 目录 page;
 - ``pdf_disclaimer``: from a block heading (免责声明, 分析师声明, 投资评级说明, …; ``data/pdf_blocks.jsonl``) in
@@ -195,7 +196,12 @@ def _take_title(page: Page, body_size: float) -> str | None:
     return title
 
 
+_NUMERIC = re.compile(r"^[-+−—–(（]?[\d,，.．%％/:：()（）~\-−—–xX倍]+[)）]?[A-Za-z%％]{0,3}$")
+
+
 def _mark_tables(page: Page) -> None:
+    """Inside a found table; or a line cut into cells: three or more, or two of which one is a bare number
+    (prose has no gap wider than 1.5 em inside a line)."""
     for s in page.segs:
         cx, cy = (s.x0 + s.x1) / 2, s.mid
         if s.rule is None and any(x0 - 1 <= cx <= x1 + 1 and t0 - 1 <= cy <= t1 + 1
@@ -206,7 +212,7 @@ def _mark_tables(page: Page) -> None:
         if s.rule is None:
             by_line[s.line].append(s)
     for segs in by_line.values():
-        if len(segs) >= 3:
+        if len(segs) >= 3 or (len(segs) == 2 and any(_NUMERIC.match(x.text.strip()) for x in segs)):
             for s in segs:
                 s.rule = "pdf_table"
 
@@ -318,10 +324,13 @@ def _ends_sentence(text: str) -> bool:
 def _join(lines: list[_Line], body_size: float) -> str:
     """Body lines to paragraph lines: a line that reaches its column's right edge and does not end a
     sentence continues on the next line (on this page or the next)."""
-    right: defaultdict[int, float] = defaultdict(float)
+    edges: defaultdict[int, list[float]] = defaultdict(list)
     for ln in lines:
         if abs(ln.size - body_size) < 0.6:
-            right[ln.page] = max(right[ln.page], ln.x1)
+            edges[ln.page].append(ln.x1)
+    # a page with few body lines (a heading over a table) takes the report's usual right edge, not its own
+    usual = sorted(max(v) for v in edges.values() if len(v) >= 3) or [max((ln.x1 for ln in lines), default=0.0)]
+    right = defaultdict(lambda: usual[len(usual) // 2], {k: max(v) for k, v in edges.items() if len(v) >= 3})
     out: list[str] = []
     cur = ""
     for k, ln in enumerate(lines):

@@ -180,3 +180,24 @@ def test_a_page_the_parser_fails_on_is_counted_and_the_rest_is_read(tmp_path, mo
         counts, (rep,), _ = run_ingest(corpus, tmp_path / "out")
     assert rep.meta["_layout"]["pages_unreadable"] == 1 and counts["pdf"]["pages_unreadable"] == 1
     assert "r (1 of 5)" in caplog.text and len(rep.text) > 1000
+
+
+def test_a_borderless_table_goes_by_its_cells(tmp_path):
+    from tests.pdf_report import paragraphs
+
+    paras = paragraphs("星河科技", 2, per=3)
+    lines, top = body_lines(paras[0], 100)
+    rows = [("营业收入（亿元）", "46.51"), ("毛利率", "30.0%"), ("指标", "2023A", "2024E")]
+    for k, row in enumerate(rows):
+        lines += [(50 + 200 * j, top + 18 * k, cell, 9) for j, cell in enumerate(row)]
+    lines += body_lines(paras[1], top + 80)[0]
+    draw_pages(tmp_path / "t.pdf", [lines])
+    doc = clean(read_pages(tmp_path / "t.pdf"))
+    assert _flat(doc.body) == _flat(paras[0] + "\n" + paras[1])
+    assert doc.removed_by_rule()["pdf_table"] == len("营业收入（亿元）46.51毛利率30.0%指标2023A2024E")
+
+
+def test_a_short_line_alone_on_its_page_is_not_taken_for_a_wrap():
+    full = [_Line("公司营业收入同比增长二成，净利润同比增长三成。", 50, 545, 100 + 18 * k, 10.5, 0) for k in range(4)]
+    lines = [*full, _Line("风险提示", 50, 92, 100, 10.5, 1), _Line("宏观经济下行。", 50, 130, 118, 10.5, 1)]
+    assert _join(lines, 10.5).split("\n")[-2:] == ["风险提示", "宏观经济下行。"]
