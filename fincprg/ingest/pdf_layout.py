@@ -12,7 +12,8 @@ Every segment (:class:`Seg`, made by :mod:`fincprg.ingest.pdf` from pdfplumber's
 - ``pdf_table``: inside a box that pdfplumber's table finder returns, or on a line cut into three or more cells
   (or two, one of them a bare number);
 - ``pdf_caption``: 图表N：… captions, 资料来源/数据来源/注： lines, and the chart between a caption and its source;
-- ``pdf_toc``: a table of contents: dot-leader lines, lines ending in a page number on a 目录 page;
+- ``pdf_toc``: a table of contents: dot-leader lines, lines ending in a page number on a 目录 page and on the page
+  after it when most of its lines are such entries;
 - ``pdf_disclaimer``: from a block heading (免责声明, 分析师声明, 投资评级说明, …; ``data/pdf_blocks.jsonl``) in
   the second half of the report to the end, and the last pages when they are set in small print;
 - ``pdf_rotated``: characters not set level (a diagonal watermark, a vertical axis label), counted, never read.
@@ -236,28 +237,37 @@ def _mark_figures(page: Page) -> None:
                 t.rule = "pdf_caption"
 
 
-def _mark_toc(page: Page) -> None:
-    """A 目录 page: its heading, dot-leader lines and lines ending in a page-number cell; all of it when most is."""
+_ENTRY = re.compile(r"^\S.{1,60}?\D\d{1,3}$")  # a contents entry whose leader did not come out: 风险提示12
+
+
+def _mark_toc(page: Page, after_toc: bool = False) -> bool:
+    """A 目录 page: its heading, dot-leader lines and lines ending in a page number; all of it when most is. A page
+    right after one whose lines are mostly entries is its continuation. Returns whether the page is contents."""
     heads = set(_words("toc"))
     live = [s for s in page.segs if s.rule is None]
     is_toc = any(re.sub(r"\s+", "", s.text) in heads for s in live)
     leaders = [s for s in live if _LEADER.search(s.text) and not s.text.strip().endswith(tuple(_ENDS))]
-    if not is_toc and len(leaders) < 3:
-        return
+    if not (is_toc or after_toc) and len(leaders) < 3:
+        return False
     lines: defaultdict[int, list[Seg]] = defaultdict(list)
     for s in live:
         lines[s.line].append(s)
-    toc = 0
+    entries = []
     for segs in lines.values():
+        text = "".join(x.text for x in segs).strip()
         last = max(segs, key=lambda s: s.x1)
-        if (any(re.sub(r"\s+", "", s.text) in heads for s in segs) or any(s in leaders for s in segs)
-                or (len(segs) > 1 and re.fullmatch(r"\d{1,4}", last.text.strip()))):
-            toc += 1
-            for s in segs:
-                s.rule = "pdf_toc"
-    if is_toc and toc >= 0.6 * len(lines):
+        if (re.sub(r"\s+", "", text) in heads or any(s in leaders for s in segs)
+                or (len(segs) > 1 and re.fullmatch(r"\d{1,4}", last.text.strip()))
+                or (_ENTRY.match(text) and not _ends_sentence(text))):
+            entries += segs
+    if not (is_toc or len(leaders) >= 3) and len(entries) < 0.6 * len(live):
+        return False  # the page after the contents is not a continuation of them
+    for s in entries:
+        s.rule = "pdf_toc"
+    if len(entries) >= 0.6 * len(live):
         for s in live:
             s.rule = "pdf_toc"
+    return bool(entries)
 
 
 def _mark_disclaimer(pages: list[Page], body_size: float) -> None:
@@ -323,7 +333,8 @@ def _ends_sentence(text: str) -> bool:
 
 def _join(lines: list[_Line], body_size: float) -> str:
     """Body lines to paragraph lines: a line that reaches its column's right edge and does not end a
-    sentence continues on the next line (on this page or the next)."""
+    sentence continues on the next line (on this page or the next) when that is in the same font size (a
+    heading never runs into its paragraph)."""
     edges: defaultdict[int, list[float]] = defaultdict(list)
     for ln in lines:
         if abs(ln.size - body_size) < 0.6:
@@ -337,7 +348,7 @@ def _join(lines: list[_Line], body_size: float) -> str:
         cur = _glue(cur, ln.text) if cur else ln.text
         nxt = lines[k + 1] if k + 1 < len(lines) else None
         full = ln.x1 >= right[ln.page] - 3.5 * ln.size
-        if nxt is not None and full and not _ends_sentence(ln.text) and nxt.size <= ln.size + 0.6:
+        if nxt is not None and full and not _ends_sentence(ln.text) and abs(nxt.size - ln.size) < 0.6:
             continue
         out.append(cur)
         cur = ""
@@ -360,8 +371,9 @@ def clean(pages: list[Page]) -> Cleaned:
     _mark_furniture(pages)
     _mark_sidebar(pages[0], size)
     title = _take_title(pages[0], size)
+    toc = False
     for p in pages:
-        _mark_toc(p)
+        toc = _mark_toc(p, toc)
         _mark_tables(p)
         _mark_figures(p)
     _mark_disclaimer(pages, size)
