@@ -11,7 +11,8 @@ Every segment (:class:`Seg`, made by :mod:`fincprg.ingest.pdf` from pdfplumber's
   share data, 相关报告), found from the body-size lines' extent;
 - ``pdf_table``: inside a box that pdfplumber's table finder returns, or on a line cut into three or more cells
   (or two, one of them a bare number);
-- ``pdf_caption``: 图表N：… captions, 资料来源/数据来源/注： lines, and the chart between a caption and its source;
+- ``pdf_caption``: 图表N：… captions, 资料来源/数据来源/注： lines, and the chart between a caption and its source
+  (not prose: two wide body-size lines between them keep it all);
 - ``pdf_toc``: a table of contents: dot-leader lines, lines ending in a page number on a 目录 page and on the page
   after it when most of its lines are such entries;
 - ``pdf_disclaimer``: from a block heading (免责声明, 分析师声明, 投资评级说明, …; ``data/pdf_blocks.jsonl``) in
@@ -33,6 +34,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+
 
 @dataclass
 class Seg:
@@ -165,14 +167,19 @@ def _mark_furniture(pages: list[Page]) -> None:
 
 
 def _mark_sidebar(page: Page, body_size: float) -> None:
-    """First page: segments wholly beside the body column (its extent from the wide body-size lines)."""
+    """First page: segments wholly beside the body column, to its right or its left: beside all of its wide
+    body-size lines, or beside those within three lines of it (body that runs full width below the sidebar)."""
     wide = [s for s in page.segs if s.rule is None and abs(s.size - body_size) < 0.6
             and s.x1 - s.x0 > 0.35 * page.width]
     if len(wide) < 2:
         return
-    x0, x1 = min(s.x0 for s in wide), max(s.x1 for s in wide)
+
+    def beside(s: Seg, lines: list[Seg]) -> bool:
+        return bool(lines) and all(s.x0 >= w.x1 - 1 or s.x1 <= w.x0 + 1 for w in lines)
+
     for s in page.segs:
-        if s.rule is None and (s.x0 >= x1 - 1 or s.x1 <= x0 + 1):
+        if s.rule is None and s not in wide and (
+                beside(s, wide) or beside(s, [w for w in wide if abs(w.mid - s.mid) < 5 * body_size])):
             s.rule = "pdf_sidebar"
 
 
@@ -218,23 +225,35 @@ def _mark_tables(page: Page) -> None:
                 s.rule = "pdf_table"
 
 
-def _mark_figures(page: Page) -> None:
-    """Captions and source lines; the chart between a caption and the first source line below it."""
+def _is_caption(text: str) -> bool:
+    return bool(_CAPTION.match(text)) and len(text) <= _MAX_CAPTION and not _ends_sentence(text)
+
+
+def _mark_figures(page: Page, body_size: float) -> None:
+    """Captions and source lines; the chart between a caption and the first source line below it, unless
+    another caption comes first or prose (two wide lines in the body's size) lies between."""
     segs = page.segs
     for k, s in enumerate(segs):
         text = s.text.strip()
         if _SOURCE.match(text):
             s.rule = s.rule or "pdf_caption"
-        if not _CAPTION.match(text) or len(text) > _MAX_CAPTION or _ends_sentence(text):
+        if not _is_caption(text):
             continue
         s.rule = "pdf_caption"
-        src = next((t for t in segs[k + 1:] if _SOURCE.match(t.text.strip()) and t.top > s.top
-                    and t.top - s.bottom < 0.6 * page.height), None)
-        if src is None:
-            continue
+        inside: list[Seg] = []
         for t in segs[k + 1:]:
-            if s.bottom - 1 <= t.top and t.bottom <= src.top + 1 and t.x1 > s.x0 - 5 and t.rule is None:
-                t.rule = "pdf_caption"
+            if _SOURCE.match(t.text.strip()) and t.top > s.top:
+                break
+            if _is_caption(t.text.strip()) or t.top - s.bottom > 0.6 * page.height:
+                inside = []
+                break
+            if s.bottom - 1 <= t.top and t.x1 > s.x0 - 5 and t.rule is None:
+                inside.append(t)
+        else:
+            inside = []  # no source line below: only the caption goes
+        prose = [t for t in inside if abs(t.size - body_size) < 0.6 and t.x1 - t.x0 > 0.6 * page.width]
+        for t in inside if len(prose) < 2 else ():
+            t.rule = "pdf_caption"
 
 
 _ENTRY = re.compile(r"^\S.{1,60}?\D\d{1,3}$")  # a contents entry whose leader did not come out: 风险提示12
@@ -375,7 +394,7 @@ def clean(pages: list[Page]) -> Cleaned:
     for p in pages:
         toc = _mark_toc(p, toc)
         _mark_tables(p)
-        _mark_figures(p)
+        _mark_figures(p, size)
     _mark_disclaimer(pages, size)
     removed = [{"rule": s.rule, "page": p.number + 1, "text": s.text}
                for p in pages for s in p.segs if s.rule and s.rule != "title"]

@@ -201,3 +201,32 @@ def test_a_short_line_alone_on_its_page_is_not_taken_for_a_wrap():
     full = [_Line("公司营业收入同比增长二成，净利润同比增长三成。", 50, 545, 100 + 18 * k, 10.5, 0) for k in range(4)]
     lines = [*full, _Line("风险提示", 50, 92, 100, 10.5, 1), _Line("宏观经济下行。", 50, 130, 118, 10.5, 1)]
     assert _join(lines, 10.5).split("\n")[-2:] == ["风险提示", "宏观经济下行。"]
+
+
+def test_a_caption_without_a_source_does_not_take_the_prose_below_it(tmp_path):
+    from tests.pdf_report import paragraphs
+
+    paras = paragraphs("星河科技", 3, per=3)
+    items = [(50, 100, "图表3：公司营收结构", 9), (60, 120, "2021", 7), (160, 120, "2022", 7)]
+    lines, top = body_lines(paras[0] + paras[1], 150)
+    items += lines + [(50, top + 10, "图表4：毛利率", 9)]
+    items += [(50, top + 150, "资料来源：Wind", 8)]  # the source of 图表4, not of 图表3
+    items += body_lines(paras[2], top + 180)[0]
+    draw_pages(tmp_path / "f.pdf", [items])
+    doc = clean(read_pages(tmp_path / "f.pdf"))
+    assert [p for p in paras if _flat(p) not in _flat(doc.body)] == []
+    assert "图表" not in doc.body and "Wind" not in doc.body
+
+
+def test_a_sidebar_beside_the_column_above_full_width_body(tmp_path):
+    from tests.pdf_report import paragraphs
+
+    paras = paragraphs("星河科技", 3, per=4)
+    items = [(50, 50, "星河科技（688321）：订单饱满，增长可期", 18)]
+    items += [(405, 100 + 20 * k, s, 8) for k, s in enumerate(["分析师：王一", "评级：增持", "总股本：3.2亿股"])]
+    lines, top = body_lines(paras[0], 100, right=385)
+    items += lines + body_lines(paras[1] + paras[2], top + 10)[0]
+    draw_pages(tmp_path / "s.pdf", [items])
+    doc = clean(read_pages(tmp_path / "s.pdf"))
+    assert [p for p in paras if _flat(p) not in _flat(doc.body)] == []
+    assert doc.removed_by_rule()["pdf_sidebar"] == len("分析师：王一评级：增持总股本：3.2亿股")
