@@ -175,10 +175,9 @@ def build_doc(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tu
             else T.industry_sidebar(rng, broker, meta.industry, date))
     label = rng.choice(("报告日期：", "发布日期：", "日期：", ""))
     side.insert(0, ("sidebar", f"{label}{date}"))
-    tables = [T.forecast_table(rng, year)] if kind == "company" else [T.peers_table(rng, _peers(pools, meta, rng), year)]
-    if rng.random() < 0.5:
-        tables.append(T.forecast_table(rng, year) if kind == "company" else T.peers_table(
-            rng, _peers(pools, meta, rng), year))
+    def grid() -> list[list[str]]:
+        return T.forecast_table(rng, year) if kind == "company" else T.peers_table(rng, _peers(pools, meta, rng), year)
+    tables = [grid() for _ in range(1 + (rng.random() < 0.5))]
     tag = rng.choice((f"证券研究报告｜{kind_name}", f"证券研究报告·{kind_name}·{meta.industry}", f"{broker.name}｜{kind_name}",
                       f"{kind_name}　{date}"))
     doc = Doc(title=title, tag=tag, sections=_sections(rng, paras, meta.report_type), sidebar=side,
