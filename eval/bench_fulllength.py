@@ -141,6 +141,7 @@ def run_form(form: str, reports: Path, work: Path, truths: list[dict[str, Any]])
     out = work / f"build-{form}"
     rc, err, secs = build(reports / form, out)
     if rc != 0:
+        err = err.replace(str(reports), "DIR")  # the temporary path means nothing in eval/README
         return {"status": "not supported", "reason": f"`fincprg build` exited {rc}: {err}", "build_s": secs}
     kept = kept_texts(out)
     stats = json.loads((out / "chunk" / "manifest.json").read_text(encoding="utf-8")).get("counts", {})
