@@ -50,14 +50,24 @@ class Meta:
     industry: str
 
 
+def _chars(bodies: list[list[list[str]]]) -> int:
+    return sum(len(s) for b in bodies for p in b for s in p)
+
+
 def plan(pools: B.Pools, n: int, seed: int) -> list[Meta]:
-    """At least half company reports (companies with the most text first), the rest industry/weekly/strategy."""
+    """At least half company reports, the rest industry/weekly/strategy reports.
+
+    A company has few bodies of its own (CFBenchmark: 1-6), so its report goes on with bodies of its industry;
+    companies and industries are taken where the industry holds enough text (15k characters) that no report
+    needs text from another industry (the sample corpus is too small for that and falls back to all).
+    """
     rng = random.Random(f"plan:{seed}")
-    by_size = sorted(pools.company_bodies, key=lambda c: (-sum(len(s) for b in pools.company_bodies[c]
-                                                                for p in b for s in p), c))
+    rich = {i for i, bs in pools.industry_bodies.items() if _chars(bs) >= 15000} or set(pools.industry_bodies)
+    by_size = sorted((c for c in pools.company_bodies if pools.company_meta[c][1] in rich),
+                     key=lambda c: (-_chars(pools.company_bodies[c]), c)) or sorted(pools.company_bodies)
     companies = by_size[:max(40, n)]
     rng.shuffle(companies)
-    industries = sorted(pools.industry_bodies, key=lambda i: (-len(pools.industry_bodies[i]), i))[:15]
+    industries = sorted(rich, key=lambda i: (-_chars(pools.industry_bodies[i]), i))[:15]
     n_company = (n + 1) // 2
     out = []
     for k in range(n):
@@ -97,7 +107,7 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> list[
 
 _VIEW_CUE = re.compile(r"增长|提升|改善|超预期|符合预期|稳健|回暖|放量|景气|龙头|拐点|承压|加速|修复|向好|高增|复苏|受益|优势")
 _NOT_VIEW = re.compile(r"\d{1,2}月\d{1,2}日|讯|发布|公告|报告期|记者|他|她|我们|据|%|^\d|[“”「」《》（）()]|"
-                       r"^(?:同比|环比|其中|同时|并|而|但|且|如果|仍|也|从|由于|随着|主要|预计)")
+                       r"^(?:同比|环比|其中|同时|并|而|但|且|如果|仍|也|从|由于|随着|主要|预计|则|即|这|该|此|对|将|已|因|为)")
 _HEADINGS = ("经营情况分析", "业务结构拆分", "行业景气度跟踪", "竞争格局与市场份额", "盈利能力分析", "估值与投资建议",
              "产能与供给", "需求端跟踪", "重点公司动态", "市场回顾")
 

@@ -24,6 +24,16 @@ _DISCLAIMER = (
     "{b}所有，未经本公司书面许可，任何机构和个人不得以任何形式翻版、复制、发表或引用本报告的任何部分。",
     "本公司及其所属关联机构可能会持有报告中提到的公司所发行的证券头寸并进行交易，也可能为这些公司提供或者争取提供投资银行、财务"
     "顾问或者金融产品等相关服务。投资者应当充分考虑本公司可能存在影响本报告客观性的利益冲突，不应视本报告为作出投资决策的唯一因素。",
+    "本报告中所指的投资及服务可能不适合个别客户，不构成客户私人咨询建议。在任何情况下，本报告中的信息或所表述的意见均不构成对任何"
+    "人的投资建议。过往的表现亦不应作为日后表现的预示和担保。在不同时期，{b}可能会发出与本报告所载意见、评估及预测不一致的研究报告。",
+    "本报告的信息来源于已公开的资料，{b}对该等信息的准确性、完整性或可靠性不作任何保证。本报告所载的资料、意见及推测仅反映{b}于"
+    "发布本报告当日的判断，本报告所指的证券或投资标的的价格、价值及投资收入可能会波动。投资者据此作出的任何投资决策与本公司和作者无关。",
+)
+_DISCLOSURE = (
+    "本公司在知晓的范围内履行信息披露义务。客户可登录本公司网站信息披露栏目查询静默期安排和关联公司持股情况。本公司具备证券投资咨询"
+    "业务资格，经营许可证编号为{lic}。",
+    "{b}股份有限公司经中国证券监督管理委员会批准，已具备证券投资咨询业务资格，经营证券业务许可证编号：{lic}。本报告由{b}研究所"
+    "发布，报告中所涉及的数据、观点仅供参考，相关人员在报告发布前后可能存在交易报告所涉证券的情形。",
 )
 _SPECIAL = (
     "本报告仅供本公司客户参考。若本报告的接收人非本公司的客户，应在基于本报告作出任何投资决定或就本报告要求任何解释前咨询独立"
@@ -42,7 +52,8 @@ _INDUSTRY = (("看好", "预期未来6个月内，行业指数表现强于沪深
 
 
 def _fill(rng: random.Random, texts: tuple[str, ...], b: Broker, k: int) -> list[str]:
-    return [t.format(b=b.name) for t in rng.sample(texts, k)]
+    lic = f"{rng.randint(10000000, 99999999)}{rng.randint(1000, 9999)}"
+    return [t.format(b=b.name, lic=lic) for t in rng.sample(texts, k)]
 
 
 def closing(rng: random.Random, b: Broker) -> list[tuple[str, str, list[str]]]:
@@ -54,16 +65,23 @@ def closing(rng: random.Random, b: Broker) -> list[tuple[str, str, list[str]]]:
     out = [("disclaimer", rng.choice(("分析师声明", "分析师承诺", "作者声明")), _fill(rng, _ANALYST, b, 1)),
            ("rating_def", rng.choice(_RATING_HEADS), [rating_intro, *ratings[:4], "行业投资评级：", *ratings[4:]]),
            ("disclaimer", rng.choice(("免责声明", "法律声明", "重要声明", "一般声明")),
-            _fill(rng, _DISCLAIMER, b, rng.randint(2, 4))),
+            _fill(rng, _DISCLAIMER, b, rng.randint(3, 6))),
            ("disclaimer", rng.choice(("特别声明", "特别提示", "版权声明")), _fill(rng, _SPECIAL, b, rng.randint(1, 2)))]
-    if rng.random() < 0.5:
-        name, _ = person(rng)
-        bio = (f"{name}：{b.name}研究所{rng.choice(('首席分析师', '行业分析师', '资深分析师'))}，"
-               f"{rng.choice(('复旦大学', '北京大学', '上海交通大学', '中山大学'))}{rng.choice(('经济学', '金融学', '工学'))}"
-               f"{rng.choice(('硕士', '博士'))}，{rng.randint(3, 12)}年证券研究经验。")
-        out.insert(1, ("contact", rng.choice(("分析师简介", "作者简介", "研究团队简介")), [bio]))
+    if rng.random() < 0.6:
+        out.append(("disclaimer", rng.choice(("信息披露", "重要披露", "披露声明")), _fill(rng, _DISCLOSURE, b, 1)))
+    if rng.random() < 0.6:
+        out.insert(1, ("contact", rng.choice(("分析师简介", "作者简介", "研究团队简介")),
+                       [_bio(rng, b) for _ in range(rng.randint(1, 3))]))
     rng.shuffle(out[2:])  # the order of the legal sections varies by broker; the analyst statement stays first
     return out + [("contact", rng.choice((f"{b.institute}", "联系我们", f"{b.name}研究所联系方式")), _contacts(rng, b))]
+
+
+def _bio(rng: random.Random, b: Broker) -> str:
+    name, _ = person(rng)
+    return (f"{name}：{b.name}研究所{rng.choice(('首席分析师', '行业分析师', '资深分析师', '研究员'))}，"
+            f"{rng.choice(('复旦大学', '北京大学', '上海交通大学', '中山大学', '南开大学'))}"
+            f"{rng.choice(('经济学', '金融学', '工学', '管理学'))}{rng.choice(('硕士', '博士'))}，"
+            f"{rng.randint(3, 12)}年证券研究经验，{rng.choice(('曾任职于产业公司', '曾任职于公募基金', '主要覆盖行业龙头公司'))}。")
 
 
 def _contacts(rng: random.Random, b: Broker) -> list[str]:

@@ -161,7 +161,7 @@ def _closing(flow: L.Flow, rng: random.Random, broker: T.Broker) -> None:
     for cat, head, paras in closing(rng, broker):
         flow.text(cat, head, size=10.5, lead=17, gap=8)
         for para in paras:
-            flow.text(cat, para, size=8.5, lead=13, gap=2)
+            flow.text(cat, para, size=9, lead=15, gap=3)
 
 
 def _furnish(pages: list[L.Page], f: T.Furniture) -> None:

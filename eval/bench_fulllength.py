@@ -16,7 +16,8 @@ points of the boilerplate share. A form fincprg cannot read (PDF before a reader
 supported, not as a crash.
 
 Run: ``python eval/bench_fulllength.py [--n 60] [--seed 0] [--source cfb|sample] [--forms pdf,flat,wrapped]
-[--reports DIR] [--work DIR] [--record]``; ``--source cfb`` needs ../shared/data (else use ``sample``).
+[--reports DIR] [--work DIR] [--record]``; ``--source cfb`` needs ../shared/data (else use ``sample``). WORK keeps
+the builds, ``result.json`` and ``scores-<form>.jsonl`` (each report's lost sentences and leaks by category).
 """
 from __future__ import annotations
 
@@ -146,6 +147,9 @@ def run_form(form: str, reports: Path, work: Path, truths: list[dict[str, Any]])
     kept = kept_texts(out)
     stats = json.loads((out / "chunk" / "manifest.json").read_text(encoding="utf-8")).get("counts", {})
     scores = [score_report(kept.get(t["id"], ""), t) for t in truths]
+    with open(work / f"scores-{form}.jsonl", "w", encoding="utf-8") as f:  # per report, to see what was lost
+        for sc in scores:
+            f.write(json.dumps(sc, ensure_ascii=False) + "\n")
     res = aggregate(scores, truths)
     res.update(status="ok", build_s=secs, passages=stats.get("passages"),
                chunk_removed_share=stats.get("removed_share"),
