@@ -130,8 +130,8 @@ def aggregate(scores: list[dict[str, Any]], truths: list[dict[str, Any]]) -> dic
     removed = 1 - sum(s["kept_chars"] for s in scores) / every if every else 0.0
     worst = sorted(scores, key=lambda s: (s["sentences_kept"] / max(1, s["sentences"])
                                           - s["leak_chars"] / max(1, s["boilerplate_chars"])))[:5]
-    return {"reports": len(scores), "body_kept": round(body, 4), "boilerplate_kept": round(leak, 4),
-            "removed_share": round(removed, 4), "boilerplate_share": round(boiler / every, 4) if every else 0.0,
+    return {"reports": len(scores), "body_kept": round(body, 6), "boilerplate_kept": round(leak, 6),
+            "removed_share": round(removed, 6), "boilerplate_share": round(boiler / every, 6) if every else 0.0,
             "leak_by_category": {c: [cat_leak.get(c, 0), cat_total[c]] for c in sorted(cat_total)}
             | ({"other": [cat_leak["other"], 0]} if cat_leak.get("other") else {}),
             "worst": [{k: s[k] for k in ("id", "kind", "sentences", "sentences_kept", "leak_chars",
