@@ -133,10 +133,16 @@ class Cleaned:
 
 
 def _body_size(pages: list[Page]) -> float:
-    sizes: Counter[float] = Counter()
+    """The body text's font size: the commonest size, by characters, of the wide lines (prose runs across its
+    column; table cells and sidebar entries are narrow), else of all lines."""
+    wide: Counter[float] = Counter()
+    every: Counter[float] = Counter()
     for p in pages:
         for s in p.segs:
-            sizes[s.size] += len(s.text)
+            every[s.size] += len(s.text)
+            if s.x1 - s.x0 > 0.3 * p.width:
+                wide[s.size] += len(s.text)
+    sizes = wide or every
     return sizes.most_common(1)[0][0] if sizes else 10.0
 
 
@@ -294,7 +300,7 @@ def _mark_disclaimer(pages: list[Page], body_size: float) -> None:
     small print (under a fifth of their text in the body's size), a closing block whatever its headings say."""
     heads = _words("disclaimer")
     start = max(1, len(pages) // 2) if len(pages) > 1 else 0
-    for p in reversed(pages[start:]):
+    for p in reversed(pages[max(1, start):]):  # never the first page
         live = [s for s in p.segs if s.rule is None]
         body = sum(len(s.text) for s in live if abs(s.size - body_size) < 0.6)
         if not live or body >= 0.2 * sum(len(s.text) for s in live):

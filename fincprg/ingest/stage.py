@@ -71,6 +71,49 @@ def _as_record(item: Raw | Rejection, cfg: Any, mapper: FieldMapper) -> tuple[Re
 
 
 @dataclass
+class _PdfTally:
+    """What layout cleaning took from the PDF reports (their ``meta._layout``), and which reports to warn about."""
+
+    sums: Counter[str] = field(default_factory=Counter)  # reports, pages, chars, removed chars, "rule:<rule>"
+    unread: list[str] = field(default_factory=list)  # reports with image-only or broken pages: "id (k of n)"
+    over_half: list[str] = field(default_factory=list)  # reports that lost more than half their characters
+
+    def keep(self, rid: str, layout: dict[str, Any]) -> None:
+        self.sums.update(reports=1, **{k: layout[k] for k in _PDF_SUMS})
+        self.sums.update({f"rule:{k}": v for k, v in layout["removed_by_rule"].items()})
+        unread = layout["pages_without_text"] + layout["pages_unreadable"]
+        if unread:
+            self.unread.append(f"{rid} ({unread} of {layout['pages']})")
+        if layout["removed_chars"] > 0.5 * layout["chars"]:
+            self.over_half.append(f"{rid} ({layout['removed_chars'] / layout['chars']:.0%})")
+
+    def counts(self) -> dict[str, Any] | None:
+        """Pages, characters, the share removed and the characters per rule; the reports over half removed."""
+        if not self.sums:
+            return None
+        p = self.sums
+        return {"reports": p["reports"], **{k: p[k] for k in _PDF_SUMS},
+                "removed_share": round(p["removed_chars"] / p["chars"], 4) if p["chars"] else 0.0,
+                "removed_by_rule": {k[5:]: v for k, v in sorted(p.items()) if k.startswith("rule:")},
+                "over_half_removed": len(self.over_half), "over_half_removed_ids": self.over_half[:20]}
+
+    def log(self, counts: dict[str, Any], removed_file: Path) -> None:
+        log.info("ingest: %d PDF reports, %d pages; layout cleaning removed %.1f%% of their characters %s (see %s)",
+                 counts["reports"], counts["pages"], 100 * counts["removed_share"], counts["removed_by_rule"],
+                 removed_file)
+        if self.unread:
+            log.warning("ingest: %d PDF reports have pages that were not read, images with no text layer (OCR them "
+                        "to read them) or pages the parser failed on (pdf.pages_without_text, pdf.pages_unreadable): "
+                        "%s", len(self.unread), ", ".join(self.unread[:10]))
+        if self.over_half:
+            log.warning("ingest: layout cleaning removed more than half the characters of %d PDF reports: %s; see "
+                        "what went, by rule, in %s", len(self.over_half), ", ".join(self.over_half[:10]), removed_file)
+
+
+_PDF_SUMS = ("pages", "pages_without_text", "pages_unreadable", "chars", "removed_chars")
+
+
+@dataclass
 class _Tally:
     """What reading the corpus kept and rejected; ``metas`` are text-less copies of the kept reports, for
     run.sample_reports' strata (the text goes to disk at once)."""
@@ -81,8 +124,7 @@ class _Tally:
     bad_dates: int = 0  # kept without a date (ingest.on_bad_date: null)
     bad_date_example: str = ""
     controls: int = 0  # reports whose fields had control characters taken out
-    pdf: Counter[str] = field(default_factory=Counter)  # PDF reports: files, pages, chars, removed chars per rule
-    pdf_unread_pages: list[str] = field(default_factory=list)  # PDF reports with image-only or broken pages
+    pdf: _PdfTally = field(default_factory=lambda: _PdfTally())
     metas: list[Report] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
 
@@ -97,24 +139,7 @@ class _Tally:
         self.controls += "_control_chars_removed" in rec.meta
         layout = rec.meta.get("_layout")
         if isinstance(layout, dict):
-            self.pdf.update(files=1, pages=layout["pages"], chars=layout["chars"],
-                            removed_chars=layout["removed_chars"], pages_without_text=layout["pages_without_text"],
-                            pages_unreadable=layout["pages_unreadable"])
-            unread = layout["pages_without_text"] + layout["pages_unreadable"]
-            if unread:
-                self.pdf_unread_pages.append(f"{rec.id} ({unread} of {layout['pages']})")
-            self.pdf.update({f"rule:{k}": v for k, v in layout["removed_by_rule"].items()})
-
-    def pdf_counts(self) -> dict[str, Any] | None:
-        """The PDF reports' layout cleaning: pages, characters, the share removed and the characters per rule."""
-        if not self.pdf:
-            return None
-        p = self.pdf
-        return {"reports": p["files"], "pages": p["pages"], "pages_without_text": p["pages_without_text"],
-                "pages_unreadable": p["pages_unreadable"], "chars": p["chars"],
-                "removed_chars": p["removed_chars"],
-                "removed_share": round(p["removed_chars"] / p["chars"], 4) if p["chars"] else 0.0,
-                "removed_by_rule": {k[5:]: v for k, v in sorted(p.items()) if k.startswith("rule:")}}
+            self.pdf.keep(rec.id, layout)
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
@@ -158,16 +183,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
         counts["extra_titles"] = len(extra)
     if sampled is not None:
         counts["sample"] = sampled
-    pdf = tally.pdf_counts()
+    pdf = tally.pdf.counts()
     if pdf is not None:
         counts["pdf"] = pdf
-        log.info("ingest: %d PDF reports, %d pages; layout cleaning removed %.1f%% of their characters %s (see %s)",
-                 pdf["reports"], pdf["pages"], 100 * pdf["removed_share"], pdf["removed_by_rule"],
-                 ctx.output(L.LAYOUT_REMOVED))
-        if tally.pdf_unread_pages:
-            log.warning("ingest: %d PDF reports have pages that were not read, images with no text layer (OCR them "
-                        "to read them) or pages the parser failed on (pdf.pages_without_text, pdf.pages_unreadable): "
-                        "%s", len(tally.pdf_unread_pages), ", ".join(tally.pdf_unread_pages[:10]))
+        tally.pdf.log(pdf, ctx.output(L.LAYOUT_REMOVED))
     return counts
 
 

@@ -253,3 +253,20 @@ def test_generated_full_length_reports_meet_the_issue_targets(tmp_path):
         removed = 1 - len(norm(doc.body + (doc.title or ""))) / t["chars"]["all"]
         assert abs(removed - t["chars"]["boilerplate"] / t["chars"]["all"]) < 0.05, t["id"]
         assert doc.title == t["title"] and doc.date == t["date"]
+
+
+def test_a_pdf_that_loses_more_than_half_is_counted_and_named(tmp_path, caplog):
+    from tests.pdf_report import paragraphs
+
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    body = body_lines(paragraphs("星河科技", 1, per=2)[0], 100)[0]
+    table = [(50 + 120 * j, 200 + 18 * k, f"{k}{j}.{k}%", 9) for k in range(30) for j in range(4)]
+    draw_pages(corpus / "mostly_table.pdf", [body + table])
+    make_report(corpus / "fine.pdf", body_pages=3)
+    with caplog.at_level("WARNING"):
+        counts, reports, _ = run_ingest(corpus, tmp_path / "out")
+    assert len(reports) == 2
+    assert counts["pdf"]["over_half_removed"] == 1
+    assert [x.split()[0] for x in counts["pdf"]["over_half_removed_ids"]] == ["mostly_table"]
+    assert "more than half" in caplog.text and "mostly_table" in caplog.text
