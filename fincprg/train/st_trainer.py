@@ -16,10 +16,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from fincprg.train.settings import GUIDED  # noqa: F401 - trainer.py reads it from here
+
 log = logging.getLogger(__name__)
 
 IN_BATCH = ("mnrl", "cmnrl", "gist", "cgist")  # anchor / positive / negative_k rows, no duplicate texts per batch
-GUIDED = ("gist", "cgist")
 
 
 def column_prompts(columns: list[str], prompts: dict[str, str]) -> dict[str, str] | None:
