@@ -12,14 +12,18 @@ from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
 
 GUIDED = ("gist", "cgist")  # the losses with a guide model
-LOSSES = ("cosent", "mnrl", "cmnrl", "gist", "cgist")
+LOSSES = ("cosent", "mnrl", "cmnrl", "gist", "cgist", "kl")
+DISTILL = ("kl",)  # the losses that learn a teacher's ranking (fincprg.train.distill)
 NEGATIVE_SOURCES = ("export", "dense")
 CACHED = ("cmnrl", "cgist")  # the GradCache losses, which read --mini-batch-size
-DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "mini_batch_size": 16}  # knobs that are None when unset
+# knobs that are None when unset; "teacher" is the BM25 + base-model hybrid (see teacher_spec)
+DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "mini_batch_size": 16, "teacher_k": 30,
+            "student_temperature": 0.05, "teacher_temperature": 0.1}
 # these change what is trained on; a resumed run must use the same values as the checkpoints
 DATA_KEYS = ("loss", "subsets", "max_pairs", "negatives", "seed", "add_cjk", "max_seq_length", "batch_size",
              "learning_rate", "epochs", "warmup_ratio", "freeze_embeddings", "group_by_length", "negatives_from",
-             "neg_model", "neg_range", "neg_margin", "guide", "mini_batch_size", "dev_fraction", "scale")
+             "neg_model", "neg_range", "neg_margin", "guide", "mini_batch_size", "dev_fraction", "scale",
+             "teacher", "teacher_k", "student_temperature", "teacher_temperature", "shuffle_labels")
 
 
 @dataclass
@@ -48,6 +52,12 @@ class TrainSettings:
         dev_fraction: share of the training reports held out as a dev split (0: none).
         dev_queries: at most this many dev queries (a seeded sample).
         merge_base: None, a weight in [0, 1] of the fine-tuned model in a merge with the base, or ``auto``.
+        teacher: ``kl``'s teacher, a ``fincprg eval`` retriever SPEC (None: ``hybrid:0.75:dense:<base model>``).
+        teacher_k: the teacher ranks this many candidates per query.
+        student_temperature / teacher_temperature: ``kl``'s softmax temperatures (student cosine scores; teacher
+            scores normalised to [0, 1] per row).
+        shuffle_labels: ``kl``'s control run: the teacher's scores permuted within each row.
+        teacher_cache: the folder of the teacher's cached rankings (None: ``OUT/teacher``).
     """
 
     loss: str = "mnrl"
@@ -81,6 +91,16 @@ class TrainSettings:
     dev_fraction: float = 0.0
     dev_queries: int = 300
     merge_base: str | None = None
+    teacher: str | None = None  # these five: set only with a distillation loss (check())
+    teacher_k: int | None = None
+    student_temperature: float | None = None
+    teacher_temperature: float | None = None
+    shuffle_labels: bool = False
+    teacher_cache: str | None = None  # None: OUT/teacher (not a data key: where, not what)
+
+    def teacher_spec(self, model: str) -> str:
+        """The teacher SPEC: ``teacher``, or the BM25 + base hybrid (which beats the base on held-out titles)."""
+        return self.teacher or f"hybrid:0.75:dense:{model}"
 
     def value(self, name: str) -> Any:
         """A knob's value, or its default where it was left unset (None: not given, see check())."""
@@ -126,6 +146,24 @@ class TrainSettings:
         if parse_alpha(self.merge_base) == "auto" and self.dev_fraction <= 0:
             raise ConfigError("--merge-base auto picks the weight on the dev split: pass --dev-fraction > 0 (e.g. "
                               "0.1), or a fixed weight such as --merge-base 0.5")
+        self._check_distill()
         if self.freeze_embeddings and self.add_cjk:
             raise ConfigError("--add-cjk adds embedding rows that must be trained; drop --freeze-embeddings "
                               "(or --add-cjk)")
+
+    def _check_distill(self) -> None:
+        given = [f"--{k.replace('_', '-')}" for k in ("teacher", "teacher_k", "student_temperature",
+                                                       "teacher_temperature", "teacher_cache")
+                 if getattr(self, k) is not None]
+        if self.shuffle_labels:
+            given.append("--shuffle-labels")
+        if given and self.loss not in DISTILL:
+            raise ConfigError(f"{', '.join(given)} shape a teacher's ranking, read by --loss {'/'.join(DISTILL)} only, "
+                              f"not {self.loss}")
+        if self.loss in DISTILL and self.negatives < 1:
+            raise ConfigError("--negatives must be >= 1 with --loss kl (a ranking needs candidates below the positive)")
+        if self.value("teacher_k") < 2:
+            raise ConfigError("--teacher-k must be >= 2")
+        for k in ("student_temperature", "teacher_temperature"):
+            if not self.value(k) > 0:
+                raise ConfigError(f"--{k.replace('_', '-')} must be > 0")

@@ -41,6 +41,10 @@ def make_loss(st: Any, settings: Any, guide: Any = None) -> Any:
     from sentence_transformers.sentence_transformer import losses
 
     scale = settings.scale
+    if settings.loss == "kl":
+        from fincprg.train.distill import kl_loss
+
+        return kl_loss(st, settings.value("student_temperature"), settings.value("teacher_temperature"))
     if settings.loss == "cosent":
         return losses.CoSENTLoss(st, **({"scale": scale} if scale else {}))
     if settings.loss == "mnrl":

@@ -35,7 +35,7 @@ from fincprg.errors import InputError
 from fincprg.evaluate.data import load_beir
 from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
-from fincprg.train.settings import (CACHED, DATA_KEYS, DEFAULTS, LOSSES, NEGATIVE_SOURCES,  # noqa: F401
+from fincprg.train.settings import (CACHED, DATA_KEYS, DEFAULTS, DISTILL, LOSSES, NEGATIVE_SOURCES,  # noqa: F401
                                     TrainSettings)
 from fincprg.train.st_trainer import GUIDED, IN_BATCH, freeze_word_embeddings, helper_model, model_max_positions
 
@@ -109,13 +109,16 @@ def _pairs(dataset: Path, settings: TrainSettings) -> tuple[Any, Any, dict[str, 
     return pairs, dev, info
 
 
-def _rows(pairs: Any, dataset: Path, settings: TrainSettings, hard: dict[str, list[str]] | None
-          ) -> tuple[dict[str, list], dict[str, Any]]:
+def _rows(pairs: Any, dataset: Path, settings: TrainSettings, hard: dict[str, list[str]] | None, model: str,
+          out: Path) -> tuple[dict[str, list], dict[str, Any]]:
     """The loss's columns; ``hard`` holds dense negatives (None: the exported ones)."""
     from fincprg.train.data import cosent_rows, mnrl_rows, read_hard_negatives
 
     info: dict[str, Any] = {}
-    if settings.loss == "cosent":
+    if settings.loss in DISTILL:
+        cols, info["teacher"] = _distill(pairs, settings, model, out)
+        info["rows"] = len(cols["anchor"])
+    elif settings.loss == "cosent":
         cols = cosent_rows(pairs, settings.negatives, seed=settings.seed)
         info["rows"] = len(cols["sentence1"])
         info["negative_rows"] = int(sum(1 for s in cols["score"] if s == 0.0))
@@ -165,7 +168,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     dense = settings.negatives_from == "dense" and settings.loss in IN_BATCH and settings.negatives > 0
     cols: dict[str, list] = {}
     if not dense:  # the rows fail early, before the model loads
-        cols, more = _rows(pairs, dataset, settings, None)
+        cols, more = _rows(pairs, dataset, settings, None, model, out)
         info.update(more)
     device = resolve_device(settings.device)
     precision = train_precision(device, settings.precision)
@@ -188,7 +191,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     info["prompts"] = {k: v for k, v in prompts.items() if v}
     guide = helper_model(settings.guide or model, "--guide", st, device) if settings.loss in GUIDED else None
     if dense:
-        cols, more = _rows(pairs, dataset, settings, _mine(pairs, settings, model, st, guide, device))
+        cols, more = _rows(pairs, dataset, settings, _mine(pairs, settings, model, st, guide, device), model, out)
         info.update(more)
     from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
 
@@ -243,6 +246,9 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
                                "device": device, "precision": precision, "steps": trainer.state.global_step,
                                "train_seconds": round(seconds, 1), "max_seq_length": st.max_seq_length,
                                "resumed_from": ckpt.name if ckpt else None, "settings": asdict(settings)}
+    # the loss and gradient norm per logged step: a run's signal against the optimiser's noise (issue 49)
+    summary["log"] = [{k: h[k] for k in ("step", "loss", "grad_norm", "learning_rate") if k in h}
+                      for h in trainer.state.log_history if "loss" in h]
     evals = [h for h in trainer.state.log_history if any(k.startswith("eval_test") and k.endswith("ndcg@10")
                                                          for k in h)]
     if evals:
@@ -280,3 +286,19 @@ def _dev_record(trainer: Any, metric: str, curve: list[dict[str, Any]]) -> dict[
     best = trainer.state.best_model_checkpoint
     return {"curve": curve, "chosen_checkpoint": Path(best).name if best else None,
             "best_ndcg@10": trainer.state.best_metric}
+
+
+def _distill(pairs: Any, settings: TrainSettings, model: str, out: Path) -> tuple[dict[str, list], dict[str, Any]]:
+    """Teacher rankings (cached in OUT/teacher) and the distillation rows; counts for the summary."""
+    from fincprg.train.distill import distill_rows
+    from fincprg.train.teacher import rank
+
+    spec = settings.teacher_spec(model)
+    corpus = {pid: {"text": text} for pid, text in pairs.pool.items()}
+    cache = Path(settings.teacher_cache) if settings.teacher_cache else out / "teacher"
+    ranks = rank(pairs.queries, corpus, spec, settings.value("teacher_k"), cache,
+                 show_progress=settings.show_progress)
+    cols, counts = distill_rows(pairs, ranks, settings.negatives, seed=settings.seed,
+                                shuffle_labels=settings.shuffle_labels)
+    return cols, {"spec": spec, "k": settings.value("teacher_k"), "queries": len(ranks), **counts,
+                  "shuffled_labels": settings.shuffle_labels}
