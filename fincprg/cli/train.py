@@ -10,6 +10,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from fincprg.cli._common import guarded, setup_logging
+from fincprg.train.losses import help_text
+
+LOSS_HELP = help_text()  # one line per loss class (fincprg/train/losses.py)
 
 
 def train_cmd(
@@ -20,15 +23,7 @@ def train_cmd(
                                                              "(a plain transformers model gets mean pooling).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the fine-tuned model, checkpoints/ and "
                                                           "fincprg_train.json (checked before anything loads).")],
-    loss: Annotated[str, typer.Option(help="cosent: CoSENT on positive pairs + random negatives scored 0, mean "
-                                           "pooling (the paper's setting). mnrl: MultipleNegativesRanking with the "
-                                           "hard negatives and in-batch negatives. cmnrl: the same with GradCache "
-                                           "(a large --batch-size in the memory of --mini-batch-size). gist / "
-                                           "cgist: GISTEmbed (cached): a frozen --guide model drops the in-batch "
-                                           "and hard negatives it scores above the positive (likely unlabelled "
-                                           "positives). kl: listwise distillation of a teacher's ranking "
-                                           "(--teacher; DistillKLDivLoss over the positive and --negatives of "
-                                           "the teacher's lower ranks).")] = "mnrl",
+    loss: Annotated[str, typer.Option(help=LOSS_HELP)] = "mnrl",
     subset: Annotated[Optional[list[str]], typer.Option(
         "--subset", "-s", help="Qrels subset(s) whose train labels are the positives, repeatable: all, sentence, "
                                "sentence-mined, passage, passage-mined, topic. Default: all.")] = None,

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fincprg.errors import ConfigError
+from fincprg.train import losses as _losses
 from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
 
-GUIDED = ("gist", "cgist")  # the losses with a guide model
-LOSSES = ("cosent", "mnrl", "cmnrl", "gist", "cgist", "kl")
-DISTILL = ("kl",)  # the losses that learn a teacher's ranking (fincprg.train.distill)
+LOSSES = tuple(_losses.LOSSES)
+GUIDED, CACHED = _losses.names(guided=True), _losses.names(cached=True)  # read --guide; --mini-batch-size
+IN_BATCH, DISTILL = _losses.names(in_batch=True), _losses.names(rows="distill")  # in-batch negatives; a teacher
 NEGATIVE_SOURCES = ("export", "dense")
-CACHED = ("cmnrl", "cgist")  # the GradCache losses, which read --mini-batch-size
 # knobs that are None when unset; "teacher" is the BM25 + base-model hybrid (see teacher_spec)
 DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "mini_batch_size": 16, "teacher_k": 30,
             "student_temperature": 0.05, "teacher_temperature": 0.1}
@@ -31,7 +31,7 @@ class TrainSettings:
     """Every knob of a training run (the CLI options of ``fincprg train``).
 
     Attributes:
-        loss: ``cosent`` or ``mnrl``.
+        loss: a name of :data:`fincprg.train.losses.LOSSES`.
         subsets: qrels subsets whose train labels are the positives.
         negatives: per pair, random negatives (cosent, scored 0) or hard negatives (mnrl).
         max_pairs: train on a seeded sample of this many pairs (None: every pair).
@@ -139,9 +139,9 @@ class TrainSettings:
         if self.mini_batch_size is not None and self.mini_batch_size < 1:
             raise ConfigError("--mini-batch-size must be >= 1")
         if self.guide and self.loss not in GUIDED:
-            raise ConfigError(f"--guide is read by the gist and cgist losses only, not {self.loss}")
+            raise ConfigError(f"--guide is read by the {' and '.join(GUIDED)} losses only, not {self.loss}")
         if self.loss == "cosent" and self.negatives_from == "dense":
-            raise ConfigError("--negatives-from dense feeds the in-batch losses (mnrl, cmnrl, gist, cgist); cosent "
+            raise ConfigError(f"--negatives-from dense feeds the in-batch losses ({', '.join(IN_BATCH)}); cosent "
                               "draws random negatives")
         if parse_alpha(self.merge_base) == "auto" and self.dev_fraction <= 0:
             raise ConfigError("--merge-base auto picks the weight on the dev split: pass --dev-fraction > 0 (e.g. "

@@ -1,12 +1,8 @@
 """Fine-tune a sentence-transformers bi-encoder on a fincprg dataset (``fincprg train``).
 
-- ``cosent``: CoSENT on (query, passage, 1.0) pairs plus random non-positive passages at 0.0, mean
-  pooling: the FinCPRG paper's setting (Table 4), no hard negatives.
-- ``mnrl``: MultipleNegativesRanking on (query, positive, hard negative...) with the exported
-  ``train/flagembedding.jsonl`` negatives (BM25) or negatives mined by a dense model
-  (``negatives_from="dense"``), and in-batch negatives (no duplicate texts in a batch).
-- ``cmnrl``, ``gist``, ``cgist``: the same rows with GradCache and/or a guide model
-  (:mod:`fincprg.train.st_trainer`).
+The losses are :mod:`fincprg.train.losses` (one class each): CoSENT on pairs (the paper's setting), the
+in-batch losses on (query, positive, hard negative...) rows with the exported BM25 negatives or dense-mined ones
+(``negatives_from="dense"``), and ``kl``, the distillation of a teacher's ranking (:mod:`fincprg.train.distill`).
 
 A dev split held out by report (``dev_fraction``) picks the checkpoint and, with ``merge_base``, the
 weight of the fine-tuned model in a merge with the base (:mod:`fincprg.train.merge`).
@@ -35,9 +31,9 @@ from fincprg.errors import InputError
 from fincprg.evaluate.data import load_beir
 from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
-from fincprg.train.settings import (CACHED, DATA_KEYS, DEFAULTS, DISTILL, LOSSES, NEGATIVE_SOURCES,  # noqa: F401
-                                    TrainSettings)
-from fincprg.train.st_trainer import GUIDED, IN_BATCH, freeze_word_embeddings, helper_model, model_max_positions
+from fincprg.train.settings import (CACHED, DATA_KEYS, DEFAULTS, DISTILL, GUIDED, IN_BATCH, LOSSES,  # noqa: F401
+                                    NEGATIVE_SOURCES, TrainSettings)
+from fincprg.train.st_trainer import freeze_word_embeddings, helper_model, model_max_positions
 
 log = logging.getLogger(__name__)
 
