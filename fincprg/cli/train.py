@@ -10,6 +10,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from fincprg.cli._common import guarded, setup_logging
+from fincprg.train.losses import help_text
+
+LOSS_HELP = help_text()  # one line per loss class (fincprg/train/losses.py)
 
 
 def train_cmd(
@@ -20,13 +23,7 @@ def train_cmd(
                                                              "(a plain transformers model gets mean pooling).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the fine-tuned model, checkpoints/ and "
                                                           "fincprg_train.json (checked before anything loads).")],
-    loss: Annotated[str, typer.Option(help="cosent: CoSENT on positive pairs + random negatives scored 0, mean "
-                                           "pooling (the paper's setting). mnrl: MultipleNegativesRanking with the "
-                                           "hard negatives and in-batch negatives. cmnrl: the same with GradCache "
-                                           "(a large --batch-size in the memory of --mini-batch-size). gist / "
-                                           "cgist: GISTEmbed (cached): a frozen --guide model drops the in-batch "
-                                           "and hard negatives it scores above the positive (likely unlabelled "
-                                           "positives).")] = "mnrl",
+    loss: Annotated[str, typer.Option(help=LOSS_HELP)] = "mnrl",
     subset: Annotated[Optional[list[str]], typer.Option(
         "--subset", "-s", help="Qrels subset(s) whose train labels are the positives, repeatable: all, sentence, "
                                "sentence-mined, passage, passage-mined, topic. Default: all.")] = None,
@@ -77,6 +74,25 @@ def train_cmd(
         help="Merge the fine-tuned weights with the base (LM-Cocktail's weight interpolation): the fine-tuned "
              "model's weight in [0, 1], or auto (the best of 0, .25, .5, .75, 1 on the dev split; needs "
              "--dev-fraction). The merged model is saved to OUT, the unmerged one to OUT/unmerged.")] = None,
+    teacher: Annotated[Optional[str], typer.Option(
+        help="--loss kl: the teacher, a `fincprg eval` retriever SPEC (default hybrid:0.75:dense:MODEL, the BM25 + "
+             "base hybrid; e.g. bm25, or a cross-encoder rerank SPEC). Its rankings are cached in OUT/teacher.")]
+    = None,
+    teacher_k: Annotated[Optional[int], typer.Option(
+        min=2, help="--loss kl: candidates the teacher ranks per query (default 30).")] = None,
+    student_temperature: Annotated[Optional[float], typer.Option(
+        help="--loss kl: the student's softmax temperature over its cosine scores (default 0.05).")] = None,
+    teacher_temperature: Annotated[Optional[float], typer.Option(
+        help="--loss kl: the teacher's temperature over its scores, normalised to [0, 1] per row (default "
+             "0.1).")] = None,
+    teacher_cache: Annotated[Optional[Path], typer.Option(
+        help="--loss kl: folder for the teacher's rankings (default OUT/teacher); give runs over one dataset the "
+             "same folder and the teacher ranks once for all of them.")] = None,
+    shuffle_labels: Annotated[bool, typer.Option(
+        "--shuffle-labels", help="--loss kl: a control run with the teacher's scores permuted within each row; "
+                                 "what it loses is what the optimiser alone costs.")] = False,
+    log_steps: Annotated[int, typer.Option(
+        min=1, help="Steps between the loss and gradient-norm records (fincprg_train.json's 'log').")] = 50,
     max_pairs: Annotated[Optional[int], typer.Option(min=1, help="Train on a seeded sample of this many "
                                                                   "(query, positive) pairs.")] = None,
     precision: Annotated[str, typer.Option(help="auto: bf16 (or fp16) on CUDA, fp32 on CPU; or fp32, fp16, "
@@ -129,7 +145,9 @@ def train_cmd(
             freeze_embeddings=freeze_embeddings, group_by_length=group_by_length, scale=scale,
             negatives_from=negatives_from, neg_model=neg_model, neg_range=neg_range, neg_margin=neg_margin,
             guide=guide, mini_batch_size=mini_batch_size, dev_fraction=dev_fraction, dev_queries=dev_queries,
-            merge_base=merge_base)
+            merge_base=merge_base, teacher=teacher, teacher_k=teacher_k, student_temperature=student_temperature,
+            teacher_temperature=teacher_temperature, shuffle_labels=shuffle_labels, logging_steps=log_steps,
+            teacher_cache=str(teacher_cache) if teacher_cache else None)
         summary = train(dataset, model, out, settings, resume=resume)
         _print_summary(summary, settings, model, out)
         if compare:
@@ -153,6 +171,11 @@ def _print_summary(summary: dict[str, Any], settings: Any, model: str, out: Path
     if summary.get("negatives"):
         n = summary["negatives"]
         typer.echo(f"  negatives ({n['source']}): {n['hard']} hard, {n['random']} random fill")
+    if summary.get("teacher"):
+        t = summary["teacher"]
+        typer.echo(f"  teacher {t['spec']}: top {t['k']} of {t['queries']} queries; {t['teacher']} teacher negatives, "
+                   f"{t['random']} random fill, {t['rows_skipped']} rows skipped"
+                   + ("; labels shuffled (control run)" if t["shuffled_labels"] else ""))
     if summary.get("dev"):
         d = summary["dev"]
         curve = ", ".join(f"{c['step']}: {c['ndcg@10']:.4f}" for c in d.get("curve", []))

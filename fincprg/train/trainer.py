@@ -1,12 +1,8 @@
 """Fine-tune a sentence-transformers bi-encoder on a fincprg dataset (``fincprg train``).
 
-- ``cosent``: CoSENT on (query, passage, 1.0) pairs plus random non-positive passages at 0.0, mean
-  pooling: the FinCPRG paper's setting (Table 4), no hard negatives.
-- ``mnrl``: MultipleNegativesRanking on (query, positive, hard negative...) with the exported
-  ``train/flagembedding.jsonl`` negatives (BM25) or negatives mined by a dense model
-  (``negatives_from="dense"``), and in-batch negatives (no duplicate texts in a batch).
-- ``cmnrl``, ``gist``, ``cgist``: the same rows with GradCache and/or a guide model
-  (:mod:`fincprg.train.st_trainer`).
+The losses are :mod:`fincprg.train.losses` (one class each): CoSENT on pairs (the paper's setting), the
+in-batch losses on (query, positive, hard negative...) rows with the exported BM25 negatives or dense-mined ones
+(``negatives_from="dense"``), and ``kl``, the distillation of a teacher's ranking (:mod:`fincprg.train.distill`).
 
 A dev split held out by report (``dev_fraction``) picks the checkpoint and, with ``merge_base``, the
 weight of the fine-tuned model in a merge with the base (:mod:`fincprg.train.merge`).
@@ -27,139 +23,23 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fincprg.errors import ConfigError, InputError
+from fincprg.errors import InputError
 from fincprg.evaluate.data import load_beir
 from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
-from fincprg.train.st_trainer import (GUIDED, IN_BATCH, freeze_word_embeddings, helper_model,
-                                     model_max_positions)
+from fincprg.train.settings import (CACHED, DATA_KEYS, DEFAULTS, DISTILL, GUIDED, IN_BATCH, LOSSES,  # noqa: F401
+                                    NEGATIVE_SOURCES, TrainSettings)
+from fincprg.train.st_trainer import freeze_word_embeddings, helper_model, model_max_positions
 
 log = logging.getLogger(__name__)
 
-LOSSES = ("cosent", "mnrl", "cmnrl", "gist", "cgist")
-NEGATIVE_SOURCES = ("export", "dense")
-CACHED = ("cmnrl", "cgist")  # the GradCache losses, which read --mini-batch-size
-DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "mini_batch_size": 16}  # knobs that are None when unset
 SETTINGS_FILE = "fincprg_train.json"
 UNMERGED = "unmerged"  # OUT/unmerged: the fine-tuned model before --merge-base
-# these change what is trained on; a resumed run must use the same values as the checkpoints
-_DATA_KEYS = ("loss", "subsets", "max_pairs", "negatives", "seed", "add_cjk", "max_seq_length", "batch_size",
-              "learning_rate", "epochs", "warmup_ratio", "freeze_embeddings", "group_by_length", "negatives_from",
-              "neg_model", "neg_range", "neg_margin", "guide", "mini_batch_size", "dev_fraction", "scale")
 UNK_WARN_SHARE = 0.2
-
-
-@dataclass
-class TrainSettings:
-    """Every knob of a training run (the CLI options of ``fincprg train``).
-
-    Attributes:
-        loss: ``cosent`` or ``mnrl``.
-        subsets: qrels subsets whose train labels are the positives.
-        negatives: per pair, random negatives (cosent, scored 0) or hard negatives (mnrl).
-        max_pairs: train on a seeded sample of this many pairs (None: every pair).
-        warmup_ratio: share of the steps with a linearly rising learning rate.
-        precision: ``auto`` (bf16 or fp16 on CUDA, fp32 on CPU), ``fp32``, ``fp16``, ``bf16``.
-        add_cjk: add the corpus's CJK characters the tokenizer maps to [UNK], resize the embeddings.
-        eval_strategy: run the test-split IR evaluator every ``epoch``, every ``eval_steps`` or ``no``.
-        freeze_embeddings: keep the word-embedding table fixed (not in the optimizer).
-        group_by_length: batches of texts of similar length (shuffled pools), less padding.
-        scale: the loss's similarity scale (inverse temperature); None: the loss's own (20; GIST 100). A
-            model pre-trained at another temperature keeps its geometry at its own (e5: 0.01, so 100).
-        negatives_from: ``export`` (the dataset's BM25 negatives) or ``dense`` (mined by ``neg_model``).
-        neg_model: the model that mines dense negatives (None: the base model, before training).
-        neg_range: ``MIN:MAX``, the ranks dense negatives come from.
-        neg_margin: a dense negative scores at most ``(1 - neg_margin)`` × the query's best positive.
-        guide: the frozen guide model of ``gist``/``cgist`` (None: the base model).
-        mini_batch_size: GradCache's mini-batch (``cmnrl``, ``cgist``).
-        dev_fraction: share of the training reports held out as a dev split (0: none).
-        dev_queries: at most this many dev queries (a seeded sample).
-        merge_base: None, a weight in [0, 1] of the fine-tuned model in a merge with the base, or ``auto``.
-    """
-
-    loss: str = "mnrl"
-    subsets: list[str] = field(default_factory=lambda: ["all"])
-    epochs: float = 1.0
-    batch_size: int = 32
-    learning_rate: float = 2e-5
-    max_seq_length: int = 256
-    warmup_ratio: float = 0.1
-    seed: int = 42
-    negatives: int = 1
-    max_pairs: int | None = None
-    precision: str = "auto"
-    device: str | None = None
-    add_cjk: bool = False
-    eval_strategy: str = "epoch"
-    eval_steps: int = 500
-    save_steps: int = 500
-    save_total_limit: int = 2
-    logging_steps: int = 50
-    show_progress: bool = True
-    freeze_embeddings: bool = False
-    group_by_length: bool = False
-    scale: float | None = None
-    negatives_from: str = "export"
-    neg_model: str | None = None
-    neg_range: str | None = None  # None: DEFAULTS; set only with negatives_from dense (check())
-    neg_margin: float | None = None  # None: DEFAULTS
-    guide: str | None = None
-    mini_batch_size: int | None = None  # None: DEFAULTS; set only with a cached loss (check())
-    dev_fraction: float = 0.0
-    dev_queries: int = 300
-    merge_base: str | None = None
-
-    def value(self, name: str) -> Any:
-        """A knob's value, or its default where it was left unset (None: not given, see check())."""
-        v = getattr(self, name)
-        return DEFAULTS[name] if v is None else v
-
-    def check(self) -> None:
-        if self.loss not in LOSSES:
-            raise ConfigError(f"--loss {self.loss!r} is not one of {', '.join(LOSSES)}")
-        if self.eval_strategy not in ("epoch", "steps", "no"):
-            raise ConfigError(f"--eval {self.eval_strategy!r} is not one of epoch, steps, no")
-        if self.precision not in ("auto", "fp32", "fp16", "bf16"):
-            raise ConfigError(f"--precision {self.precision!r} is not one of auto, fp32, fp16, bf16")
-        for name in ("epochs", "batch_size", "learning_rate", "max_seq_length"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"--{name.replace('_', '-')} must be > 0")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ConfigError("--warmup must be a ratio in [0, 1)")
-        if self.negatives < (1 if self.loss == "cosent" else 0):
-            raise ConfigError("--negatives must be >= 1 with cosent (a batch needs pairs scored 0) and >= 0 with mnrl")
-        if self.negatives_from not in NEGATIVE_SOURCES:
-            raise ConfigError(f"--negatives-from {self.negatives_from!r} is not one of {', '.join(NEGATIVE_SOURCES)}")
-        given = [f"--{k.replace('_', '-')}" for k in ("neg_model", "neg_range", "neg_margin")
-                 if getattr(self, k) is not None]
-        if given and self.negatives_from != "dense":
-            raise ConfigError(f"{', '.join(given)} shape dense negatives, which --negatives-from "
-                              f"{self.negatives_from} does not mine: add --negatives-from dense, or drop them")
-        if self.mini_batch_size is not None and self.loss not in CACHED:
-            raise ConfigError(f"--mini-batch-size is GradCache's, read by the cached losses ({', '.join(CACHED)}) "
-                              f"only, not {self.loss}")
-        Window.parse(self.value("neg_range"))
-        if not 0 <= self.value("neg_margin") < 1:
-            raise ConfigError("--neg-margin must be in [0, 1)")
-        if not 0 <= self.dev_fraction < 1:
-            raise ConfigError("--dev-fraction must be a share in [0, 1)")
-        if self.mini_batch_size is not None and self.mini_batch_size < 1:
-            raise ConfigError("--mini-batch-size must be >= 1")
-        if self.guide and self.loss not in GUIDED:
-            raise ConfigError(f"--guide is read by the gist and cgist losses only, not {self.loss}")
-        if self.loss == "cosent" and self.negatives_from == "dense":
-            raise ConfigError("--negatives-from dense feeds the in-batch losses (mnrl, cmnrl, gist, cgist); cosent "
-                              "draws random negatives")
-        if parse_alpha(self.merge_base) == "auto" and self.dev_fraction <= 0:
-            raise ConfigError("--merge-base auto picks the weight on the dev split: pass --dev-fraction > 0 (e.g. "
-                              "0.1), or a fixed weight such as --merge-base 0.5")
-        if self.freeze_embeddings and self.add_cjk:
-            raise ConfigError("--add-cjk adds embedding rows that must be trained; drop --freeze-embeddings "
-                              "(or --add-cjk)")
 
 
 def last_checkpoint(out: Path) -> Path | None:
@@ -197,7 +77,7 @@ def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) 
     if saved.exists():
         old = json.loads(saved.read_text(encoding="utf-8"))
         default = asdict(TrainSettings())  # a key added since that run had its default value then
-        diff = [k for k in _DATA_KEYS if old.get("settings", {}).get(k, default[k]) != asdict(settings)[k]]
+        diff = [k for k in DATA_KEYS if old.get("settings", {}).get(k, default[k]) != asdict(settings)[k]]
         if old.get("model") != model:
             diff.insert(0, "model")
         if diff:
@@ -225,13 +105,16 @@ def _pairs(dataset: Path, settings: TrainSettings) -> tuple[Any, Any, dict[str, 
     return pairs, dev, info
 
 
-def _rows(pairs: Any, dataset: Path, settings: TrainSettings, hard: dict[str, list[str]] | None
-          ) -> tuple[dict[str, list], dict[str, Any]]:
+def _rows(pairs: Any, dataset: Path, settings: TrainSettings, hard: dict[str, list[str]] | None, model: str,
+          out: Path) -> tuple[dict[str, list], dict[str, Any]]:
     """The loss's columns; ``hard`` holds dense negatives (None: the exported ones)."""
     from fincprg.train.data import cosent_rows, mnrl_rows, read_hard_negatives
 
     info: dict[str, Any] = {}
-    if settings.loss == "cosent":
+    if settings.loss in DISTILL:
+        cols, info["teacher"] = _distill(pairs, settings, model, out)
+        info["rows"] = len(cols["anchor"])
+    elif settings.loss == "cosent":
         cols = cosent_rows(pairs, settings.negatives, seed=settings.seed)
         info["rows"] = len(cols["sentence1"])
         info["negative_rows"] = int(sum(1 for s in cols["score"] if s == 0.0))
@@ -281,7 +164,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     dense = settings.negatives_from == "dense" and settings.loss in IN_BATCH and settings.negatives > 0
     cols: dict[str, list] = {}
     if not dense:  # the rows fail early, before the model loads
-        cols, more = _rows(pairs, dataset, settings, None)
+        cols, more = _rows(pairs, dataset, settings, None, model, out)
         info.update(more)
     device = resolve_device(settings.device)
     precision = train_precision(device, settings.precision)
@@ -304,7 +187,7 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     info["prompts"] = {k: v for k, v in prompts.items() if v}
     guide = helper_model(settings.guide or model, "--guide", st, device) if settings.loss in GUIDED else None
     if dense:
-        cols, more = _rows(pairs, dataset, settings, _mine(pairs, settings, model, st, guide, device))
+        cols, more = _rows(pairs, dataset, settings, _mine(pairs, settings, model, st, guide, device), model, out)
         info.update(more)
     from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
 
@@ -359,6 +242,9 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
                                "device": device, "precision": precision, "steps": trainer.state.global_step,
                                "train_seconds": round(seconds, 1), "max_seq_length": st.max_seq_length,
                                "resumed_from": ckpt.name if ckpt else None, "settings": asdict(settings)}
+    # the loss and gradient norm per logged step: a run's signal against the optimiser's noise (issue 49)
+    summary["log"] = [{k: h[k] for k in ("step", "loss", "grad_norm", "learning_rate") if k in h}
+                      for h in trainer.state.log_history if "loss" in h]
     evals = [h for h in trainer.state.log_history if any(k.startswith("eval_test") and k.endswith("ndcg@10")
                                                          for k in h)]
     if evals:
@@ -396,3 +282,19 @@ def _dev_record(trainer: Any, metric: str, curve: list[dict[str, Any]]) -> dict[
     best = trainer.state.best_model_checkpoint
     return {"curve": curve, "chosen_checkpoint": Path(best).name if best else None,
             "best_ndcg@10": trainer.state.best_metric}
+
+
+def _distill(pairs: Any, settings: TrainSettings, model: str, out: Path) -> tuple[dict[str, list], dict[str, Any]]:
+    """Teacher rankings (cached in OUT/teacher) and the distillation rows; counts for the summary."""
+    from fincprg.train.distill import distill_rows
+    from fincprg.train.teacher import rank
+
+    spec = settings.teacher_spec(model)
+    corpus = {pid: {"text": text} for pid, text in pairs.pool.items()}
+    cache = Path(settings.teacher_cache) if settings.teacher_cache else out / "teacher"
+    ranks = rank(pairs.queries, corpus, spec, settings.value("teacher_k"), cache,
+                 show_progress=settings.show_progress)
+    cols, counts = distill_rows(pairs, ranks, settings.negatives, seed=settings.seed,
+                                shuffle_labels=settings.shuffle_labels)
+    return cols, {"spec": spec, "k": settings.value("teacher_k"), "queries": len(ranks), **counts,
+                  "shuffled_labels": settings.shuffle_labels}
