@@ -130,14 +130,14 @@ def read_pages(path: Path) -> list[Page]:
     return pages
 
 
-def read_report(path: Path) -> Cleaned:
-    """``path`` read and cleaned by layout (:func:`fincprg.ingest.pdf_layout.clean`).
+def read_report(path: Path, rules: frozenset[str] | None = None) -> Cleaned:
+    """``path`` read and cleaned by layout (:func:`fincprg.ingest.pdf_layout.clean`; ``rules`` as there).
 
     Raises:
         PdfProblem: as :func:`read_pages`, and ``pdf_no_body`` when every character was page furniture.
     """
     pages = read_pages(path)
-    doc = clean(pages)
+    doc = clean(pages, rules)
     if not doc.body.strip():
         raise PdfProblem("pdf_no_body", f"all {doc.chars} characters of its {len(pages)} pages were page furniture "
                                         f"({doc.removed_by_rule()}); check that it is a report, or convert it to "

@@ -390,8 +390,9 @@ def _date(page: Page) -> str | None:
     return None
 
 
-def clean(pages: list[Page]) -> Cleaned:
-    """Mark every non-body segment with its rule, take the title and join the body into paragraph lines."""
+def clean(pages: list[Page], rules: frozenset[str] | None = None) -> Cleaned:
+    """Mark every non-body segment with its rule, take the title and join the body into paragraph lines.
+    ``rules`` (names without ``pdf_``, config.PDF_RULES): the rules whose text is removed; None: all."""
     size = _body_size(pages)
     _mark_furniture(pages)
     _mark_sidebar(pages[0], size)
@@ -402,6 +403,10 @@ def clean(pages: list[Page]) -> Cleaned:
         _mark_tables(p)
         _mark_figures(p, size)
     _mark_disclaimer(pages, size)
+    for p in pages if rules is not None else ():
+        for s in p.segs:
+            if s.rule and s.rule != "title" and s.rule.removeprefix("pdf_") not in rules:
+                s.rule = None  # switched off (ingest.pdf_rules): the text stays in the body
     removed = [{"rule": s.rule, "page": p.number + 1, "text": s.text}
                for p in pages for s in p.segs if s.rule and s.rule != "title"]
     chars = sum(_chars(s.text) for p in pages for s in p.segs) + sum(p.rotated_chars for p in pages)

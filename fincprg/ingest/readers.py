@@ -199,15 +199,17 @@ def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto",
     yield Raw(f"{path}:1", {"id": report_id or path.stem, "title": title, "text": body.strip()})
 
 
-def read_pdf(path: Path, stats: ReadStats, encoding: str = "auto", report_id: str | None = None) -> Iterator[Raw | Rejection]:
+def read_pdf(path: Path, stats: ReadStats, encoding: str = "auto", report_id: str | None = None,
+             pdf_rules: tuple[str, ...] | None = None) -> Iterator[Raw | Rejection]:
     """One report per PDF, read by layout (:mod:`fincprg.ingest.pdf`): the title from the first page's largest
-    line, the body without page furniture. ``encoding`` is unused (a PDF names its own); the id is ``report_id``
-    else the file name without .pdf. The Raw's ``_layout`` field counts what was removed per rule, its
-    ``_layout_removed`` lists the removed segments (the stage writes them to layout_removed.jsonl)."""
+    line, the body without page furniture (the ``pdf_rules`` that remove it: ingest.pdf_rules; None: all).
+    ``encoding`` is unused (a PDF names its own); the id is ``report_id`` else the file name without .pdf. The
+    Raw's ``_layout`` field counts what was removed per rule, its ``_layout_removed`` lists the removed segments
+    (the stage writes them to layout_removed.jsonl)."""
     stats.encodings["pdf"] += 1
     rid = report_id or path.stem
     try:
-        doc = read_report(path)
+        doc = read_report(path, None if pdf_rules is None else frozenset(pdf_rules))
     except PdfProblem as e:
         yield Rejection(source=f"{path}:1", report_id=rid, reason=e.reason, detail=f"{path}: {e}")
         return
@@ -304,8 +306,9 @@ def _read_file(path: Path, reader: Callable[..., Iterator[Raw | Rejection]], **k
                                "fix or remove it")
 
 
-def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats) -> Iterator[Raw | Rejection]:
-    """Every record of a corpus path (a file or a directory)."""
+def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats,
+                pdf_rules: tuple[str, ...] | None = None) -> Iterator[Raw | Rejection]:
+    """Every record of a corpus path (a file or a directory); ``pdf_rules`` as :func:`read_pdf` takes them."""
     files, problems = corpus_files(corpus, fmt)
     yield from problems
     ids = text_ids(corpus, [p for p in files if fmt in ("txt", "pdf") or p.suffix.lower() in DOC_SUFFIXES])
@@ -318,5 +321,7 @@ def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats) -> Iter
                                  "(jsonl, csv, json, txt or pdf)")
         else:
             reader = FORMATS[fmt][1]
-        extra = {"report_id": ids[path]} if reader in (read_text_file, read_pdf) else {}
+        extra: dict[str, Any] = {"report_id": ids[path]} if reader in (read_text_file, read_pdf) else {}
+        if reader is read_pdf:
+            extra["pdf_rules"] = pdf_rules
         yield from _read_file(path, reader, stats=stats, encoding=encoding, **extra)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
+from fincprg.config import PDF_RULES
 from fincprg.errors import InputError
 from fincprg.ingest.extra import read_extra_titles
 from fincprg.ingest.mapping import FieldMapper, to_report
@@ -196,7 +197,8 @@ def _read_corpus(ctx: StageContext, cfg: Any, stats: ReadStats, every: Path) -> 
     tally = _Tally()
     seen: dict[str, str] = {}  # id -> source of its first occurrence
     with atomic_writer(every) as write, atomic_writer(ctx.output(L.LAYOUT_REMOVED)) as write_removed:
-        for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats), desc="ingest"):
+        rules = tuple(r for r in PDF_RULES if r not in cfg.pdf_disable)
+        for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats, rules), desc="ingest"):
             item, spans = _layout_spans(item)
             rec, line = _as_record(item, cfg, mapper)
             if isinstance(rec, Report) and rec.id in seen:

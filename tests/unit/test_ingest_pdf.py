@@ -270,3 +270,14 @@ def test_a_pdf_that_loses_more_than_half_is_counted_and_named(tmp_path, caplog):
     assert counts["pdf"]["over_half_removed"] == 1
     assert [x.split()[0] for x in counts["pdf"]["over_half_removed_ids"]] == ["mostly_table"]
     assert "more than half" in caplog.text and "mostly_table" in caplog.text
+
+
+def test_a_rule_switched_off_keeps_its_text(tmp_path):
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    make_report(corpus / "r.pdf", body_pages=2)
+    counts, (rep,), _ = run_ingest(corpus, tmp_path / "out", ["ingest.pdf_disable=[table,toc]"])
+    assert "pdf_table" not in counts["pdf"]["removed_by_rule"] and "pdf_toc" not in counts["pdf"]["removed_by_rule"]
+    assert "1275.5" in rep.text and "目录" in _flat(rep.text) and "请务必阅读" not in rep.text
+    with pytest.raises(Exception, match="unknown PDF rule"):
+        run_ingest(corpus, tmp_path / "out2", ["ingest.pdf_disable=[tables]"])
