@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from fincprg.errors import MissingDependencyError
-from fincprg.ingest.pdf_layout import Cleaned, Page, Seg, clean
+from fincprg.ingest.pdf_layout import Cleaned, clean
+from fincprg.ingest.pdf_page import Page, Seg
 
 log = logging.getLogger(__name__)
 

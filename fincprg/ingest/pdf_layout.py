@@ -19,10 +19,8 @@ Every segment (:class:`Seg`, made by :mod:`fincprg.ingest.pdf` from pdfplumber's
   the second half of the report to the end, and the last pages when they are set in small print;
 - ``pdf_rotated``: characters not set level (a diagonal watermark, a vertical axis label), counted, never read.
 
-The first page's largest line, when larger than the body text, is the title (kept out of the body). Body
-lines are joined where a sentence was broken by a line wrap or a page break: a line that reaches the column's
-right edge and does not end a sentence continues on the next kept line. Paragraphs stay lines, so the
-chunker's line rules still apply.
+The first page's largest line, when larger than the body text, is the title (kept out of the body). What is
+left is read in order and joined across line wraps and page breaks by :mod:`fincprg.ingest.pdf_join`.
 """
 from __future__ import annotations
 
@@ -35,39 +33,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-
-@dataclass
-class Seg:
-    """A run of characters on one text line with no wide gap inside (a table cell, a sidebar entry, a line
-    of body text). Coordinates in points from the page's top-left. ``rule`` names why it was removed."""
-
-    text: str
-    x0: float
-    x1: float
-    top: float
-    bottom: float
-    size: float
-    page: int
-    line: int = 0  # the index of its text line on the page: segments of one line share it
-    rule: str | None = None
-
-    @property
-    def mid(self) -> float:
-        return (self.top + self.bottom) / 2
-
-
-@dataclass
-class Page:
-    """One page's segments (in reading order: top to bottom, left to right), size and table boxes."""
-
-    number: int  # 0-based
-    width: float
-    height: float
-    segs: list[Seg] = field(default_factory=list)
-    tables: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, top, x1, bottom
-    images: int = 0
-    rotated_chars: int = 0  # characters not set level (diagonal watermarks, vertical axis labels), dropped
-    failed: bool = False  # the parser could not read the page
+from fincprg.ingest.pdf_join import ENDS, body_text, ends_sentence
+from fincprg.ingest.pdf_page import Page, Seg
 
 
 BAND = 0.09  # top and bottom share of the page height where running headers and footers sit
@@ -80,8 +47,6 @@ _MAX_CAPTION = 60  # a caption is a short line; a body sentence that begins with
 _SOURCE = re.compile(r"^(资料来源|数据来源|来源|注|备注|Source)\s*[:：]", re.I)
 _LEADER = re.compile(r"(\.{4,}|…{2,}|·{4,}|-{5,}|_{5,}|\s{4,})\s*\d{1,4}\s*$")
 _NUMBERING = re.compile(r"^[\s【\[（(]*([0-9一二三四五六七八九十]+[、.．]?)?\s*")
-_ENDS = "。！？；：!?;:…"
-_CLOSERS = "”’」』）)》】\"'"
 _DATE = re.compile(r"(20\d{2})\s*[年\-/.]\s*(\d{1,2})\s*[月\-/.]\s*(\d{1,2})")
 
 
@@ -232,7 +197,7 @@ def _mark_tables(page: Page) -> None:
 
 
 def _is_caption(text: str) -> bool:
-    return bool(_CAPTION.match(text)) and len(text) <= _MAX_CAPTION and not _ends_sentence(text)
+    return bool(_CAPTION.match(text)) and len(text) <= _MAX_CAPTION and not ends_sentence(text)
 
 
 def _mark_figures(page: Page, body_size: float) -> None:
@@ -271,7 +236,7 @@ def _mark_toc(page: Page, after_toc: bool = False) -> bool:
     heads = set(_words("toc"))
     live = [s for s in page.segs if s.rule is None]
     is_toc = any(re.sub(r"\s+", "", s.text) in heads for s in live)
-    leaders = [s for s in live if _LEADER.search(s.text) and not s.text.strip().endswith(tuple(_ENDS))]
+    leaders = [s for s in live if _LEADER.search(s.text) and not s.text.strip().endswith(tuple(ENDS))]
     if not (is_toc or after_toc) and len(leaders) < 3:
         return False
     lines: defaultdict[int, list[Seg]] = defaultdict(list)
@@ -283,7 +248,7 @@ def _mark_toc(page: Page, after_toc: bool = False) -> bool:
         last = max(segs, key=lambda s: s.x1)
         if (re.sub(r"\s+", "", text) in heads or any(s in leaders for s in segs)
                 or (len(segs) > 1 and re.fullmatch(r"\d{1,4}", last.text.strip()))
-                or (_ENTRY.match(text) and not _ends_sentence(text))):
+                or (_ENTRY.match(text) and not ends_sentence(text))):
             entries += segs
     if not (is_toc or len(leaders) >= 3) and len(entries) < 0.6 * len(live):
         return False  # the page after the contents is not a continuation of them
@@ -310,74 +275,11 @@ def _mark_disclaimer(pages: list[Page], body_size: float) -> None:
     for p in pages[start:]:
         for k, s in enumerate(p.segs):
             t = _NUMBERING.sub("", re.sub(r"\s+", "", s.text)).rstrip("】]）):：")
-            if s.rule is None and len(t) <= 16 and t.startswith(heads) and not t.endswith(tuple(_ENDS)):
+            if s.rule is None and len(t) <= 16 and t.startswith(heads) and not t.endswith(tuple(ENDS)):
                 for q in pages[p.number:]:
                     for u in q.segs[k if q is p else 0:]:
                         u.rule = u.rule or "pdf_disclaimer"
                 return
-
-
-@dataclass
-class _Line:
-    text: str
-    x0: float
-    x1: float
-    top: float
-    size: float
-    page: int
-
-
-def _body_lines(pages: list[Page]) -> list[_Line]:
-    out: list[_Line] = []
-    for p in pages:
-        lines: defaultdict[int, list[Seg]] = defaultdict(list)
-        for s in p.segs:
-            if s.rule is None:
-                lines[s.line].append(s)
-        for li in sorted(lines):
-            segs = sorted(lines[li], key=lambda s: s.x0)
-            text = segs[0].text
-            for s in segs[1:]:
-                text = _glue(text, s.text)
-            out.append(_Line(text, segs[0].x0, segs[-1].x1, min(s.top for s in segs),
-                             max(s.size for s in segs), p.number))
-    return out
-
-
-def _glue(a: str, b: str) -> str:
-    """Join two pieces of one sentence: a space only between two Latin letters (words wrap at spaces)."""
-    if a and b and a[-1].isascii() and a[-1].isalpha() and b[0].isascii() and b[0].isalpha():
-        return f"{a} {b}"
-    return a + b
-
-
-def _ends_sentence(text: str) -> bool:
-    t = text.rstrip().rstrip(_CLOSERS)
-    return bool(t) and t[-1] in _ENDS
-
-
-def _join(lines: list[_Line], body_size: float) -> str:
-    """Body lines to paragraph lines: a line that reaches its column's right edge and does not end a
-    sentence continues on the next line (on this page or the next) when that is in the same font size (a
-    heading never runs into its paragraph)."""
-    edges: defaultdict[int, list[float]] = defaultdict(list)
-    for ln in lines:
-        if abs(ln.size - body_size) < 0.6:
-            edges[ln.page].append(ln.x1)
-    # a page with few body lines (a heading over a table) takes the report's usual right edge, not its own
-    usual = sorted(max(v) for v in edges.values() if len(v) >= 3) or [max((ln.x1 for ln in lines), default=0.0)]
-    right = defaultdict(lambda: usual[len(usual) // 2], {k: max(v) for k, v in edges.items() if len(v) >= 3})
-    out: list[str] = []
-    cur = ""
-    for k, ln in enumerate(lines):
-        cur = _glue(cur, ln.text) if cur else ln.text
-        nxt = lines[k + 1] if k + 1 < len(lines) else None
-        full = ln.x1 >= right[ln.page] - 3.5 * ln.size
-        if nxt is not None and full and not _ends_sentence(ln.text) and abs(nxt.size - ln.size) < 0.6:
-            continue
-        out.append(cur)
-        cur = ""
-    return "\n".join(out)
 
 
 def _date(page: Page) -> str | None:
@@ -410,7 +312,7 @@ def clean(pages: list[Page], rules: frozenset[str] | None = None) -> Cleaned:
     removed = [{"rule": s.rule, "page": p.number + 1, "text": s.text}
                for p in pages for s in p.segs if s.rule and s.rule != "title"]
     chars = sum(_chars(s.text) for p in pages for s in p.segs) + sum(p.rotated_chars for p in pages)
-    return Cleaned(title=title, date=_date(pages[0]), body=_join(_body_lines(pages), size), pages=len(pages),
+    return Cleaned(title=title, date=_date(pages[0]), body=body_text(pages, size), pages=len(pages),
                    chars=chars, removed=removed, rotated_chars=sum(p.rotated_chars for p in pages),
                    pages_without_text=sum(1 for p in pages if not p.segs and not p.rotated_chars and p.images),
                    pages_unreadable=sum(1 for p in pages if p.failed))

@@ -11,7 +11,8 @@ pytest.importorskip("reportlab")
 pytest.importorskip("pdfplumber")
 
 from fincprg.ingest.pdf import read_pages  # noqa: E402
-from fincprg.ingest.pdf_layout import _join, _Line, clean  # noqa: E402
+from fincprg.ingest.pdf_join import _join, _Line  # noqa: E402
+from fincprg.ingest.pdf_layout import clean  # noqa: E402
 from tests.pdf_report import body_lines, draw_pages, make_report, make_scanned  # noqa: E402
 from tests.unit.test_ingest import run_ingest  # noqa: E402
 
@@ -281,3 +282,16 @@ def test_a_rule_switched_off_keeps_its_text(tmp_path):
     assert "1275.5" in rep.text and "目录" in _flat(rep.text) and "请务必阅读" not in rep.text
     with pytest.raises(Exception, match="unknown PDF rule"):
         run_ingest(corpus, tmp_path / "out2", ["ingest.pdf_disable=[tables]"])
+
+
+def test_a_two_column_page_is_read_left_column_first(tmp_path):
+    from tests.pdf_report import paragraphs
+
+    paras = paragraphs("星河科技", 5, per=2)
+    first = body_lines(paras[0], 100)[0]
+    left = body_lines(paras[1] + paras[2], 100, left=50, right=290)[0]
+    right = body_lines(paras[3] + paras[4], 100, left=310, right=545)[0]
+    draw_pages(tmp_path / "c.pdf", [first, left + right])
+    doc = clean(read_pages(tmp_path / "c.pdf"))
+    assert _flat(doc.body) == _flat("".join(paras))
+    assert doc.body.count("\n") <= 5  # each column's wrapped lines joined back into sentences
