@@ -86,7 +86,8 @@ def main() -> None:
                 tables.append(tab)
             print(f"{name:11s} {1000 * statistics.median(per_page):6.1f} ms/page (median of {len(made)}), "
                   f"body sentences in order {found}/{total}, tables found per report "
-                  f"{statistics.median(tables)} ({'table finder' if name == 'pdfplumber' else 'path objects, no finder'})")
+                  f"{statistics.median(tables)} "
+                  f"({'table finder' if name == 'pdfplumber' else 'path objects, no finder'})")
 
 
 if __name__ == "__main__":

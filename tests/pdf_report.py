@@ -10,6 +10,7 @@ eval/bench_pdf_parsers.py.
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def paragraphs(company: str, n: int, per: int = 4, start: int = 0) -> list[str]:
 class _Writer:
     """Places wrapped text on reportlab pages, with the running header and footer on every page."""
 
-    def __init__(self, dest, company: str, pages_total: int, encrypt: str | None = None):  # type: ignore[no-untyped-def]
+    def __init__(self, dest: Path | io.BytesIO, company: str, pages_total: int, encrypt: str | None = None):
         from reportlab.pdfbase import pdfmetrics
         from reportlab.pdfbase.cidfonts import UnicodeCIDFont
         from reportlab.pdfgen import canvas
@@ -208,13 +209,12 @@ def make_report(path: Path, company: str = "贵州茅台", body_pages: int = 3, 
     """Write a sell-side report PDF of ``body_pages`` + 3 pages or so to ``path``; return its truth.
 
     Drawn twice: the first pass counts the pages that the footers' k/n then names."""
-    import io
-
     total = _draw(io.BytesIO(), company, body_pages, None, 0)[1]
     return _draw(path, company, body_pages, encrypt, total)[0]
 
 
-def _draw(dest, company: str, body_pages: int, encrypt: str | None, total: int) -> tuple[Truth, int]:  # type: ignore[no-untyped-def]
+def _draw(dest: Path | io.BytesIO, company: str, body_pages: int, encrypt: str | None,
+          total: int) -> tuple[Truth, int]:
     title = f"{company}（600519）：业绩稳健增长，维持买入评级"
     truth = Truth(title=title)
     w = _Writer(dest, company, total, encrypt)

@@ -1,6 +1,7 @@
 """Clean a report PDF by layout, then join what is left into paragraph lines.
 
-Every segment (:class:`Seg`, made by :mod:`fincprg.ingest.pdf` from pdfplumber's characters) that is not body gets the rule that removed it:
+Every segment (:class:`~fincprg.ingest.pdf_page.Seg`, made by :mod:`fincprg.ingest.pdf` from pdfplumber's
+characters) that is not body gets the rule that removed it:
 
 - ``pdf_header``: a segment in the top or bottom band of the page whose text, digits aside, sits in that band on
   at least half the pages, or that sits at the same place on at least half the pages (and three), wherever that
