@@ -143,9 +143,9 @@ def test_left_sidebar_lower_header_watermark_and_a_small_print_close(tmp_path):
 def test_a_contents_page_without_dot_leaders(tmp_path):
     from tests.pdf_report import paragraphs
 
-    entries = enumerate(["1 行业回顾", "2 竞争格局", "3 投资建议"])
-    toc = [(270, 100, "目 录", 14)] + [item for k, name in entries
-                                      for item in ((50, 140 + 20 * k, name, 10.5), (530, 140 + 20 * k, str(3 + k), 10.5))]
+    toc: list[tuple] = [(270, 100, "目 录", 14)]
+    for k, name in enumerate(["1 行业回顾", "2 竞争格局", "3 投资建议"]):  # the page number far right, no leader
+        toc += [(50, 140 + 20 * k, name, 10.5), (530, 140 + 20 * k, str(3 + k), 10.5)]
     paras = paragraphs("星河科技", 4, per=3)
     path = tmp_path / "toc.pdf"
     draw_pages(path, [body_lines(paras[0], 100)[0], toc, body_lines(paras[1] + paras[2], 100)[0],
