@@ -6,7 +6,8 @@ a table finder, which the layout cleaning (:mod:`fincprg.ingest.pdf_layout`) nee
 
 A PDF that cannot give a report is a Rejection with a reason code and a fix, never a traceback:
 ``pdf_corrupt`` (not a readable PDF), ``pdf_encrypted`` (a password is needed), ``pdf_no_text`` (no text layer:
-a scanned PDF; OCR is out of scope) and ``pdf_no_body`` (every character was page furniture).
+a scanned PDF; OCR is out of scope), ``pdf_no_unicode`` (most glyphs map to no character: ``(cid:N)``) and
+``pdf_no_body`` (every character was page furniture).
 """
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def _segments(chars: list[dict[str, Any]], page: int) -> list[Seg]:
         line.sort(key=lambda c: c["x0"])
         run: list[dict[str, Any]] = []
         for c in line:
+            if run and c["text"] == run[-1]["text"] and abs(c["x0"] - run[-1]["x0"]) < 0.3 * c["size"]:
+                continue  # the same glyph drawn again a hair to the side: fake bold, not a second character
             if run and c["x0"] - run[-1]["x1"] > max(1.5 * c["size"], 6.0):
                 out.append(_seg(run, page, li))
                 run = []
@@ -67,9 +70,10 @@ def _level(c: dict[str, Any]) -> bool:
 
 def _page(p: Any, number: int) -> Page:
     chars = [c for c in p.chars if c.get("text", "").strip()]
-    upright = [c for c in chars if _level(c)]
-    page = Page(number, float(p.width), float(p.height), _segments(upright, number),
-                images=len(p.images), rotated_chars=len(chars) - len(upright))
+    mapped = [c for c in chars if not c["text"].startswith("(cid:")]  # a glyph its font gives no Unicode for
+    upright = [c for c in mapped if _level(c)]
+    page = Page(number, float(p.width), float(p.height), _segments(upright, number), images=len(p.images),
+                rotated_chars=len(mapped) - len(upright), unmapped_chars=len(chars) - len(mapped))
     if upright:
         try:
             page.tables = [tuple(t.bbox) for t in p.find_tables()]  # type: ignore[misc]
@@ -124,6 +128,11 @@ def read_pages(path: Path) -> list[Page]:
     if not pages or all(pg.failed for pg in pages):
         raise PdfProblem("pdf_corrupt", f"the PDF has no pages{' that can be read' if pages else ''}; re-export it "
                                         "or remove it from the corpus")
+    unmapped = sum(pg.unmapped_chars for pg in pages)
+    if unmapped > sum(len(s.text) for pg in pages for s in pg.segs):
+        raise PdfProblem("pdf_no_unicode", f"most of its characters ({unmapped}) come out as (cid:N): its fonts carry "
+                                           "no map to Unicode, so the text cannot be read; re-export the PDF with "
+                                           f"embedded ToUnicode maps, or {_OCR_FIX}")
     if not any(pg.segs for pg in pages):
         scanned = sum(1 for pg in pages if pg.images)
         raise PdfProblem("pdf_no_text", f"no text layer on any of its {len(pages)} pages ({scanned} hold only "

@@ -18,7 +18,8 @@ characters) that is not body gets the rule that removed it:
   after it when most of its lines are such entries;
 - ``pdf_disclaimer``: from a block heading (免责声明, 分析师声明, 投资评级说明, …; ``data/pdf_blocks.jsonl``) in
   the second half of the report to the end, and the last pages when they are set in small print;
-- ``pdf_rotated``: characters not set level (a diagonal watermark, a vertical axis label), counted, never read.
+- ``pdf_rotated``: characters not set level (a diagonal watermark, a vertical axis label), counted, never read;
+  ``pdf_unmapped``: glyphs whose font maps them to no character (pdfminer's ``(cid:N)``), likewise.
 
 The first page's largest line, when larger than the body text, is the title (kept out of the body). What is
 left is read in order and joined across line wraps and page breaks by :mod:`fincprg.ingest.pdf_join`.
@@ -79,6 +80,7 @@ class Cleaned:
     chars: int  # non-space characters on the pages (rotated watermark characters included)
     removed: list[dict[str, Any]] = field(default_factory=list)  # {"rule", "page", "text"}
     rotated_chars: int = 0
+    unmapped_chars: int = 0
     pages_without_text: int = 0  # pages with images and no text layer (scanned pages inside a text PDF): not read
     pages_unreadable: int = 0  # pages the parser failed on: not read
 
@@ -89,6 +91,8 @@ class Cleaned:
             out[r["rule"]] += _chars(r["text"])
         if self.rotated_chars:
             out["pdf_rotated"] += self.rotated_chars
+        if self.unmapped_chars:
+            out["pdf_unmapped"] += self.unmapped_chars
         return dict(sorted(out.items()))
 
     def summary(self) -> dict[str, Any]:
@@ -203,7 +207,8 @@ def _is_caption(text: str) -> bool:
 
 def _mark_figures(page: Page, body_size: float) -> None:
     """Captions and source lines; the chart between a caption and the first source line below it, unless
-    another caption comes first or prose (two wide lines in the body's size) lies between."""
+    another caption comes first below it (one beside it heads the chart beside) or prose (two wide lines in the
+    body's size) lies between."""
     segs = page.segs
     for k, s in enumerate(segs):
         text = s.text.strip()
@@ -216,7 +221,7 @@ def _mark_figures(page: Page, body_size: float) -> None:
         for t in segs[k + 1:]:
             if _SOURCE.match(t.text.strip()) and t.top > s.top:
                 break
-            if _is_caption(t.text.strip()) or t.top - s.bottom > 0.6 * page.height:
+            if (_is_caption(t.text.strip()) and t.top > s.bottom) or t.top - s.bottom > 0.6 * page.height:
                 inside = []
                 break
             if s.bottom - 1 <= t.top and t.x1 > s.x0 - 5 and t.rule is None:
@@ -312,8 +317,9 @@ def clean(pages: list[Page], rules: frozenset[str] | None = None) -> Cleaned:
                 s.rule = None  # switched off (ingest.pdf_rules): the text stays in the body
     removed = [{"rule": s.rule, "page": p.number + 1, "text": s.text}
                for p in pages for s in p.segs if s.rule and s.rule != "title"]
-    chars = sum(_chars(s.text) for p in pages for s in p.segs) + sum(p.rotated_chars for p in pages)
+    rotated, unmapped = sum(p.rotated_chars for p in pages), sum(p.unmapped_chars for p in pages)
+    chars = sum(_chars(s.text) for p in pages for s in p.segs) + rotated + unmapped
     return Cleaned(title=title, date=_date(pages[0]), body=body_text(pages, size), pages=len(pages),
-                   chars=chars, removed=removed, rotated_chars=sum(p.rotated_chars for p in pages),
+                   chars=chars, removed=removed, rotated_chars=rotated, unmapped_chars=unmapped,
                    pages_without_text=sum(1 for p in pages if not p.segs and not p.rotated_chars and p.images),
                    pages_unreadable=sum(1 for p in pages if p.failed))

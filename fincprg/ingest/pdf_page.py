@@ -35,4 +35,5 @@ class Page:
     tables: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, top, x1, bottom
     images: int = 0
     rotated_chars: int = 0  # characters not set level (diagonal watermarks, vertical axis labels), dropped
+    unmapped_chars: int = 0  # glyphs whose font maps them to no character (pdfminer's "(cid:N)"), dropped
     failed: bool = False  # the parser could not read the page

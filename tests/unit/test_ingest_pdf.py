@@ -296,3 +296,54 @@ def test_a_two_column_page_is_read_left_column_first(tmp_path):
     doc = clean(read_pages(tmp_path / "c.pdf"))
     assert _flat(doc.body) == _flat("".join(paras))
     assert doc.body.count("\n") <= 5  # each column's wrapped lines joined back into sentences
+
+
+class _StubPage:
+    """What fincprg.ingest.pdf reads of a pdfplumber page, for characters reportlab cannot draw."""
+
+    width, height, images = 595.0, 842.0, []
+
+    def __init__(self, chars: list[dict]):
+        self.chars = chars
+
+    def find_tables(self) -> list:
+        return []
+
+
+def _char(text: str, x0: float, top: float = 100.0, size: float = 10.5) -> dict:
+    return {"text": text, "x0": x0, "x1": x0 + size, "top": top, "bottom": top + size, "size": size,
+            "matrix": (1, 0, 0, 1, x0, 0)}
+
+
+def test_fake_bold_is_read_once_and_unmapped_glyphs_are_counted_not_read():
+    from fincprg.ingest.pdf import _page
+
+    bold = [c for k, ch in enumerate("营业收入增长") for c in (_char(ch, 50 + 10.5 * k), _char(ch, 50.4 + 10.5 * k))]
+    cid = [_char("(cid:1234)", 300), _char("(cid:77)", 310.5)]
+    page = _page(_StubPage(bold + cid), 0)
+    assert [s.text for s in page.segs] == ["营业收入增长"] and page.unmapped_chars == 2
+
+
+def test_a_pdf_whose_glyphs_map_to_no_characters_is_a_reject(tmp_path, monkeypatch):
+    import fincprg.ingest.pdf as pdf
+
+    make_report(tmp_path / "r.pdf", body_pages=1)
+    monkeypatch.setattr(pdf, "_page", lambda p, k: pdf.Page(k, 595.0, 842.0, unmapped_chars=500))
+    with pytest.raises(pdf.PdfProblem, match=r"\(cid:N\)") as e:
+        pdf.read_pages(tmp_path / "r.pdf")
+    assert e.value.reason == "pdf_no_unicode"
+
+
+def test_side_by_side_charts_go_with_their_captions(tmp_path):
+    from tests.pdf_report import paragraphs
+
+    paras = paragraphs("星河科技", 2, per=3)
+    lines, top = body_lines(paras[0], 100)
+    figs = [(50, top, "图1：营业收入", 9), (310, top, "图2：净利润", 9)]
+    figs += [(70 + 40 * k, top + 100, str(2019 + k), 7) for k in range(4)]  # the left chart's axis
+    figs += [(330 + 40 * k, top + 100, str(2019 + k), 7) for k in range(4)]  # the right one's
+    figs += [(80, top + 40, "营收（亿元）", 8), (340, top + 40, "净利润（亿元）", 8)]  # legends
+    figs += [(50, top + 120, "资料来源：Wind", 8), (310, top + 120, "资料来源：公司公告", 8)]
+    draw_pages(tmp_path / "f.pdf", [lines + figs + body_lines(paras[1], top + 150)[0]])
+    doc = clean(read_pages(tmp_path / "f.pdf"))
+    assert _flat(doc.body) == _flat(paras[0] + paras[1])
