@@ -43,8 +43,9 @@ def _segments(chars: list[dict[str, Any]], page: int) -> list[Seg]:
         line.sort(key=lambda c: c["x0"])
         run: list[dict[str, Any]] = []
         for c in line:
-            if run and c["text"] == run[-1]["text"] and abs(c["x0"] - run[-1]["x0"]) < 0.3 * c["size"]:
-                continue  # the same glyph drawn again a hair to the side: fake bold, not a second character
+            if (run and c["text"] == run[-1]["text"]
+                    and abs(c["x0"] - run[-1]["x0"]) < 0.3 * max(c["x1"] - c["x0"], 0.1)):
+                continue  # the same glyph drawn again a hair to the side (fake bold), not the next one (the ll of all)
             if run and c["x0"] - run[-1]["x1"] > max(1.5 * c["size"], 6.0):
                 out.append(_seg(run, page, li))
                 run = []

@@ -347,3 +347,10 @@ def test_side_by_side_charts_go_with_their_captions(tmp_path):
     draw_pages(tmp_path / "f.pdf", [lines + figs + body_lines(paras[1], top + 150)[0]])
     doc = clean(read_pages(tmp_path / "f.pdf"))
     assert _flat(doc.body) == _flat(paras[0] + paras[1])
+
+
+def test_double_letters_are_not_taken_for_fake_bold():
+    from fincprg.ingest.pdf import _page
+
+    chars = [dict(_char(ch, 50 + 2.9 * k), x1=50 + 2.9 * (k + 1)) for k, ch in enumerate("Stellantis")]
+    assert [s.text for s in _page(_StubPage(chars), 0).segs] == ["Stellantis"]
