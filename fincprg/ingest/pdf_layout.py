@@ -122,22 +122,25 @@ def _mark_furniture(pages: list[Page]) -> None:
     def banded(s: Seg, p: Page) -> bool:
         return s.bottom <= BAND * p.height or s.top >= (1 - BAND) * p.height
 
-    def place(s: Seg) -> tuple[str, int, int]:
-        return _norm(s.text), round(s.x0 / 6), round(s.top / 6)
+    def place(s: Seg) -> tuple[str, int, int, int]:
+        return _norm(s.text), round(s.size), round(s.x0 / 6), round(s.top / 6)
 
-    in_band: defaultdict[str, set[int]] = defaultdict(set)
-    at_place: defaultdict[tuple[str, int, int], set[int]] = defaultdict(set)
+    def kind(s: Seg) -> tuple[str, int]:  # the size too: a cover title repeated small in the headers is no header
+        return _norm(s.text), round(s.size)
+
+    in_band: defaultdict[tuple[str, int], set[int]] = defaultdict(set)
+    at_place: defaultdict[tuple[str, int, int, int], set[int]] = defaultdict(set)
     for p in pages:
         for s in p.segs:
             at_place[place(s)].add(p.number)
             if banded(s, p):
-                in_band[_norm(s.text)].add(p.number)
+                in_band[kind(s)].add(p.number)
     need = max(2, math.ceil(len(pages) / 2))
     for p in pages:
         for s in p.segs:
             if banded(s, p) and _PAGE_NO.match(s.text.strip()):
                 s.rule = "pdf_page_number"
-            elif ((banded(s, p) and len(in_band[_norm(s.text)]) >= need)
+            elif ((banded(s, p) and len(in_band[kind(s)]) >= need)
                   or (_norm(s.text) and len(at_place[place(s)]) >= max(3, need))):
                 s.rule = "pdf_header"
 

@@ -354,3 +354,28 @@ def test_double_letters_are_not_taken_for_fake_bold():
 
     chars = [dict(_char(ch, 50 + 2.9 * k), x1=50 + 2.9 * (k + 1)) for k, ch in enumerate("Stellantis")]
     assert [s.text for s in _page(_StubPage(chars), 0).segs] == ["Stellantis"]
+
+
+def test_a_title_in_the_top_band_repeated_small_in_the_headers_stays_the_title(tmp_path):
+    from tests.pdf_report import paragraphs
+
+    title = "星河科技（688321）：订单饱满"
+    paras = paragraphs("星河科技", 4, per=3)
+    pages = [[(50, 30, title, 18), *body_lines(paras[0], 100)[0]]]
+    pages += [[(50, 30, title, 9), *body_lines(p, 100)[0]] for p in paras[1:]]
+    draw_pages(tmp_path / "t.pdf", pages)
+    doc = clean(read_pages(tmp_path / "t.pdf"))
+    assert doc.title == title and title not in doc.body
+    assert [p for p in paras if _flat(p) not in _flat(doc.body)] == []
+
+
+def test_a_folder_of_text_and_pdf_reports_reads_both(tmp_path):
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    make_report(corpus / "a.pdf", body_pages=1)
+    (corpus / "b.txt").write_text("星河科技（688321）：订单饱满\n公司2023年营收增长20%。\n", encoding="utf-8")
+    (corpus / "README.md").write_text("# notes\n", encoding="utf-8")
+    counts, reports, _ = run_ingest(corpus, tmp_path / "out")
+    assert sorted(r.id for r in reports) == ["a", "b"] and counts["encodings"] == {"pdf": 1, "utf-8": 1}
+    _, reports, _ = run_ingest(corpus, tmp_path / "out2", ["ingest.format=pdf"])
+    assert [r.id for r in reports] == ["a"]
