@@ -23,7 +23,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -152,96 +152,141 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     Returns:
         a summary: data counts, vocabulary changes, device/precision, seconds, final test metrics.
     """
-    from fincprg.models import load_sentence_transformer, prompt_text, resolve_device, train_precision
-    from fincprg.io import atomic_write_text
-
     settings = settings or TrainSettings()
     settings.check()
     dataset, out = Path(dataset), Path(out)
     check_out(out)  # before anything slow
     ckpt = _check_resume(out, settings, model, resume)
     pairs, dev, info = _pairs(dataset, settings)
+    run = _Run(dataset, model, out, settings, info)
     dense = settings.negatives_from == "dense" and settings.loss in IN_BATCH and settings.negatives > 0
-    cols: dict[str, list] = {}
-    if not dense:  # the rows fail early, before the model loads
-        cols, more = _rows(pairs, dataset, settings, None, model, out)
-        info.update(more)
-    device = resolve_device(settings.device)
-    precision = train_precision(device, settings.precision)
-
-    from transformers import set_seed
-
-    set_seed(settings.seed)  # the new CJK rows are drawn at random: the same seed draws the same rows
-    st = load_sentence_transformer(model, where="--model", device=device, shared=False)
-    base_len = st.max_seq_length
-    st.max_seq_length = settings.max_seq_length
-    limit = model_max_positions(st)
-    if limit and settings.max_seq_length > limit:
-        # longer inputs would not fit the position embeddings (a tensor-size error in the first long batch);
-        # the settings keep the asked length, so a --resume with the same options compares equal
-        log.warning("train: --max-seq-length %d is longer than %s can embed (%d tokens); training with %d",
-                    settings.max_seq_length, model, limit, limit)
-        st.max_seq_length = limit
-        info["max_seq_length_clamped"] = {"asked": settings.max_seq_length, "used": limit}
-    prompts = {role: prompt_text(st, role) for role in ("query", "passage")}
-    info["prompts"] = {k: v for k, v in prompts.items() if v}
-    guide = helper_model(settings.guide or model, "--guide", st, device) if settings.loss in GUIDED else None
+    cols = {} if dense else _columns(run, pairs, None)  # the rows fail early, before the model loads
+    _load(run)
     if dense:
-        cols, more = _rows(pairs, dataset, settings, _mine(pairs, settings, model, st, guide, device), model, out)
-        info.update(more)
-    from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
+        cols = _columns(run, pairs, _mine(pairs, settings, model, run.st, run.guide, run.device))
+    _vocabulary(run, pairs)
+    from fincprg.train.st_trainer import ir_evaluator, test_evaluator
 
-    texts = vocab_texts(dataset, sorted(set(pairs.queries)))
-    if settings.add_cjk:
-        info["vocab"] = extend_with_cjk(st, texts)
-    else:
-        share = unk_share(st.tokenizer, cjk_counts(texts))
-        info["vocab"] = {"unk_share": round(share, 4)}
-        if share > UNK_WARN_SHARE:
-            log.warning("train: the tokenizer of %s maps %.0f%% of the corpus's CJK characters to [UNK]; "
-                        "pass --add-cjk to add them to its vocabulary", model, 100 * share)
-    if settings.freeze_embeddings:
-        info["frozen_parameters"] = freeze_word_embeddings(st)
-
-    from fincprg.train.st_trainer import ir_evaluator, make_loss, make_trainer, test_evaluator
-
-    dev_eval = ir_evaluator(dev.queries, dev.corpus, dev.relevant, "dev", st, settings.batch_size) if dev else None
-    curve: list[dict[str, Any]] = []
-    if dev_eval is not None:
-        curve.append({"step": 0, "ndcg@10": round(dev_eval(st)[dev_eval.primary_metric], 6)})
-    evaluator = dev_eval or (test_evaluator(st, dataset, settings) if settings.eval_strategy != "no" else None)
-
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "checkpoints").mkdir(exist_ok=True)
-    atomic_write_text(out / "checkpoints" / SETTINGS_FILE,
-                      json.dumps({"model": model, "settings": asdict(settings)}, ensure_ascii=False, indent=2))
-    trainer = make_trainer(st, cols, out, settings, device, precision, prompts, make_loss(st, settings, guide),
-                           evaluator, dev_eval.primary_metric if dev_eval else None)
+    dev_eval = ir_evaluator(dev.queries, dev.corpus, dev.relevant, "dev", run.st, settings.batch_size) if dev else None
+    curve = [{"step": 0, "ndcg@10": round(dev_eval(run.st)[dev_eval.primary_metric], 6)}] if dev_eval else []
+    evaluator = dev_eval or (test_evaluator(run.st, dataset, settings) if settings.eval_strategy != "no" else None)
+    trainer = _trainer(run, cols, evaluator, dev_eval.primary_metric if dev_eval else None)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
     seconds = time.perf_counter() - t0
     if dev_eval is not None:
         info["dev"].update(_dev_record(trainer, dev_eval.primary_metric, curve))
-    # the training length is a compute budget, not a property of the model: keep the base's length
+    _save(run, (lambda m: dev_eval(m)[dev_eval.primary_metric]) if dev_eval else None)
+    return _summary(run, trainer, seconds, ckpt)
+
+
+@dataclass
+class _Run:
+    """What one training run carries from step to step of :func:`train`."""
+
+    dataset: Path
+    model: str
+    out: Path
+    settings: TrainSettings
+    info: dict[str, Any]
+    device: str = "cpu"
+    precision: str = "fp32"
+    st: Any = None
+    base_len: int | None = None  # the base model's own max_seq_length, restored when saving
+    guide: Any = None
+    prompts: dict[str, str] = field(default_factory=dict)
+
+
+def _columns(run: _Run, pairs: Any, hard: dict[str, list[str]] | None) -> dict[str, list]:
+    cols, more = _rows(pairs, run.dataset, run.settings, hard, run.model, run.out)
+    run.info.update(more)
+    return cols
+
+
+def _load(run: _Run) -> None:
+    """The student (and the guide a guided loss reads), at the training length the model can embed."""
+    from transformers import set_seed
+
+    from fincprg.models import load_sentence_transformer, prompt_text, resolve_device, train_precision
+
+    s = run.settings
+    run.device = resolve_device(s.device)
+    run.precision = train_precision(run.device, s.precision)
+    set_seed(s.seed)  # the new CJK rows are drawn at random: the same seed draws the same rows
+    st = run.st = load_sentence_transformer(run.model, where="--model", device=run.device, shared=False)
+    run.base_len = st.max_seq_length
+    st.max_seq_length = s.max_seq_length
+    limit = model_max_positions(st)
+    if limit and s.max_seq_length > limit:
+        # longer inputs would not fit the position embeddings (a tensor-size error in the first long batch);
+        # the settings keep the asked length, so a --resume with the same options compares equal
+        log.warning("train: --max-seq-length %d is longer than %s can embed (%d tokens); training with %d",
+                    s.max_seq_length, run.model, limit, limit)
+        st.max_seq_length = limit
+        run.info["max_seq_length_clamped"] = {"asked": s.max_seq_length, "used": limit}
+    run.prompts = {role: prompt_text(st, role) for role in ("query", "passage")}
+    run.info["prompts"] = {k: v for k, v in run.prompts.items() if v}
+    if s.loss in GUIDED:
+        run.guide = helper_model(s.guide or run.model, "--guide", st, run.device)
+
+
+def _vocabulary(run: _Run, pairs: Any) -> None:
+    """--add-cjk's new tokens, or a warning when the tokenizer misses many CJK characters; frozen embeddings."""
+    from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
+
+    texts = vocab_texts(run.dataset, sorted(set(pairs.queries)))
+    if run.settings.add_cjk:
+        run.info["vocab"] = extend_with_cjk(run.st, texts)
+    else:
+        share = unk_share(run.st.tokenizer, cjk_counts(texts))
+        run.info["vocab"] = {"unk_share": round(share, 4)}
+        if share > UNK_WARN_SHARE:
+            log.warning("train: the tokenizer of %s maps %.0f%% of the corpus's CJK characters to [UNK]; "
+                        "pass --add-cjk to add them to its vocabulary", run.model, 100 * share)
+    if run.settings.freeze_embeddings:
+        run.info["frozen_parameters"] = freeze_word_embeddings(run.st)
+
+
+def _trainer(run: _Run, cols: dict[str, list], evaluator: Any, select_on: str | None) -> Any:
+    """The trainer, after the run's settings are written beside its checkpoints (what --resume compares)."""
+    from fincprg.io import atomic_write_text
+    from fincprg.train.st_trainer import make_loss, make_trainer
+
+    (run.out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run.out / "checkpoints" / SETTINGS_FILE, json.dumps(
+        {"model": run.model, "settings": asdict(run.settings)}, ensure_ascii=False, indent=2))
+    return make_trainer(run.st, cols, run.out, run.settings, run.device, run.precision, run.prompts,
+                        make_loss(run.st, run.settings, run.guide), evaluator, select_on)
+
+
+def _save(run: _Run, dev_score: Any) -> None:
+    """The model to OUT at the base's length (the training length is a compute budget, not a property of the
+    model); with --merge-base, the unmerged one to OUT/unmerged and the merge to OUT."""
+    st, s = run.st, run.settings
     train_len = st.max_seq_length
-    if base_len and base_len > st.max_seq_length:
-        st.max_seq_length = base_len
-    if settings.merge_base is not None:
-        st.save(str(out / UNMERGED))
+    if run.base_len and run.base_len > st.max_seq_length:
+        st.max_seq_length = run.base_len
+    if s.merge_base is not None:
+        st.save(str(run.out / UNMERGED))
         # the base's weights: the guide's when the guide is the base (no second copy held through training)
-        same = guide is not None and (settings.guide or model) == model
-        base_state = (guide if same else helper_model(model, "--model", st, device)).state_dict()
+        same = run.guide is not None and (s.guide or run.model) == run.model
+        base_state = (run.guide if same else helper_model(run.model, "--model", st, run.device)).state_dict()
         from fincprg.train.merge import merge
 
         st.max_seq_length = train_len  # dev scores at the length the curve was scored at
-        info["merge"] = merge(st, base_state, parse_alpha(settings.merge_base),
-                              (lambda m: dev_eval(m)[dev_eval.primary_metric]) if dev_eval else None)
-        st.max_seq_length = max(base_len or 0, train_len)
-    st.save(str(out))
-    summary: dict[str, Any] = {"model": model, "dataset": str(dataset), "out": str(out), **info,
-                               "device": device, "precision": precision, "steps": trainer.state.global_step,
-                               "train_seconds": round(seconds, 1), "max_seq_length": st.max_seq_length,
-                               "resumed_from": ckpt.name if ckpt else None, "settings": asdict(settings)}
+        run.info["merge"] = merge(st, base_state, parse_alpha(s.merge_base), dev_score)
+        st.max_seq_length = max(run.base_len or 0, train_len)
+    st.save(str(run.out))
+
+
+def _summary(run: _Run, trainer: Any, seconds: float, ckpt: Path | None) -> dict[str, Any]:
+    """OUT/fincprg_train.json: data counts, the device, steps and seconds, the loss log and the last test scores."""
+    from fincprg.io import atomic_write_text
+
+    summary: dict[str, Any] = {"model": run.model, "dataset": str(run.dataset), "out": str(run.out), **run.info,
+                               "device": run.device, "precision": run.precision, "steps": trainer.state.global_step,
+                               "train_seconds": round(seconds, 1), "max_seq_length": run.st.max_seq_length,
+                               "resumed_from": ckpt.name if ckpt else None, "settings": asdict(run.settings)}
     # the loss and gradient norm per logged step: a run's signal against the optimiser's noise (issue 49)
     summary["log"] = [{k: h[k] for k in ("step", "loss", "grad_norm", "learning_rate") if k in h}
                       for h in trainer.state.log_history if "loss" in h]
@@ -250,8 +295,9 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     if evals:
         summary["test_eval"] = {k.removeprefix("eval_"): v for k, v in evals[-1].items()
                                 if "ndcg@10" in k or "recall@10" in k}
-    atomic_write_text(out / SETTINGS_FILE, json.dumps(summary, ensure_ascii=False, indent=2))
-    log.info("train: %d steps in %.0fs on %s (%s); saved %s", summary["steps"], seconds, device, precision, out)
+    atomic_write_text(run.out / SETTINGS_FILE, json.dumps(summary, ensure_ascii=False, indent=2))
+    log.info("train: %d steps in %.0fs on %s (%s); saved %s", summary["steps"], seconds, run.device, run.precision,
+             run.out)
     return summary
 
 
