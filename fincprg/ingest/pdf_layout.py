@@ -42,7 +42,8 @@ from fincprg.ingest.pdf_page import Page, Seg
 BAND = 0.09  # top and bottom share of the page height where running headers and footers sit
 _PAGE_NO = re.compile(r"^[-—–\s]*(第?\s*\d{1,4}\s*页?\s*([/／]|of|共)?\s*(\d{1,4})?\s*页?)[-—–\s]*$"
                       r"|^(page|p\.?)\s*\d{1,4}(\s*(/|of)\s*\d{1,4})?$", re.I)
-# 图表3：… / 图3 … / 表2-1 …: the number, then a separator or straight into the words (not a figure like 图3.5倍)
+# 图表3：… / 图3 … / 表2-1 …: the number, then a separator or straight into the words; a body sentence that starts
+# so (表1显示…) is told apart by its length or its sentence end (_is_caption)
 _CAPTION = re.compile(r"^(图表|图|表|附图|附表|Figure|Table|Exhibit|Chart)\s*[0-9一二三四五六七八九十]+([-.．][0-9]+)*"
                       r"(\s*[:：、]|\s+|(?=[^\W\d_]))", re.I)
 _MAX_CAPTION = 60  # a caption is a short line; a body sentence that begins with 图1 is longer or ends a sentence

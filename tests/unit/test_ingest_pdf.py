@@ -379,3 +379,20 @@ def test_a_folder_of_text_and_pdf_reports_reads_both(tmp_path):
     assert sorted(r.id for r in reports) == ["a", "b"] and counts["encodings"] == {"pdf": 1, "utf-8": 1}
     _, reports, _ = run_ingest(corpus, tmp_path / "out2", ["ingest.format=pdf"])
     assert [r.id for r in reports] == ["a"]
+
+
+@pytest.mark.parametrize("text", ["3", "3/12", "3 / 12", "第3页 共12页", "第 3 页", "- 3 -", "Page 3 of 12", "12／40"])
+def test_page_number_forms(text):
+    from fincprg.ingest.pdf_layout import _PAGE_NO
+
+    assert _PAGE_NO.match(text)
+
+
+@pytest.mark.parametrize("text,caption", [("图表3：公司营收结构", True), ("图2 医药生物单季度营收", True),
+                                          ("图2医药生物单季度营收及增速", True), ("表2-1：盈利预测", True),
+                                          ("图3.5倍的估值溢价来自渠道改革。", False),
+                                          ("表1显示公司毛利率同比提升2.3个百分点，费用率下降。", False)])
+def test_caption_forms(text, caption):
+    from fincprg.ingest.pdf_layout import _is_caption
+
+    assert _is_caption(text) is caption
