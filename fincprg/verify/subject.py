@@ -84,6 +84,7 @@ class Subjects:
     companies: frozenset[str] = frozenset()
     industries: frozenset[str] = frozenset()  # only for industry/strategy reports and topic level
     kind: str = "company"  # company | industry | topic
+    broker: str | None = None  # the broker that wrote the source: never a subject
     names: frozenset[str] = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
@@ -92,6 +93,14 @@ class Subjects:
     @property
     def empty(self) -> bool:
         return not self.companies and not self.industries
+
+
+def _broker_forms(broker: str) -> set[str]:
+    """How a query may write the broker: 西南证券, 中国银河证券 / 中国银河 / 银河证券."""
+    b = norm(broker)
+    stem = b.removesuffix("证券")
+    out = {b, stem + "证券"} | ({stem, stem[2:] + "证券"} if stem.startswith("中国") and len(stem) >= 4 else set())
+    return {v for v in out if len(v) >= 4}
 
 
 def lead(query: str) -> str:
@@ -121,6 +130,9 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     q = norm(query)
     if subjects.empty:
         return Verdict(Reason.NO_SUBJECT, "the source has no company or industry a query could name")
+    if subjects.broker and not subjects.names & variants(subjects.broker) and any(
+            v in q for v in _broker_forms(subjects.broker)):
+        return Verdict(Reason.WRONG_SUBJECT, f"names {subjects.broker}, the broker that wrote the report")
     if any(n in q for n in subjects.names):
         return None
     if subjects.kind != "company" and any(t in q for t in subjects.industries):
@@ -150,3 +162,29 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     if phrase.startswith(GENERIC):
         return Verdict(Reason.NO_SUBJECT, f"「{phrase}」 names no company or industry")
     return Verdict(Reason.FRAGMENT_SUBJECT, f"「{phrase}」 is a fragment of the text, not a company or industry")
+
+
+# 公司 as the company speaking of itself (not 上市公司, 龙头公司, 各公司, 子公司: aggregates or parts)
+_SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)(?<!子)(?<!母)(?<!证券)公司(?!债)|本公司|我司")
+
+
+def check_fact_owner(query: str, sentence: str | None, subjects: Subjects,
+                     listed: Callable[[str], Iterable[str]]) -> Verdict | None:
+    """A sentence query's subject must be whom its sentence states the fact of: ``wrong_subject`` when the query
+    asks company A and the sentence names other listed companies but neither A nor 公司 (「京东方A2023年初期规划
+    产能」 from a sentence on 力积电's fab), or when it asks an industry and the sentence is a listed company's
+    without naming that industry (「电子行业营收」 from 「京东方营收增长…」). ``listed(text)``: the listed companies
+    a text names (the stock table)."""
+    if not sentence:
+        return None
+    q, s = norm(query), norm(sentence)
+    asked = {c for c in subjects.companies if any(v in q for v in variants(c))}
+    others = [n for n in listed(s) if n not in asked and not any(v in q for v in variants(n))]
+    if asked:
+        if any(v in s for c in asked for v in variants(c)) or _SELF.search(s) or not others:
+            return None
+        return Verdict(Reason.WRONG_SUBJECT, f"asks {sorted(asked)[0]} a fact its sentence states of {others[0]}")
+    terms = [t for t in subjects.industries if t in q]
+    if terms and others and not any(t in s for t in terms):
+        return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a fact its sentence states of {others[0]}")
+    return None

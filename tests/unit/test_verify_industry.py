@@ -1,0 +1,62 @@
+"""Issue 48: verify on industry reports: their industries and the companies their sentences name are subjects,
+the broker that wrote a report never is, and a company is not asked another entity's fact (fact_owner)."""
+from __future__ import annotations
+
+from fincprg.records import Report
+from fincprg.verify.sources import passage_subjects, report_info
+from fincprg.verify.subject import Subjects, check_fact_owner, check_subject
+
+
+class Table:  # what verify uses of fincprg.finance.stocks.StockTable
+    name_of: dict = {}
+    NAMES = ("西南证券", "龙净环保", "京东方A", "力积电", "宁德时代")
+
+    @classmethod
+    def mentions(cls, text):
+        from types import SimpleNamespace as NS
+        return [NS(name=n, count=text.count(n)) for n in cls.NAMES if n in text]
+
+
+def listed(text):
+    return [n for n in Table.NAMES if n in text]
+
+
+def test_the_broker_is_no_subject_of_the_report_it_wrote():
+    text = "西南证券·行业周报。龙净环保营收增长。龙净环保毛利率提升。西南证券研究所。西南证券股份有限公司。"
+    untitled = Report(id="r", title="", text=text, meta={"broker": "西南证券"})
+    info = report_info(untitled, Table())
+    assert info.companies == {"龙净环保"} and info.broker == "西南证券"  # named most, yet not the subject
+    s = passage_subjects(info, text, listed(text))
+    assert "西南证券" not in s.companies
+    v = check_subject("西南证券2021年营收是多少？", s, listed=listed)
+    assert v is not None and v.reason == "wrong_subject" and "broker" in v.detail
+    assert check_subject("龙净环保2021年营收是多少？", s, listed=listed) is None
+    # another broker's report on 西南证券 (its title names it) keeps it as the subject
+    titled = Report(id="c", title="西南证券（600369）：经纪业务回暖", text=text, meta={"broker": "华辰证券"})
+    s = passage_subjects(report_info(titled, Table()), text, listed(text))
+    assert check_subject("西南证券2021年营收是多少？", s, listed=listed) is None
+
+
+def test_an_industry_report_takes_no_issuer_from_its_body_and_accepts_its_industry():
+    text = "龙净环保营收增长。龙净环保毛利率提升。电子行业营收同比增长15%。"
+    r = Report(id="i", title="电子行业周报：景气向上", text=text, report_type="industry", meta={"broker": "西南证券"})
+    info = report_info(r, Table())
+    assert info.kind == "industry" and info.companies == frozenset()
+    s = passage_subjects(info, text, listed(text))
+    assert check_subject("电子行业2020年前三季度营收同比增长多少？", s, listed=listed) is None
+    assert check_subject("龙净环保2020年营收是多少？", s, listed=listed) is None  # named in the passage
+
+
+def test_a_company_is_not_asked_another_entitys_fact():
+    s = Subjects(frozenset({"京东方A", "力积电"}), frozenset({"电子行业"}), "industry")
+    sentence = "力积电铜锣新厂2023年初期规划产能为每月1万片。"
+    v = check_fact_owner("京东方A2023年初期规划产能是多少？", sentence, s, listed)
+    assert v is not None and v.reason == "wrong_subject" and "力积电" in v.detail
+    assert check_fact_owner("力积电2023年初期规划产能是多少？", sentence, s, listed) is None
+    # 公司 in the sentence: the report's company speaking of itself, its fact
+    assert check_fact_owner("京东方A2023年营收是多少？", "公司与力积电合作，2023年营收100亿元。", s, listed) is None
+    # an industry asked a listed company's figure
+    v = check_fact_owner("电子行业2021年营收是多少？", "龙净环保2021年营收100亿元。", s, listed)
+    assert v is not None and v.reason == "wrong_subject"
+    assert check_fact_owner("电子行业2021年营收是多少？", "电子行业2021年营收100亿元，龙净环保领先。", s, listed) is None
+    assert check_fact_owner("京东方A2023年营收是多少？", None, s, listed) is None  # a passage query: not read here
