@@ -5,7 +5,7 @@ An industry report speaks of many companies and of its industry. A sentence that
 stock table's :meth:`~fincprg.finance.stocks.StockTable.mentions`) is asked about that company (「龙净环保前三季度
 营收…」); one that names its industry or market (the title's subject, 电子行业, or an industry word of the lexicon
 followed by 行业/市场/板块/产业: 白酒行业) and no company is asked about that industry with the period and metric it
-states. A sentence that writes 公司 without a name is asked about the one company the sentence before it names, if
+states. A sentence that writes 公司 without a name is asked about the one company its passage names before it, if
 it names exactly one; one that names several companies (unless one opens it), or neither a company nor an industry,
 is not asked: whose figure it is depends on what came before. The broker (report metadata, its masthead or
 legal text: :func:`fincprg.finance.reportkind.report_broker`) is never a subject, nor any company a sentence names
@@ -74,9 +74,9 @@ def about_companies(text: str, table: Any | None, broker: str | None) -> bool:
 
 def sentence_subject(text: str, subject: str | None, *, table: Any | None, broker: str | None,
                      previous: str = "", industry_passage: bool = False) -> str | None:
-    """Whom a sentence of a wide report asks about (see the module docstring), or None. ``previous``: the sentence
-    before it in its passage; where that names exactly one company and this one writes 公司 and names none
-    (「龙净环保发布三季报。公司前三季度营收…」), 公司 is that company. ``industry_passage``: its passage names no
+    """Whom a sentence of a wide report asks about (see the module docstring), or None. ``previous``: its passage's
+    text before it; where that names exactly one company and this sentence writes 公司 and names none
+    (「龙净环保发布三季报。…公司前三季度营收…」), 公司 is that company. ``industry_passage``: its passage names no
     company and writes no 公司 (:func:`about_companies`), so a sentence that names no industry speaks of the
     report's ``subject`` (「板块估值（PE-TTM）为48.6倍」 in a 计算机行业周报), as does a risk list (风险提示) that
     names no company."""

@@ -186,7 +186,7 @@ class TemplateGenerator:
         for s in item.sentences:
             who = ind.sentence_subject(_HEADER.sub("", s.text), subject, table=self.table, broker=broker,
                                        previous=previous, industry_passage=industry_passage)
-            previous = _HEADER.sub("", s.text)
+            previous = previous + _HEADER.sub("", s.text)
             named = named or who is not None
             # an industry or market is read in its sentence as the company is in a company report's: its figures
             # its own (the frames read 「行业」 before a metric as someone else's)

@@ -28,8 +28,10 @@ def test_a_sentence_is_asked_about_the_company_or_industry_it_names(table):
     assert sentence_subject("龙净环保前三季度实现营业收入82.37亿元，同比增长18.25%。", "电子行业", **kw) == "龙净环保"
     assert sentence_subject("2020年前三季度电子行业营收同比增长15.2%。", "电子行业", **kw) == "电子行业"
     assert sentence_subject("2021年白酒行业收入同比增长12%。", None, **kw) == "白酒行业"
-    # 公司 with no name: the company the sentence before names, if it names exactly one
+    # 公司 with no name: the company the passage names before it, if it names exactly one
     assert sentence_subject("公司前三季度营收82亿元。", "电子行业", previous="龙净环保发布三季报。", **kw) == "龙净环保"
+    assert sentence_subject("公司前三季度营收82亿元。", "电子行业", previous="龙净环保发布三季报。业绩超预期。",
+                            **kw) == "龙净环保"
     assert sentence_subject("公司前三季度营收82亿元。", "电子行业", previous="龙净环保与宁德时代签约。", **kw) is None
     # a figure of nobody named, in a passage that speaks of companies: not asked
     assert sentence_subject("毛利率同比下降6pct。", "电子行业", **kw) is None
