@@ -116,7 +116,7 @@ def run(reports: Path, work: Path, n: int, seed: int, code: Path = ROOT) -> dict
             "abstract_bodies": len(records), "build_s": {"full": round(full_s, 1), "abstract": round(abs_s, 1)}}
 
 
-def render(r: dict[str, Any]) -> str:
+def render(r: dict[str, Any], before: dict[str, Any] | None = None) -> str:
     f, a = r["full"], r["abstract"]
     rows = []
     for k in ("all", "company", "industry"):
@@ -140,7 +140,18 @@ def render(r: dict[str, Any]) -> str:
         f"- target >= {100 * TARGET:.0f}%: {'met' if met else '**not met**'}; topic-level queries kept (from titles, "
         f"not counted above): full {f['topic_level']}, abstract {a['topic_level']}; builds {r['build_s']['full']} s "
         f"/ {r['build_s']['abstract']} s",
+        *([_before_line(before)] if before else []),
     ])
+
+
+def _before_line(b: dict[str, Any]) -> str:
+    """One line for a measurement of the same reports at an earlier revision (``--before``)."""
+    def share(x: float | None) -> str:
+        return "–" if x is None else f"{100 * x:.0f}%"
+
+    parts = [f"{k} {b['full'][k]['per_1k']} vs {b['abstract'][k]['per_1k']} ({share(b['ratio'][k])})"
+             for k in ("all", "company", "industry")]
+    return f"- the same reports at {b['commit']}: per 1k full vs abstract (share): " + "; ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reports", type=Path, help="reuse reports made by eval/_fullreports.py")
     ap.add_argument("--work", type=Path)
     ap.add_argument("--code", type=Path, default=ROOT, help="build with this checkout (an earlier revision)")
+    ap.add_argument("--before", type=Path, help="WORK/result.json of a run at an earlier revision, shown beside")
     ap.add_argument("--record", action="store_true", help="write the section into eval/README.md")
     a = ap.parse_args(argv)
     if not B.shared_available():
@@ -161,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.code != ROOT:
         result["commit"] = f"the checkout at {a.code}"
     (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), "utf-8")
-    text = render(result)
+    text = render(result, json.loads(a.before.read_text("utf-8")) if a.before else None)
     print(text)
     if a.record:
         write_section(SECTION, text)
