@@ -21,7 +21,8 @@ from fincprg.finance.reportkind import broker_of, same_broker
 
 WIDE_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
 # 公司 as a company speaking of itself (not 上市公司, 龙头公司, 各公司: aggregates)
-_SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)(?<!子)(?<!母)(?<!证券)公司(?!债)|本公司|我司|该公司")
+# (not 公司股东: 「归属于上市公司股东的净利润」 cut at 上市 by a sentence or line break)
+_SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)(?<!子)(?<!母)(?<!证券)(?<!有限)(?<!股份)(?<!集团)公司(?!债|股东)|本公司|我司|该公司")
 _SCOPE = "行业|市场|板块|产业"
 _RISK = re.compile(r"风险提示|风险因素")
 _LEAD = 12  # characters: where a sentence names the company it is about
@@ -67,6 +68,24 @@ def companies_named(text: str, table: Any | None, broker: str | None) -> list[st
             and not _ambiguous(m.name, text, m.code)]
 
 
+def issuers_named(text: str, table: Any | None, broker: str | None) -> set[str]:
+    """The listed companies a text names the way a report names the company it speaks of, not as a partner,
+    customer, investor or list item (:func:`fincprg.generate.subject.role`: 「与蓝思科技合资成立宁夏公司」 names no
+    issuer), the broker and ordinary words left out."""
+    import unicodedata
+
+    from fincprg.generate.subject import _ambiguous, role
+
+    if table is None:
+        return set()
+    t = unicodedata.normalize("NFKC", text)
+    named = {o.key for o in table.occurrences(t) if not same_broker(o.key, broker)
+             and not _ambiguous(o.key, t, table.code_of.get(o.key))}
+    if any(role(t, o) == "other" for o in table.occurrences(t) if o.key in named):
+        return set()  # a partner or customer named: whose 公司 the next sentence means is unclear
+    return named
+
+
 def about_companies(text: str, table: Any | None, broker: str | None) -> bool:
     """Whether a text speaks of a company: it names a listed one, or writes 公司 of one."""
     return bool(_SELF.search(text)) or bool(companies_named(text, table, broker))
@@ -82,7 +101,7 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     names no company."""
     named = companies_named(text, table, broker)
     if not named and previous and _SELF.search(text):
-        before = set(companies_named(previous, table, broker))
+        before = issuers_named(previous, table, broker)
         if len(before) == 1 and not industry_term(text, None):
             return before.pop()
     if named:

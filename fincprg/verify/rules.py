@@ -145,7 +145,7 @@ _CODED = re.compile(r"([\u4e00-\u9fffA-Z]{2,6})[（(]\d{6}[）)]")
 
 def _fact_owner(r: Reading) -> Verdict | None:  # the example's listed companies: those written with a code
     subjects = Subjects(frozenset(r.names) | frozenset(_CODED.findall(r.passage)))
-    return check_fact_owner(r.query, r.sentence, subjects, lambda t: _CODED.findall(t))
+    return check_fact_owner(r.query, r.sentence, subjects, lambda t: _CODED.findall(t), passage=r.passage)
 
 
 def _answer(r: Reading) -> Verdict | None:  # undated: the stage passes the report's date
@@ -176,8 +176,9 @@ STAGE: tuple[Rule, ...] = (
            tested_by="tests/unit/test_verify_rules.py::test_a_query_without_its_source_is_dropped_by_the_source_rule"),
     _stage("subject", ALL, (Reason.NO_SUBJECT, W, Reason.FRAGMENT_SUBJECT), "query, the source's subjects",
            "names a company or industry the source is about", "subject", _subject),
-    _stage("fact_owner", ("sentence",), (W,), "query, sentence, the listed companies it names",
-           "a sentence query asks whom its sentence states the fact of", "subject", _fact_owner),
+    _stage("fact_owner", SP, (W,), "query, sentence (a passage: those writing its metric), the listed companies "
+           "they name", "a company or industry is asked a fact its source states of it, not of another listed company",
+           "subject", _fact_owner),
     _stage("answer", SP, (Reason.METRIC_ABSENT, P, F, Reason.CONTRADICTED), "query, sentence, passage, title, date",
            "every fact asked is in the source with the same reading", "answer", _answer),
     _stage("topic_strict", ("topic", "intent"), (Reason.FRAGMENT_SUBJECT, P, W), "query, the topic's reports",

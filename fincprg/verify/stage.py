@@ -158,7 +158,8 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
         sentence = src.sentences.get(str(q.provenance.get("sentence_id"))) \
             if q.level == "sentence" and ("fact_owner" in run or "answer" in checks) else None
         if "fact_owner" in run:
-            v = check_fact_owner(q.text, sentence, src.passage_subjects(p), src.mentioned)
+            v = check_fact_owner(q.text, sentence, src.passage_subjects(p), src.mentioned,
+                                 passage=p.text if q.level == "passage" else None)
             if v is not None:
                 return stamp(v, "fact_owner")
         if "answer" in checks:

@@ -165,18 +165,32 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
 
 
 # 公司 as the company speaking of itself (not 上市公司, 龙头公司, 各公司, 子公司: aggregates or parts)
-_SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)(?<!子)(?<!母)(?<!证券)公司(?!债)|本公司|我司")
+_FULL_STOP = re.compile(r"[。！？!?]")
+# (not 公司股东: 「归属于上市公司股东的净利润」 cut by a line break at 上市)
+_SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)(?<!子)(?<!母)(?<!证券)(?<!有限)(?<!股份)(?<!集团)公司(?!债|股东)|本公司|我司")
 
 
 def check_fact_owner(query: str, sentence: str | None, subjects: Subjects,
-                     listed: Callable[[str], Iterable[str]]) -> Verdict | None:
-    """A sentence query's subject must be whom its sentence states the fact of: ``wrong_subject`` when the query
-    asks company A and the sentence names other listed companies but neither A nor 公司 (「京东方A2023年初期规划
-    产能」 from a sentence on 力积电's fab), or when it asks an industry and the sentence is a listed company's
-    without naming that industry (「电子行业营收」 from 「京东方营收增长…」). ``listed(text)``: the listed companies
-    a text names (the stock table)."""
+                     listed: Callable[[str], Iterable[str]], passage: str | None = None) -> Verdict | None:
+    """A query's subject must be whom its source states the fact of: ``wrong_subject`` when the query asks company
+    A and its sentence names other listed companies but neither A nor 公司 (「京东方A2023年初期规划产能」 from a
+    sentence on 力积电's fab), or when it asks an industry and the sentence is a listed company's without naming
+    that industry (「电子行业营收」 from 「京东方营收增长…」). A passage query (``passage``, no ``sentence``) is read
+    in the passage's sentences that write the metric it asks: it fails when every one of them fails.
+    ``listed(text)``: the listed companies a text names (the stock table)."""
     if not sentence:
-        return None
+        if not passage:
+            return None
+        metrics = [w for w in SURFACES if len(w) >= 2 and w in query]
+        # whole sentences: a wrapped line or a clause after ；often leaves out whom it speaks of
+        said = [x for x in _FULL_STOP.split(passage.replace("\n", "")) if any(w in x for w in metrics)]
+        verdicts = [_sentence_owner(query, x, subjects, listed) for x in said]
+        return verdicts[0] if verdicts and all(verdicts) else None
+    return _sentence_owner(query, sentence, subjects, listed)
+
+
+def _sentence_owner(query: str, sentence: str, subjects: Subjects,
+                    listed: Callable[[str], Iterable[str]]) -> Verdict | None:
     q, s = norm(query), norm(sentence)
     asked = {c for c in subjects.companies if any(v in q for v in variants(c))}
     others = [n for n in listed(s) if n not in asked and not any(v in q for v in variants(n))]

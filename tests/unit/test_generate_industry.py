@@ -80,3 +80,11 @@ def test_wide_reports_and_title_subjects():
     assert title_subject(r.title) == "A股"  # 策略 is the kind, not the market
     assert is_wide(r, None, "A股") and not is_wide(Report(id="c", title="t", text="x", report_type="company"), None, "A股")
     assert industry_term("本周半导体板块上涨3%。", None) is not None
+
+
+def test_a_partner_named_before_is_not_whom_gongsi_means(table):
+    kw = {"table": table, "broker": None}
+    previous = "与蓝思科技合资成立宁夏公司，消费电子将成为蓝宝石行业新增长点。"
+    assert sentence_subject("预测20-22年公司归母净利润为8.60/11.14/13.94亿元。", None, previous=previous, **kw) is None
+    # 「归属于上市|公司股东的净利润」 cut by a break: no 公司 of anyone's
+    assert sentence_subject("公司股东的净利润0.67亿元，同比增长79.32%。", None, previous="龙净环保发布三季报。", **kw) is None

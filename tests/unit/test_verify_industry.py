@@ -60,3 +60,18 @@ def test_a_company_is_not_asked_another_entitys_fact():
     assert v is not None and v.reason == "wrong_subject"
     assert check_fact_owner("电子行业2021年营收是多少？", "电子行业2021年营收100亿元，龙净环保领先。", s, listed) is None
     assert check_fact_owner("京东方A2023年营收是多少？", None, s, listed) is None  # a passage query: not read here
+
+
+def test_a_passage_query_is_read_in_the_sentences_that_write_its_metric():
+    s = Subjects(frozenset({"京东方A", "力积电"}), frozenset(), "company")
+    passage = "京东方A持续扩产。力积电的集群业务实现销售收入2.96亿元，占比66%。力积电将受益。"
+    v = check_fact_owner("京东方A2019年的销售收入为多少？", None, s, listed, passage=passage)
+    assert v is not None and v.reason == "wrong_subject"
+    wrapped = "力积电股份有限公司公告称，其实现营业收入102亿元；归属于上市\n公司股东的净利润0.67亿元。"
+    v = check_fact_owner("京东方A2020年前三季度股东净利润是多少？", None, s, listed, passage=wrapped)
+    assert v is not None  # read as whole sentences: the clause after ；and the wrapped line are 力积电's
+    both = passage + "公司2019年销售收入10亿元。"  # one sentence of the metric is the company's own
+    assert check_fact_owner("京东方A2019年的销售收入为多少？", None, s, listed, passage=both) is None
+    # 「归属于上市|公司股东的净利润」 cut by a break is no 公司 of the asked company
+    v = check_fact_owner("京东方A2020年前三季度股东净利润是多少？", "公司股东的净利润0.67亿元，力积电网点1389家。", s, listed)
+    assert v is not None and v.reason == "wrong_subject"
