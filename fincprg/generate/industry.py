@@ -25,6 +25,7 @@ WIDE_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
 _SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)(?<!子)(?<!母)(?<!证券)(?<!有限)(?<!股份)(?<!集团)公司(?!债|股东)|本公司|我司|该公司")
 _SCOPE = "行业|市场|板块|产业"
 _RISK = re.compile(r"风险提示|风险因素")
+_NEW_ITEM = re.compile(r"公司(?:发布|公布|披露)[^。；]{0,12}(?:年报|季报|中报|半年报|年度报告|季度报告|业绩|快报|预告)")
 _LEAD = 12  # characters: where a sentence names the company it is about
 
 
@@ -65,7 +66,12 @@ def companies_named(text: str, table: Any | None, broker: str | None) -> list[st
         return []
     return [m.name for m in table.mentions(text)
             if not same_broker(m.name, broker) and not text.startswith("研究所", text.find(m.name) + len(m.name))
-            and not _ambiguous(m.name, text, m.code)]
+            and not _ambiguous(m.name, text, m.code) and not _in_title(text, m.name)]
+
+
+def _in_title(text: str, name: str) -> bool:
+    """A name only inside 《》 (a drama 《新世界》, a book) names no company."""
+    return all(re.search(r"《[^》]{0,10}$", text[:m.start()]) for m in re.finditer(re.escape(name), text))
 
 
 def issuers_named(text: str, table: Any | None, broker: str | None) -> set[str]:
@@ -80,7 +86,7 @@ def issuers_named(text: str, table: Any | None, broker: str | None) -> set[str]:
         return set()
     t = unicodedata.normalize("NFKC", text)
     named = {o.key for o in table.occurrences(t) if not same_broker(o.key, broker)
-             and not _ambiguous(o.key, t, table.code_of.get(o.key))}
+             and not _ambiguous(o.key, t, table.code_of.get(o.key)) and not _in_title(t, o.key)}
     if any(role(t, o) == "other" for o in table.occurrences(t) if o.key in named):
         return set()  # a partner or customer named: whose 公司 the next sentence means is unclear
     return named
@@ -103,7 +109,11 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     if not named and previous and _SELF.search(text):
         before = issuers_named(previous, table, broker)
         if len(before) == 1 and not industry_term(text, None):
-            return before.pop()
+            name = before.pop()
+            # a new item that announces its company's report without naming it (「公司发布2022年一季报」) is not
+            # the one named before
+            if not _NEW_ITEM.search(previous[previous.rfind(name) + len(name):] + text):
+                return name
     if named:
         if len(named) == 1:
             return named[0]

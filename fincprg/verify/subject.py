@@ -176,7 +176,8 @@ def check_fact_owner(query: str, sentence: str | None, subjects: Subjects,
     A and its sentence names other listed companies but neither A nor 公司 (「京东方A2023年初期规划产能」 from a
     sentence on 力积电's fab), or when it asks an industry and the sentence is a listed company's without naming
     that industry (「电子行业营收」 from 「京东方营收增长…」). A passage query (``passage``, no ``sentence``) is read
-    in the passage's sentences that write the metric it asks: it fails when every one of them fails.
+    in the first of the passage's sentences that writes the metric it asks, or where none does, in the whole
+    passage.
     ``listed(text)``: the listed companies a text names (the stock table)."""
     if not sentence:
         if not passage:
@@ -184,21 +185,39 @@ def check_fact_owner(query: str, sentence: str | None, subjects: Subjects,
         metrics = [w for w in SURFACES if len(w) >= 2 and w in query]
         # whole sentences: a wrapped line or a clause after ；often leaves out whom it speaks of
         said = [x for x in _FULL_STOP.split(passage.replace("\n", "")) if any(w in x for w in metrics)]
-        verdicts = [_sentence_owner(query, x, subjects, listed) for x in said]
-        return verdicts[0] if verdicts and all(verdicts) else None
+        if not said:  # an event or outlook: read against the whole passage (「疫情对成都银行经营有何影响？」 on 平安银行)
+            return _sentence_owner(query, passage.replace("\n", ""), subjects, listed)
+        # the first sentence that writes the metric is where a passage states it (the generator asks that one)
+        return _sentence_owner(query, said[0], subjects, listed)
     return _sentence_owner(query, sentence, subjects, listed)
 
 
 def _sentence_owner(query: str, sentence: str, subjects: Subjects,
                     listed: Callable[[str], Iterable[str]]) -> Verdict | None:
     q, s = norm(query), norm(sentence)
-    asked = {c for c in subjects.companies if any(v in q for v in variants(c))}
-    others = [n for n in listed(s) if n not in asked and not any(v in q for v in variants(n))]
+    # the company the query asks about is the one it names first (「中信证券2018年东方财富证券营收」 asks 中信证券)
+    at = {c: min((q.find(v) for v in variants(c) if v in q), default=-1) for c in subjects.companies}
+    first = min((i for i in at.values() if i >= 0), default=-1)
+    asked = {c for c, i in at.items() if i == first >= 0}
+    others = [n for n in listed(s) if n not in asked and not _in_title(s, n)]
     if asked:
-        if any(v in s for c in asked for v in variants(c)) or _SELF.search(s) or not others:
+        names = [v for c in asked for v in variants(c)]
+        if any(v in s for v in names) or not others:
+            return None
+        # 公司 speaks of the asked company, unless another company announces in the sentence (「艾德生物发布2021年
+        # 一季报，公司一季度实现营收…」: 公司 is 艾德生物)
+        if _SELF.search(s) and not any(re.search(re.escape(o) + _ANNOUNCES, s) for o in others):
             return None
         return Verdict(Reason.WRONG_SUBJECT, f"asks {sorted(asked)[0]} a fact its sentence states of {others[0]}")
     terms = [t for t in subjects.industries if t in q]
     if terms and others and not any(t in s for t in terms):
         return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a fact its sentence states of {others[0]}")
     return None
+
+
+_ANNOUNCES = r"[^，,。；;]{0,4}(?:发布|公告|公布|披露)"
+
+
+def _in_title(text: str, name: str) -> bool:
+    """A name only inside 《》 (a drama 《新世界》, a book) names no company."""
+    return all(re.search(r"《[^》]{0,10}$", text[:m.start()]) for m in re.finditer(re.escape(name), text))

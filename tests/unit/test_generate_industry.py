@@ -88,3 +88,11 @@ def test_a_partner_named_before_is_not_whom_gongsi_means(table):
     assert sentence_subject("预测20-22年公司归母净利润为8.60/11.14/13.94亿元。", None, previous=previous, **kw) is None
     # 「归属于上市|公司股东的净利润」 cut by a break: no 公司 of anyone's
     assert sentence_subject("公司股东的净利润0.67亿元，同比增长79.32%。", None, previous="龙净环保发布三季报。", **kw) is None
+
+
+def test_a_new_item_and_a_drama_title_name_no_company(table):
+    kw = {"table": table, "broker": None}
+    previous = "贵州燃气公告，子公司出售热力公司2%股权。"
+    assert sentence_subject("公司发布2022年一季报：Q1实现营收534.1亿元。", None, previous=previous, **kw) is None
+    assert sentence_subject("公司Q1实现营收5.1亿元。", None, previous=previous, **kw) == "贵州燃气"
+    assert sentence_subject("电视剧《新世界》的投资收入1.5亿元。", None, **kw) is None

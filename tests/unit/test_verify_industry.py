@@ -70,8 +70,21 @@ def test_a_passage_query_is_read_in_the_sentences_that_write_its_metric():
     wrapped = "力积电股份有限公司公告称，其实现营业收入102亿元；归属于上市\n公司股东的净利润0.67亿元。"
     v = check_fact_owner("京东方A2020年前三季度股东净利润是多少？", None, s, listed, passage=wrapped)
     assert v is not None  # read as whole sentences: the clause after ；and the wrapped line are 力积电's
-    both = passage + "公司2019年销售收入10亿元。"  # one sentence of the metric is the company's own
-    assert check_fact_owner("京东方A2019年的销售收入为多少？", None, s, listed, passage=both) is None
+    own_first = "公司2019年销售收入10亿元。" + passage  # the first sentence of the metric is the company's own
+    assert check_fact_owner("京东方A2019年的销售收入为多少？", None, s, listed, passage=own_first) is None
     # 「归属于上市|公司股东的净利润」 cut by a break is no 公司 of the asked company
     v = check_fact_owner("京东方A2020年前三季度股东净利润是多少？", "公司股东的净利润0.67亿元，力积电网点1389家。", s, listed)
     assert v is not None and v.reason == "wrong_subject"
+
+
+def test_the_company_a_query_names_first_is_the_one_asked_and_gongsi_after_an_announcement_is_not_it():
+    s = Subjects(frozenset({"京东方A", "力积电"}), frozenset(), "company")
+    v = check_fact_owner("京东方A2018年力积电营收同比增长了多少？", "2018年力积电营收16.86亿元，同比增长16%。", s, listed)
+    assert v is not None and "京东方A" in v.detail
+    v = check_fact_owner("京东方A2021年一季度营收是多少？", "力积电发布2021年一季报，公司一季度实现营收1.74亿。", s, listed)
+    assert v is not None
+    assert check_fact_owner("京东方A2021年营收是多少？", "受益于力积电放量，公司2021年营收增长30%。", s, listed) is None
+    # an event asked of a passage that speaks of another company throughout, never of the asked one nor of 公司
+    v = check_fact_owner("疫情对京东方A经营有何影响？", None, s, listed, passage="力积电零售贷款增速有望反转。力积电受益。")
+    assert v is not None
+    assert check_fact_owner("京东方A投资收入是多少？", "电视剧《力积电》的投资收入1.5亿元。", s, listed) is None
