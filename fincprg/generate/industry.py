@@ -106,6 +106,9 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     report's ``subject`` (「板块估值（PE-TTM）为48.6倍」 in a 计算机行业周报), as does a risk list (风险提示) that
     names no company."""
     named = companies_named(text, table, broker)
+    risk = _RISK.search(text)
+    if risk and named and min(text.find(n) for n in named) > risk.start():
+        return None  # 「风险提示：公司长协谈判…吉祥航空2021年亏损」: the risks are of a 公司 named before, not of it
     if not named and previous and _SELF.search(text):
         before = issuers_named(previous, table, broker)
         if len(before) == 1 and not industry_term(text, None):

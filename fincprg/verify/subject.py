@@ -204,8 +204,8 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
         names = [v for c in asked for v in variants(c)]
         if any(v in s for v in names) or not others:
             return None
-        # 公司 speaks of the asked company, unless another company announces in the sentence (「艾德生物发布2021年
-        # 一季报，公司一季度实现营收…」: 公司 is 艾德生物)
+        # 公司 speaks of the asked company, unless another company announces in the sentence or stands as its
+        # subject (「艾德生物发布2021年一季报，公司一季度实现营收…」, 「深信服作为…企业，…公司云计算业务」)
         if _SELF.search(s) and not any(re.search(re.escape(o) + _ANNOUNCES, s) for o in others):
             return None
         return Verdict(Reason.WRONG_SUBJECT, f"asks {sorted(asked)[0]} a fact its sentence states of {others[0]}")
@@ -215,7 +215,7 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
     return None
 
 
-_ANNOUNCES = r"[^，,。；;]{0,4}(?:发布|公告|公布|披露)"
+_ANNOUNCES = r"(?:[^，,。；;]{0,4}(?:发布|公告|公布|披露)|作为)"  # ... or stands as the sentence's subject
 
 
 def _in_title(text: str, name: str) -> bool:

@@ -96,3 +96,9 @@ def test_a_new_item_and_a_drama_title_name_no_company(table):
     assert sentence_subject("公司发布2022年一季报：Q1实现营收534.1亿元。", None, previous=previous, **kw) is None
     assert sentence_subject("公司Q1实现营收5.1亿元。", None, previous=previous, **kw) == "贵州燃气"
     assert sentence_subject("电视剧《新世界》的投资收入1.5亿元。", None, **kw) is None
+
+
+def test_a_risk_list_is_not_asked_of_a_company_named_after_it(table):
+    s = "风险提示：公司长协谈判不及预期、全球贸易需求超预期下滑。吉祥航空2021年录得归母净利润亏损4.98亿"
+    assert sentence_subject(s, "交通运输行业", table=table, broker=None) is None
+    assert sentence_subject("吉祥航空风险提示：油价大幅上涨。", "交通运输行业", table=table, broker=None) == "吉祥航空"

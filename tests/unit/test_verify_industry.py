@@ -84,6 +84,8 @@ def test_the_company_a_query_names_first_is_the_one_asked_and_gongsi_after_an_an
     v = check_fact_owner("京东方A2021年一季度营收是多少？", "力积电发布2021年一季报，公司一季度实现营收1.74亿。", s, listed)
     assert v is not None
     assert check_fact_owner("京东方A2021年营收是多少？", "受益于力积电放量，公司2021年营收增长30%。", s, listed) is None
+    v = check_fact_owner("京东方A2015年推出了哪些新品？", "力积电作为龙头，2015年发力云计算，丰富了公司业务线条。", s, listed)
+    assert v is not None
     # an event asked of a passage that speaks of another company throughout, never of the asked one nor of 公司
     v = check_fact_owner("疫情对京东方A经营有何影响？", None, s, listed, passage="力积电零售贷款增速有望反转。力积电受益。")
     assert v is not None
