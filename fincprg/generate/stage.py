@@ -30,6 +30,8 @@ from fincprg.generate.complete import complete_query
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
 from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
+from fincprg.finance.reportkind import broker_of
+from fincprg.generate.industry import WIDE_TYPES
 from fincprg.generate.subject import body_subject
 from fincprg.generate.tally import QueryTally
 from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator, report_company, title_subject
@@ -52,7 +54,7 @@ def make_generator(cfg: PipelineConfig, cache_dir: Any, *, progress: bool = True
         from fincprg.llm import LLMClient
 
         return LLMTreeGenerator(LLMClient(cfg.llm, cache_dir), cfg.generate, progress=progress)
-    return TemplateGenerator(cfg.generate)
+    return TemplateGenerator(cfg.generate, table=stock_table(cfg.finance.stock_table))
 
 
 def uses_llm_actors(cfg: Any) -> bool:
@@ -137,8 +139,10 @@ def load_reports(ctx: StageContext) -> dict[str, Report]:
     out = {}
     for r in ctx.read(L.INGEST, L.REPORTS):
         update: dict[str, Any] = {"text": ""}
-        if table is not None and not report_company(r) and not title_subject(r.title):
-            found = body_subject(r.text, table)
+        # (an industry or strategy report has no issuer: its sentences name whom they are about)
+        if table is not None and not report_company(r) and not title_subject(r.title) \
+                and r.report_type not in WIDE_TYPES:
+            found = body_subject(r.text, table, broker=broker_of(r.meta))
             if found:
                 update.update(company=found[0], stock_code=r.stock_code or found[1])
         out[r.id] = r.model_copy(update=update)

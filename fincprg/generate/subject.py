@@ -84,15 +84,16 @@ def role(text: str, o: Any) -> str:
     return "other" if COMPANY_AS_OTHER.search(text, o.end, stop.start() if stop else len(text)) else "issuer"
 
 
-def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
+def body_subject(text: str, table: Any, broker: str | None = None) -> tuple[str, str | None] | None:
     """``(short name, code)`` of the listed company ``text`` is about, or None when it names none clearly.
 
-    ``table``: a :class:`~fincprg.finance.stocks.StockTable`.
+    ``table``: a :class:`~fincprg.finance.stocks.StockTable`; ``broker``: the broker that wrote the report (its
+    metadata), never its subject however often its header and legal text name it (「西南证券」).
     """
     if not text:
         return None
     t = unicodedata.normalize("NFKC", text)
-    occ = table.occurrences(t)
+    occ = [o for o in table.occurrences(t) if not _is_broker(table, o, broker)]
     shown = {m.key: m for m in table.mentions(t, occ)}
     named = [o for o in occ if not o.by_code]
     # a code right after a partner's name is the partner's (_code_of_other); a company the body says the issuer
@@ -132,6 +133,13 @@ def body_subject(text: str, table: Any) -> tuple[str, str | None] | None:
     listed_other = {o.key for o in occ if not o.by_code and role(t, o) == "other"}
     about = {o.key for o in own if o.key in plain and o.key not in listed_other and _about_company(t, o)}
     return pick(next(iter(about))) if len(about) == 1 else None
+
+
+def _is_broker(table: Any, o: Any, broker: str | None) -> bool:
+    """An occurrence that names the report's broker."""
+    from fincprg.finance.reportkind import same_broker
+
+    return bool(broker) and same_broker(o.key, broker)
 
 
 def _code_of_other(o: Any, named: list[Any], text: str) -> bool:

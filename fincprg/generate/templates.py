@@ -28,12 +28,14 @@ import datetime as dt
 import hashlib
 import logging
 import re
+from typing import Any
 
 from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
 from fincprg.finance import events as ev
 from fincprg.finance.reporting_period import asked_period, dominant_period
 from fincprg.finance.surface import canonical
+from fincprg.generate import industry as ind
 from fincprg.generate import phrases as ph
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.records import Failure, Report
@@ -81,7 +83,8 @@ def title_subject(title: str | None) -> str | None:
     head = re.sub(r"^\s*(?:20\d{2}年度?)?(?:[一二三四]季度|中期|上半年|下半年)?", "", title or "")
     m = re.match(r"([\u4e00-\u9fffA-Za-z]{2,8}?)(?:投资策略|策略展望|策略|周报|月报|日报|周评|月评|专题|点评|深度报告)[:：]",
                  head)
-    return m.group(1) if m and m.group(1) not in _GENERIC_SUBJECT else None
+    name = re.sub(r"(?:投资)?策略$", "", m.group(1)) if m else ""  # 「A股策略深度报告：」 is about A股
+    return name if len(name) >= 2 and name not in _GENERIC_SUBJECT else None
 
 
 _GENERIC_SUBJECT = frozenset("策略 宏观 市场 晨会 早报 晚报 行业 公司 个股 投资 研究 固收 债市".split())
@@ -132,8 +135,9 @@ class TemplateGenerator:
 
     name = "templates"
 
-    def __init__(self, cfg: GenerateConfig | None = None) -> None:
+    def __init__(self, cfg: GenerateConfig | None = None, table: Any | None = None) -> None:
         self.cfg = cfg or GenerateConfig()
+        self.table = table  # finance.stock_table: the companies an industry report's sentences name
 
     @property
     def provenance(self) -> dict[str, str]:
@@ -145,7 +149,11 @@ class TemplateGenerator:
     def _one(self, item: PassageInput) -> QueryTree | Failure:
         # a company report asks about its company (metadata, title, or for an untitled report the listed
         # company its body names: generate.stage.load_reports); an industry report about its industry
-        company = report_company(item.report) or title_subject(item.report.title)
+        company = report_company(item.report)
+        subject = title_subject(item.report.title)
+        if ind.is_wide(item.report, company, subject):
+            return self._wide(item, subject)
+        company = company or subject
         if not company:
             return Failure(stage="generate", item_id=item.passage.id, kind=NO_SUBJECT,
                            message="the report names no company (metadata, title, or with finance.stock_table a "
@@ -166,10 +174,41 @@ class TemplateGenerator:
                                    "to ask about in this passage", raw=item.passage.text[:200])
         return QueryTree(item.passage.id, pq, sq, dict(self.provenance))
 
+    def _wide(self, item: PassageInput, subject: str | None) -> QueryTree | Failure:
+        """An industry, strategy, macro or bond report's passage: each sentence asked about the company or industry
+        it names (:mod:`fincprg.generate.industry`), the passage by its first askable sentence's question."""
+        date = item.report.date
+        text = _clean(item.passage.text)
+        period = default_period(text, item.report.title, date)
+        broker = ind.report_broker(item.report)
+        sq, named, previous = [], False, ""
+        industry_passage = not ind.about_companies(text, self.table, broker)
+        for s in item.sentences:
+            who = ind.sentence_subject(_HEADER.sub("", s.text), subject, table=self.table, broker=broker,
+                                       previous=previous, industry_passage=industry_passage)
+            previous = previous + _HEADER.sub("", s.text)
+            named = named or who is not None
+            # an industry or market is read in its sentence as the company is in a company report's: its figures
+            # its own (the frames read 「行业」 before a metric as someone else's)
+            body = s.text.replace(who, "公司") if who and ind.is_term(who, s.text, self.table) else s.text
+            sq.append(self.sentence_query(body, who, key=s.id, date=date, passage_year=period, passage_text=text,
+                                          wide=True) if who else "")
+        # a passage on the industry alone is asked its main fact, as a company report's passage is; one that speaks
+        # of companies by its first askable sentence's question (whose figure its main metric is, is unclear)
+        pq = self.passage_query(item.passage.text, subject, key=item.passage.id, date=date, period=period) \
+            if subject and industry_passage else ""
+        pq = pq or next((q for q in sq if q), "")
+        if not pq:
+            return Failure(stage="generate", item_id=item.passage.id, kind=NO_SUBJECT if not named else
+                           "nothing_askable",
+                           message="no sentence of this industry report's passage names a company or industry "
+                                   "with a fact to ask about", raw=item.passage.text[:200])
+        return QueryTree(item.passage.id, pq, tuple(sq), dict(self.provenance))
+
     # ------------------------------------------------------------ sentences
 
     def sentence_query(self, text: str, company: str | None, *, key: str, date: dt.date | None = None,
-                       passage_year: int | Period | None = None, passage_text: str = "") -> str:
+                       passage_year: int | Period | None = None, passage_text: str = "", wide: bool = False) -> str:
         """One question for one sentence, or "" when it carries nothing askable.
 
         ``passage_year`` (the passage's one reporting year, or its period: 2021年上半年) dates a sentence
@@ -184,6 +223,8 @@ class TemplateGenerator:
         # another company counts only where the sentence names it with its code: 「比亚迪（002594）」
         others = sorted(n for n in facts.companies if n != company and re.search(re.escape(n) + r"\s*[（(]\s*\d{6}", text))
         e = company if (company and (company in text or not others)) else (others[0] if others else "")
+        if wide and e != company:
+            return ""  # an industry report's sentence is asked about whom it names (industry.sentence_subject)
         if not e:
             return ""  # a question without a subject is not a usable query
         if _RISK.search(text):

@@ -11,6 +11,7 @@ from fincprg.config import REPORT_FIELDS, IngestConfig
 from fincprg.errors import InputError
 # one title parser for the whole pipeline, so Report.company matches what generate/mine/topics derive
 from fincprg.finance import parse_title_company
+from fincprg.finance.reportkind import broker_of, report_broker, report_kind
 from fincprg.ingest.dates import parse_date
 from fincprg.ingest.readers import Raw
 from fincprg.records import Rejection, Report
@@ -201,6 +202,13 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper, *, need_text: bo
     if company is None or code is None:
         t_co, t_code = parse_title_company(title)
         company, code = company or t_co, code or t_code
+    report_type = _norm_type(cleaned["report_type"])
+    masthead = meta.get("masthead") if isinstance(meta.get("masthead"), str) else None
+    if report_type is None:  # no type field: the title, masthead or first lines say it (finance.reportkind)
+        report_type, how = report_kind(title, masthead=masthead, text=text, company=company)
+        if report_type is not None:
+            meta["report_type_from"] = how
+    if broker_of(meta) is None and (broker := report_broker(text, title, masthead)):
+        meta["broker"] = broker  # never a subject (generate, verify)
     return Report(id=rid, title=title, text=text, date=date, company=company, stock_code=code,
-                  industry=cleaned["industry"], report_type=_norm_type(cleaned["report_type"]),
-                  source=src, meta=meta)
+                  industry=cleaned["industry"], report_type=report_type, source=src, meta=meta)

@@ -191,12 +191,30 @@ def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto",
         return
     strs = [ln.rstrip("\r") for ln in lines if ln is not None]
     first = next((k for k, ln in enumerate(strs) if ln.strip()), None)
+    fields: dict[str, Any] = {"id": report_id or path.stem}
+    if first is not None and (nxt := _title_after_masthead(strs, first)) is not None:
+        # 「证券研究报告｜行业周报」 then the title: the masthead says the kind, the next line is the title
+        fields["masthead"] = strs[first].strip()
+        first = nxt
     title_line = strs[first].strip().lstrip("#").strip() if first is not None else ""
     if title_line and len(title_line) <= _MAX_TITLE_CHARS:
         title, body = title_line, "\n".join(strs[first + 1:])  # type: ignore[operator]
     else:
         title, body = path.stem, "\n".join(strs)
-    yield Raw(f"{path}:1", {"id": report_id or path.stem, "title": title, "text": body.strip()})
+    yield Raw(f"{path}:1", {**fields, "title": title, "text": body.strip()})
+
+
+def _title_after_masthead(strs: list[str], first: int) -> int | None:
+    """The line of the title when the first line is a masthead (:func:`~fincprg.finance.reportkind.is_masthead`)
+    and one of the next two lines reads as a report title (it names a company with its code, or a kind word
+    before its colon); else None (the first line stays the title)."""
+    from fincprg.finance.reportkind import is_masthead, title_kind
+
+    if not is_masthead(strs[first]):
+        return None
+    nxt = [k for k in range(first + 1, min(len(strs), first + 4)) if strs[k].strip()][:2]
+    return next((k for k in nxt if len(strs[k].strip()) <= _MAX_TITLE_CHARS and not is_masthead(strs[k])
+                 and title_kind(strs[k]) is not None), None)
 
 
 def read_pdf(path: Path, stats: ReadStats, encoding: str = "auto", report_id: str | None = None,

@@ -45,6 +45,12 @@ EXAMPLES: dict[str, tuple[Example, Example]] = {
         Example('代理保险2020年占手续费收入是多少？', '代理保险收入占手续费收入的12%，同比提升2个百分点。', names=('招商银行',)),
         Example('招商银行2020年代理保险收入是多少？', '代理保险收入占手续费收入的12%，同比提升2个百分点。', names=('招商银行',)),
     ),
+    "fact_owner": (  # a company in the title asked about another company's figure (issue 48's real reading)
+        Example('京东方A2023年初期规划产能是多少？', '力积电（600000）铜锣新厂2023年初期规划产能为每月1万片。',
+                sentence=True, names=('京东方A',)),
+        Example('力积电2023年初期规划产能是多少？', '力积电（600000）铜锣新厂2023年初期规划产能为每月1万片。',
+                sentence=True, names=('京东方A',)),
+    ),
     "answer": (
         Example('兆驰股份2019年代工出货量下降的主要原因是什么？', '2019年公司代工出货量同比增长34%，代工收入增长20%。'),
         Example('兆驰股份2019年代工出货量增长了多少？', '2019年公司代工出货量同比增长34%，代工收入增长20%。'),

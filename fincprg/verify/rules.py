@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from fincprg.verify.related import check_related
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.strict import check_garbled, check_in_sentence, check_vague, check_whole_year
 from fincprg.verify.sources import ReportInfo
-from fincprg.verify.subject import Subjects, check_subject
+from fincprg.verify.subject import Subjects, check_fact_owner, check_subject
 from fincprg.verify.topicrules import check_topic_strict
 from fincprg.verify.topical import check_topical, check_trend
 from fincprg.verify.verdict import Reason, Verdict
@@ -139,6 +140,14 @@ def _subject(r: Reading) -> Verdict | None:  # the example's names: the source's
     return check_subject(r.query, Subjects(r.names))
 
 
+_CODED = re.compile(r"([\u4e00-\u9fffA-Z]{2,6})[（(]\d{6}[）)]")
+
+
+def _fact_owner(r: Reading) -> Verdict | None:  # the example's listed companies: those written with a code
+    subjects = Subjects(frozenset(r.names) | frozenset(_CODED.findall(r.passage)))
+    return check_fact_owner(r.query, r.sentence, subjects, lambda t: _CODED.findall(t), passage=r.passage)
+
+
 def _answer(r: Reading) -> Verdict | None:  # undated: the stage passes the report's date
     return check_answer(r.query, r.passage, title=r.title, sentence=r.sentence)
 
@@ -167,6 +176,9 @@ STAGE: tuple[Rule, ...] = (
            tested_by="tests/unit/test_verify_rules.py::test_a_query_without_its_source_is_dropped_by_the_source_rule"),
     _stage("subject", ALL, (Reason.NO_SUBJECT, W, Reason.FRAGMENT_SUBJECT), "query, the source's subjects",
            "names a company or industry the source is about", "subject", _subject),
+    _stage("fact_owner", SP, (W,), "query, sentence (a passage: those writing its metric), the listed companies "
+           "they name", "a company or industry is asked a fact its source states of it, not of another listed company",
+           "subject", _fact_owner),
     _stage("answer", SP, (Reason.METRIC_ABSENT, P, F, Reason.CONTRADICTED), "query, sentence, passage, title, date",
            "every fact asked is in the source with the same reading", "answer", _answer),
     _stage("topic_strict", ("topic", "intent"), (Reason.FRAGMENT_SUBJECT, P, W), "query, the topic's reports",
@@ -186,7 +198,7 @@ STAGE: tuple[Rule, ...] = (
            tested_by=f"{_STAGE_TESTS}::test_the_llm_judge_drops_what_it_finds_unanswered"),
 )
 
-RULES: tuple[Rule, ...] = STAGE[:3] + STRICT + STAGE[3:]
+RULES: tuple[Rule, ...] = STAGE[:4] + STRICT + STAGE[4:]
 BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 

@@ -3,7 +3,8 @@
 A report's company comes from its metadata, else its title (「景津装备（603279）：…」), else, for a report
 without either, from its body: the listed company (stock table) the body names most, and more often than
 any other. A report with no company is an industry/strategy report when its type or title says so
-(a titled report that names no company); an untitled body naming no company has no subject.
+(a titled report that names no company); an untitled body naming no company has no subject. The broker that
+wrote a report (its metadata, or ingest's reading of its masthead and legal text) is never one of its subjects.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fincprg.finance import parse_title_company
+from fincprg.finance.reportkind import broker_of, same_broker
 from fincprg.verify.subject import Subjects, industry_terms_in
 
 INDUSTRY_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
@@ -30,6 +32,7 @@ class ReportInfo:
     kind: str  # company | industry | unknown
     industry: str | None = None
     date_inferred: bool = False  # an undated report read as of its as-of year (verify.stage)
+    broker: str | None = None  # who wrote it (metadata, or ingest's reading of its masthead and legal text)
 
 
 def report_info(report: Any, table: Any | None = None) -> ReportInfo:
@@ -48,8 +51,10 @@ def report_info(report: Any, table: Any | None = None) -> ReportInfo:
             n = table.name_of.get(str(code).split(".")[0])
             if n:
                 names.add(n)
-    if not names and table is not None and report.text:
-        ms = table.mentions(report.text)
+    broker = broker_of(report.meta)
+    # an industry or strategy report has no issuer to read from its body; a broker is nobody's subject
+    if not names and table is not None and report.text and report.report_type not in INDUSTRY_TYPES:
+        ms = [m for m in table.mentions(report.text) if not same_broker(m.name, broker)]
         if ms and ms[0].count >= 2 and (len(ms) == 1 or ms[0].count > ms[1].count):
             names.add(ms[0].name)
             how = "body"
@@ -59,17 +64,19 @@ def report_info(report: Any, table: Any | None = None) -> ReportInfo:
         kind = "industry"
     else:
         kind = "unknown"
-    return ReportInfo(report.id, report.title or "", report.date, frozenset(names), how, kind, report.industry)
+    return ReportInfo(report.id, report.title or "", report.date, frozenset(names), how, kind, report.industry,
+                      broker=broker)
 
 
 def passage_subjects(info: ReportInfo, text: str, mentioned: Iterable[str] = ()) -> Subjects:
     """Valid subjects of a sentence/passage query: the report's company, the listed companies the passage
     and title name, and for an industry report the industry terms they name."""
-    companies = frozenset(info.companies | set(mentioned))
+    # the broker is never a subject, however often its running header names it (「西南证券·行业周报」)
+    companies = frozenset(info.companies | {m for m in mentioned if not same_broker(m, info.broker)})
     if info.kind == "industry":
         terms = industry_terms_in(f"{text}\n{info.title}") | ({info.industry} if info.industry else set())
-        return Subjects(companies, frozenset(terms), "industry")
-    return Subjects(companies, frozenset(), info.kind if info.kind != "unknown" else "company")
+        return Subjects(companies, frozenset(terms), "industry", info.broker)
+    return Subjects(companies, frozenset(), info.kind if info.kind != "unknown" else "company", info.broker)
 
 
 def topic_subjects(infos: Sequence[ReportInfo], industries: Iterable[str | None], mentioned: Iterable[str] = ()

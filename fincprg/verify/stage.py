@@ -37,7 +37,7 @@ from fincprg.verify.roundtrip import RoundTrip
 from fincprg.verify.rules import RULES, check_disable, stamp
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_garbled
-from fincprg.verify.subject import Subjects, check_subject, variants
+from fincprg.verify.subject import Subjects, check_fact_owner, check_subject, variants
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
 from fincprg.verify.verdict import Reason, Verdict
@@ -155,8 +155,14 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
             v = check_subject(q.text, src.passage_subjects(p), listed=src.mentioned)
             if v is not None:
                 return stamp(v, "subject")
+        sentence = src.sentences.get(str(q.provenance.get("sentence_id"))) \
+            if q.level == "sentence" and ("fact_owner" in run or "answer" in checks) else None
+        if "fact_owner" in run:
+            v = check_fact_owner(q.text, sentence, src.passage_subjects(p), src.mentioned,
+                                 passage=p.text if q.level == "passage" else None)
+            if v is not None:
+                return stamp(v, "fact_owner")
         if "answer" in checks:
-            sentence = src.sentences.get(str(q.provenance.get("sentence_id"))) if q.level == "sentence" else None
             v = check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date,
                              dated=not info.date_inferred) if "answer" in run else None
             if v is not None:

@@ -84,6 +84,7 @@ class Subjects:
     companies: frozenset[str] = frozenset()
     industries: frozenset[str] = frozenset()  # only for industry/strategy reports and topic level
     kind: str = "company"  # company | industry | topic
+    broker: str | None = None  # the broker that wrote the source: never a subject
     names: frozenset[str] = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
@@ -92,6 +93,14 @@ class Subjects:
     @property
     def empty(self) -> bool:
         return not self.companies and not self.industries
+
+
+def _broker_forms(broker: str) -> set[str]:
+    """How a query may write the broker: 西南证券, 中国银河证券 / 中国银河 / 银河证券."""
+    b = norm(broker)
+    stem = b.removesuffix("证券")
+    out = {b, stem + "证券"} | ({stem, stem[2:] + "证券"} if stem.startswith("中国") and len(stem) >= 4 else set())
+    return {v for v in out if len(v) >= 4}
 
 
 def lead(query: str) -> str:
@@ -121,6 +130,9 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     q = norm(query)
     if subjects.empty:
         return Verdict(Reason.NO_SUBJECT, "the source has no company or industry a query could name")
+    if subjects.broker and not subjects.names & variants(subjects.broker) and any(
+            v in q for v in _broker_forms(subjects.broker)):
+        return Verdict(Reason.WRONG_SUBJECT, f"names {subjects.broker}, the broker that wrote the report")
     if any(n in q for n in subjects.names):
         return None
     if subjects.kind != "company" and any(t in q for t in subjects.industries):
@@ -150,3 +162,62 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     if phrase.startswith(GENERIC):
         return Verdict(Reason.NO_SUBJECT, f"「{phrase}」 names no company or industry")
     return Verdict(Reason.FRAGMENT_SUBJECT, f"「{phrase}」 is a fragment of the text, not a company or industry")
+
+
+# 公司 as the company speaking of itself (not 上市公司, 龙头公司, 各公司, 子公司: aggregates or parts)
+_FULL_STOP = re.compile(r"[。！？!?]")
+# (not 公司股东: 「归属于上市公司股东的净利润」 cut by a line break at 上市)
+_SELF = re.compile(r"(?<!上市)(?<!龙头)(?<!各)(?<!相关)(?<!多家)(?<!子)(?<!母)(?<!证券)(?<!有限)(?<!股份)(?<!集团)公司(?!债|股东)|本公司|我司")
+
+
+def check_fact_owner(query: str, sentence: str | None, subjects: Subjects,
+                     listed: Callable[[str], Iterable[str]], passage: str | None = None) -> Verdict | None:
+    """A query's subject must be whom its source states the fact of: ``wrong_subject`` when the query asks company
+    A and its sentence names other listed companies but neither A nor 公司 (「京东方A2023年初期规划产能」 from a
+    sentence on 力积电's fab), or when it asks an industry and the sentence is a listed company's without naming
+    that industry (「电子行业营收」 from 「京东方营收增长…」). A passage query (``passage``, no ``sentence``) is read
+    in the first of the passage's sentences that writes the metric it asks, or where none does, in the whole
+    passage.
+    ``listed(text)``: the listed companies a text names (the stock table)."""
+    if not sentence:
+        if not passage:
+            return None
+        metrics = [w for w in SURFACES if len(w) >= 2 and w in query]
+        # whole sentences: a wrapped line or a clause after ；often leaves out whom it speaks of
+        said = [x for x in _FULL_STOP.split(passage.replace("\n", "")) if any(w in x for w in metrics)]
+        if not said:  # an event or outlook: read against the whole passage (「疫情对成都银行经营有何影响？」 on 平安银行)
+            return _sentence_owner(query, passage.replace("\n", ""), subjects, listed)
+        # the first sentence that writes the metric is where a passage states it (the generator asks that one)
+        return _sentence_owner(query, said[0], subjects, listed)
+    return _sentence_owner(query, sentence, subjects, listed)
+
+
+def _sentence_owner(query: str, sentence: str, subjects: Subjects,
+                    listed: Callable[[str], Iterable[str]]) -> Verdict | None:
+    q, s = norm(query), norm(sentence)
+    # the company the query asks about is the one it names first (「中信证券2018年东方财富证券营收」 asks 中信证券)
+    at = {c: min((q.find(v) for v in variants(c) if v in q), default=-1) for c in subjects.companies}
+    first = min((i for i in at.values() if i >= 0), default=-1)
+    asked = {c for c, i in at.items() if i == first >= 0}
+    others = [n for n in listed(s) if n not in asked and not _in_title(s, n)]
+    if asked:
+        names = [v for c in asked for v in variants(c)]
+        if any(v in s for v in names) or not others:
+            return None
+        # 公司 speaks of the asked company, unless another company announces in the sentence or stands as its
+        # subject (「艾德生物发布2021年一季报，公司一季度实现营收…」, 「深信服作为…企业，…公司云计算业务」)
+        if _SELF.search(s) and not any(re.search(re.escape(o) + _ANNOUNCES, s) for o in others):
+            return None
+        return Verdict(Reason.WRONG_SUBJECT, f"asks {sorted(asked)[0]} a fact its sentence states of {others[0]}")
+    terms = [t for t in subjects.industries if t in q]
+    if terms and others and not any(t in s for t in terms):
+        return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a fact its sentence states of {others[0]}")
+    return None
+
+
+_ANNOUNCES = r"(?:[^，,。；;]{0,4}(?:发布|公告|公布|披露)|作为)"  # ... or stands as the sentence's subject
+
+
+def _in_title(text: str, name: str) -> bool:
+    """A name only inside 《》 (a drama 《新世界》, a book) names no company."""
+    return all(re.search(r"《[^》]{0,10}$", text[:m.start()]) for m in re.finditer(re.escape(name), text))

@@ -55,10 +55,17 @@ def test_passage_query_asks_about_the_main_fact():
 
 def test_industry_report_asks_about_its_industry():
     item = _item(company=None, title="半导体行业周报：存储价格触底回升",
-                 sents=["11月上旬DDR4 8Gb现货均价为1.52美元，较10月底上涨4.8%。", "毛利率为30%。"])
+                 sents=["11月上旬半导体行业DDR4 8Gb现货均价为1.52美元，较10月底上涨4.8%。", "2023年毛利率为30%，同比提升2个百分点。"])
     tree = TemplateGenerator().generate([item])[0]
     assert "公司" not in tree.passage_query
     assert tree.sentence_queries[0].startswith("半导体行业") and "均价" in tree.sentence_queries[0]
+    # a passage that names no company speaks of the industry throughout
+    assert tree.sentence_queries[1].startswith("半导体行业") and "毛利率" in tree.sentence_queries[1]
+    # where it names one, a figure the sentence gives of nobody is often that company's (issue 48)
+    item = _item(company=None, title="半导体行业周报：存储价格触底回升",
+                 sents=["星河科技公司发布年报。", "2023年毛利率为30%，同比提升2个百分点。"])
+    (res,) = TemplateGenerator().generate([item])
+    assert isinstance(res, Failure) or res.sentence_queries[1] == ""
     item = _item(company=None, title="策略周报：市场回顾", sents=["毛利率为30%，同比提升2个百分点。"])
     (res,) = TemplateGenerator().generate([item])
     assert isinstance(res, Failure) and res.kind == "no_subject"  # no subject: nothing usable, and counted

@@ -1,0 +1,104 @@
+"""Issue 48: an industry or strategy report's sentences are asked about whom they name (a listed company, the
+industry or market), never about the broker that wrote the report (fincprg.generate.industry)."""
+from __future__ import annotations
+
+import pytest
+
+from fincprg.finance.stocks import stock_table
+from fincprg.generate.base import PassageInput
+from fincprg.generate.industry import industry_term, is_wide, sentence_subject
+from fincprg.generate.templates import TemplateGenerator, title_subject
+from fincprg.records import Failure, Passage, Report, Sentence
+
+
+@pytest.fixture(scope="module")
+def table():
+    return stock_table("bundled")
+
+
+def _item(sents, title="电子行业周报：景气向上", broker="西南证券", report_type="industry"):
+    report = Report(id="r1", title=title, text="x", report_type=report_type, meta={"broker": broker})
+    passage = Passage(id="r1#p0", report_id="r1", order=0, text="".join(sents))
+    return PassageInput(report, passage, tuple(Sentence(id=f"r1#p0#s{i}", passage_id="r1#p0", order=i, text=t)
+                                               for i, t in enumerate(sents)))
+
+
+def test_a_sentence_is_asked_about_the_company_or_industry_it_names(table):
+    kw = {"table": table, "broker": "西南证券"}
+    assert sentence_subject("龙净环保前三季度实现营业收入82.37亿元，同比增长18.25%。", "电子行业", **kw) == "龙净环保"
+    assert sentence_subject("2020年前三季度电子行业营收同比增长15.2%。", "电子行业", **kw) == "电子行业"
+    assert sentence_subject("2021年白酒行业收入同比增长12%。", None, **kw) == "白酒行业"
+    # 公司 with no name: the company the passage names before it, if it names exactly one
+    assert sentence_subject("公司前三季度营收82亿元。", "电子行业", previous="龙净环保发布三季报。", **kw) == "龙净环保"
+    assert sentence_subject("公司前三季度营收82亿元。", "电子行业", previous="龙净环保发布三季报。业绩超预期。",
+                            **kw) == "龙净环保"
+    assert sentence_subject("公司前三季度营收82亿元。", "电子行业", previous="龙净环保与宁德时代签约。", **kw) is None
+    # a figure of nobody named, in a passage that speaks of companies: not asked
+    assert sentence_subject("毛利率同比下降6pct。", "电子行业", **kw) is None
+    # in a passage on the industry alone, or a risk list: the report's industry
+    assert sentence_subject("毛利率同比下降6pct。", "电子行业", industry_passage=True, **kw) == "电子行业"
+    assert sentence_subject("风险提示：下游需求不及预期。", "电子行业", **kw) == "电子行业"
+
+
+def test_the_broker_is_never_a_subject(table):
+    s = "西南证券研究所认为，2021年电子行业营收同比增长15%。"
+    assert sentence_subject(s, "电子行业", table=table, broker="西南证券") == "电子行业"
+    assert sentence_subject("西南证券预计龙净环保2021年营收增长10%。", None, table=table, broker="西南证券") == "龙净环保"
+    # another broker named as a company of the sentence (a securities industry report) is a company like others
+    assert sentence_subject("兴业证券2021年营收同比增长20%。", None, table=table, broker="西南证券") == "兴业证券"
+    # 中国银河 wrote it: 中国银河 is not asked about, however its header names it
+    assert sentence_subject("中国银河证券·行业周报 2021年营收同比增长20%。", None, table=table,
+                            broker="中国银河证券") is None
+
+
+def test_the_templates_ask_an_industry_report_about_its_sentences_subjects(table):
+    gen = TemplateGenerator(table=table)
+    tree = gen.generate([_item(["2020年前三季度电子行业营收同比增长15.2%，净利润同比增长20%。",
+                                "西南证券2020年前三季度营收同比增长30%，归母净利润同比增长25%。",
+                                "龙净环保2020年前三季度营业收入82.37亿元，同比增长18.25%。"])])[0]
+    first, broker, company = tree.sentence_queries
+    assert first.startswith("电子行业2020年前三季度营收") and broker == "" and company.startswith("龙净环保")
+    assert not any("西南证券" in q for q in (tree.passage_query, *tree.sentence_queries))
+    # a strategy report with no subject and nothing named: no subject, counted as such
+    (res,) = gen.generate([_item(["毛利率为30%，同比提升2个百分点。"], title="策略周报：市场回顾", report_type="strategy")])
+    assert isinstance(res, Failure) and res.kind == "no_subject"
+
+
+def test_an_untitled_body_never_takes_its_broker_as_its_company(table):
+    from fincprg.generate.subject import body_subject
+
+    text = ("西南证券·行业周报 请务必阅读正文后免责条款。龙净环保前三季度营收82亿元。西南证券股份有限公司具备资格。"
+            "西南证券研究所。西南证券。龙净环保毛利率提升。")
+    assert body_subject(text, table)[0] == "西南证券"  # named most: without the broker known, it wins
+    assert body_subject(text, table, broker="西南证券")[0] == "龙净环保"
+    only_broker = "西南证券·行业周报 请务必阅读。公司前三季度营收82亿元。西南证券股份有限公司具备资格。西南证券。"
+    assert body_subject(only_broker, table, broker="西南证券") is None
+
+
+def test_wide_reports_and_title_subjects():
+    r = Report(id="r", title="A股策略深度报告：市政订单延续", text="x")
+    assert title_subject(r.title) == "A股"  # 策略 is the kind, not the market
+    assert is_wide(r, None, "A股") and not is_wide(Report(id="c", title="t", text="x", report_type="company"), None, "A股")
+    assert industry_term("本周半导体板块上涨3%。", None) is not None
+
+
+def test_a_partner_named_before_is_not_whom_gongsi_means(table):
+    kw = {"table": table, "broker": None}
+    previous = "与蓝思科技合资成立宁夏公司，消费电子将成为蓝宝石行业新增长点。"
+    assert sentence_subject("预测20-22年公司归母净利润为8.60/11.14/13.94亿元。", None, previous=previous, **kw) is None
+    # 「归属于上市|公司股东的净利润」 cut by a break: no 公司 of anyone's
+    assert sentence_subject("公司股东的净利润0.67亿元，同比增长79.32%。", None, previous="龙净环保发布三季报。", **kw) is None
+
+
+def test_a_new_item_and_a_drama_title_name_no_company(table):
+    kw = {"table": table, "broker": None}
+    previous = "贵州燃气公告，子公司出售热力公司2%股权。"
+    assert sentence_subject("公司发布2022年一季报：Q1实现营收534.1亿元。", None, previous=previous, **kw) is None
+    assert sentence_subject("公司Q1实现营收5.1亿元。", None, previous=previous, **kw) == "贵州燃气"
+    assert sentence_subject("电视剧《新世界》的投资收入1.5亿元。", None, **kw) is None
+
+
+def test_a_risk_list_is_not_asked_of_a_company_named_after_it(table):
+    s = "风险提示：公司长协谈判不及预期、全球贸易需求超预期下滑。吉祥航空2021年录得归母净利润亏损4.98亿"
+    assert sentence_subject(s, "交通运输行业", table=table, broker=None) is None
+    assert sentence_subject("吉祥航空风险提示：油价大幅上涨。", "交通运输行业", table=table, broker=None) == "吉祥航空"
