@@ -110,15 +110,46 @@ def line_rule(line: str, enabled: frozenset[str]) -> str | None:
     return None
 
 
+def unit_rule(text: str, enabled: frozenset[str], sentence: bool = False) -> str | None:
+    """:func:`line_rule` for a unit of reflow.py; a sentence cut from a flattened report is judged a little
+    differently from a line:
+
+    * a chart caption may carry its flattened table, up to its 资料来源 line (「图表3：盈利预测 2022A 2023A …
+      资料来源：Wind，XX证券研究所」): no full stop in it, however long;
+    * a table row has no clause marks either (「2019H1 公司营收 10.3 亿元，同比+32.8%；」 is a sentence);
+    * a link or a phone number inside a sentence of prose goes alone (span rules), not with the sentence.
+    """
+    if not sentence:
+        return line_rule(text, enabled)
+    s = text.strip()
+    rule = line_rule(s, enabled - {"table"})
+    if rule in ("url", "contact"):
+        rest = s
+        for a, b, _ in reversed(span_removals(s, enabled)):
+            rest = rest[:a] + rest[b:]
+        rule = None if len(_CJK.findall(rest)) >= 12 else rule
+    if rule:
+        return rule
+    if "table" in enabled and is_table_row(s) and not _SENT_PUNCT.search(s):
+        return "table"
+    if "caption" in enabled and CAPTION.match(s) and "。" not in s and TRAILING_SOURCE.search(s):
+        return "caption"
+    return None
+
+
 def _covered(s: str, patterns: tuple[re.Pattern[str], ...], share: float) -> bool:
     hit = sum(len(m.group()) for p in patterns for m in p.finditer(s))
     return bool(s) and hit / len(s) >= share
 
 
-def block_rule(line: str) -> str | None:
-    """A heading that opens a boilerplate block (免责声明 / 分析师简介 alone on a short line)."""
+def block_rule(line: str, sentence: bool = False) -> str | None:
+    """A heading that opens a boilerplate block (免责声明 / 分析师简介 alone on a short line).
+
+    A sentence cut from a flattened report has no line of its own, so there a sentence that *starts*
+    with such a heading opens the block (「免责声明：本报告仅供…」), whatever its length.
+    """
     s = line.strip().rstrip("：:")
-    if len(s) > 24:
+    if len(s) > 24 and not sentence:
         return None
     if DISCLAIMER_HEAD.match(s):
         return "disclaimer"
@@ -127,9 +158,32 @@ def block_rule(line: str) -> str | None:
     return None
 
 
-def continues_block(rule: str, line: str) -> bool:
-    """Whether a line after a boilerplate heading still belongs to that block."""
+# Rating definitions (「增持，相对涨幅介于5%与15%之间；」) and the legal text's own words: a sentence of a
+# disclaimer block says one of these even where it holds no legal phrase.
+_BLOCK_WORDS = re.compile(
+    r"本报告|本公司|投资者|评级|基准|声明|客户|报告中|涨幅|跌幅|涨跌幅|跑赢|跑输|强于大市|弱于大市|同步大市|"
+    r"买入|增持|减持|卖出|回避|推荐|中性|看好|看淡|转载|复制|引用|损失|责任|证券业协会|执业资格"
+)
+# A body heading ends a block in a flattened report: the body goes on after it.
+BODY_HEAD = re.compile(_LEAD + r"(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示|盈利预测|投资建议[：:])")
+
+
+def continues_block(rule: str, line: str, sentence: bool = False) -> bool:
+    """Whether a line after a boilerplate heading still belongs to that block.
+
+    Sentence by sentence (a flattened report), a block runs on through sentences that say something
+    a disclaimer or an analyst's note says, and through short ones (a rating name, a heading), up to the
+    next body heading; a long sentence without such words is body again.
+    """
     s = line.strip()
+    if sentence:
+        if BODY_HEAD.match(s):
+            return False
+        if len(s) <= 12 or block_rule(s, sentence=True) or line_rule(s, frozenset(LINE_RULES) - {"table"}):
+            return True
+        # the analyst's note and the legal text follow each other at the end of a report: either block's
+        # words carry both
+        return bool(_BLOCK_WORDS.search(s) or PERSON_CUE.search(s) or LEGAL_PHRASE.search(s) or ANALYST_CUE.search(s))
     if len(s) <= 40 or block_rule(s):
         return True
     cue = LEGAL_PHRASE if rule == "disclaimer" else PERSON_CUE

@@ -1,0 +1,134 @@
+"""Running headers and footers inside text that lost its layout, found by their repetition (issue 48).
+
+PDF text without line breaks carries each page's header inline, often in the middle of a sentence:
+「…同比增长生物医药·行业周报请务必阅读正文后免责条款4/6 14.4%…」. Its words vary from broker to broker, but
+on one report it is the same string on every page except for the page number. So the finder starts from
+anchors that a header usually holds, a page number k/n (第k页 共n页) or a 请务必阅读/敬请参阅 phrase, and keeps
+only anchors that recur through the report; then it grows each anchor to the left and right for as long as
+enough other occurrences share the same characters (digits compared as one class, so page numbers and
+dates match). The body text around a header differs from page to page, which is where the growth stops.
+
+Example:
+    >>> body = ["营收同比增长", "毛利率提升", "费用率下降", "现金流改善", "估值合理"]
+    >>> t = "".join(f"{b}。华辰证券·公司研究 请务必阅读正文后免责条款 {k}/5" for k, b in enumerate(body, 1))
+    >>> [t[a:b] for a, b in running_header_spans(t)][:2]
+    ['华辰证券·公司研究 请务必阅读正文后免责条款 1/5', '华辰证券·公司研究 请务必阅读正文后免责条款 2/5']
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+
+# k/n, k / n and 第k页 共n页: a page number. Decimals and longer slash runs (4.00/3.20, 2024E/2025E) are not.
+_PAGE = re.compile(
+    r"(?<![\d.,/])(\d{1,3})\s?/\s?(\d{1,3})(?![\d.,/%])"
+    r"|第\s?(\d{1,3})\s?页\s?[/,，]?\s?共\s?(\d{1,3})\s?页"
+)
+# Phrases a running header or footer carries to point at the legal text at the end.
+_LEGAL_ANCHOR = re.compile(r"(?:请务必|敬请|请仔细|请)(?:阅读|参阅|参见|查阅)")
+_DIGIT = re.compile(r"\d")
+_DIGITS = re.compile(r"\d+")
+_SENT_END = "。！？；!?;"
+WINDOW = 60  # the longest header part grown on either side of its anchor
+MIN_REPEATS = 3  # a header is seen on at least this many pages
+
+
+def _key(s: str) -> str:
+    """Digits compared as one class (one by one: a body number glued to a footer's page number, 「较2」+「7」,
+    must not pass for one page number)."""
+    return _DIGIT.sub("0", s)
+
+
+def _kind(anchor: str) -> str:
+    """An anchor's kind: page 9 and page 10 of one header are one kind."""
+    return _DIGITS.sub("0", anchor)
+
+
+def _page_anchors(text: str) -> list[tuple[int, int]]:
+    """Page numbers k/n: at least MIN_REPEATS with the same n, k <= n and mostly rising through the text."""
+    by_total: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+    for m in _PAGE.finditer(text):
+        k, n = (int(m.group(1)), int(m.group(2))) if m.group(1) else (int(m.group(3)), int(m.group(4)))
+        if 0 < k <= n:
+            by_total[n].append((m.start(), m.end(), k))
+    out: list[tuple[int, int]] = []
+    for hits in by_total.values():
+        ks = [k for _, _, k in hits]
+        # a footer (page k) and the next page's header (page k+1) interleave: numbers never go down
+        rising = sum(1 for a, b in zip(ks, ks[1:]) if b >= a)
+        if len(set(ks)) >= MIN_REPEATS and rising >= 0.7 * (len(ks) - 1):
+            out.extend((a, b) for a, b, _ in hits)
+    return out
+
+
+def _legal_anchors(text: str) -> list[tuple[int, int]]:
+    hits = [(m.start(), m.end()) for m in _LEGAL_ANCHOR.finditer(text)]
+    return hits if len(hits) >= MIN_REPEATS else []
+
+
+def _grow(windows: list[str], min_count: int) -> list[int]:
+    """For each window (read away from its anchor), how many of its characters belong to the header.
+
+    A window grows by one character while at least ``min_count`` windows share the grown string and the
+    step keeps at least 30% of the windows that shared the shorter one (a digit step keeps 80%): a body
+    character that happens to match on a few pages does not join the header.
+    """
+    counts: Counter[str] = Counter()
+    for w in windows:
+        counts.update({_key(w[:n]) for n in range(1, len(w) + 1)})
+    out = []
+    for w in windows:
+        n, prev = 0, len(windows)
+        while n < len(w):
+            c = counts[_key(w[:n + 1])]
+            need = 0.8 if w[n].isdigit() else 0.3
+            if c < min_count or c < need * prev:
+                break
+            n, prev = n + 1, c
+        out.append(n)
+    return out
+
+
+def running_header_spans(text: str) -> list[tuple[int, int]]:
+    """Spans ``(start, end)`` of running headers/footers in ``text``, merged and sorted.
+
+    Windows do not cross a line break: a header on a line of its own is found the same way, and text on
+    other lines is never taken with it.
+    """
+    anchors = sorted(set(_page_anchors(text)) | set(_legal_anchors(text)))
+    by_kind: dict[str, list[tuple[int, int]]] = defaultdict(list)  # a header's anchors are grown together
+    for a, b in anchors:
+        by_kind[_kind(text[a:b])].append((a, b))
+    spans = []
+    for group in by_kind.values():
+        if len(group) >= MIN_REPEATS:
+            spans += _grown(text, group, max(MIN_REPEATS, math.ceil(0.25 * len(group))))
+    return _merge(spans)
+
+
+def _grown(text: str, anchors: list[tuple[int, int]], min_count: int) -> list[tuple[int, int]]:
+    lefts, rights = [], []
+    for a, b in anchors:
+        lo = max(text.rfind("\n", 0, a) + 1, a - WINDOW)
+        hi = text.find("\n", b)
+        hi = min(len(text) if hi < 0 else hi, b + WINDOW)
+        lefts.append(text[lo:a][::-1])  # read leftwards from the anchor
+        rights.append(text[b:hi])
+    spans = []
+    for (a, b), gl, gr in zip(anchors, _grow(lefts, min_count), _grow(rights, min_count)):
+        left = text[a - gl:a]
+        while left and left[0] in _SENT_END:  # the body sentence before keeps its full stop
+            left = left[1:]
+        spans.append((a - len(left), b + gr))
+    return spans
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out

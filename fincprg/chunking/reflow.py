@@ -1,0 +1,209 @@
+"""The units that cleaning rules judge: lines as they are, or sentences where the lines are not lines (issue 48).
+
+Line rules were written for line-broken text, where one line is a paragraph, a caption or a table row. PDF
+text often arrives otherwise:
+
+* **flattened**: the whole report on one line, with running headers inline. A line rule then judges the
+  report, and one legal phrase in it removed 99% of all characters. A logical line longer than
+  ``LONG_LINE`` is therefore cut into sentences (at 。！？；, before an inline 免责声明/分析师声明… heading or a
+  body heading such as 投资要点, before a chart caption and after its 资料来源 line), and rules judge those;
+* **hard-wrapped**: lines of a fixed width cut mid-sentence, headers and footers on lines of their own. A
+  line that fills the width and does not end a sentence continues on the next body line (header and
+  footer lines are skipped over), so a sentence is judged whole.
+
+Running headers found by their repetition (headers.py) are cut out of the text wherever they sit and become
+units of their own, removed as rule ``noise``; the text on both sides of one joins up again.
+
+Short, line-broken reports (the bundled sample, abstract-length corpora) come out as one unit per line,
+exactly as before: their lines are shorter than ``LONG_LINE``, their widths are not a wrap width, and they
+hold no repeated page headers.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from fincprg.chunking import rules as R
+from fincprg.chunking.headers import running_header_spans
+from fincprg.chunking.split import CLOSERS
+
+LONG_LINE = 1000  # a logical line longer than this is judged sentence by sentence
+WRAP_MIN_LINES = 8  # fewer lines say nothing about a wrap width
+WRAP_MAX_WIDTH = 160  # hard wraps are narrower than a paragraph
+_ENDS = "。！？；!?;"
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_WORDY = re.compile(r"[\u4e00-\u9fffA-Za-z]")
+_CLOSE = CLOSERS
+
+# Where a flattened report changes from one kind of text to another without a full stop.
+_BLOCK_HEAD = (r"(?<![读阅见后的之及和与])(?:免责声明|免责条款|分析师声明|分析师承诺|投资评级说明|评级说明|特别声明|"
+               r"法律声明|重要声明|一般声明|版权声明|声明与承诺|分析师简介|作者简介|研究员简介|研究团队简介)")
+_BODY_HEAD = (r"(?<=[\s\d)）》」\]】A-Za-z%])(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示[：:]|投资建议[：:])"
+              # a short heading with a colon right after a number or a bracket (「…2023-10-30本周观点：」)
+              r"|(?<=[\d》」)）%])(?!资料来源|数据来源|来源|单位|注)[\u4e00-\u9fff]{2,6}[：:]")
+# 「图表3：」 opens a caption even right after a heading (「投资要点图表3：…」); a lone 图/表 only after a non-letter
+_CAPTION_START = (r"(?:图表|(?<![\u4e00-\u9fff])(?:附图|附表|图|表))\s?\d{1,3}(?:[-.．]\d+)?\s?[：:]")
+_CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START)))
+_CUT_AFTER = re.compile(
+    r"[。！？；!?;][" + re.escape(_CLOSE) + r"]*"
+    r"|(?:资料来源|数据来源)\s?[：:][^。；\n]{0,60}?(?:研究所整理|研究所|研究中心|研究部|整理)"
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of the normalised report that rules judge as a whole.
+
+    ``line`` numbers logical lines: kept units of one logical line are joined with nothing, of different
+    ones with a line break. ``header`` marks a running header/footer (removed as ``noise``); ``sentence`` a
+    unit cut from a long line, which block rules treat by sentence.
+    """
+
+    text: str
+    pos: int  # where its first character is in the normalised report
+    end: int  # just after its last character there (a unit joined across a header or a wrap spans more)
+    line: int
+    header: bool = False
+    sentence: bool = False
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Spans that tile ``text``: sentences, plus cuts where boilerplate starts or ends without a full stop."""
+    cuts = {m.end() for m in _CUT_AFTER.finditer(text)} | {m.start() for m in _CUT_BEFORE.finditer(text)}
+    bounds = sorted(c for c in cuts if 0 < c < len(text))
+    return list(zip([0, *bounds], [*bounds, len(text)]))
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The width text was hard-wrapped at, or None: at least half of the lines lie within 15% of the 80th
+    percentile of line lengths (paragraph-broken text spreads its lengths far wider)."""
+    n = [len(s) for s in lines]
+    if len(n) < WRAP_MIN_LINES:
+        return None
+    w = sorted(n)[int(0.8 * len(n))]
+    near = sum(1 for x in n if abs(x - w) <= 0.15 * w)
+    return w if w <= WRAP_MAX_WIDTH and near >= 0.5 * len(n) else None
+
+
+def _ends_sentence(s: str) -> bool:
+    s = s.rstrip().rstrip(_CLOSE)
+    return not s or s[-1] in _ENDS
+
+
+def _join(a: str, b: str) -> str:
+    """What goes between two pieces of one sentence: a space between two Latin words in Latin text, else
+    nothing (Chinese text wraps anywhere, inside numbers and words too: 「202」「5年」, 「License-o」「ut」)."""
+    if not (a and b and a[-1].isascii() and a[-1].isalnum() and b[0].isascii() and b[0].isalnum()):
+        return ""
+    tail = a[-40:]
+    return " " if len(_CJK.findall(tail)) < 0.3 * len(tail) else ""
+
+
+class _Builder:
+    """Collects the pieces of one logical line and turns it into units when the line ends."""
+
+    def __init__(self, by_sentence: bool = False) -> None:
+        self.by_sentence = by_sentence  # hard-wrapped text: its lines say nothing, judge every sentence
+        self.units: list[Unit] = []
+        self.pieces: list[tuple[str, int]] = []  # (text, position in the normalised report)
+        self.lines = 0
+
+    def add(self, text: str, pos: int) -> None:
+        lead = len(text) - len(text.lstrip())
+        text = text.strip()
+        if text:
+            self.pieces.append((text, pos + lead))
+
+    def header(self, text: str, pos: int) -> None:
+        self.units.append(Unit(text, pos, pos + len(text), self.lines, header=True))
+
+    def flush(self) -> None:
+        if not self.pieces:
+            return
+        text, starts, where = "", [], []
+        for piece, pos in self.pieces:
+            text += _join(text, piece)
+            starts.append(len(text))
+            where.append(pos)
+            text += piece
+        self.pieces = []
+        line = self.lines
+        self.lines += 1
+
+        def at(i: int) -> int:  # offset in the logical line -> position in the normalised report
+            k = bisect.bisect_right(starts, i) - 1
+            return where[k] + i - starts[k]
+
+        if len(text) <= LONG_LINE and not self.by_sentence:
+            self.units.append(Unit(text, where[0], at(len(text) - 1) + 1, line))
+            return
+        for a, b in sentence_spans(text):
+            piece = text[a:b]
+            lead, piece = len(piece) - len(piece.lstrip()), piece.strip()
+            if piece:
+                self.units.append(Unit(piece, at(a + lead), at(a + lead + len(piece) - 1) + 1, line, sentence=True))
+
+
+def units(norm: str, *, headers: bool = True) -> list[Unit]:
+    """Cut the normalised report into units: header spans, and lines joined or split as described above."""
+    lines, starts, pos = norm.split("\n") if norm else [], [], 0
+    for ln in lines:
+        starts.append(pos)
+        pos += len(ln) + 1
+    spans = running_header_spans(norm) if headers else []
+    pieces = [_cut(ln, st, spans) for ln, st in zip(lines, starts)]
+    own = _header_lines(lines, pieces)
+    width = wrap_width([ln for ln, h in zip(lines, own) if not h])
+    b = _Builder(by_sentence=width is not None)
+    prev: str | None = None  # the last body line, for the join decision
+    for ln, parts, is_head in zip(lines, pieces, own):
+        if is_head:  # a header/footer line: the sentence around it may go on
+            for text, at, is_h in parts:  # page-number lines go to the line rules (noise)
+                if is_h:
+                    b.header(text, at)
+                elif text.strip():
+                    b.units.append(Unit(text.strip(), at, at + len(text.strip()), b.lines))
+            continue
+        if not (width and prev is not None and len(prev) >= 0.75 * width and not _ends_sentence(prev)):
+            b.flush()
+        for text, at, is_h in parts:
+            b.header(text, at) if is_h else b.add(text, at)
+        prev = ln
+    b.flush()
+    return b.units
+
+
+def _cut(line: str, start: int, spans: list[tuple[int, int]]) -> list[tuple[str, int, bool]]:
+    """The line's pieces ``(text, position, is_header)`` around the header spans inside it."""
+    out, at = [], start
+    end = start + len(line)
+    for a, b in spans:
+        if b <= start or a >= end:
+            continue
+        a, b = max(a, start), min(b, end)
+        if a > at:
+            out.append((line[at - start:a - start], at, False))
+        out.append((line[a - start:b - start], a, True))
+        at = b
+    if at < end or not out:
+        out.append((line[at - start:], at, False))
+    return out
+
+
+def _header_lines(lines: list[str], pieces: list[list[tuple[str, int, bool]]]) -> list[bool]:
+    """Lines that are a header or footer themselves: all header spans, page-number noise, or a short line
+    repeated on several pages (digits compared as one class, so 「第3页」 and 「第4页」 repeat) between lines
+    that do not repeat: a table or a 资料来源 line reused in several places repeats with its neighbours."""
+    # a header says something: a lone 「。」 wrapped onto its own line repeats too
+    keys = [re.sub(r"\d", "0", s) if 0 < len(s) <= 60 and len(_WORDY.findall(s)) >= 2 else None for s in lines]
+    count = Counter(k for k in keys if k)
+    rep = [bool(k) and count[k] >= 3 for k in keys]
+    out = []
+    for i, (ln, parts) in enumerate(zip(lines, pieces)):
+        body = "".join(t for t, _, h in parts if not h).strip()
+        alone = rep[i] and not R.is_table_row(ln) and not (i > 0 and rep[i - 1]) and not (
+            i + 1 < len(rep) and rep[i + 1])
+        out.append(not body or bool(R.NOISE.match(ln)) or alone)
+    return out
