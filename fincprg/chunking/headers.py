@@ -30,6 +30,8 @@ _LEGAL_ANCHOR = re.compile(r"(?:请务必|敬请|请仔细|请)(?:阅读|参阅|
 _DIGIT = re.compile(r"\d")
 _DIGITS = re.compile(r"\d+")
 _SENT_END = "。！？；!?;"
+_SOURCE = re.compile(r"(?:资料来源|数据来源)\s?[：:][^。；]*?(?:研究所整理|研究所|研究中心|研究部|整理)")
+_CAPTION = re.compile(r"(?:图表|附图|附表|图|表)\s?\d{1,3}\s?[：:]")
 WINDOW = 60  # the longest header part grown on either side of its anchor
 MIN_REPEATS = 3  # a header is seen on at least this many pages
 
@@ -53,13 +55,22 @@ def _page_anchors(text: str) -> list[tuple[int, int]]:
         if 0 < k <= n:
             by_total[n].append((m.start(), m.end(), k))
     out: list[tuple[int, int]] = []
-    for hits in by_total.values():
+    for n, hits in by_total.items():
         ks = [k for _, _, k in hits]
         # a footer (page k) and the next page's header (page k+1) interleave: numbers never go down
         rising = sum(1 for a, b in zip(ks, ks[1:]) if b >= a)
         if len(set(ks)) >= MIN_REPEATS and rising >= 0.7 * (len(ks) - 1):
             out.extend((a, b) for a, b, _ in hits)
+            out.extend(_glued(text, n, {a for a, _, _ in hits}))
     return out
+
+
+def _glued(text: str, n: int, seen: set[int]) -> list[tuple[int, int]]:
+    """Page numbers k/n of a known total n that run into the body's digits (「免责条款22/22」+「2.5亿元」),
+    which the first pass refuses because it cannot tell where the number ends."""
+    pat = re.compile(rf"(?<![\d.,/])(\d{{1,3}})\s?/\s?{n}")
+    return [(m.start(), m.end()) for m in pat.finditer(text)
+            if m.start() not in seen and 0 < int(m.group(1)) <= n]
 
 
 def _legal_anchors(text: str) -> list[tuple[int, int]]:
@@ -71,21 +82,27 @@ def _grow(windows: list[str], min_count: int) -> list[int]:
     """For each window (read away from its anchor), how many of its characters belong to the header.
 
     A window grows by one character while at least ``min_count`` windows share the grown string and the
-    step keeps at least 30% of the windows that shared the shorter one (a digit step keeps 80%): a body
-    character that happens to match on a few pages does not join the header.
+    step keeps at least 30% of the windows that shared the shorter one: a body character that happens to
+    match on a few pages does not join the header. Page numbers change width (「- 9 -」, 「- 10 -」), so a
+    digit may also lose windows, but a header does not end on such a digit: that one is the body's
+    (「较2」 before a footer's 「7」).
     """
     counts: Counter[str] = Counter()
     for w in windows:
         counts.update({_key(w[:n]) for n in range(1, len(w) + 1)})
     out = []
     for w in windows:
-        n, prev = 0, len(windows)
-        while n < len(w):
-            c = counts[_key(w[:n + 1])]
-            need = 0.8 if w[n].isdigit() else 0.3
-            if c < min_count or c < need * prev:
+        kept: list[float] = []  # per grown character, the share of windows its step kept
+        prev = len(windows)
+        while len(kept) < len(w):
+            c = counts[_key(w[:len(kept) + 1])]
+            if c < min_count or c < 0.3 * prev:
                 break
-            n, prev = n + 1, c
+            kept.append(c / prev)
+            prev = c
+        n = len(kept)
+        while n and w[n - 1].isdigit() and kept[n - 1] < 0.8:
+            n -= 1
         out.append(n)
     return out
 
@@ -104,7 +121,26 @@ def running_header_spans(text: str) -> list[tuple[int, int]]:
     for group in by_kind.values():
         if len(group) >= MIN_REPEATS:
             spans += _grown(text, group, max(MIN_REPEATS, math.ceil(0.25 * len(group))))
-    return _merge(spans)
+    return [_with_page_number(text, a, b) for a, b in _merge(spans)]
+
+
+def _with_page_number(text: str, a: int, b: int) -> tuple[int, int]:
+    """Take a bare page number glued to the header: the previous page's footer 「…较2」「7」「XX证券…第8页」.
+
+    Digits against digits cannot be told apart by repetition (「27」 could be one number), but the header
+    says its page: the footer just before it is the page before.
+    """
+    m = next((m for m in _PAGE.finditer(text, a, b)), None)
+    if m is None:
+        return a, b
+    k = int(m.group(1) or m.group(3))
+    start = a  # where the header's own text begins, after any digits its growth took
+    while start < b and text[start].isdigit():
+        start += 1
+    if start == a:  # the growth took no digit: no bare number is glued to this header
+        return a, b
+    num = str(k - 1)
+    return (min(a, start - len(num)), b) if text[max(0, start - len(num)):start] == num else (a, b)
 
 
 def _grown(text: str, anchors: list[tuple[int, int]], min_count: int) -> list[tuple[int, int]]:
@@ -117,10 +153,19 @@ def _grown(text: str, anchors: list[tuple[int, int]], min_count: int) -> list[tu
         rights.append(text[b:hi])
     spans = []
     for (a, b), gl, gr in zip(anchors, _grow(lefts, min_count), _grow(rights, min_count)):
-        left = text[a - gl:a]
+        left, right = text[a - gl:a], text[b:b + gr]
+        # A chart often sits at the foot or the head of a page, so its 资料来源 line before the header, or
+        # 「图表N：」 after it, may repeat with the header; they stay with their caption (caption rule).
+        src = None
+        for src in _SOURCE.finditer(left):
+            pass
+        if src is not None:
+            left = left[src.end():]
+        cap = _CAPTION.search(right)
+        right = right[:cap.start()] if cap else right
         while left and left[0] in _SENT_END:  # the body sentence before keeps its full stop
             left = left[1:]
-        spans.append((a - len(left), b + gr))
+        spans.append((a - len(left), b + len(right)))
     return spans
 
 

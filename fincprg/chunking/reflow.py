@@ -41,8 +41,9 @@ _CLOSE = CLOSERS
 _BLOCK_HEAD = (r"(?<![读阅见后的之及和与])(?:免责声明|免责条款|分析师声明|分析师承诺|投资评级说明|评级说明|特别声明|"
                r"法律声明|重要声明|一般声明|版权声明|声明与承诺|分析师简介|作者简介|研究员简介|研究团队简介)")
 _BODY_HEAD = (r"(?<=[\s\d)）》」\]】A-Za-z%])(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示[：:]|投资建议[：:])"
-              # a short heading with a colon right after a number or a bracket (「…2023-10-30本周观点：」)
-              r"|(?<=[\d》」)）%])(?!资料来源|数据来源|来源|单位|注)[\u4e00-\u9fff]{2,6}[：:]")
+              # a short heading with a colon right after a date or a bracket (「…》2023-10-30本周观点：」), where a
+              # sidebar's last field meets the body
+              r"|(?:(?<=\d{4}-\d\d-\d\d)|(?<=[》」)）]))(?!资料来源|数据来源|来源|单位|注)[\u4e00-\u9fff]{2,6}[：:]")
 # 「图表3：」 opens a caption even right after a heading (「投资要点图表3：…」); a lone 图/表 only after a non-letter
 _CAPTION_START = (r"(?:图表|(?<![\u4e00-\u9fff])(?:附图|附表|图|表))\s?\d{1,3}(?:[-.．]\d+)?\s?[：:]")
 _CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START)))
@@ -77,14 +78,20 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def wrap_width(lines: list[str]) -> int | None:
-    """The width text was hard-wrapped at, or None: at least half of the lines lie within 15% of the 80th
-    percentile of line lengths (paragraph-broken text spreads its lengths far wider)."""
+    """The width text was hard-wrapped at, or None.
+
+    W is the 80th percentile of line lengths (W <= WRAP_MAX_WIDTH). Text is hard-wrapped when at least
+    30% of its lines lie within 15% of W and most (60%) of those full lines stop in the middle of a
+    sentence: a paragraph-broken text ends its long lines with a full stop.
+    """
     n = [len(s) for s in lines]
     if len(n) < WRAP_MIN_LINES:
         return None
     w = sorted(n)[int(0.8 * len(n))]
-    near = sum(1 for x in n if abs(x - w) <= 0.15 * w)
-    return w if w <= WRAP_MAX_WIDTH and near >= 0.5 * len(n) else None
+    full = [s for s in lines if abs(len(s) - w) <= 0.15 * w]
+    open_ = sum(1 for s in full if not _ends_sentence(s))
+    ok = w <= WRAP_MAX_WIDTH and len(full) >= max(5, 0.3 * len(n)) and open_ >= 0.6 * len(full)
+    return w if ok else None
 
 
 def _ends_sentence(s: str) -> bool:
@@ -95,7 +102,7 @@ def _ends_sentence(s: str) -> bool:
 def _join(a: str, b: str) -> str:
     """What goes between two pieces of one sentence: a space between two Latin words in Latin text, else
     nothing (Chinese text wraps anywhere, inside numbers and words too: 「202」「5年」, 「License-o」「ut」)."""
-    if not (a and b and a[-1].isascii() and a[-1].isalnum() and b[0].isascii() and b[0].isalnum()):
+    if not (a and b and a[-1].isascii() and a[-1].isalpha() and b[0].isascii() and b[0].isalpha()):
         return ""
     tail = a[-40:]
     return " " if len(_CJK.findall(tail)) < 0.3 * len(tail) else ""
@@ -154,8 +161,10 @@ def units(norm: str, *, headers: bool = True) -> list[Unit]:
         pos += len(ln) + 1
     spans = running_header_spans(norm) if headers else []
     pieces = [_cut(ln, st, spans) for ln, st in zip(lines, starts)]
-    own = _header_lines(lines, pieces)
-    width = wrap_width([ln for ln, h in zip(lines, own) if not h])
+    marked = [not "".join(t for t, _, h in p if not h).strip() or bool(R.NOISE.match(ln))
+              for ln, p in zip(lines, pieces)]
+    width = wrap_width([ln for ln, h in zip(lines, marked) if not h])
+    own = [m or r for m, r in zip(marked, _repeated_lines(lines, width))]
     b = _Builder(by_sentence=width is not None)
     prev: str | None = None  # the last body line, for the join decision
     for ln, parts, is_head in zip(lines, pieces, own):
@@ -192,18 +201,20 @@ def _cut(line: str, start: int, spans: list[tuple[int, int]]) -> list[tuple[str,
     return out
 
 
-def _header_lines(lines: list[str], pieces: list[list[tuple[str, int, bool]]]) -> list[bool]:
-    """Lines that are a header or footer themselves: all header spans, page-number noise, or a short line
-    repeated on several pages (digits compared as one class, so 「第3页」 and 「第4页」 repeat) between lines
-    that do not repeat: a table or a 资料来源 line reused in several places repeats with its neighbours."""
-    # a header says something: a lone 「。」 wrapped onto its own line repeats too
-    keys = [re.sub(r"\d", "0", s) if 0 < len(s) <= 60 and len(_WORDY.findall(s)) >= 2 else None for s in lines]
+def _repeated_lines(lines: list[str], width: int | None) -> list[bool]:
+    """Short lines repeated on several pages (digits compared as one class, so 「第3页」 and 「第4页」 repeat)
+    between lines that do not repeat: a table or a 资料来源 line reused in several places repeats with its
+    neighbours. In wrapped text a line that fills the width is text, however often it recurs."""
+    # a header says something (a lone 「。」 wrapped onto its own line repeats too) and does not start
+    # inside a sentence (「：Wind，XX证券研究所」 is the end of a 资料来源 line)
+    keys = [re.sub(r"\d", "0", s) if len(_WORDY.findall(s)) >= 2 else None for s in lines]
     count = Counter(k for k in keys if k)
     rep = [bool(k) and count[k] >= 3 for k in keys]
+    limit = min(60, 0.75 * width) if width else 60
     out = []
-    for i, (ln, parts) in enumerate(zip(lines, pieces)):
-        body = "".join(t for t, _, h in parts if not h).strip()
-        alone = rep[i] and not R.is_table_row(ln) and not (i > 0 and rep[i - 1]) and not (
-            i + 1 < len(rep) and rep[i + 1])
-        out.append(not body or bool(R.NOISE.match(ln)) or alone)
+    for i, ln in enumerate(lines):
+        # nor after a line that stops at a clause mark (「资料来源：Wind，」 / 「恒信证券研究所」)
+        short = len(ln) <= limit and ln[:1] not in "，,：:、；;。）)" and not (i and lines[i - 1][-1:] in "，,：:、")
+        out.append(rep[i] and short and not R.is_table_row(ln) and not (i > 0 and rep[i - 1])
+                   and not (i + 1 < len(rep) and rep[i + 1]))
     return out
