@@ -29,7 +29,7 @@ from fincprg.chunking import rules as R
 from fincprg.chunking.headers import running_header_spans
 from fincprg.chunking.split import CLOSERS
 
-LONG_LINE = 1000  # a logical line longer than this is judged sentence by sentence
+LONG_LINE = 400  # a logical line longer than this is judged sentence by sentence (the sample's longest: 264)
 WRAP_MIN_LINES = 8  # fewer lines say nothing about a wrap width
 WRAP_MAX_WIDTH = 160  # hard wraps are narrower than a paragraph
 _ENDS = "。！？；!?;"

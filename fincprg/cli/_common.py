@@ -153,14 +153,30 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
 
             for line in summary_lines(o.counts):
                 typer.echo(f"    {line}")
+        elif o.name == "chunk":  # the ids of heavily cleaned reports go to the warning below, not here
+            _print_counts({k: v for k, v in o.counts.items() if k != "reports_over_half_removed_ids"})
         else:
             _print_counts(o.counts)
+    _warn_heavy_cleaning(outcomes, out)
     failed = {o.name: o.counts.get("retryable_failures") for o in outcomes if o.counts.get("retryable_failures")}
     if failed:
         where = ", ".join(f"{n} in {stage}" for stage, n in failed.items())
         typer.secho(f"\n{where} failed (no valid LLM answer; see <stage>/failures.jsonl). To ask exactly "
                     f"those again, re-run the same command with --retry-failed (fincprg build "
                     f"{corpus or 'CORPUS'} -o {out} ... --retry-failed)", fg=typer.colors.YELLOW)
+
+
+def _warn_heavy_cleaning(outcomes: list[Any], out: Path) -> None:
+    """A yellow line when cleaning took more than half of some reports: never silent (issue 48)."""
+    chunk = next((o for o in outcomes if o.name == "chunk"), None)
+    n = chunk.counts.get("reports_over_half_removed", 0) if chunk else 0
+    if not n:
+        return
+    ids = chunk.counts.get("reports_over_half_removed_ids", [])
+    named = ", ".join(ids[:3]) + (f" and {n - 3} more" if n > 3 else "")
+    typer.secho(f"\n{n} report(s) lost more than half their characters in cleaning ({named}); check them in "
+                f"{out / 'chunk' / 'removed.jsonl'} (the rule of each removal). All ids: "
+                f"{out / 'chunk' / 'manifest.json'}, counts.reports_over_half_removed_ids", fg=typer.colors.YELLOW)
 
 
 def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set_: Optional[list[str]], quiet: bool,
