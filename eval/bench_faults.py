@@ -16,7 +16,8 @@ LLM is involved, so requests can be counted:
   line of every stage is whole.
 - **bad-input** and **llm**: see their functions; **input-hardening**, **llm-hardening**, **fs-hardening**,
   **cli-hardening** and **misuse** (issue 41: a misbehaving server, a key inside answers, bad overrides, damaged
-  checkpoints, corpus HTML in the card): see ``eval/_faults_*.py``.
+  checkpoints, corpus HTML in the card; issue 47: the nine defects of a blind probe, ``eval/_faults_probe.py``):
+  see ``eval/_faults_*.py``.
 
 Results replace the ``<!-- faults:start -->`` … ``<!-- faults:end -->`` section of eval/README.md.
 """
@@ -40,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from eval import _faults_cli  # noqa: E402
 from eval import _faults_input  # noqa: E402
 from eval import _faults_misuse  # noqa: E402
+from eval import _faults_probe  # noqa: E402
 from eval._readme import commit, write_section  # noqa: E402
 from eval import _faults_fs  # noqa: E402
 from fincprg import layout as L  # noqa: E402
@@ -305,7 +307,14 @@ def render(results: dict[str, Any], secs: float) -> str:
 SECTIONS = {"kills": kills, "concurrent": concurrent, "bad-input": bad_input, "llm": llm_faults,
             "input-hardening": _faults_input.run,
             "llm-hardening": lambda work: __import__("eval._faults_llm", fromlist=["run"]).run(work),
-            "fs-hardening": _faults_fs.run, "cli-hardening": _faults_cli.run, "misuse": _faults_misuse.run}
+            "fs-hardening": _faults_fs.run, "cli-hardening": _faults_cli.run, "misuse": lambda work: misuse(work)}
+
+
+def misuse(work: Path) -> dict[str, Any]:
+    """Issue 41's misuse rows, then issue 47's probe rows (eval/_faults_probe.py), rendered as one table."""
+    result = _faults_misuse.run(work / "41")
+    result["rows"] += _faults_probe.run(work / "47")
+    return result
 
 
 def main() -> int:

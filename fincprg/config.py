@@ -229,7 +229,7 @@ class VerifyConfig(Section):
     # reads; related: an intent pairs related companies; round_trip: retrieves its own source (char BM25)
     checks: list[VerifyCheck] = Field(
         default_factory=lambda: list(VERIFY_CHECKS))
-    # rule ids to switch off (`fincprg verify-rules` lists them); left out of the dump when empty, so a config
+    # rule ids to switch off (`fincprg rules` lists them); left out of the dump when empty, so a config
     # that disables nothing keeps the manifest and the signature it had before the registry
     disable: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     top_k: int = Field(10, ge=1)  # round trip: an own passage must rank in the top k of the whole corpus
@@ -242,6 +242,14 @@ class VerifyConfig(Section):
     # BM25 batch's partial sums are the search's largest arrays: 128 held 16x verify at 1.43 GB against 1.57 GB
     # with 256, in the same time
     batch_size: int = Field(128, ge=1)
+
+    @field_validator("disable")
+    @classmethod
+    def _one_order(cls, v: list[str]) -> list[str]:
+        # a set, not a list: [risk, vague] and [vague, vague, risk] switch off the same rules, so they must give
+        # the same signature (else verify re-runs for an unchanged output)
+        # (unknown ids are refused before OUT is written: the verify spec's config_check)
+        return sorted(set(v))
 
 
 class EstimateConfig(Section):

@@ -226,6 +226,17 @@ class Build:
     def progress(self, stage: str) -> dict[str, Any] | None:
         return load_json(self.path(stage, PROGRESS))
 
+    def is_build(self) -> bool:
+        """Whether any stage has finished or committed a batch here (its manifest or progress file)."""
+        return any(self.path(s, f).is_file() for s in STAGE_DIRS for f in (MANIFEST, PROGRESS))
+
+    def require_build(self) -> None:
+        """An InputError, with the fix, unless this is a build folder."""
+        what = "a folder with no stage output" if self.out.is_dir() else "not a folder"
+        if not self.out.is_dir() or not self.is_build():
+            raise InputError(f"{self.out} is not a build folder ({what}); give the --out of `fincprg build`, or "
+                             f"run `fincprg build CORPUS -o {self.out}` first")
+
     @property
     def dataset(self) -> Dataset:
         return Dataset(self.dir(EXPORT))

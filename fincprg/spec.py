@@ -10,12 +10,14 @@ engine is a field of its spec, not a branch in the runner:
 - ``llm_actors``: whether, with ``engine: ray``, it sends LLM requests from Ray actors (``ctx.llm_stream``),
   which the build's ``--max-requests`` / ``--max-cost`` budget cannot count;
 - ``precheck``: run on the corpus path before OUT is created (a typo leaves nothing behind);
+- ``config_check``: run on the stage's config view before OUT is created, for what the config model alone cannot
+  check (verify's rule ids live in the verify package, above the config's floor);
 - ``source_hash``: the hash of what it reads when it reads no upstream stage (the corpus);
 - ``staged``: written beside its folder and swapped in when complete, so a failure keeps the previous output;
 - ``estimate``: the stage's free, deterministic part, for ``fincprg estimate`` (``pipeline.runner.estimate_stage``
   runs it in a scratch folder through the same context as a build).
 
-``gpus``, ``llm_actors``, ``precheck``, ``source_hash`` and ``estimate`` are ``"module:function"`` strings, imported only
+``gpus``, ``llm_actors``, ``precheck``, ``config_check``, ``source_hash`` and ``estimate`` are ``"module:function"`` strings, imported only
 when the engine needs them, like ``entry``.
 """
 from __future__ import annotations
@@ -57,6 +59,7 @@ class StageSpec:
     gpus: str | None = None  # "module:function" (config view, RayConfig) -> float | None
     llm_actors: str | None = None  # "module:function" (config view) -> bool
     precheck: str | None = None  # "module:function" (corpus path) -> None, raising the fix
+    config_check: str | None = None  # "module:function" (config view) -> None, raising the fix
     source_hash: str | None = None  # "module:function" (corpus path) -> str
     staged: bool = False
     estimate: str | None = None  # "module:function" (context) -> dict, sending nothing

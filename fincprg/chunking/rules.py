@@ -33,7 +33,9 @@ ANALYST_HEAD = re.compile(
 ANALYST_CUE = re.compile(r"执业证书编号|执业编号|SAC\s*(?:执业|编号|No)|(?<![A-Za-z0-9])S\d{13}(?!\d)|证书编号")
 PERSON_CUE = re.compile(r"硕士|博士|学士|毕业|加入|从业|执业|曾任|任职|研究员|分析师|经验|邮箱|电话")
 
-EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+# Bounded parts (RFC 5321: a local part is at most 64 characters, a domain label 63), and a local part starts
+# where an address can: unbounded `[...]+@` rescanned a long run of letters from every start (quadratic).
+EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 PHONE = re.compile(
     r"(?:电话|联系电话|传真|手机|Tel|TEL|Fax|FAX)\s*[：:]?\s*\+?[\d\-()（） ]{7,20}\d"
     r"|(?<![\d.])(?:0\d{2,3}-\d{7,8}|400-?\d{3}-?\d{4}|1[3-9]\d{9})(?![\d.])"
@@ -42,7 +44,8 @@ ADDRESS = re.compile(r"(?:地址|办公地址|通讯地址|邮编|邮政编码)\
 CONTACT_LABEL = re.compile(r"(?:邮箱|电子邮件|E-?mail|Email)\s*[：:]\s*", re.IGNORECASE)
 URL = re.compile(
     r"(?:https?://|www\.)[\x21-\x7e]+"
-    r"|(?<![@\w.])[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|cn|net|org|gov|edu|hk)(?:\.cn)?(?:/[\x21-\x7e]*)?(?![\w])"
+    r"|(?<![@\w.])[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.(?:com|cn|net|org|gov|edu|hk)(?:\.cn)?"
+    r"(?:/[\x21-\x7e]*)?(?![\w])"
 )
 URL_LABEL = re.compile(r"(?:更多研究报告请访问|公司网址|网址|网站|官网|链接|详见|请访问)\s*[：:]?\s*$")
 CAPTION = re.compile(

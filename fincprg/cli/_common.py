@@ -158,6 +158,7 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
         else:
             _print_counts(o.counts)
     _warn_heavy_cleaning(outcomes, out)
+    _warn_no_queries(outcomes, out)
     failed = {o.name: o.counts.get("retryable_failures") for o in outcomes if o.counts.get("retryable_failures")}
     if failed:
         where = ", ".join(f"{n} in {stage}" for stage, n in failed.items())
@@ -174,9 +175,24 @@ def _warn_heavy_cleaning(outcomes: list[Any], out: Path) -> None:
         return
     ids = chunk.counts.get("reports_over_half_removed_ids", [])
     named = ", ".join(ids[:3]) + (f" and {n - 3} more" if n > 3 else "")
-    typer.secho(f"\n{n} report(s) lost more than half their characters in cleaning ({named}); check them in "
-                f"{out / 'chunk' / 'removed.jsonl'} (the rule of each removal). All ids: "
-                f"{out / 'chunk' / 'manifest.json'}, counts.reports_over_half_removed_ids", fg=typer.colors.YELLOW)
+    typer.secho(f"\nwarning: {n} report(s) lost more than half their characters in cleaning ({named}); see "
+                f"{out}/chunk/removed.jsonl for what each rule removed; all their ids: {out}/chunk/manifest.json "
+                f"(counts.reports_over_half_removed_ids)", fg=typer.colors.YELLOW, err=True)
+
+
+def _warn_no_queries(outcomes: list[Any], out: Path) -> None:
+    """A dataset with no query is no dataset: say so, and where the queries were lost."""
+    counts = {o.name: o.counts for o in outcomes}
+    if counts.get("export", {}).get("queries_emitted", 1) != 0:
+        return
+    if not counts.get("chunk", {}).get("passages", 1):
+        why = f"chunk kept no passage (see {out}/chunk/removed.jsonl for what each rule removed)"
+    elif not counts.get("generate", {}).get("queries"):
+        why = ("generate wrote no query (an untitled report that names no listed company has no subject: give "
+               "reports a title or a company field)")
+    else:
+        why = f"verify dropped every query (see {out}/verify/dropped.jsonl for the reasons)"
+    typer.secho(f"\nwarning: the dataset has no query: {why}", fg=typer.colors.YELLOW, err=True)
 
 
 def run_build(corpus: Callable[[], Path], out: Path, config: Optional[Path], set_: Optional[list[str]], quiet: bool,

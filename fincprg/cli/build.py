@@ -15,7 +15,7 @@ from fincprg.cli._common import (
     QuietOpt,
     SetOpt,
     app,
-    fail,
+    guarded,
     run_build,
 )
 from fincprg.errors import FincprgError
@@ -66,8 +66,7 @@ def stages(
         for s in STAGES:
             typer.echo(f"{s.name:<9} -> OUT/{s.dir + '/':<10} {s.description}")
         return
-    if not out.is_dir():
-        fail(FincprgError(f"{out} is not a build folder; run `fincprg build CORPUS -o {out}` first"))
+    guarded(L.Build(out).require_build)
     for row in stage_status(out):
         extra = f" ({row['batches_done']} batches committed)" if row["status"] == "partial" else ""
         typer.echo(f"{row['stage']:<9} {row['status']:<9}{extra}  OUT/{row['dir']}/")

@@ -52,17 +52,21 @@ def train_cmd(
              "guards) or dense (mined by --neg-model in the --neg-range window under --neg-margin; never a "
              "known positive nor a passage of the positive's report).")] = "export",
     neg_model: Annotated[Optional[str], typer.Option(
-        help="Model that mines dense negatives (default: the base model, before training).")] = None,
-    neg_range: Annotated[str, typer.Option(
-        help="MIN:MAX: dense negatives come from these ranks of the query's nearest passages "
-             "(FlagEmbedding mines 2-200; skipping the nearest avoids unlabelled positives).")] = "10:100",
-    neg_margin: Annotated[float, typer.Option(
+        help="Model that mines dense negatives (default: the base model, before training). With "
+             "--negatives-from dense only.")] = None,
+    neg_range: Annotated[Optional[str], typer.Option(
+        help="MIN:MAX: dense negatives come from these ranks of the query's nearest passages (default 10:100; "
+             "FlagEmbedding mines 2-200; skipping the nearest avoids unlabelled positives). With --negatives-from "
+             "dense only.")] = None,
+    neg_margin: Annotated[Optional[float], typer.Option(
         help="Relative margin: a dense negative scores at most (1 - MARGIN) x the query's best positive "
-             "(sentence-transformers' relative_margin; NV-Retriever uses 0.05).")] = 0.05,
+             "(default 0.05, sentence-transformers' relative_margin; NV-Retriever uses 0.05). With "
+             "--negatives-from dense only.")] = None,
     guide: Annotated[Optional[str], typer.Option(
         help="Guide model of --loss gist/cgist, frozen (default: the base model).")] = None,
-    mini_batch_size: Annotated[int, typer.Option(
-        min=1, help="GradCache mini-batch of --loss cmnrl/cgist: memory follows it, not --batch-size.")] = 16,
+    mini_batch_size: Annotated[Optional[int], typer.Option(
+        min=1, help="GradCache mini-batch of --loss cmnrl/cgist (default 16): memory follows it, not "
+                    "--batch-size.")] = None,
     dev_fraction: Annotated[float, typer.Option(
         help="Hold out this share of the training reports as a dev split (by report, never a benchmark): "
              "every checkpoint is scored on it and the best one is kept; it also picks --merge-base auto. "

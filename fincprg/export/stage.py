@@ -204,6 +204,7 @@ def export_dataset(inp: ExportInputs, ecfg: ExportConfig, dest: Path, signature:
     counts: dict[str, Any] = {
         "corpus": len(inp.passages),
         "queries": dict(sorted(Counter(q.level for q in inp.queries).items())),
+        "queries_emitted": len(inp.queries),  # 0 makes the build summary warn (cli/_common.py)
         "reports": {"train": split_counts["train"], "test": split_counts["test"]},
         "qrels": {s: {sp: {"queries": stats[s][sp]["queries"], "pairs": stats[s][sp]["pairs"]} for sp in SPLITS}
                   for s in SUBSETS},

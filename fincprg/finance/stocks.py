@@ -13,6 +13,7 @@ other value is the path of the user's own CSV. :func:`table_path` reads a settin
 from __future__ import annotations
 
 import csv
+import io
 import re
 import unicodedata
 from collections import Counter
@@ -91,6 +92,40 @@ class Occurrence:
     by_code: bool  # a stock code, not the name
 
 
+def _read_table(p: Path, key: str) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and rows of a stock table CSV, read like the corpus: UTF-8 (with or without a mark), else
+    GBK/GB18030 (Tushare and Excel exports in China). Anything unreadable is one ConfigError naming the fix."""
+    if p.is_dir():
+        raise ConfigError(f"{key}: {p} is a folder; give the CSV file itself (e.g. {p / 'stock_basic.csv'})")
+    if not p.is_file():
+        raise ConfigError(f"{key}: {p} does not exist; give a CSV with a stock code "
+                          "and an industry column (e.g. Tushare's stock_basic.csv), \"bundled\" for the table shipped "
+                          "with fincprg, or \"none\" for no table")
+    data = p.read_bytes()
+    for enc in ("utf-8-sig", "gbk", "gb18030"):
+        try:
+            text = data.decode(enc)
+            break
+        except UnicodeDecodeError:
+            continue
+    else:
+        raise ConfigError(f"{key}: {p} is not a text CSV in UTF-8 or GBK/GB18030; re-save it as UTF-8 CSV "
+                          "(e.g. `iconv -f <encoding> -t utf-8`)")
+    if "\0" in text:
+        raise ConfigError(f"{key}: {p} holds NUL bytes, so it is not a CSV (UTF-16 or a binary file?); re-save it "
+                          "as UTF-8 CSV")
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))  # a long field is read, not refused; restored below
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        return list(reader.fieldnames or []), list(reader)
+    except csv.Error as e:
+        raise ConfigError(f"{key}: {p} is not a valid CSV (line {reader.line_num}: {e}); check its quoting or "
+                          "re-export it as CSV") from None
+    finally:
+        csv.field_size_limit(limit)
+
+
 class StockTable:
     """Stock code (and short name) -> CITIC industry, read from a CSV (the bundled one or a user's).
 
@@ -103,42 +138,36 @@ class StockTable:
 
     def __init__(self, path: str | Path, key: str = "finance.stock_table"):
         p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"{key}: {p} does not exist; give a CSV with a stock code "
-                              "and an industry column (e.g. Tushare's stock_basic.csv), \"bundled\" for the table shipped "
-                              "with fincprg, or \"none\" for no table")
-        with open(p, encoding="utf-8-sig", newline="") as f:
-            reader = csv.DictReader(f)
-            cols = reader.fieldnames or []
-            code = next((c for c in _CODE_COLS if c in cols), None)
-            ind = next((c for c in _INDUSTRY_COLS if c in cols), None)
-            name = next((c for c in _NAME_COLS if c in cols), None)
-            if code is None or ind is None:
-                raise ConfigError(f"{key}: {p} has columns {cols}; it needs a code column "
-                                  f"({'/'.join(_CODE_COLS)}) and an industry column ({'/'.join(_INDUSTRY_COLS)})")
-            self.by_code: dict[str, str] = {}
-            self.by_name: dict[str, str] = {}
-            self.name_of: dict[str, str] = {}  # six digits -> short name
-            self.code_of: dict[str, str] = {}  # short name -> six digits
-            self.own_industry: dict[str, str] = {}  # short name -> the table's own (often finer) industry name
-            self.unmapped = 0
-            for row in reader:
-                digits = (row.get(code) or "").strip().split(".")[0]
-                digits = digits.zfill(6) if digits.isdigit() else digits.upper()
-                short = norm_name(row.get(name) or "") if name else ""
-                if digits and short:
-                    self.name_of.setdefault(digits, short)
-                    self.code_of.setdefault(short, digits)
-                if short and (row.get(ind) or "").strip():
-                    self.own_industry.setdefault(short, row[ind].strip())
-                citic = to_citic(row.get(ind))
-                if citic is None:
-                    self.unmapped += bool((row.get(ind) or "").strip())
-                    continue
-                if digits:
-                    self.by_code[digits] = citic
-                if short:
-                    self.by_name.setdefault(short, citic)
+        cols, rows = _read_table(p, key)
+        code = next((c for c in _CODE_COLS if c in cols), None)
+        ind = next((c for c in _INDUSTRY_COLS if c in cols), None)
+        name = next((c for c in _NAME_COLS if c in cols), None)
+        if code is None or ind is None:
+            raise ConfigError(f"{key}: {p} has columns {cols}; it needs a code column "
+                              f"({'/'.join(_CODE_COLS)}) and an industry column ({'/'.join(_INDUSTRY_COLS)})")
+        self.by_code: dict[str, str] = {}
+        self.by_name: dict[str, str] = {}
+        self.name_of: dict[str, str] = {}  # six digits -> short name
+        self.code_of: dict[str, str] = {}  # short name -> six digits
+        self.own_industry: dict[str, str] = {}  # short name -> the table's own (often finer) industry name
+        self.unmapped = 0
+        for row in rows:
+            digits = (row.get(code) or "").strip().split(".")[0]
+            digits = digits.zfill(6) if digits.isdigit() else digits.upper()
+            short = norm_name(row.get(name) or "") if name else ""
+            if digits and short:
+                self.name_of.setdefault(digits, short)
+                self.code_of.setdefault(short, digits)
+            if short and (row.get(ind) or "").strip():
+                self.own_industry.setdefault(short, row[ind].strip())
+            citic = to_citic(row.get(ind))
+            if citic is None:
+                self.unmapped += bool((row.get(ind) or "").strip())
+                continue
+            if digits:
+                self.by_code[digits] = citic
+            if short:
+                self.by_name.setdefault(short, citic)
         self.path = str(p)
         self._by_first: dict[str, tuple[str, ...]] = {}
 

@@ -69,6 +69,25 @@ def _whole(data: bytes, codec: str) -> list[str | None]:
     return [None if _BAD in ln else ln for ln in text.split("\n")]
 
 
+def _utf8_share(b: bytes) -> float:
+    """The share of a line's non-ASCII bytes that form valid UTF-8 characters."""
+    high = sum(x >= 0x80 for x in b)
+    return sum(x >= 0x80 for x in b.decode("utf-8", "ignore").encode("utf-8")) / high if high else 1.0
+
+
+def _with_gbk_lines(raw_lines: list[bytes], decoded: list[str | None]) -> tuple[list[str | None], str]:
+    """A UTF-8 file's lines, where a line that is GBK/GB18030 text is read as that: files joined from exports of
+    both encodings exist. A UTF-8 line with a corrupt stretch stays undecodable (None): most of its non-ASCII
+    bytes still form UTF-8 characters, where in GBK Chinese about a third do by chance. The encoding names the
+    mix ("utf-8+gbk") so that the manifest shows it."""
+    out, extra = list(decoded), set()
+    for i, (b, u) in enumerate(zip(raw_lines, decoded)):
+        if u is None and _utf8_share(b) < 0.6 and (g := _gbk(b)) is not None:
+            out[i], _ = g
+            extra.add(g[1])
+    return out, "+".join(["utf-8", *sorted(extra)])
+
+
 def decode_lines(data: bytes, forced: str = "auto") -> tuple[list[str | None], str]:
     """Decode a file line by line; undecodable lines come back as ``None``. Returns the lines and the encoding.
 
@@ -114,7 +133,7 @@ def _decode(data: bytes, forced: str) -> tuple[list[str | None], str]:
         elif _gbk(b) is not None:
             gbk_votes += 1
     if gbk_votes <= utf8_votes:
-        return decoded_u, "utf-8"
+        return _with_gbk_lines(raw_lines, decoded_u)
     out: list[str | None] = []
     used = "gbk"
     for b in raw_lines:

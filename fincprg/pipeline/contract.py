@@ -46,7 +46,7 @@ STAGES: tuple[StageSpec, ...] = (
                (L.GENERATE, L.QUERIES), (L.GENERATE, L.QRELS), (L.TOPICS, L.QUERIES), (L.TOPICS, L.TREE),
                (L.TOPICS, L.ASSIGNMENTS)),
               "keep or drop every query with a reason: subject, answerability, related companies, round trip",
-              ray=True),
+              ray=True, config_check="fincprg.verify.rules:check_disable"),
     StageSpec(L.MINE, "fincprg.mine.stage:run", ("mine", "run.seed"),
               ((L.INGEST, L.REPORTS), (L.CHUNK, L.PASSAGES), (L.CHUNK, L.SENTENCES), (L.VERIFY, L.QUERIES),
                (L.VERIFY, L.QRELS), (L.TOPICS, L.TREE), (L.TOPICS, L.ASSIGNMENTS)),
@@ -82,6 +82,8 @@ def file_hashes(spec: StageSpec, cfg: PipelineConfig) -> dict[str, str]:
         if path is None:
             continue
         p = Path(path)
+        if p.is_dir():
+            raise ConfigError(f"{key}: {path!r} is a folder; give the file itself")
         if not p.is_file():
             raise ConfigError(f"{key}: the file {path!r} does not exist (give a path relative to the working "
                               "folder, or an absolute one)")

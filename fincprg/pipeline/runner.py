@@ -25,7 +25,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
-from fincprg.errors import ConfigError
+from fincprg.errors import ConfigError, InputError
 from fincprg.io import (atomic_write_json, discard_staging, hash_files, read_jsonl, recover_staging, staging_dir,
                         swap_in)
 from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
@@ -89,14 +89,29 @@ def run_pipeline(
             raises :class:`BuildStopped`: finished stages keep their manifests, the running stage its
             committed batches, and the same call without the limit resumes there.
     """
+    _check_out_outside(corpus, out)
     for spec in STAGES:  # checked before OUT is created, so a typo leaves nothing behind
         if (precheck := spec.hook("precheck")) is not None:
             precheck(corpus)
+        if (config_check := spec.hook("config_check")) is not None:
+            config_check(ConfigView(cfg, spec.config_keys, spec.name))
     _check_budget(cfg, budget)
     out.mkdir(parents=True, exist_ok=True)
     with build_lock(out), use_budget(budget):
         return _run_stages(corpus, out, cfg, upto=upto, force=force, show_progress=show_progress, budget=budget,
                            retry_failed=retry_failed)
+
+
+def _check_out_outside(corpus: Path, out: Path) -> None:
+    """OUT inside a corpus folder would be read as reports by the next build (its JSONL files are tables) and
+    the dataset overwritten from them, so it is refused before anything is written."""
+    if not corpus.is_dir():
+        return
+    c, o = corpus.resolve(), out.resolve()
+    if o == c or c in o.parents:
+        raise InputError(f"the output folder {out} is inside the corpus folder {corpus}, so a later build would read "
+                         "its files as reports; choose an output folder outside the corpus (e.g. -o "
+                         f"{c.parent / (c.name + '-build')})")
 
 
 def _check_budget(cfg: PipelineConfig, budget: Budget | None) -> None:

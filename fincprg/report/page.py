@@ -25,13 +25,11 @@ def build_context(out: Path, eval_dirs: list[Path] | None = None, samples: int =
 def write_report(out: Path, dest: Path | None = None, eval_dirs: list[Path] | None = None,
                  samples: int = 3) -> Path:
     """Render the report for build ``out`` to ``dest`` (default OUT/report.html)."""
-    from fincprg.errors import InputError
     from fincprg.io import atomic_write_text
     from fincprg.report.html import render
 
     out = Path(out)
-    if not out.is_dir():
-        raise InputError(f"{out} is not a folder; give a build's output folder (the --out of fincprg build)")
+    L.Build(out).require_build()
     dest = Path(dest) if dest else L.Build(out).report_file
     atomic_write_text(dest, render("report.html.j2", **build_context(out, eval_dirs, samples)))
     return dest

@@ -45,12 +45,12 @@ def make_loss(st: Any, settings: Any, guide: Any = None) -> Any:
     if settings.loss == "mnrl":
         return losses.MultipleNegativesRankingLoss(st, **({"scale": scale} if scale else {}))
     if settings.loss == "cmnrl":
-        return losses.CachedMultipleNegativesRankingLoss(st, mini_batch_size=settings.mini_batch_size,
+        return losses.CachedMultipleNegativesRankingLoss(st, mini_batch_size=settings.value("mini_batch_size"),
                                                          **({"scale": scale} if scale else {}))
     kw = {"temperature": 1.0 / scale} if scale else {}
     if settings.loss == "gist":
         return losses.GISTEmbedLoss(st, guide, **kw)
-    return losses.CachedGISTEmbedLoss(st, guide, mini_batch_size=settings.mini_batch_size, **kw)
+    return losses.CachedGISTEmbedLoss(st, guide, mini_batch_size=settings.value("mini_batch_size"), **kw)
 
 
 def ir_evaluator(queries: dict[str, str], corpus: dict[str, str], relevant: dict[str, set[str]], name: str,

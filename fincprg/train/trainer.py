@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 LOSSES = ("cosent", "mnrl", "cmnrl", "gist", "cgist")
 NEGATIVE_SOURCES = ("export", "dense")
+CACHED = ("cmnrl", "cgist")  # the GradCache losses, which read --mini-batch-size
+DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "mini_batch_size": 16}  # knobs that are None when unset
 SETTINGS_FILE = "fincprg_train.json"
 UNMERGED = "unmerged"  # OUT/unmerged: the fine-tuned model before --merge-base
 # these change what is trained on; a resumed run must use the same values as the checkpoints
@@ -103,13 +105,18 @@ class TrainSettings:
     scale: float | None = None
     negatives_from: str = "export"
     neg_model: str | None = None
-    neg_range: str = "10:100"
-    neg_margin: float = 0.05
+    neg_range: str | None = None  # None: DEFAULTS; set only with negatives_from dense (check())
+    neg_margin: float | None = None  # None: DEFAULTS
     guide: str | None = None
-    mini_batch_size: int = 16
+    mini_batch_size: int | None = None  # None: DEFAULTS; set only with a cached loss (check())
     dev_fraction: float = 0.0
     dev_queries: int = 300
     merge_base: str | None = None
+
+    def value(self, name: str) -> Any:
+        """A knob's value, or its default where it was left unset (None: not given, see check())."""
+        v = getattr(self, name)
+        return DEFAULTS[name] if v is None else v
 
     def check(self) -> None:
         if self.loss not in LOSSES:
@@ -127,12 +134,20 @@ class TrainSettings:
             raise ConfigError("--negatives must be >= 1 with cosent (a batch needs pairs scored 0) and >= 0 with mnrl")
         if self.negatives_from not in NEGATIVE_SOURCES:
             raise ConfigError(f"--negatives-from {self.negatives_from!r} is not one of {', '.join(NEGATIVE_SOURCES)}")
-        Window.parse(self.neg_range)
-        if not 0 <= self.neg_margin < 1:
+        given = [f"--{k.replace('_', '-')}" for k in ("neg_model", "neg_range", "neg_margin")
+                 if getattr(self, k) is not None]
+        if given and self.negatives_from != "dense":
+            raise ConfigError(f"{', '.join(given)} shape dense negatives, which --negatives-from "
+                              f"{self.negatives_from} does not mine: add --negatives-from dense, or drop them")
+        if self.mini_batch_size is not None and self.loss not in CACHED:
+            raise ConfigError(f"--mini-batch-size is GradCache's, read by the cached losses ({', '.join(CACHED)}) "
+                              f"only, not {self.loss}")
+        Window.parse(self.value("neg_range"))
+        if not 0 <= self.value("neg_margin") < 1:
             raise ConfigError("--neg-margin must be in [0, 1)")
         if not 0 <= self.dev_fraction < 1:
             raise ConfigError("--dev-fraction must be a share in [0, 1)")
-        if self.mini_batch_size < 1:
+        if self.mini_batch_size is not None and self.mini_batch_size < 1:
             raise ConfigError("--mini-batch-size must be >= 1")
         if self.guide and self.loss not in GUIDED:
             raise ConfigError(f"--guide is read by the gist and cgist losses only, not {self.loss}")
@@ -367,8 +382,8 @@ def _mine(pairs: Any, settings: TrainSettings, model: str, st: Any, guide: Any, 
         miner = guide
     else:
         miner = helper_model(name, "--neg-model", st, device)
-    lo, hi = Window.parse(settings.neg_range)
-    return dense_negatives(pairs, miner, settings.negatives, Window(lo, hi, settings.neg_margin),
+    lo, hi = Window.parse(settings.value("neg_range"))
+    return dense_negatives(pairs, miner, settings.negatives, Window(lo, hi, settings.value("neg_margin")),
                            prompts={r: prompt_text(miner, r) for r in ("query", "passage")},
                            batch_size=settings.batch_size, show_progress=settings.show_progress)
 

@@ -4,7 +4,7 @@ its check and an example it must fail and one it must pass (tests/unit/test_veri
 The strict rules (:data:`STRICT`) run as a loop in their declared order, the first failure giving the verdict:
 the order matters (a boilerplate query is ``garbled`` before it is ``vague``). The stage's own rules
 (:data:`STAGE`: source, subject, answer, the topics' rules, related, round trip, judge) run in the stage, which
-stamps their ids the same way. ``verify.disable: [ids]`` switches rules off; ``fincprg verify-rules`` lists them.
+stamps their ids the same way. ``verify.disable: [ids]`` switches rules off; ``fincprg rules`` lists them.
 """
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
+from fincprg.errors import ConfigError
 from fincprg.finance.crosscheck import norm
 from fincprg.verify._rule_examples import EXAMPLES, Example, Reading
 from fincprg.verify.answer import check_answer, check_topic_answer
@@ -196,6 +198,13 @@ def strict_checks(reading: Reading, disabled: frozenset[str] = frozenset()) -> V
             if v is not None:
                 return stamp(v, rule.id)
     return None
+
+
+def check_disable(view: Any) -> None:
+    """The verify spec's config check: ``verify.disable`` names rules that exist (before anything is written)."""
+    if bad := unknown(view.verify.disable):
+        raise ConfigError(f"verify.disable names no rule that can be switched off: {', '.join(sorted(set(bad)))}; "
+                          "`fincprg rules` lists the rule ids")
 
 
 def unknown(ids: Iterable[str]) -> list[str]:

@@ -1,11 +1,16 @@
-"""sha256 of every file a build of datasets/sample writes, for the before/after comparison in
-test_sample_unchanged.py.
+"""What a build of datasets/sample writes, for the before/after comparison in test_sample_unchanged.py.
 
-Data files are hashed as written. Manifests are hashed over the fields that describe the data (stage, config,
-counts) so that timing, signatures and new provenance fields may change; the dataset cards are hashed with
-their signatures blanked (a code change changes every signature, by design). Float tensors (BERTopic's
-safetensors) are hashed rounded to 4 decimals: their last bits follow the CPU's BLAS kernels (the topic
-embeddings, means of LSA vectors, differed in them between an Intel and an AMD machine), not the code.
+Each file is recorded as the sha256 of its bytes, except:
+- manifests: hashed over the fields that describe the data (stage, config, counts), so that timing,
+  signatures and new provenance fields may change;
+- dataset cards: hashed with their signatures blanked (a code change changes every signature, by design);
+- computed floats: a float's last bits follow the CPU's BLAS kernels (the BERTopic topic embeddings, means of LSA
+  vectors, differ between an Intel and an AMD machine), not the code, and rounding before hashing cannot fix
+  that (a value within 1e-7 of a rounding boundary flips). So a file holding them is recorded as
+  ``{"sha256": <hash of everything else>, "floats": [values]}``: names, dtypes, shapes and the text around
+  the numbers must match exactly, the values within :data:`RTOL`/:data:`ATOL` (:func:`matches`). Computed
+  floats are every float tensor of a safetensors file and every decimal with 4 or more fractional digits in a
+  text file (plotly coordinates, c-TF-IDF scores, mined scores, shares in manifests).
 
 Regenerate (only when an output change is intended, and say why in the commit), from the repository root
 (the corpus path is part of each report's ``source``):
@@ -19,39 +24,63 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from fincprg import layout as L
 
 MANIFEST_FIELDS = ("stage", "config", "counts")
-DECIMALS = 4  # of a float tensor's values, hashed
+RTOL, ATOL = 1e-4, 1e-5  # far above BLAS noise (~1e-7 relative), far below any real change (>= 1e-3)
 _SIGNATURE = re.compile(r"\b[0-9a-f]{16}\b")  # a stage signature or hash in a card (the hf revision is one)
+_FLOAT = re.compile(rb"-?\d+\.\d{4,}(?:[eE][-+]?\d+)?")
+_TEXT = {".json", ".jsonl", ".tsv", ".md", ".html", ".txt", ".csv"}
+Entry = str | dict[str, Any]
 
 
-def file_digest(out: Path, p: Path) -> str:
+def file_digest(out: Path, p: Path) -> Entry:
     data = p.read_bytes()
     if p.name == L.MANIFEST:
         m = json.loads(data)
         data = json.dumps({k: m.get(k) for k in MANIFEST_FIELDS}, sort_keys=True, ensure_ascii=False).encode()
     elif p.name == L.CARD:
         data = _SIGNATURE.sub("<sig>", data.decode("utf-8")).encode()
-    elif p.suffix == ".safetensors":
-        data = _tensors(p)
+    if p.suffix == ".safetensors":
+        return _entry(*_tensors(p))
+    if p.suffix in _TEXT:
+        floats = [float(x) for x in _FLOAT.findall(data)]
+        return _entry(_FLOAT.sub(b"<f>", data), floats)
     return hashlib.sha256(data).hexdigest()
 
 
-def _tensors(p: Path) -> bytes:
-    """A safetensors file's names, dtypes, shapes and values (floats rounded, -0.0 as 0.0) as bytes."""
-    import numpy as np
+def _entry(rest: bytes, floats: list[float]) -> Entry:
+    digest = hashlib.sha256(rest).hexdigest()
+    return {"sha256": digest, "floats": [float(f"{v:.9g}") for v in floats]} if floats else digest
+
+
+def _tensors(p: Path) -> tuple[bytes, list[float]]:
+    """A safetensors file's names, dtypes, shapes and non-float values as bytes, and its float values."""
     from safetensors.numpy import load_file
 
-    out = []
+    rest, floats = [], []
     for name, v in sorted(load_file(p).items()):
-        vals = np.round(v.astype(np.float64), DECIMALS) + 0.0 if v.dtype.kind == "f" else v
-        out.append(f"{name} {v.dtype} {v.shape}".encode() + np.ascontiguousarray(vals).tobytes())
-    return b"\n".join(out)
+        rest.append(f"{name} {v.dtype} {v.shape}".encode())
+        if v.dtype.kind == "f":
+            floats.extend(float(x) for x in v.ravel())
+        else:
+            rest.append(v.tobytes())
+    return b"\n".join(rest), floats
 
 
-def build_hashes(out: Path) -> dict[str, str]:
+def matches(got: Entry, want: Entry) -> bool:
+    """Whether a file's record equals the recorded one: hashes exactly, computed floats within tolerance."""
+    import numpy as np
+
+    if isinstance(got, str) or isinstance(want, str):
+        return got == want
+    return (got["sha256"] == want["sha256"] and len(got["floats"]) == len(want["floats"])
+            and bool(np.allclose(got["floats"], want["floats"], rtol=RTOL, atol=ATOL)))
+
+
+def build_hashes(out: Path) -> dict[str, Entry]:
     return {p.relative_to(out).as_posix(): file_digest(out, p) for p in sorted(out.rglob("*"))
             if p.is_file() and p.name != L.LOCK}
 

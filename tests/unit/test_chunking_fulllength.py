@@ -159,7 +159,8 @@ def test_reports_losing_over_half_are_counted_named_and_warned(tmp_path, capsys)
     assert stats["heavy"]["removed_chars"] > stats["heavy"]["chars"] / 2
     out = tmp_path / "out"
     _print_outcomes([SimpleNamespace(name="chunk", status="done", seconds=1.0, counts=counts)], out)
-    printed = capsys.readouterr().out
+    cap = capsys.readouterr()
+    printed = cap.out + cap.err
     warning = [ln for ln in printed.splitlines() if "more than half" in ln]
     assert len(warning) == 1 and "heavy" in warning[0] and "manifest.json" in warning[0]
     assert "reports_over_half_removed: 1" in printed and "reports_over_half_removed_ids" not in printed.replace(
@@ -172,4 +173,5 @@ def test_no_warning_when_no_report_loses_half(tmp_path, capsys):
     counts, _ = _chunk_stage(tmp_path, [Report(id="ok", title="甲", text="\n".join(BODY))])
     assert counts["reports_over_half_removed"] == 0 and counts["reports_over_half_removed_ids"] == []
     _print_outcomes([SimpleNamespace(name="chunk", status="done", seconds=1.0, counts=counts)], tmp_path)
-    assert "more than half" not in capsys.readouterr().out
+    cap = capsys.readouterr()
+    assert "more than half" not in cap.out + cap.err

@@ -120,7 +120,7 @@ def test_interpolation_is_linear_and_keeps_rows_the_base_lacks():
     ({"guide": "m"}, "--guide"),
     ({"loss": "cosent", "negatives_from": "dense"}, "in-batch losses"),
     ({"negatives_from": "bm25"}, "export, dense"),
-    ({"neg_range": "9:3"}, "--neg-range"),
+    ({"negatives_from": "dense", "neg_range": "9:3"}, "--neg-range"),
     ({"dev_fraction": 1.0}, "--dev-fraction"),
     ({"loss": "triplet"}, "cmnrl, gist, cgist"),
 ])
