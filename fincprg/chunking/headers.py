@@ -87,15 +87,16 @@ def _grow(windows: list[str], min_count: int) -> list[int]:
     digit may also lose windows, but a header does not end on such a digit: that one is the body's
     (「较2」 before a footer's 「7」).
     """
+    keys = [_key(w) for w in windows]  # digits map one to one, so a prefix's key is the key's prefix
     counts: Counter[str] = Counter()
-    for w in windows:
-        counts.update({_key(w[:n]) for n in range(1, len(w) + 1)})
+    for k in keys:
+        counts.update({k[:n] for n in range(1, len(k) + 1)})
     out = []
-    for w in windows:
+    for w, key in zip(windows, keys):
         kept: list[float] = []  # per grown character, the share of windows its step kept
         prev = len(windows)
         while len(kept) < len(w):
-            c = counts[_key(w[:len(kept) + 1])]
+            c = counts[key[:len(kept) + 1]]
             if c < min_count or c < 0.3 * prev:
                 break
             kept.append(c / prev)
