@@ -102,9 +102,10 @@ def _grow(windows: list[str], min_count: int) -> list[int]:
             kept.append(c / prev)
             prev = c
         n = len(kept)
-        while n and w[n - 1].isdigit() and kept[n - 1] < 0.8:
-            n -= 1
-        out.append(n)
+        run = n  # the digits the growth ends on: from the first of them that lost windows, they are body's
+        while run and w[run - 1].isdigit():
+            run -= 1
+        out.append(next((i for i in range(run, n) if kept[i] < 0.8), n))
     return out
 
 

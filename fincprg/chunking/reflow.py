@@ -43,7 +43,8 @@ _BLOCK_HEAD = (r"(?<![读阅见后的之及和与])(?:免责声明|免责条款|
 _BODY_HEAD = (r"(?<=[\s\d)）》」\]】A-Za-z%])(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示[：:]|投资建议[：:])"
               # a short heading with a colon right after a date or a bracket (「…》2023-10-30本周观点：」), where a
               # sidebar's last field meets the body
-              r"|(?:(?<=\d{4}-\d\d-\d\d)|(?<=[》」)）]))(?!资料来源|数据来源|来源|单位|注)[\u4e00-\u9fff]{2,6}[：:]")
+              r"|(?:(?<=\d{4}-\d\d-\d\d)|(?<=\d{4}-\d\d-\d\d\s)|(?<=[》」)）])|(?<=[》」)）]\s))"
+              r"(?!资料来源|数据来源|来源|单位|注)[\u4e00-\u9fff]{2,6}[：:]")
 # 「图表3：」 opens a caption even right after a heading (「投资要点图表3：…」); a lone 图/表 only after a non-letter
 _CAPTION_START = (r"(?:图表|(?<![\u4e00-\u9fff])(?:附图|附表|图|表))\s?\d{1,3}(?:[-.．]\d+)?\s?[：:]")
 _CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START)))
