@@ -1,0 +1,153 @@
+"""Body texts for the full-length report generator: pools of paragraphs per company and per industry.
+
+Sources: ``cfb`` reads CFBenchmark report bodies and sector news (Apache-2.0) from ../shared/data (never copied into
+the repository); ``sample`` reads the team's own datasets/sample texts, so tests run without shared data. A body
+sentence that carries boilerplate (a caption, a source line, an analyst's certificate, legal wording) is dropped
+here, so the truth's body never holds text a cleaner should remove.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+SAMPLE = ROOT / "datasets" / "sample" / "reports.jsonl"
+
+# Boilerplate cues a body sentence must not carry (what the generator adds itself, so truth stays exact).
+_BOILER = re.compile(r"执业证书|证书编号|资料来源|数据来源|免责|声明|请务必|敬请|评级说明|分析师|研究员|研究所|@|邮箱|电话|"
+                     r"^\s*(?:图表?|表)\s*\d|本报告|版权|www\.|http|证券研究报告|投资评级|目录|投资决策|自行承担|不构成|仅供|"
+                     r"独立判断|投资需谨慎")
+_SENT_END = re.compile(r"(?<=[。！？!?])")
+_SPACE = re.compile(r"\s+")
+# Stock short names that are everyday words: a body saying 机器人 is rarely about the listed 机器人.
+_GENERIC_NAMES = frozenset({"机器人", "驱动力", "太阳能", "线上线下", "农产品", "连云港", "国新能源", "新产业", "天然气",
+                            "大众交通", "中国中免", "东方电气", "海南发展", "国际医学"})
+# Tushare industry (stock_basic.csv) -> the Shenwan level-1 name the sector news uses, for industry pools.
+TUSHARE_TO_SW = {
+    "半导体": "电子", "元器件": "电子", "电器仪表": "电子", "白酒": "食品饮料", "食品": "食品饮料", "啤酒": "食品饮料",
+    "乳制品": "食品饮料", "软饮料": "食品饮料", "汽车整车": "汽车", "汽车配件": "汽车", "电气设备": "电气设备",
+    "新型电力": "公用事业", "水力发电": "公用事业", "火力发电": "公用事业", "供气供热": "公用事业", "银行": "银行",
+    "证券": "非银金融", "保险": "非银金融", "多元金融": "非银金融", "软件服务": "计算机", "互联网": "计算机",
+    "IT设备": "计算机", "通信设备": "通信", "电信运营": "通信", "家用电器": "家用电器", "化学制药": "医药生物",
+    "中成药": "医药生物", "生物制药": "医药生物", "医疗保健": "医药生物", "医药商业": "医药生物", "化工原料": "化工",
+    "农药化肥": "化工", "塑料": "化工", "染料涂料": "化工", "专用机械": "机械设备", "工程机械": "机械设备",
+    "机械基件": "机械设备", "建筑工程": "建筑装饰", "装修装饰": "建筑装饰", "小金属": "有色金属", "铝": "有色金属",
+    "铜": "有色金属", "黄金": "有色金属", "仓储物流": "交通运输", "港口": "交通运输", "机场": "交通运输",
+    "空运": "交通运输", "影视音像": "传媒", "出版业": "传媒", "农业综合": "农林牧渔", "饲料": "农林牧渔",
+    "全国地产": "房地产", "区域地产": "房地产", "煤炭开采": "采掘", "石油开采": "采掘", "普钢": "钢铁", "特种钢": "钢铁",
+    "水泥": "建筑材料", "玻璃": "建筑材料", "服饰": "纺织服装", "纺织": "纺织服装",
+}
+
+
+@dataclass
+class Pools:
+    """Paragraph lists (each a list of sentences) grouped by company and by industry, plus company metadata."""
+
+    company_bodies: dict[str, list[list[list[str]]]] = field(default_factory=lambda: defaultdict(list))
+    company_meta: dict[str, tuple[str, str]] = field(default_factory=dict)   # name -> (code, industry)
+    industry_bodies: dict[str, list[list[list[str]]]] = field(default_factory=lambda: defaultdict(list))
+    loose: list[list[list[str]]] = field(default_factory=list)               # bodies with no known subject
+
+
+def clean_spaces(text: str) -> str:
+    """Drop spaces next to CJK characters (PDF-extracted bodies are full of them), keep one between Latin words."""
+    text = _SPACE.sub(" ", text)
+    return re.sub(r" (?=[^\x00-\x7f])|(?<=[^\x00-\x7f]) ", "", text).strip()
+
+
+def sentences(paragraph: str) -> list[str]:
+    """Split at 。！？, merging fragments under 8 characters into the next sentence; drop boilerplate-bearing ones."""
+    out: list[str] = []
+    carry = ""
+    for s in _SENT_END.split(clean_spaces(paragraph)):
+        s = carry + s.strip()
+        if len(s) < 8:
+            carry = s
+            continue
+        carry = ""
+        if _BOILER.search(s) or not re.search(r"[\u4e00-\u9fff]", s):
+            continue
+        digits = sum(ch.isdigit() for ch in s)
+        if digits > 0.4 * len(s):  # a number dump (a table pasted as text) is not prose a cleaner must keep
+            continue
+        out.append(s)
+    if carry and out:
+        out[-1] += carry
+    return out
+
+
+def body(text: str) -> list[list[str]]:
+    """A body text as paragraphs of sentences; full-width double spaces and line breaks start paragraphs."""
+    paras = re.split(r"\n|\u3000{2,}", text)
+    return [ss for p in paras if (ss := sentences(p))]
+
+
+def load_sample() -> Pools:
+    pools = Pools()
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        paras = body(row["text"])
+        if row.get("company"):
+            pools.company_bodies[row["company"]].append(paras)
+            pools.company_meta[row["company"]] = (row["stock_code"], row["industry"])
+        pools.industry_bodies[row["industry"]].append(paras)
+    return pools
+
+
+def _stock_names() -> dict[str, tuple[str, str]]:
+    names = {}
+    with open(SHARED / "taxonomy" / "stock_basic.csv", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            name = r["name"].replace(" ", "")
+            if len(name) >= 3 and not name.startswith(("ST", "*ST")):
+                names[name] = (r["symbol"], r["industry"])
+    # stock names that are also everyday words (机器人, 太阳能, 农产品…) would group unrelated bodies
+    common = SHARED / "lexicons" / "THUOCL_caijing.txt"
+    if common.exists():
+        words = {ln.split("\t")[0].strip() for ln in common.read_text(encoding="utf-8").splitlines()}
+        names = {n: v for n, v in names.items() if n not in words}
+    return names
+
+
+def load_cfb() -> Pools:
+    """CFBenchmark bodies grouped by the listed company they name most, and sector news by Shenwan industry."""
+    names = _stock_names()
+    pattern = re.compile("|".join(sorted(map(re.escape, names), key=len, reverse=True)))
+    pools = Pools()
+    with open(SHARED / "reports" / "cfbenchmark_reports.jsonl", encoding="utf-8") as f:
+        for line in f:
+            text = json.loads(line)["text"]
+            paras = body(text)
+            if not paras:
+                continue
+            hits: dict[str, int] = defaultdict(int)
+            for m in pattern.finditer(text):
+                hits[m.group()] += 1
+            if not hits:
+                pools.loose.append(paras)
+                continue
+            name = max(sorted(hits), key=lambda n: hits[n])
+            if hits[name] < 2 or name in _GENERIC_NAMES:  # one passing mention does not make a body the company's
+                pools.loose.append(paras)
+                continue
+            code, tushare = names[name]
+            sw = TUSHARE_TO_SW.get(tushare, tushare)
+            pools.company_bodies[name].append(paras)
+            pools.company_meta[name] = (code, sw)
+            pools.industry_bodies[sw].append(paras)
+    with open(SHARED / "news" / "cfbenchmark_sector.jsonl", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            m = re.search(r"一级分类为：(\S+?)。", row["instruction"])
+            if m and (paras := body(row["input"])):
+                pools.industry_bodies[m.group(1)].append(paras)
+    return pools
+
+
+def shared_available() -> bool:
+    return (SHARED / "reports" / "cfbenchmark_reports.jsonl").exists()
