@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
@@ -31,7 +32,7 @@ from fincprg.chunking.split import CLOSERS
 
 LONG_LINE = 400  # a logical line longer than this is judged sentence by sentence (the sample's longest: 264)
 WRAP_MIN_LINES = 8  # fewer lines say nothing about a wrap width
-WRAP_MAX_WIDTH = 160  # hard wraps are narrower than a paragraph
+WRAP_MAX_WIDTH = 240  # display columns (120 Chinese characters): hard wraps are narrower than a paragraph
 _ENDS = "。！？；!?;"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORDY = re.compile(r"[\u4e00-\u9fffA-Za-z]")
@@ -79,20 +80,26 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def wrap_width(lines: list[str]) -> int | None:
-    """The width text was hard-wrapped at, or None.
+    """The width (display columns) text was hard-wrapped at, or None.
 
-    W is the 80th percentile of line lengths (W <= WRAP_MAX_WIDTH). Text is hard-wrapped when at least
+    W is the 80th percentile of line widths (W <= WRAP_MAX_WIDTH). Text is hard-wrapped when at least
     30% of its lines lie within 15% of W and most (60%) of those full lines stop in the middle of a
     sentence: a paragraph-broken text ends its long lines with a full stop.
     """
-    n = [len(s) for s in lines]
+    n = [display_width(s) for s in lines]
     if len(n) < WRAP_MIN_LINES:
         return None
     w = sorted(n)[int(0.8 * len(n))]
-    full = [s for s in lines if abs(len(s) - w) <= 0.15 * w]
+    full = [s for s, x in zip(lines, n) if abs(x - w) <= 0.15 * w]
     open_ = sum(1 for s in full if not _ends_sentence(s))
     ok = w <= WRAP_MAX_WIDTH and len(full) >= max(5, 0.3 * len(n)) and open_ >= 0.6 * len(full)
     return w if ok else None
+
+
+def display_width(s: str) -> int:
+    """Columns a line takes: a Chinese or full-width character two, others one. Text is wrapped by width,
+    so a line of digits and Latin letters holds more characters (43 to 53 on one page's lines)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
 
 
 def _ends_sentence(s: str) -> bool:
@@ -117,6 +124,7 @@ class _Builder:
         self.units: list[Unit] = []
         self.pieces: list[tuple[str, int]] = []  # (text, position in the normalised report)
         self.lines = 0
+        self.joined = False  # the pending logical line runs over more than one line of the text
 
     def add(self, text: str, pos: int) -> None:
         lead = len(text) - len(text.lstrip())
@@ -139,12 +147,14 @@ class _Builder:
         self.pieces = []
         line = self.lines
         self.lines += 1
+        joined, self.joined = self.joined, False
 
         def at(i: int) -> int:  # offset in the logical line -> position in the normalised report
             k = bisect.bisect_right(starts, i) - 1
             return where[k] + i - starts[k]
 
-        if len(text) <= LONG_LINE and not self.by_sentence:
+        # a line of wrapped text that stands alone (a sidebar field, a rating line) is judged as a line
+        if len(text) <= LONG_LINE and not (self.by_sentence and joined):
             self.units.append(Unit(text, where[0], at(len(text) - 1) + 1, line))
             return
         for a, b in sentence_spans(text):
@@ -165,7 +175,7 @@ def units(norm: str, *, headers: bool = True) -> list[Unit]:
     marked = [not "".join(t for t, _, h in p if not h).strip() or bool(R.NOISE.match(ln))
               for ln, p in zip(lines, pieces)]
     width = wrap_width([ln for ln, h in zip(lines, marked) if not h])
-    own = [m or r for m, r in zip(marked, _repeated_lines(lines, width))]
+    own = [m or r for m, r in zip(marked, _repeated_lines(lines, width, marked))]
     b = _Builder(by_sentence=width is not None)
     prev: str | None = None  # the last body line, for the join decision
     for ln, parts, is_head in zip(lines, pieces, own):
@@ -176,13 +186,22 @@ def units(norm: str, *, headers: bool = True) -> list[Unit]:
                 elif text.strip():
                     b.units.append(Unit(text.strip(), at, at + len(text.strip()), b.lines))
             continue
-        if not (width and prev is not None and len(prev) >= 0.75 * width and not _ends_sentence(prev)):
+        if _continues(prev, ln, width):
+            b.joined = True
+        else:
             b.flush()
         for text, at, is_h in parts:
             b.header(text, at) if is_h else b.add(text, at)
         prev = ln
     b.flush()
     return b.units
+
+
+def _continues(prev: str | None, line: str, width: int | None) -> bool:
+    """Whether ``line`` goes on with the sentence of the body line before it: the text is hard-wrapped, the
+    line before fills the width and stops mid-sentence, and neither is a table row (rows are not wrapped)."""
+    return bool(width and prev is not None and display_width(prev) >= 0.75 * width and not _ends_sentence(prev)
+                and not R.is_table_row(prev) and not R.is_table_row(line))
 
 
 def _cut(line: str, start: int, spans: list[tuple[int, int]]) -> list[tuple[str, int, bool]]:
@@ -202,20 +221,27 @@ def _cut(line: str, start: int, spans: list[tuple[int, int]]) -> list[tuple[str,
     return out
 
 
-def _repeated_lines(lines: list[str], width: int | None) -> list[bool]:
-    """Short lines repeated on several pages (digits compared as one class, so 「第3页」 and 「第4页」 repeat)
-    between lines that do not repeat: a table or a 资料来源 line reused in several places repeats with its
-    neighbours. In wrapped text a line that fills the width is text, however often it recurs."""
-    # a header says something (a lone 「。」 wrapped onto its own line repeats too) and does not start
-    # inside a sentence (「：Wind，XX证券研究所」 is the end of a 资料来源 line)
+def _repeated_lines(lines: list[str], width: int | None, marked: list[bool]) -> list[bool]:
+    """Short lines repeated on several pages (digits compared as one class, so 「第3页」 and 「第4页」 repeat).
+
+    Not a line of a reused table or 资料来源 block (it repeats with long neighbours), not one that starts
+    inside a sentence, and in wrapped text only one that sits with the page's other header or footer lines
+    (a page number, 请务必阅读…): 「证券研究所」 wrapped off every 「资料来源：Wind，华辰」 repeats too.
+    """
+    # a header says something (a lone 「。」 wrapped onto its own line repeats too)
     keys = [re.sub(r"\d", "0", s) if len(_WORDY.findall(s)) >= 2 else None for s in lines]
     count = Counter(k for k in keys if k)
     rep = [bool(k) and count[k] >= 3 for k in keys]
-    limit = min(60, 0.75 * width) if width else 60
-    out = []
+    limit = min(120, 0.75 * width) if width else 120  # display columns: 60 Chinese characters
+    wide = [display_width(s) > limit for s in lines]
+    cand = []
     for i, ln in enumerate(lines):
         # nor after a line that stops at a clause mark (「资料来源：Wind，」 / 「恒信证券研究所」)
-        short = len(ln) <= limit and ln[:1] not in "，,：:、；;。）)" and not (i and lines[i - 1][-1:] in "，,：:、")
-        out.append(rep[i] and short and not R.is_table_row(ln) and not (i > 0 and rep[i - 1])
-                   and not (i + 1 < len(rep) and rep[i + 1]))
-    return out
+        short = not wide[i] and ln[:1] not in "，,：:、；;。）)" and not (i and lines[i - 1][-1:] in "，,：:、")
+        # a header block is short lines (「首次覆盖报告｜XX」 over 「请务必阅读…」); a reused table is long ones
+        block = any(0 <= j < len(lines) and rep[j] and wide[j] for j in (i - 1, i + 1))
+        cand.append(rep[i] and short and not R.is_table_row(ln) and not block)
+    if not width:
+        return cand
+    near = [any(0 <= j < len(lines) and (marked[j] or cand[j]) for j in (i - 1, i + 1)) for i in range(len(lines))]
+    return [c and n for c, n in zip(cand, near)]

@@ -58,7 +58,7 @@ TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源)\s*[:：][^。\n]{0,
 NOISE = re.compile(
     r"^[-—–\s]*\d{1,4}[-—–\s]*$|^第\s*\d+\s*页(?:\s*[/,，]?\s*共\s*\d+\s*页)?$|^\d+\s*/\s*\d+$"
     r"|^(?:Page|P\.?)\s*\d+(?:\s*(?:of|/)\s*\d+)?$"
-    r"|^.{0,60}?(?:\.{6,}|…{3,}|·{6,})\s*\d{1,4}$"  # table-of-contents lines with dot leaders
+    r"|^.{0,60}?(?:\.{6,}|．{6,}|…{3,}|·{6,})\s*\d{1,4}$"  # table-of-contents lines with dot leaders
     r"|^(?:请务必|敬请)(?:阅读|参阅)[^。]{0,30}(?:声明|条款|说明)[^。]{0,10}$|^(?:证券研究报告|公司研究|行业研究)(?:\s*[|｜/·].{0,20})?$",
     re.IGNORECASE,
 )

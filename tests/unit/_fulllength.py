@@ -7,7 +7,7 @@ of a sentence), chart captions with 资料来源, a forecast table flattened int
 the sample's own analyst, rating and disclaimer lines under their headings. Two renderings:
 
 * ``flat``: one line, as PDF text arrives when its line breaks are lost;
-* ``wrapped``: hard-wrapped at ``width`` characters mid-sentence, with headers and footers on lines of their own.
+* ``wrapped``: hard-wrapped at ``width`` Chinese characters (twice as many digits) mid-sentence, with headers and footers on lines of their own.
 
 ``body`` lists the body sentences (what cleaning must keep), ``boiler`` the boilerplate pieces (what it
 must remove). The generator of eval/_fullreports.py does the same from CFBenchmark bodies; these tests need
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,7 +113,7 @@ def _render(rid: str, stream: list[tuple[str, str]], header: str, footer: str, f
     ``flat``, where a page usually breaks in the middle of a sentence."""
     rows: list[tuple[str, str]] = []  # (kind, text) of each wrapped line
     for kind, piece in stream:
-        rows += [(kind, piece[j:j + width]) for j in range(0, len(piece), width)]
+        rows += [(kind, row) for row in _wrap(piece, 2 * width)]
         rows[-1] = (rows[-1][0], rows[-1][1] + "\n")  # a piece ends its line and its paragraph
     per_page = page_chars // width
     n = (len(rows) - 1) // per_page + 1
@@ -130,6 +131,19 @@ def _render(rid: str, stream: list[tuple[str, str]], header: str, footer: str, f
     body = [s for kind, piece in stream if kind == "body" for s in _SENT.findall(piece) if s.strip()]
     boiler += [piece for kind, piece in stream if kind == "boiler"]
     return FullReport(rid, "".join(flat).strip(), "\n".join(wrapped), body, boiler)
+
+
+def _wrap(text: str, columns: int) -> list[str]:
+    """Cut ``text`` into lines of ``columns`` display columns (a Chinese character takes two), as a PDF's
+    fixed line width holds more digits and Latin letters than Chinese characters."""
+    rows, cur, w = [], "", 0
+    for ch in text:
+        cw = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if w + cw > columns:
+            rows.append(cur)
+            cur, w = "", 0
+        cur, w = cur + ch, w + cw
+    return rows + [cur] if cur else rows
 
 
 def score(report: FullReport, kept: str, removed_chars: int) -> dict[str, float]:
