@@ -40,7 +40,8 @@ _CLOSE = CLOSERS
 
 # Where a flattened report changes from one kind of text to another without a full stop.
 _BLOCK_HEAD = (r"(?<![读阅见后的之及和与])(?:免责声明|免责条款|分析师声明|分析师承诺|投资评级说明|评级说明|特别声明|"
-               r"法律声明|重要声明|一般声明|版权声明|声明与承诺|分析师简介|作者简介|研究员简介|研究团队简介)")
+               r"法律声明|重要声明|一般声明|版权声明|声明与承诺|作者声明|特别提示|重要披露|披露声明|免责申明|分析师简介|"
+               r"作者简介|研究员简介|研究团队简介)")
 _BODY_HEAD = (r"(?<=[\s\d)）》」\]】A-Za-z%])(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示[：:]|投资建议[：:])"
               # a short heading with a colon right after a date or a bracket (「…》2023-10-30本周观点：」), where a
               # sidebar's last field meets the body
@@ -48,7 +49,9 @@ _BODY_HEAD = (r"(?<=[\s\d)）》」\]】A-Za-z%])(?:投资要点|核心观点|�
               r"(?!资料来源|数据来源|来源|单位|注)[\u4e00-\u9fff]{2,6}[：:]")
 # 「图表3：」 opens a caption even right after a heading (「投资要点图表3：…」); a lone 图/表 only after a non-letter
 _CAPTION_START = (r"(?:图表|(?<![\u4e00-\u9fff])(?:附图|附表|图|表))\s?\d{1,3}(?:[-.．]\d+)?\s?[：:]")
-_CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START)))
+# a sidebar's fields run together in a flattened first page: 「…2024-08-20公司评级：增持（维持）6个月目标价：…」
+_SIDEBAR_START = R.SIDEBAR_FIELD.pattern + r"|(?<!\d)\d{1,2}\s?[.、．]\s?《"
+_CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START, _SIDEBAR_START)))
 _CUT_AFTER = re.compile(
     r"[。！？；!?;][" + re.escape(_CLOSE) + r"]*"
     r"|(?:资料来源|数据来源)\s?[：:][^。；\n]{0,60}?(?:研究所整理|研究所|研究中心|研究部|整理)"
@@ -177,8 +180,10 @@ def units(norm: str, *, headers: bool = True) -> list[Unit]:
     width = wrap_width([ln for ln, h in zip(lines, marked) if not h])
     own = [m or r for m, r in zip(marked, _repeated_lines(lines, width, marked))]
     b = _Builder(by_sentence=width is not None)
+    full = _full_lines(lines, own, width)
     prev: str | None = None  # the last body line, for the join decision
-    for ln, parts, is_head in zip(lines, pieces, own):
+    prev_full = False
+    for ln, parts, is_head, is_full in zip(lines, pieces, own, full):
         if is_head:  # a header/footer line: the sentence around it may go on
             for text, at, is_h in parts:  # page-number lines go to the line rules (noise)
                 if is_h:
@@ -186,22 +191,35 @@ def units(norm: str, *, headers: bool = True) -> list[Unit]:
                 elif text.strip():
                     b.units.append(Unit(text.strip(), at, at + len(text.strip()), b.lines))
             continue
-        if _continues(prev, ln, width):
+        if prev is not None and prev_full and _continues(prev, ln):
             b.joined = True
         else:
             b.flush()
         for text, at, is_h in parts:
             b.header(text, at) if is_h else b.add(text, at)
-        prev = ln
+        prev, prev_full = ln, is_full
     b.flush()
     return b.units
 
 
-def _continues(prev: str | None, line: str, width: int | None) -> bool:
-    """Whether ``line`` goes on with the sentence of the body line before it: the text is hard-wrapped, the
-    line before fills the width and stops mid-sentence, and neither is a table row (rows are not wrapped)."""
-    return bool(width and prev is not None and display_width(prev) >= 0.75 * width and not _ends_sentence(prev)
-                and not R.is_table_row(prev) and not R.is_table_row(line))
+def _full_lines(lines: list[str], own: list[bool], width: int | None) -> list[bool]:
+    """Body lines that fill their column: 75% of the wrap width, or 90% of the widest body line within two
+    lines of it and 40% of the wrap width (a first page's body column is narrower, beside its sidebar)."""
+    if not width:
+        return [False] * len(lines)
+    body = [i for i, h in enumerate(own) if not h]
+    w = {i: display_width(lines[i]) for i in body}
+    out = [False] * len(lines)
+    for k, i in enumerate(body):
+        local = max(w[j] for j in body[max(0, k - 2):k + 3])
+        out[i] = w[i] >= 0.75 * width or (w[i] >= 0.9 * local and w[i] >= 0.4 * width)
+    return out
+
+
+def _continues(prev: str, line: str) -> bool:
+    """Whether ``line`` goes on with the sentence of the full body line before it: that line stops
+    mid-sentence, and neither is a table row (rows are not wrapped)."""
+    return not _ends_sentence(prev) and not R.is_table_row(prev) and not R.is_table_row(line)
 
 
 def _cut(line: str, start: int, spans: list[tuple[int, int]]) -> list[tuple[str, int, bool]]:

@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from fincprg.finance.wordlists import alternation, read_entries
+
 # ---------------------------------------------------------------- patterns
 _LEAD = r"^[\s\d一二三四五六七八九十、.．()（）【】\[\]#*■●◆◇•·>-]*"
 
 DISCLAIMER_HEAD = re.compile(
     _LEAD + r"(?:免责声明|免责条款|分析师声明|分析师承诺|评级说明|投资评级说明|投资评级的说明|投资评级标准|"
-    r"评级标准|评级体系|重要声明|特别声明|法律声明|一般声明|版权声明|声明与承诺|Disclaimer|IMPORTANT DISCLOSURES)",
+    r"评级标准|评级体系|重要声明|特别声明|法律声明|一般声明|版权声明|声明与承诺|作者声明|特别提示|重要提示|信息披露|重要披露|"
+    r"披露声明|免责申明|Disclaimer|IMPORTANT DISCLOSURES)",
     re.IGNORECASE,
 )
 LEGAL_PHRASE = re.compile(
@@ -35,6 +38,16 @@ PERSON_CUE = re.compile(r"硕士|博士|学士|毕业|加入|从业|执业|曾�
 
 # Bounded parts (RFC 5321: a local part is at most 64 characters, a domain label 63), and a local part starts
 # where an address can: unbounded `[...]+@` rescanned a long run of letters from every start (quadratic).
+# The first page's sidebar: field labels (「总股本（亿股）：3.39」) and section labels (「股票数据」, 「相关报告」) are
+# data (data/sidebar.jsonl); a related report is a numbered title in 《》 (「1.《XX：估值处于历史低位》2024-10-08」).
+SIDEBAR_FIELDS = alternation(e["word"] for e in read_entries("fincprg.chunking", "sidebar.jsonl") if e["kind"] == "field")
+SIDEBAR_SECTIONS = alternation(e["word"] for e in read_entries("fincprg.chunking", "sidebar.jsonl")
+                               if e["kind"] == "section")
+SIDEBAR_FIELD = re.compile(rf"(?:{SIDEBAR_FIELDS})(?:[（(][^）)\n]{{0,10}}[)）])?\s?[：:]")
+SIDEBAR = re.compile(
+    rf"^(?:{SIDEBAR_FIELD.pattern}[^。\n]{{0,30}}|(?:{SIDEBAR_SECTIONS})|\d{{1,2}}\s?[.、．]\s?《[^》\n]{{2,60}}》[\d\-/. ]{{0,11}}"
+    rf"|[\d][\d\-/.]{{2,9}})$"
+)
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 PHONE = re.compile(
     r"(?:电话|联系电话|传真|手机|Tel|TEL|Fax|FAX)\s*[：:]?\s*\+?[\d\-()（） ]{7,20}\d"
@@ -67,7 +80,7 @@ _SENT_PUNCT = re.compile(r"[。！？；，]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # Line rules in precedence order: a line matching several goes to the first enabled one.
-LINE_RULES = ("noise", "caption", "disclaimer", "analyst_intro", "contact", "url", "table")
+LINE_RULES = ("noise", "caption", "disclaimer", "analyst_intro", "sidebar", "contact", "url", "table")
 
 
 def is_table_row(line: str) -> bool:
@@ -102,6 +115,7 @@ def line_rule(line: str, enabled: frozenset[str]) -> str | None:
         or (n <= 80 and bool(LEGAL_PHRASE.search(s))),
         "analyst_intro": lambda: (bool(ANALYST_HEAD.match(s)) and n <= 400)
         or (bool(ANALYST_CUE.search(s)) and n <= 400),
+        "sidebar": lambda: n <= 80 and bool(SIDEBAR.match(s)),
         "contact": lambda: _covered(s, (EMAIL, PHONE, ADDRESS), 0.4) or (
             bool(EMAIL.search(s) or PHONE.search(s) or ADDRESS.search(s)) and n <= 60),
         "url": lambda: _covered(s, (URL,), 0.4) or (bool(URL.search(s)) and n <= 60),
