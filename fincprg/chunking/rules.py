@@ -67,7 +67,7 @@ CAPTION = re.compile(
     r"|^\s*(?:资料来源|数据来源|来源|Source|Sources)\s*[:：]",
     re.IGNORECASE,
 )
-TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源)\s*[:：][^。\n]{0,80}$")
+TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源|(?<![\u4e00-\u9fff])来源)\s*[:：][^。\n]{0,80}$")
 NOISE = re.compile(
     r"^[-—–\s]*\d{1,4}[-—–\s]*$|^第\s*\d+\s*页(?:\s*[/,，]?\s*共\s*\d+\s*页)?$|^\d+\s*/\s*\d+$"
     r"|^(?:Page|P\.?)\s*\d+(?:\s*(?:of|/)\s*\d+)?$"
