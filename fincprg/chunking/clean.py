@@ -53,8 +53,24 @@ def _labels(units: list[Unit], enabled: frozenset[str]) -> list[str | None]:
         rep = R.repeated_lines([u.text for u in units if not u.sentence])
         labels = [("noise" if lab is None and not u.sentence and u.text in rep else lab)
                   for u, lab in zip(units, labels)]
-    # Boilerplate blocks: a heading such as 免责声明 or 分析师简介 alone on a line (or opening a sentence of
-    # a flattened report) takes the lines under it. Running headers inside a block do not end it.
+    _blocks(units, labels, enabled)
+    if "disclaimer" in enabled:
+        _legal_runs(units, labels)
+    if "caption" in enabled:
+        _chart_text(units, labels)
+    # Header rows of a number grid (no numbers themselves) go with the grid they sit next to.
+    if "table" in enabled:
+        for i, u in enumerate(units):
+            if labels[i] is None and R.is_grid_header(u.text):
+                near = [labels[j] for j in (i - 1, i + 1) if 0 <= j < len(units)]
+                if "table" in near or any(R.is_table_row(units[j].text) for j in (i + 1,) if j < len(units)):
+                    labels[i] = "table"
+    return labels
+
+
+def _blocks(units: list[Unit], labels: list[str | None], enabled: frozenset[str]) -> None:
+    """Boilerplate blocks: a heading such as 免责声明 or 分析师简介 alone on a line (or opening a sentence of
+    a flattened report) takes the lines under it. Running headers inside a block do not end it."""
     block: str | None = None
     for i, u in enumerate(units):
         if u.header:
@@ -67,14 +83,35 @@ def _labels(units: list[Unit], enabled: frozenset[str]) -> list[str | None]:
             labels[i] = labels[i] or block
         else:
             block = None
-    # Header rows of a number grid (no numbers themselves) go with the grid they sit next to.
-    if "table" in enabled:
-        for i, u in enumerate(units):
-            if labels[i] is None and R.is_grid_header(u.text):
-                near = [labels[j] for j in (i - 1, i + 1) if 0 <= j < len(units)]
-                if "table" in near or any(R.is_table_row(units[j].text) for j in (i + 1,) if j < len(units)):
-                    labels[i] = "table"
-    return labels
+
+
+def _legal_runs(units: list[Unit], labels: list[str | None]) -> None:
+    """Legal text without its heading (a disclaimer page's second paragraph): a run of sentences that each
+    speak of 本报告/本公司/投资者…, two or more of them removed as disclaimer already, goes whole."""
+    run: list[int] = []
+    for i in [*range(len(units)), len(units)]:
+        if i < len(units) and (units[i].header or (units[i].sentence and R.LEGAL_WORDS.search(units[i].text))):
+            run.append(i)
+            continue
+        if sum(1 for j in run if labels[j] == "disclaimer") >= 2:
+            for j in run:
+                labels[j] = labels[j] or "disclaimer"
+        run = []
+
+
+def _chart_text(units: list[Unit], labels: list[str | None]) -> None:
+    """A chart's legend and axis labels (「毛利率 净利率」, 「2017 2018 2019」) sit on short lines between its
+    caption (图表N：…) and its source line: they go with the caption when the source line follows."""
+    for i, u in enumerate(units):
+        if labels[i] != "caption" or not R.CAPTION_START.match(u.text):
+            continue
+        for j in range(i + 1, min(i + 8, len(units))):
+            if labels[j] == "caption":
+                for k in range(i + 1, j):
+                    labels[k] = labels[k] or "caption"
+                break
+            if len(units[j].text) > 40 or "。" in units[j].text:
+                break
 
 
 def _clean(norm: str, rules: frozenset[str]) -> tuple[str, list[int], list[int], list[Span]]:

@@ -44,9 +44,9 @@ SIDEBAR_FIELDS = alternation(e["word"] for e in read_entries("fincprg.chunking",
 SIDEBAR_SECTIONS = alternation(e["word"] for e in read_entries("fincprg.chunking", "sidebar.jsonl")
                                if e["kind"] == "section")
 SIDEBAR_FIELD = re.compile(rf"(?:{SIDEBAR_FIELDS})(?:[（(][^）)\n]{{0,10}}[)）])?\s?[：:]")
-SIDEBAR = re.compile(
-    rf"^(?:{SIDEBAR_FIELD.pattern}[^。\n]{{0,30}}|(?:{SIDEBAR_SECTIONS})|\d{{1,2}}\s?[.、．]\s?《[^》\n]{{2,60}}》[\d\-/. ]{{0,11}}"
-    rf"|[\d][\d\-/.]{{2,9}})$"
+SIDEBAR = re.compile(  # a related report may be wrapped: 「2.《XX：需求边际改善，盈利」 / 「拐点渐近》2019-03-18」
+    rf"^(?:{SIDEBAR_FIELD.pattern}[^。\n]{{0,30}}|(?:{SIDEBAR_SECTIONS})|\d{{1,2}}\s?[.、．]\s?《[^》\n]{{2,60}}(?:》[\d\-/. ]{{0,11}})?"
+    rf"|[^《》\n]{{1,40}}》[\d\-/. ]{{4,11}}|[\d][\d\-/.]{{2,9}})$"
 )
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 PHONE = re.compile(
@@ -67,6 +67,7 @@ CAPTION = re.compile(
     r"|^\s*(?:资料来源|数据来源|来源|Source|Sources)\s*[:：]",
     re.IGNORECASE,
 )
+CAPTION_START = re.compile(r"^\s*(?:图表?|表|附图|附表|Figure|Fig\.?|Table|Exhibit|Chart)\s*[0-9一二三四五六七八九十]+", re.IGNORECASE)
 TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源|(?<![\u4e00-\u9fff])来源)\s*[:：][^。\n]{0,80}$")
 NOISE = re.compile(
     r"^[-—–\s]*\d{1,4}[-—–\s]*$|^第\s*\d+\s*页(?:\s*[/,，]?\s*共\s*\d+\s*页)?$|^\d+\s*/\s*\d+$"
@@ -182,6 +183,9 @@ _BLOCK_WORDS = re.compile(
     r"本报告|本公司|投资者|评级|基准|声明|客户|报告中|涨幅|跌幅|涨跌幅|跑赢|跑输|强于大市|弱于大市|同步大市|"
     r"买入|增持|减持|卖出|回避|推荐|中性|看好|看淡|转载|复制|引用|损失|责任|证券业协会|执业资格"
 )
+# The legal text's own words, without rating words (a body's 「维持买入评级」 is not legal text).
+# (客户, 损失, 责任 and the like are a body's words too: 「前五大客户收入占比」.)
+LEGAL_WORDS = re.compile(r"本报告|本公司|投资者|报告中|转载|复制|证券业协会|执业资格|证券投资咨询|利益冲突|声明|版权")
 # A body heading ends a block in a flattened report: the body goes on after it.
 BODY_HEAD = re.compile(_LEAD + r"(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示|盈利预测|投资建议[：:])")
 
