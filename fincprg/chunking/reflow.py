@@ -57,7 +57,7 @@ _CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START, _SID
 _CUT_AFTER = re.compile(
     r"[。！？；!?;][" + re.escape(_CLOSE) + r"]*"
     # a chart's source line ends its caption: 「资料来源：Wind，XX证券研究所」, 「来源：国家统计局，XX研究」
-    r"|(?:资料来源|数据来源|(?<![\u4e00-\u9fff])来源)\s?[：:][^。；\n]{0,60}?(?:研究所整理|研究所测算|研究所|研究中心|研究部|研究|整理|测算)"
+    r"|(?:资料来源|数据来源|来源)\s?[：:][^。；\n]{0,60}?(?:研究所整理|研究所测算|研究所|研究中心|研究部|研究|整理|测算)"
     r"|(?:\.{6,}|．{6,}|…{3,}|·{6,})\s?\d{1,3}"  # a table-of-contents entry ends at its page number
     r"|《[^》\n]{2,60}》\s?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"  # a related report ends at its date
 )

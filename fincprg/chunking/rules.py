@@ -27,7 +27,7 @@ LEGAL_PHRASE = re.compile(
     r"本报告仅供|不构成(?:任何)?(?:对[^。]{0,12})?投资建议|据此(?:做出|作出)|版权(?:归|均属|所有)|"
     r"未经[^。]{0,12}书面(?:许可|授权|同意)|证券投资咨询(?:业务)?资格|不作任何保证|不保证其?准确性|"
     r"不对任何人因使用|请务必阅读|投资者(?:不应|应当)?[^。]{0,6}独立判断|市场有风险，投资需谨慎|"
-    r"本公司不会因接收人|仅反映[^。]{0,10}判断|法律责任"
+    r"本公司不会因接收人|仅反映[^。]{0,10}判断|法律责任|过往的?表现亦?不应作为|证券头寸|利益冲突|版权(?:属于|为)"
 )
 ANALYST_HEAD = re.compile(
     _LEAD + r"(?:分析师简介|作者简介|研究员简介|分析师介绍|研究团队简介|团队介绍|公司简介与联系方式|"
@@ -67,6 +67,8 @@ CAPTION = re.compile(
     r"|^\s*(?:资料来源|数据来源|来源|Source|Sources)\s*[:：]",
     re.IGNORECASE,
 )
+# the source line that ends a chart or table cut from flattened text (「…未评级来源：Wind，XX研究」)
+SOURCE_END = re.compile(r"(?:资料来源|数据来源|来源)\s*[:：][^。\n]{0,80}$")
 CAPTION_START = re.compile(r"^\s*(?:图表?|表|附图|附表|Figure|Fig\.?|Table|Exhibit|Chart)\s*[0-9一二三四五六七八九十]+", re.IGNORECASE)
 TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源|(?<![\u4e00-\u9fff])来源)\s*[:：][^。\n]{0,80}$")
 NOISE = re.compile(
@@ -151,7 +153,7 @@ def unit_rule(text: str, enabled: frozenset[str], sentence: bool = False) -> str
         return rule
     if "table" in enabled and is_table_row(s) and not _SENT_PUNCT.search(s):
         return "table"
-    if "caption" in enabled and CAPTION.match(s) and "。" not in s and TRAILING_SOURCE.search(s):
+    if "caption" in enabled and CAPTION.match(s) and "。" not in s and SOURCE_END.search(s):
         return "caption"
     return None
 
