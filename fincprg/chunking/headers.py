@@ -25,8 +25,9 @@ _PAGE = re.compile(
     r"(?<![\d.,/])(\d{1,3})\s?/\s?(\d{1,3})(?![\d.,/%])"
     r"|第\s?(\d{1,3})\s?页\s?[/,，]?\s?共\s?(\d{1,3})\s?页"
 )
-# Phrases a running header or footer carries to point at the legal text at the end.
-_LEGAL_ANCHOR = re.compile(r"(?:请务必|敬请|请仔细|请)(?:阅读|参阅|参见|查阅)")
+# Phrases a running header or footer carries: a pointer to the legal text at the end, or the broker's name as
+# footers write it (「本报告版权属于XX证券股份有限公司」, 「XX证券股份有限公司研究所」; a source line says XX证券研究所).
+_LEGAL_ANCHOR = re.compile(r"(?:请务必|敬请|请仔细|请)(?:阅读|参阅|参见|查阅)|版权属于|股份有限公司研究所")
 _DIGIT = re.compile(r"\d")
 _DIGITS = re.compile(r"\d+")
 _SENT_END = "。！？；!?;"

@@ -52,14 +52,15 @@ _BODY_HEAD = (r"(?<=[\s\d)）》」\]】A-Za-z%])(?:投资要点|核心观点|�
 _CAPTION_START = (r"(?:图表|(?<![\u4e00-\u9fff])(?:附图|附表|图|表))\s?\d{1,3}(?:[-.．]\d+)?\s?[：:]"
                   r"|(?:图表|附图|附表|图|表)\s?\d{1,3}(?:[-.．]\d+)?(?:\s?[：:]|\s)(?=[^。]{0,600}?来源\s?[：:])")
 # a sidebar's fields run together in a flattened first page: 「…2024-08-20公司评级：增持（维持）6个月目标价：…」
-_SIDEBAR_START = R.SIDEBAR_FIELD.pattern + r"|(?:(?<!\d)|(?<=\d{4}-\d\d-\d\d))\d{1,2}\s?[.、．]\s?《"
+_SIDEBAR_START = (R.SIDEBAR_FIELD.pattern + r"|(?:(?<!\d)|(?<=\d{4}-\d\d-\d\d))\d{1,2}\s?[.、．]\s?《"
+                  + rf"|(?<=[)）\d%])(?:{R.SIDEBAR_SECTIONS})")
 _CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START, _SIDEBAR_START)))
 _CUT_AFTER = re.compile(
     r"[。！？；!?;][" + re.escape(_CLOSE) + r"]*"
     # a chart's source line ends its caption: 「资料来源：Wind，XX证券研究所」, 「来源：国家统计局，XX研究」
     r"|(?:资料来源|数据来源|来源)\s?[：:][^。；\n]{0,60}?(?:研究所整理|研究所测算|研究所|研究中心|研究部|研究|整理|测算)"
     r"|(?:\.{6,}|．{6,}|…{3,}|·{6,})\s?\d{1,3}"  # a table-of-contents entry ends at its page number
-    r"|《[^》\n]{2,60}》\s?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"  # a related report ends at its date
+    r"|》\s?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"  # a related report ends at its date
 )
 
 

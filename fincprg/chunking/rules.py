@@ -46,7 +46,7 @@ SIDEBAR_SECTIONS = alternation(e["word"] for e in read_entries("fincprg.chunking
 SIDEBAR_FIELD = re.compile(rf"(?:{SIDEBAR_FIELDS})(?:[（(][^）)\n]{{0,10}}[)）])?\s?[：:]")
 SIDEBAR = re.compile(  # a related report may be wrapped: 「2.《XX：需求边际改善，盈利」 / 「拐点渐近》2019-03-18」
     rf"^(?:{SIDEBAR_FIELD.pattern}[^。\n]{{0,30}}|(?:{SIDEBAR_SECTIONS})|\d{{1,2}}\s?[.、．]\s?《[^》\n]{{2,60}}(?:》[\d\-/. ]{{0,11}})?"
-    rf"|[^《》\n]{{1,40}}》[\d\-/. ]{{4,11}}|[\d][\d\-/.]{{2,9}})$"
+    rf"|[^《》\n]{{1,40}}》[\d\-/. ]{{4,11}}|[\d][\d\-/.]{{2,9}}|(?:{SIDEBAR_SECTIONS})[%\dA-Za-z\s.\-+]{{0,60}})$"
 )
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 PHONE = re.compile(
