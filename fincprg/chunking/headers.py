@@ -124,26 +124,54 @@ def running_header_spans(text: str) -> list[tuple[int, int]]:
     for group in by_kind.values():
         if len(group) >= MIN_REPEATS:
             spans += _grown(text, group, max(MIN_REPEATS, math.ceil(0.25 * len(group))))
-    return [_with_page_number(text, a, b) for a, b in _merge(spans)]
+    return _page_digits(text, _merge(spans))
 
 
-def _with_page_number(text: str, a: int, b: int) -> tuple[int, int]:
-    """Take a bare page number glued to the header: the previous page's footer 「…较2」「7」「XX证券…第8页」.
+def _page_digits(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Settle how many digits at each end of the headers are page numbers.
 
-    Digits against digits cannot be told apart by repetition (「27」 could be one number), but the header
-    says its page: the footer just before it is the page before.
+    A page number glued to the body's digits (「…免责声明11发、生产…」, 「…较2」「7」「XX证券…」) cannot be told
+    apart by repetition: page 9 is one digit, page 10 two, and a body number may touch it. But page numbers
+    count up: at each end where headers end on digits, the digits kept are those that make the numbers run
+    1, 2, 3…; where they do not run (a 「2024」 in every header) nothing changes.
     """
-    m = next((m for m in _PAGE.finditer(text, a, b)), None)
-    if m is None:
-        return a, b
-    k = int(m.group(1) or m.group(3))
-    start = a  # where the header's own text begins, after any digits its growth took
-    while start < b and text[start].isdigit():
-        start += 1
-    if start == a:  # the growth took no digit: no bare number is glued to this header
-        return a, b
-    num = str(k - 1)
-    return (min(a, start - len(num)), b) if text[max(0, start - len(num)):start] == num else (a, b)
+    out = list(spans)
+    for side in ("left", "right"):
+        picks: list[tuple[int, int, int]] = []  # (span index, number, new edge)
+        prev: int | None = None
+        for n, (a, b) in enumerate(spans):
+            choices = _digit_choices(text, a, b, side)
+            if not choices:
+                continue
+            num, edge = choices[0] if prev is None else min(choices, key=lambda c: abs(c[0] - prev - 1))
+            picks.append((n, num, edge))
+            prev = num
+        nums = [num for _, num, _ in picks]
+        rising = sum(1 for x, y in zip(nums, nums[1:]) if 0 < y - x <= 2)
+        if len(nums) >= MIN_REPEATS and rising >= 0.6 * (len(nums) - 1):
+            for n, _, edge in picks:
+                out[n] = (out[n][0], edge) if side == "right" else (edge, out[n][1])
+    return out
+
+
+def _digit_choices(text: str, a: int, b: int, side: str) -> list[tuple[int, int]]:
+    """The page numbers a header's end could hold, (number, new edge), shortest first; none when the header
+    does not end on a digit there."""
+    if side == "right":
+        i = b
+        while i > a and text[i - 1].isdigit():
+            i -= 1
+        j = b
+        while j < len(text) and j - i < 6 and text[j].isdigit():
+            j += 1
+        return [(int(text[i:i + k]), i + k) for k in range(1, min(3, j - i) + 1)] if i < b else []
+    j = a
+    while j < b and text[j].isdigit():
+        j += 1
+    i = a
+    while i > 0 and j - i < 6 and text[i - 1].isdigit():
+        i -= 1
+    return [(int(text[j - k:j]), j - k) for k in range(1, min(3, j - i) + 1)] if j > a else []
 
 
 def _grown(text: str, anchors: list[tuple[int, int]], min_count: int) -> list[tuple[int, int]]:
