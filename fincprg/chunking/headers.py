@@ -93,7 +93,11 @@ def _grow(windows: list[str], min_count: int) -> list[int]:
     for k in keys:
         counts.update({k[:n] for n in range(1, len(k) + 1)})
     out = []
+    done: dict[str, int] = {}  # identical windows grow alike (a text of nothing but headers: one growth)
     for w, key in zip(windows, keys):
+        if w in done:
+            out.append(done[w])
+            continue
         kept: list[float] = []  # per grown character, the share of windows its step kept
         prev = len(windows)
         while len(kept) < len(w):
@@ -106,7 +110,8 @@ def _grow(windows: list[str], min_count: int) -> list[int]:
         run = n  # the digits the growth ends on: from the first of them that lost windows, they are body's
         while run and w[run - 1].isdigit():
             run -= 1
-        out.append(next((i for i in range(run, n) if kept[i] < 0.8), n))
+        done[w] = next((i for i in range(run, n) if kept[i] < 0.8), n)
+        out.append(done[w])
     return out
 
 
@@ -177,8 +182,8 @@ def _digit_choices(text: str, a: int, b: int, side: str) -> list[tuple[int, int]
 def _grown(text: str, anchors: list[tuple[int, int]], min_count: int) -> list[tuple[int, int]]:
     lefts, rights = [], []
     for a, b in anchors:
-        lo = max(text.rfind("\n", 0, a) + 1, a - WINDOW)
-        hi = text.find("\n", b)
+        lo = max(text.rfind("\n", max(0, a - WINDOW), a) + 1, a - WINDOW, 0)  # searches bounded: linear time
+        hi = text.find("\n", b, b + WINDOW)
         hi = min(len(text) if hi < 0 else hi, b + WINDOW)
         lefts.append(text[lo:a][::-1])  # read leftwards from the anchor
         rights.append(text[b:hi])
