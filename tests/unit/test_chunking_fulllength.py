@@ -89,6 +89,54 @@ def test_inline_running_header_is_cut_out_and_the_sentence_joined(header):
     assert sum(1 for x in removed if stem in x.text) == 4  # pages 2..5
 
 
+def test_page_numbers_glued_to_body_digits_go_with_the_header_and_no_more():
+    """「…同比增长」+「本报告版权属于…家用电器P10」+「14.4%…」: page 9 is one digit, page 10 two, and the body's
+    digits touch them on some pages; the numbers that count up are the header's."""
+    body, text = [], ""
+    for k in range(1, 13):
+        s = BODY[k % len(BODY)].replace("。", f"，第{k}页的数据与上页不同。")
+        body.append(s)
+        # every third page ends just before a number of the body (repetition cannot tell those digits apart)
+        cut = next(i for i, ch in enumerate(s) if ch.isdigit() and i > 5) if k % 3 == 0 else 9
+        text += s if k == 1 else s[:cut] + f"本报告版权属于云帆证券股份有限公司家用电器P{k}" + s[cut:]
+    kept, removed = clean(text)
+    assert all(s in kept for s in body), kept
+    assert "P1" not in kept and "版权" not in kept
+
+
+def test_legal_paragraphs_without_a_heading_go_as_a_run():
+    legal = ("本报告所载的资料、意见及推测仅反映本公司于发布本报告当日的看法。"
+             "本报告的信息来源于已公开的资料，本公司对该等信息的准确性不作任何保证。"
+             "本公司及其所属关联机构可能会持有报告中提到的公司所发行的证券头寸并进行交易。"
+             "投资者应当充分考虑本公司可能存在影响本报告客观性的利益冲突。")
+    text = "".join(BODY * 3) + legal + "".join(BODY * 2)
+    kept, removed = clean(text)
+    assert all(s in kept for s in BODY)
+    assert "本公司" not in kept and sum(_nonspace(x.text) for x in removed) == _nonspace(legal)
+
+
+def test_chart_text_between_caption_and_source_goes_with_the_caption():
+    lines = [*(s for s in BODY for _ in range(2)), "图表3：星河科技营业收入及同比增速", "营业收入（亿元） 同比（%，右轴）",
+             "2019 2020 2021 2022 2023", "资料来源：Wind，华辰证券研究所", *BODY]
+    rows = []
+    for ln in lines:  # hard-wrapped at 24 Chinese characters
+        rows += [ln[j:j + 24] for j in range(0, len(ln), 24)]
+    kept, removed = clean("\n".join(rows))
+    assert all(s in kept for s in BODY)
+    assert "右轴" not in kept and "图表3" not in kept and "资料来源" not in kept
+
+
+def test_flattened_sidebar_fields_are_cut_apart_and_removed():
+    sidebar = ("报告日期：2024-08-20公司评级：增持（维持）6个月目标价：31.23元当前股价：22.18元（2024-08-20）股票数据"
+               "总股本（亿股）：3.39流通股本（亿股）：2.26总市值（亿元）：75.19相关报告1.《星河科技：估值处于历史低位》"
+               "2024-10-082.《星河科技：产能释放驱动成长》2023-04-12")
+    text = "".join(BODY * 2) + sidebar + "".join(BODY * 2)
+    kept, removed = clean(text)
+    assert all(s in kept for s in BODY)
+    assert "总股本" not in kept and "《" not in kept and "2024-08-20" not in kept
+    assert {x.rule for x in removed} == {"sidebar"}
+
+
 def test_header_finder_ignores_fractions_and_lone_phrases():
     text = ("营收4.00/3.20亿元，2024E/2025E增速分别为20%/18%。请务必阅读正文后的免责声明。" * 2)
     assert running_header_spans(text) == []
