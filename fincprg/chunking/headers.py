@@ -25,6 +25,8 @@ _PAGE = re.compile(
     r"(?<![\d.,/])(\d{1,3})\s?/\s?(\d{1,3})(?![\d.,/%])"
     r"|第\s?(\d{1,3})\s?页\s?[/,，]?\s?共\s?(\d{1,3})\s?页"
 )
+# 「- 5 -」 alone (no total). Not 「P5」: a body's 「P3电机」, 「小鹏P7」 count up as well as pages do.
+_PAGE_ALONE = (re.compile(r"(?<![\d.\-])-\s?(\d{1,3})\s?-(?![\d.])"),)
 # Phrases a running header or footer carries: a pointer to the legal text at the end, or the broker's name as
 # footers write it (「本报告版权属于XX证券股份有限公司」, 「XX证券股份有限公司研究所」; a source line says XX证券研究所).
 _LEGAL_ANCHOR = re.compile(r"(?:请务必|敬请|请仔细|请)(?:阅读|参阅|参见|查阅)|版权属于|股份有限公司研究所")
@@ -57,13 +59,20 @@ def _page_anchors(text: str) -> list[tuple[int, int]]:
             by_total[n].append((m.start(), m.end(), k))
     out: list[tuple[int, int]] = []
     for n, hits in by_total.items():
-        ks = [k for _, _, k in hits]
-        # a footer (page k) and the next page's header (page k+1) interleave: numbers never go down
-        rising = sum(1 for a, b in zip(ks, ks[1:]) if b >= a)
-        if len(set(ks)) >= MIN_REPEATS and rising >= 0.7 * (len(ks) - 1):
+        if _counts_up([k for _, _, k in hits]):
             out.extend((a, b) for a, b, _ in hits)
             out.extend(_glued(text, n, {a for a, _, _ in hits}))
+    for pat in _PAGE_ALONE:  # no total, so the numbers alone must count up
+        hits = [(m.start(), m.end(), int(m.group(1))) for m in pat.finditer(text)]
+        if _counts_up([k for _, _, k in hits]):
+            out.extend((a, b) for a, b, _ in hits)
     return out
+
+
+def _counts_up(ks: list[int]) -> bool:
+    """Page numbers: several of them, and (a footer's page k and the next header's k+1 interleave) never down."""
+    rising = sum(1 for a, b in zip(ks, ks[1:]) if b >= a)
+    return len(set(ks)) >= MIN_REPEATS and rising >= 0.7 * (len(ks) - 1)
 
 
 def _glued(text: str, n: int, seen: set[int]) -> list[tuple[int, int]]:
