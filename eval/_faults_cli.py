@@ -72,7 +72,7 @@ def _row(case: str, r: subprocess.CompletedProcess, secs: float, want_rc: int, c
 
 
 def run(work: Path) -> dict[str, Any]:
-    from eval.bench_faults import BASE, cli_build
+    from eval._faults_common import BASE, cli_build
 
     rows: list[dict[str, Any]] = []
 

@@ -144,7 +144,7 @@ def review_server(out: Path) -> dict[str, Any]:
 
 
 def run(work: Path) -> dict[str, Any]:
-    from eval.bench_faults import cli_build
+    from eval._faults_common import cli_build
 
     ref, again = work / "clean-a", work / "clean-a-again"
     for out, seed in ((ref, "1"), (again, "2")):

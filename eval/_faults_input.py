@@ -37,10 +37,10 @@ def _prefix() -> tuple[str, ...] | None:
 
 
 def _bench() -> Any:
-    """eval.bench_faults, imported on use: it imports this module to register the section."""
-    from eval import bench_faults
+    """What the sections share (eval/_faults_common.py)."""
+    from eval import _faults_common
 
-    return bench_faults
+    return _faults_common
 
 
 @functools.cache

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eval.bench_faults import BASE, ROOT, SAMPLE, cli_build, dataset_hash
+from eval._faults_common import BASE, ROOT, SAMPLE, cli_build, dataset_hash
 from fincprg import layout as L
 from tests.llm_faults import FaultInjector, RejectFirstAnswer, auth_failure
 from tests.llm_server import LocalLLMServer

@@ -80,7 +80,7 @@ def _retryable(out: Path) -> int:
 
 
 def server_cases(work: Path) -> list[dict[str, Any]]:
-    from eval.bench_faults import BASE, cli_build, dataset_hash, llm_args
+    from eval._faults_common import BASE, cli_build, dataset_hash, llm_args
 
     rows: list[dict[str, Any]] = []
     server = LocalLLMServer()
@@ -159,7 +159,7 @@ def config_cases(work: Path) -> list[dict[str, Any]]:
 
 
 def card_case(work: Path) -> dict[str, Any]:
-    from eval.bench_faults import BASE, SAMPLE, cli_build
+    from eval._faults_common import BASE, SAMPLE, cli_build
 
     rows = [json.loads(x) for x in (SAMPLE / "reports.jsonl").read_text("utf-8").splitlines() if x]
     for r in rows[:8]:
@@ -178,7 +178,7 @@ def card_case(work: Path) -> dict[str, Any]:
 
 
 def export_kill_case(work: Path) -> dict[str, Any]:
-    from eval.bench_faults import BASE, cli_build, dataset_hash
+    from eval._faults_common import BASE, cli_build, dataset_hash
 
     out = work / "export-kill"
     t0 = time.perf_counter()
@@ -197,7 +197,7 @@ def export_kill_case(work: Path) -> dict[str, Any]:
 
 def train_cases(work: Path) -> list[dict[str, Any]]:
     from eval._faults_cli import TRAIN, _tiny_model
-    from eval.bench_faults import BASE, cli_build
+    from eval._faults_common import BASE, cli_build
 
     build = work / "train-build"
     assert cli_build(build, [*BASE]).returncode == 0

@@ -37,10 +37,19 @@ def _config(r: dict[str, Any]) -> str:
     return "`" + " ".join(f"{k} {v}" for k, v in _flags(r).items()) + "`"
 
 
+def score_table(results: dict[str, dict[str, dict[str, float]]], models: dict[str, str]) -> list[str]:
+    """Markdown rows: one per benchmark, nDCG@10 / R@10 of each model."""
+    lines = ["| benchmark | queries | " + " | ".join(f"{m} nDCG@10 / R@10" for m in models) + " |",
+             "|---|---:|" + "---:|" * len(models)]
+    for bname, by_model in results.items():
+        n = next(iter(by_model.values()))["n"]
+        lines.append(f"| {bname} | {n} | " + " | ".join(
+            f"{by_model[m]['nDCG@10']:.4f} / {by_model[m]['R@10']:.4f}" for m in models) + " |")
+    return lines
+
+
 def render_e5(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
     """The eval/README.md ``train-e5`` section, from a saved result.json (plus earlier runs, as "tried")."""
-    from eval.bench_train import score_table
-
     results, models, manifest, summ = r["results"], r["models"], r["manifest"], r["train"]
     args = argparse.Namespace(**r["args"])
     sb = results[SUMMARY]

@@ -42,21 +42,15 @@ from eval import _faults_cli  # noqa: E402
 from eval import _faults_input  # noqa: E402
 from eval import _faults_misuse  # noqa: E402
 from eval import _faults_probe  # noqa: E402
-from eval._readme import commit, write_section  # noqa: E402
 from eval import _faults_fs  # noqa: E402
+from eval._faults_common import (BASE, SAMPLE, cli_build, dataset_hash, llm_args,  # noqa: E402,F401
+                                 torn_lines)
+from eval._readme import commit, write_section  # noqa: E402
 from fincprg import layout as L  # noqa: E402
 from tests.llm_server import LocalLLMServer  # noqa: E402
 
-SAMPLE = ROOT / "datasets" / "sample"
-# small batches, so every map stage has several commit points; viz off (HTML is not part of the data)
-BASE = ["topics.viz=none", "chunk.batch_size=4", "generate.batch_size=8", "mine.batch_size=4"]
 KILLS = ["ingest:0", "chunk:1", "chunk:3", "chunk:0", "generate:1", "generate:4", "generate:0",
          "topics:1", "topics:0", "mine:1", "mine:3", "mine:0", "export:0"]
-
-
-def llm_args(server: LocalLLMServer) -> list[str]:
-    return ["generate.backend=llm", "topics.intents.backend=llm", f"llm.base_url={server.base_url}",
-            "llm.model=local-test-model", "llm.concurrency=4"]
 
 
 def _body(request: dict[str, Any]) -> str:
@@ -77,36 +71,6 @@ def _cached_keys(out: Path) -> set[str]:
 def _keys(keyer: Any, request: dict[str, Any]) -> set[str]:
     """The cache keys the client would give this request (with and without JSON mode)."""
     return {keyer.cache_key_for(request["messages"], json_mode=j) for j in (True, False)}
-
-
-def cli_build(out: Path, sets: list[str], *, corpus: Path = SAMPLE, env: dict[str, str] | None = None,
-              extra: tuple[str, ...] = (), prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    cmd = [*prefix, sys.executable, "-m", "fincprg", "build", str(corpus), "-o", str(out), "-q", *extra]
-    for s in sets:
-        cmd += ["--set", s]
-    full_env = {**{k: v for k, v in os.environ.items() if k != "FINCPRG_KILL_AFTER"},
-                "OPENAI_API_KEY": "bench-key", "HF_HUB_OFFLINE": "1", **(env or {})}
-    return subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=900)
-
-
-def dataset_hash(out: Path) -> str | None:
-    """The export manifest's output hash (every dataset file but HTML), None when the build has none."""
-    return (L.Build(out).manifest(L.EXPORT) or {}).get("output_hash")
-
-
-def torn_lines(out: Path) -> int:
-    """JSONL lines of every stage folder that are not whole JSON."""
-    bad = 0
-    for f in out.rglob("*.jsonl"):
-        if L.CACHE_DIR in f.parts:
-            continue
-        for line in f.read_bytes().splitlines(keepends=True):
-            try:
-                json.loads(line)
-                bad += not line.endswith(b"\n")
-            except ValueError:
-                bad += 1
-    return bad
 
 
 def kills(work: Path) -> dict[str, Any]:

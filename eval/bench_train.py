@@ -59,7 +59,7 @@ from eval._alphafin import (  # noqa: E402
     write_jsonl,
 )
 from eval._readme import commit, record, write_section  # noqa: E402
-from eval._train_e5 import render_e5  # noqa: E402
+from eval._train_e5 import render_e5, score_table  # noqa: E402
 from fincprg.ingest.public import annual_report_to_jsonl  # noqa: E402
 
 ANNUAL = DATA / "annual_report" / "annual_report_300617_2019.json"
@@ -359,17 +359,6 @@ def main() -> int:
     return finish(args, work, {"wall": time.time() - t_all, "train_reports": len(train_rows), "manifest": manifest,
                                "summary_bench": summary_info, "vocab": vocab, "train": summ, "train_cpu": train_cpu,
                                "models": models, "results": results, "score_cpu": cpu}, render, SECTION)
-
-
-def score_table(results: dict[str, dict[str, dict[str, float]]], models: dict[str, str]) -> list[str]:
-    """Markdown rows: one per benchmark, nDCG@10 / R@10 of each model."""
-    lines = ["| benchmark | queries | " + " | ".join(f"{m} nDCG@10 / R@10" for m in models) + " |",
-             "|---|---:|" + "---:|" * len(models)]
-    for bname, by_model in results.items():
-        n = next(iter(by_model.values()))["n"]
-        lines.append(f"| {bname} | {n} | " + " | ".join(
-            f"{by_model[m]['nDCG@10']:.4f} / {by_model[m]['R@10']:.4f}" for m in models) + " |")
-    return lines
 
 
 def _config(r: dict[str, Any]) -> str:

@@ -227,12 +227,12 @@ class Build:
         return load_json(self.path(stage, PROGRESS))
 
     def is_build(self) -> bool:
-        """Whether any stage has finished or committed a batch here (its manifest or progress file)."""
-        return any(self.path(s, f).is_file() for s in STAGE_DIRS for f in (MANIFEST, PROGRESS))
+        """Whether a build has started here: a stage's folder exists (a killed first stage leaves only that)."""
+        return any(self.dir(s).is_dir() for s in STAGE_DIRS)
 
     def require_build(self) -> None:
         """An InputError, with the fix, unless this is a build folder."""
-        what = "a folder with no stage output" if self.out.is_dir() else "not a folder"
+        what = "a folder with no stage folder in it" if self.out.is_dir() else "not a folder"
         if not self.out.is_dir() or not self.is_build():
             raise InputError(f"{self.out} is not a build folder ({what}); give the --out of `fincprg build`, or "
                              f"run `fincprg build CORPUS -o {self.out}` first")

@@ -10,103 +10,159 @@ from typing import Annotated, Any, Optional
 import typer
 
 from fincprg.cli._common import guarded, setup_logging
+from fincprg.train.losses import help_text
+
+LOSS_HELP = help_text()  # one line per loss class (fincprg/train/losses.py)
+
+
+# The options of `fincprg train` (one alias each, so the command's signature reads as a list).
+_DatasetOpt = Annotated[Path, typer.Argument(
+    help="A `fincprg build` dataset folder (OUT/dataset): corpus.jsonl, queries.jsonl, "
+         "qrels/<subset>-train.tsv and, for --loss mnrl, train/flagembedding.jsonl.")]
+_ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Base model: a sentence-transformers folder or hub id "
+    "(a plain transformers model gets mean pooling).")]
+_OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Folder for the fine-tuned model, checkpoints/ and "
+    "fincprg_train.json (checked before anything loads).")]
+_LossOpt = Annotated[str, typer.Option(help=LOSS_HELP)]
+_SubsetOpt = Annotated[Optional[list[str]], typer.Option(
+    "--subset", "-s", help="Qrels subset(s) whose train labels are the positives, repeatable: all, sentence, "
+                           "sentence-mined, passage, passage-mined, topic. Default: all.")]
+_EpochsOpt = Annotated[float, typer.Option(min=0.01, help="Training epochs.")]
+_BatchSizeOpt = Annotated[int, typer.Option(min=2, help="Pairs per batch (mnrl: also the in-batch negatives).")]
+_LrOpt = Annotated[float, typer.Option("--lr", help="Peak learning rate (AdamW, linear decay).")]
+_MaxSeqLengthOpt = Annotated[int, typer.Option(min=8, help="Tokens per text while training (longer texts are cut; "
+    "at most what the model can embed, with a warning); the "
+    "saved model keeps the base model's length when that is "
+    "longer.")]
+_WarmupOpt = Annotated[float, typer.Option(help="Warm-up as a share of all steps.")]
+_ScaleOpt = Annotated[Optional[float], typer.Option(
+    min=1, help="Similarity scale of the loss (inverse temperature); default: the loss's own, 20. Use the "
+                "model's pre-training value to keep its geometry: multilingual-e5 was trained at temperature "
+                "0.01, so --scale 100.")]
+_SeedOpt = Annotated[int, typer.Option(help="Seed for sampling, shuffling, negatives and initialisation.")]
+_NegativesOpt = Annotated[int, typer.Option(
+    min=0, help="Per pair: random negatives scored 0 (cosent, >= 1) or hard negatives (the other losses; "
+                "random fill when a query has fewer).")]
+_NegativesFromOpt = Annotated[str, typer.Option(
+    help="Where hard negatives come from: export (train/flagembedding.jsonl: BM25, with the export's "
+         "guards) or dense (mined by --neg-model in the --neg-range window under --neg-margin; never a "
+         "known positive nor a passage of the positive's report).")]
+_NegModelOpt = Annotated[Optional[str], typer.Option(
+    help="Model that mines dense negatives (default: the base model, before training). With "
+         "--negatives-from dense only.")]
+_NegRangeOpt = Annotated[Optional[str], typer.Option(
+    help="MIN:MAX: dense negatives come from these ranks of the query's nearest passages (default 10:100; "
+         "FlagEmbedding mines 2-200; skipping the nearest avoids unlabelled positives). With --negatives-from "
+         "dense only.")]
+_NegMarginOpt = Annotated[Optional[float], typer.Option(
+    help="Relative margin: a dense negative scores at most (1 - MARGIN) x the query's best positive "
+         "(default 0.05, sentence-transformers' relative_margin; NV-Retriever uses 0.05). With "
+         "--negatives-from dense only.")]
+_GuideOpt = Annotated[Optional[str], typer.Option(
+    help="Guide model of --loss gist/cgist, frozen (default: the base model).")]
+_MiniBatchSizeOpt = Annotated[Optional[int], typer.Option(
+    min=1, help="GradCache mini-batch of --loss cmnrl/cgist (default 16): memory follows it, not "
+                "--batch-size.")]
+_DevFractionOpt = Annotated[float, typer.Option(
+    help="Hold out this share of the training reports as a dev split (by report, never a benchmark): "
+         "every checkpoint is scored on it and the best one is kept; it also picks --merge-base auto. "
+         "0: no dev split.")]
+_DevQueriesOpt = Annotated[int, typer.Option(min=1, help="At most this many dev queries (a seeded sample).")]
+_MergeBaseOpt = Annotated[Optional[str], typer.Option(
+    help="Merge the fine-tuned weights with the base (LM-Cocktail's weight interpolation): the fine-tuned "
+         "model's weight in [0, 1], or auto (the best of 0, .25, .5, .75, 1 on the dev split; needs "
+         "--dev-fraction). The merged model is saved to OUT, the unmerged one to OUT/unmerged.")]
+_TeacherOpt = Annotated[Optional[str], typer.Option(
+    help="--loss kl: the teacher, a `fincprg eval` retriever SPEC (default hybrid:0.75:dense:MODEL, the BM25 + "
+         "base hybrid; e.g. bm25, or a cross-encoder rerank SPEC). Its rankings are cached in OUT/teacher.")]
+_TeacherKOpt = Annotated[Optional[int], typer.Option(
+    min=2, help="--loss kl: candidates the teacher ranks per query (default 30).")]
+_StudentTemperatureOpt = Annotated[Optional[float], typer.Option(
+    help="--loss kl: the student's softmax temperature over its cosine scores (default 0.05).")]
+_TeacherTemperatureOpt = Annotated[Optional[float], typer.Option(
+    help="--loss kl: the teacher's temperature over its scores, normalised to [0, 1] per row (default "
+         "0.1).")]
+_TeacherCacheOpt = Annotated[Optional[Path], typer.Option(
+    help="--loss kl: folder for the teacher's rankings (default OUT/teacher); give runs over one dataset the "
+         "same folder and the teacher ranks once for all of them.")]
+_ShuffleLabelsOpt = Annotated[bool, typer.Option(
+    "--shuffle-labels", help="--loss kl: a control run with the teacher's scores permuted within each row; "
+                             "what it loses is what the optimiser alone costs.")]
+_LogStepsOpt = Annotated[int, typer.Option(
+    min=1, help="Steps between the loss and gradient-norm records (fincprg_train.json's 'log').")]
+_MaxPairsOpt = Annotated[Optional[int], typer.Option(min=1, help="Train on a seeded sample of this many "
+    "(query, positive) pairs.")]
+_PrecisionOpt = Annotated[str, typer.Option(help="auto: bf16 (or fp16) on CUDA, fp32 on CPU; or fp32, fp16, "
+    "bf16. Half precision is used on CUDA only.")]
+_DeviceOpt = Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:1... (default: cuda when available).")]
+_AddCjkOpt = Annotated[bool, typer.Option(
+    "--add-cjk/--no-add-cjk", help="Add the corpus's CJK characters that the tokenizer maps to [UNK] as new "
+                                   "tokens and resize the embeddings first (for English-vocabulary models "
+                                   "such as all-MiniLM-L6-v2).")]
+_FreezeEmbeddingsOpt = Annotated[bool, typer.Option(
+    "--freeze-embeddings/--no-freeze-embeddings",
+    help="Keep the word-embedding table fixed: for large-vocabulary models on CPU (multilingual-e5-small: "
+         "96M of its 118M parameters are that table). Not with --add-cjk.")]
+_GroupByLengthOpt = Annotated[bool, typer.Option(
+    "--group-by-length/--no-group-by-length",
+    help="Batch texts of similar length together (shuffled pools of 50 batches): less padding, faster "
+         "steps on CPU; mnrl batches still hold no duplicate texts.")]
+_EvalOnOpt = Annotated[Optional[list[str]], typer.Option(
+    "--eval-on", help="BEIR folder to score before and after training (nDCG@10, Recall@10), repeatable. The "
+                      "dataset's own test split is always scored.")]
+_EvalStrategyOpt = Annotated[str, typer.Option(
+    "--eval", help="Test-split IR evaluator during training: epoch, steps (every --eval-steps) or no.")]
+_EvalStepsOpt = Annotated[int, typer.Option(min=1, help="Steps between evaluations with --eval steps.")]
+_SaveStepsOpt = Annotated[int, typer.Option(min=1, help="Steps between checkpoints in OUT/checkpoints.")]
+_ResumeOpt = Annotated[bool, typer.Option(help="Continue from the newest checkpoint in OUT/checkpoints "
+    "(same options as the first run).")]
+_CompareOpt = Annotated[bool, typer.Option("--compare/--no-compare", help="Print the before/after table.")]
+_QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or logs; summary only.")]
 
 
 def train_cmd(
-    dataset: Annotated[Path, typer.Argument(
-        help="A `fincprg build` dataset folder (OUT/dataset): corpus.jsonl, queries.jsonl, "
-             "qrels/<subset>-train.tsv and, for --loss mnrl, train/flagembedding.jsonl.")],
-    model: Annotated[str, typer.Option("--model", "-m", help="Base model: a sentence-transformers folder or hub id "
-                                                             "(a plain transformers model gets mean pooling).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the fine-tuned model, checkpoints/ and "
-                                                          "fincprg_train.json (checked before anything loads).")],
-    loss: Annotated[str, typer.Option(help="cosent: CoSENT on positive pairs + random negatives scored 0, mean "
-                                           "pooling (the paper's setting). mnrl: MultipleNegativesRanking with the "
-                                           "hard negatives and in-batch negatives. cmnrl: the same with GradCache "
-                                           "(a large --batch-size in the memory of --mini-batch-size). gist / "
-                                           "cgist: GISTEmbed (cached): a frozen --guide model drops the in-batch "
-                                           "and hard negatives it scores above the positive (likely unlabelled "
-                                           "positives).")] = "mnrl",
-    subset: Annotated[Optional[list[str]], typer.Option(
-        "--subset", "-s", help="Qrels subset(s) whose train labels are the positives, repeatable: all, sentence, "
-                               "sentence-mined, passage, passage-mined, topic. Default: all.")] = None,
-    epochs: Annotated[float, typer.Option(min=0.01, help="Training epochs.")] = 1.0,
-    batch_size: Annotated[int, typer.Option(min=2, help="Pairs per batch (mnrl: also the in-batch negatives).")]
-    = 32,
-    lr: Annotated[float, typer.Option("--lr", help="Peak learning rate (AdamW, linear decay).")] = 2e-5,
-    max_seq_length: Annotated[int, typer.Option(min=8, help="Tokens per text while training (longer texts are cut; "
-                                                          "at most what the model can embed, with a warning); the "
-                                                          "saved model keeps the base model's length when that is "
-                                                          "longer.")] = 256,
-    warmup: Annotated[float, typer.Option(help="Warm-up as a share of all steps.")] = 0.1,
-    scale: Annotated[Optional[float], typer.Option(
-        min=1, help="Similarity scale of the loss (inverse temperature); default: the loss's own, 20. Use the "
-                    "model's pre-training value to keep its geometry: multilingual-e5 was trained at temperature "
-                    "0.01, so --scale 100.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed for sampling, shuffling, negatives and initialisation.")] = 42,
-    negatives: Annotated[int, typer.Option(
-        min=0, help="Per pair: random negatives scored 0 (cosent, >= 1) or hard negatives (the other losses; "
-                    "random fill when a query has fewer).")] = 1,
-    negatives_from: Annotated[str, typer.Option(
-        help="Where hard negatives come from: export (train/flagembedding.jsonl: BM25, with the export's "
-             "guards) or dense (mined by --neg-model in the --neg-range window under --neg-margin; never a "
-             "known positive nor a passage of the positive's report).")] = "export",
-    neg_model: Annotated[Optional[str], typer.Option(
-        help="Model that mines dense negatives (default: the base model, before training). With "
-             "--negatives-from dense only.")] = None,
-    neg_range: Annotated[Optional[str], typer.Option(
-        help="MIN:MAX: dense negatives come from these ranks of the query's nearest passages (default 10:100; "
-             "FlagEmbedding mines 2-200; skipping the nearest avoids unlabelled positives). With --negatives-from "
-             "dense only.")] = None,
-    neg_margin: Annotated[Optional[float], typer.Option(
-        help="Relative margin: a dense negative scores at most (1 - MARGIN) x the query's best positive "
-             "(default 0.05, sentence-transformers' relative_margin; NV-Retriever uses 0.05). With "
-             "--negatives-from dense only.")] = None,
-    guide: Annotated[Optional[str], typer.Option(
-        help="Guide model of --loss gist/cgist, frozen (default: the base model).")] = None,
-    mini_batch_size: Annotated[Optional[int], typer.Option(
-        min=1, help="GradCache mini-batch of --loss cmnrl/cgist (default 16): memory follows it, not "
-                    "--batch-size.")] = None,
-    dev_fraction: Annotated[float, typer.Option(
-        help="Hold out this share of the training reports as a dev split (by report, never a benchmark): "
-             "every checkpoint is scored on it and the best one is kept; it also picks --merge-base auto. "
-             "0: no dev split.")] = 0.0,
-    dev_queries: Annotated[int, typer.Option(min=1, help="At most this many dev queries (a seeded sample).")]
-    = 300,
-    merge_base: Annotated[Optional[str], typer.Option(
-        help="Merge the fine-tuned weights with the base (LM-Cocktail's weight interpolation): the fine-tuned "
-             "model's weight in [0, 1], or auto (the best of 0, .25, .5, .75, 1 on the dev split; needs "
-             "--dev-fraction). The merged model is saved to OUT, the unmerged one to OUT/unmerged.")] = None,
-    max_pairs: Annotated[Optional[int], typer.Option(min=1, help="Train on a seeded sample of this many "
-                                                                  "(query, positive) pairs.")] = None,
-    precision: Annotated[str, typer.Option(help="auto: bf16 (or fp16) on CUDA, fp32 on CPU; or fp32, fp16, "
-                                                "bf16. Half precision is used on CUDA only.")] = "auto",
-    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:1... (default: cuda when available).")]
-    = None,
-    add_cjk: Annotated[bool, typer.Option(
-        "--add-cjk/--no-add-cjk", help="Add the corpus's CJK characters that the tokenizer maps to [UNK] as new "
-                                       "tokens and resize the embeddings first (for English-vocabulary models "
-                                       "such as all-MiniLM-L6-v2).")] = False,
-    freeze_embeddings: Annotated[bool, typer.Option(
-        "--freeze-embeddings/--no-freeze-embeddings",
-        help="Keep the word-embedding table fixed: for large-vocabulary models on CPU (multilingual-e5-small: "
-             "96M of its 118M parameters are that table). Not with --add-cjk.")] = False,
-    group_by_length: Annotated[bool, typer.Option(
-        "--group-by-length/--no-group-by-length",
-        help="Batch texts of similar length together (shuffled pools of 50 batches): less padding, faster "
-             "steps on CPU; mnrl batches still hold no duplicate texts.")] = False,
-    eval_on: Annotated[Optional[list[str]], typer.Option(
-        "--eval-on", help="BEIR folder to score before and after training (nDCG@10, Recall@10), repeatable. The "
-                          "dataset's own test split is always scored.")] = None,
-    eval_strategy: Annotated[str, typer.Option(
-        "--eval", help="Test-split IR evaluator during training: epoch, steps (every --eval-steps) or no.")]
-    = "epoch",
-    eval_steps: Annotated[int, typer.Option(min=1, help="Steps between evaluations with --eval steps.")] = 500,
-    save_steps: Annotated[int, typer.Option(min=1, help="Steps between checkpoints in OUT/checkpoints.")] = 500,
-    resume: Annotated[bool, typer.Option(help="Continue from the newest checkpoint in OUT/checkpoints "
-                                              "(same options as the first run).")] = False,
-    compare: Annotated[bool, typer.Option("--compare/--no-compare", help="Print the before/after table.")] = True,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or logs; summary only.")] = False,
+    dataset: _DatasetOpt,
+    model: _ModelOpt,
+    out: _OutOpt,
+    loss: _LossOpt = "mnrl",
+    subset: _SubsetOpt = None,
+    epochs: _EpochsOpt = 1.0,
+    batch_size: _BatchSizeOpt = 32,
+    lr: _LrOpt = 2e-5,
+    max_seq_length: _MaxSeqLengthOpt = 256,
+    warmup: _WarmupOpt = 0.1,
+    scale: _ScaleOpt = None,
+    seed: _SeedOpt = 42,
+    negatives: _NegativesOpt = 1,
+    negatives_from: _NegativesFromOpt = "export",
+    neg_model: _NegModelOpt = None,
+    neg_range: _NegRangeOpt = None,
+    neg_margin: _NegMarginOpt = None,
+    guide: _GuideOpt = None,
+    mini_batch_size: _MiniBatchSizeOpt = None,
+    dev_fraction: _DevFractionOpt = 0.0,
+    dev_queries: _DevQueriesOpt = 300,
+    merge_base: _MergeBaseOpt = None,
+    teacher: _TeacherOpt = None,
+    teacher_k: _TeacherKOpt = None,
+    student_temperature: _StudentTemperatureOpt = None,
+    teacher_temperature: _TeacherTemperatureOpt = None,
+    teacher_cache: _TeacherCacheOpt = None,
+    shuffle_labels: _ShuffleLabelsOpt = False,
+    log_steps: _LogStepsOpt = 50,
+    max_pairs: _MaxPairsOpt = None,
+    precision: _PrecisionOpt = "auto",
+    device: _DeviceOpt = None,
+    add_cjk: _AddCjkOpt = False,
+    freeze_embeddings: _FreezeEmbeddingsOpt = False,
+    group_by_length: _GroupByLengthOpt = False,
+    eval_on: _EvalOnOpt = None,
+    eval_strategy: _EvalStrategyOpt = "epoch",
+    eval_steps: _EvalStepsOpt = 500,
+    save_steps: _SaveStepsOpt = 500,
+    resume: _ResumeOpt = False,
+    compare: _CompareOpt = True,
+    quiet: _QuietOpt = False,
 ) -> None:
     """Fine-tune an embedding model on a fincprg dataset (sentence-transformers trainer).
 
@@ -116,26 +172,29 @@ def train_cmd(
 
     Example: fincprg train runs/demo/dataset -m MODEL -o runs/demo/model --add-cjk --eval-on ../beir/x
     """
+    opts = dict(locals())  # the options, before any other name is bound here
     setup_logging(quiet)
+    guarded(lambda: _run(opts))
 
-    def body() -> None:
-        from fincprg.train.trainer import TrainSettings, train
 
-        settings = TrainSettings(
-            loss=loss, subsets=subset or ["all"], epochs=epochs, batch_size=batch_size, learning_rate=lr,
-            max_seq_length=max_seq_length, warmup_ratio=warmup, seed=seed, negatives=negatives,
-            max_pairs=max_pairs, precision=precision, device=device, add_cjk=add_cjk,
-            eval_strategy=eval_strategy, eval_steps=eval_steps, save_steps=save_steps, show_progress=not quiet,
-            freeze_embeddings=freeze_embeddings, group_by_length=group_by_length, scale=scale,
-            negatives_from=negatives_from, neg_model=neg_model, neg_range=neg_range, neg_margin=neg_margin,
-            guide=guide, mini_batch_size=mini_batch_size, dev_fraction=dev_fraction, dev_queries=dev_queries,
-            merge_base=merge_base)
-        summary = train(dataset, model, out, settings, resume=resume)
-        _print_summary(summary, settings, model, out)
-        if compare:
-            _compare(dataset, settings.subsets, eval_on or [], model, out, quiet)
+# CLI option -> TrainSettings field, where the names differ (the others are the same word)
+_RENAMED = {"lr": "learning_rate", "warmup": "warmup_ratio", "subset": "subsets", "log_steps": "logging_steps"}
+_NOT_SETTINGS = ("dataset", "model", "out", "eval_on", "resume", "compare", "quiet")
 
-    guarded(body)
+
+def _run(opts: dict[str, Any]) -> None:
+    """Train with the command's options, print the summary and the before/after table."""
+    from fincprg.train.trainer import TrainSettings, train
+
+    kw = {_RENAMED.get(k, k): v for k, v in opts.items() if k not in _NOT_SETTINGS}
+    kw.update(subsets=opts["subset"] or ["all"], show_progress=not opts["quiet"],
+              teacher_cache=str(opts["teacher_cache"]) if opts["teacher_cache"] else None)
+    settings = TrainSettings(**kw)
+    dataset, model, out = opts["dataset"], opts["model"], opts["out"]
+    summary = train(dataset, model, out, settings, resume=opts["resume"])
+    _print_summary(summary, settings, model, out)
+    if opts["compare"]:
+        _compare(dataset, settings.subsets, opts["eval_on"] or [], model, out, opts["quiet"])
 
 
 def _print_summary(summary: dict[str, Any], settings: Any, model: str, out: Path) -> None:
@@ -153,6 +212,11 @@ def _print_summary(summary: dict[str, Any], settings: Any, model: str, out: Path
     if summary.get("negatives"):
         n = summary["negatives"]
         typer.echo(f"  negatives ({n['source']}): {n['hard']} hard, {n['random']} random fill")
+    if summary.get("teacher"):
+        t = summary["teacher"]
+        typer.echo(f"  teacher {t['spec']}: top {t['k']} of {t['queries']} queries; {t['teacher']} teacher negatives, "
+                   f"{t['random']} random fill, {t['rows_skipped']} rows skipped"
+                   + ("; labels shuffled (control run)" if t["shuffled_labels"] else ""))
     if summary.get("dev"):
         d = summary["dev"]
         curve = ", ".join(f"{c['step']}: {c['ndcg@10']:.4f}" for c in d.get("curve", []))

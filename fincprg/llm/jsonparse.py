@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,14 +81,11 @@ def _repair(text: str) -> Any:
     return value if isinstance(value, (dict, list)) and value not in ({}, []) else None
 
 
-def _cut_off(span: str) -> tuple[bool, bool]:
-    """(truncated, inside a string) for a JSON span that failed strict decoding.
-
-    The span is cut off when its first value never closes and the text does not end on a closing
-    bracket (an answer broken in the middle, e.g. a missing quote, still ends with ``}``).
-    """
-    depth, in_str, esc = 0, False, False
-    for ch in span:
+def _string_states(text: str) -> Iterator[tuple[str, bool]]:
+    """Each character with whether it lies inside a JSON string literal (an opening quote is inside, a closing
+    one outside): the one scanner the bracket counters below share."""
+    in_str = esc = False
+    for ch in text:
         if in_str:
             if esc:
                 esc = False
@@ -97,7 +95,20 @@ def _cut_off(span: str) -> tuple[bool, bool]:
                 in_str = False
         elif ch == '"':
             in_str = True
-        elif ch in "{[":
+        yield ch, in_str
+
+
+def _cut_off(span: str) -> tuple[bool, bool]:
+    """(truncated, inside a string) for a JSON span that failed strict decoding.
+
+    The span is cut off when its first value never closes and the text does not end on a closing
+    bracket (an answer broken in the middle, e.g. a missing quote, still ends with ``}``).
+    """
+    depth, in_str = 0, False
+    for ch, in_str in _string_states(span):
+        if in_str:
+            continue
+        if ch in "{[":
             depth += 1
         elif ch in "}]":
             depth -= 1
@@ -203,18 +214,10 @@ def _complete(span: str) -> tuple[Any, bool] | None:
 def _depth(text: str) -> int:
     """The deepest bracket nesting outside strings."""
     depth = deepest = 0
-    in_str = esc = False
-    for ch in text:
+    for ch, in_str in _string_states(text):
         if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
+            continue
+        if ch in "{[":
             depth += 1
             deepest = max(deepest, depth)
         elif ch in "}]":

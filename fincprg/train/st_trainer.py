@@ -1,14 +1,7 @@
 """The sentence-transformers side of ``fincprg train``: the loss, the evaluator, the batch sampler and the
 trainer. Imports sentence-transformers and torch inside its functions only.
 
-Losses (``--loss``):
-- ``cosent``: CoSENT on (query, passage, 1.0) pairs plus random negatives at 0.0 (the paper's setting).
-- ``mnrl``: MultipleNegativesRanking: in-batch negatives plus the rows' hard negatives.
-- ``cmnrl``: the same with GradCache (``CachedMultipleNegativesRankingLoss``): the batch is encoded in
-  mini-batches of ``--mini-batch-size``, so a large batch (many in-batch negatives) fits in constant memory.
-- ``gist`` / ``cgist``: GISTEmbed (cached: GradCache as above) with a frozen guide model (the base by
-  default) that drops in-batch and hard negatives it scores above the positive: the likeliest unlabelled
-  positives, which template queries over one report's passages produce.
+The losses themselves are :mod:`fincprg.train.losses` (one class each).
 """
 from __future__ import annotations
 
@@ -16,10 +9,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from fincprg.train.settings import IN_BATCH
 
-IN_BATCH = ("mnrl", "cmnrl", "gist", "cgist")  # anchor / positive / negative_k rows, no duplicate texts per batch
-GUIDED = ("gist", "cgist")
+log = logging.getLogger(__name__)
 
 
 def column_prompts(columns: list[str], prompts: dict[str, str]) -> dict[str, str] | None:
@@ -36,21 +28,10 @@ def column_prompts(columns: list[str], prompts: dict[str, str]) -> dict[str, str
 
 
 def make_loss(st: Any, settings: Any, guide: Any = None) -> Any:
-    """The ``--loss`` object; ``--scale`` is the inverse of GIST's temperature (e5: 100 = 0.01, GIST's own)."""
-    from sentence_transformers.sentence_transformer import losses
+    """The ``--loss`` object (:data:`fincprg.train.losses.LOSSES`)."""
+    from fincprg.train.losses import LOSSES
 
-    scale = settings.scale
-    if settings.loss == "cosent":
-        return losses.CoSENTLoss(st, **({"scale": scale} if scale else {}))
-    if settings.loss == "mnrl":
-        return losses.MultipleNegativesRankingLoss(st, **({"scale": scale} if scale else {}))
-    if settings.loss == "cmnrl":
-        return losses.CachedMultipleNegativesRankingLoss(st, mini_batch_size=settings.value("mini_batch_size"),
-                                                         **({"scale": scale} if scale else {}))
-    kw = {"temperature": 1.0 / scale} if scale else {}
-    if settings.loss == "gist":
-        return losses.GISTEmbedLoss(st, guide, **kw)
-    return losses.CachedGISTEmbedLoss(st, guide, mini_batch_size=settings.value("mini_batch_size"), **kw)
+    return LOSSES[settings.loss].build(st, settings, guide)
 
 
 def ir_evaluator(queries: dict[str, str], corpus: dict[str, str], relevant: dict[str, set[str]], name: str,

@@ -1,12 +1,8 @@
 """Fine-tune a sentence-transformers bi-encoder on a fincprg dataset (``fincprg train``).
 
-- ``cosent``: CoSENT on (query, passage, 1.0) pairs plus random non-positive passages at 0.0, mean
-  pooling: the FinCPRG paper's setting (Table 4), no hard negatives.
-- ``mnrl``: MultipleNegativesRanking on (query, positive, hard negative...) with the exported
-  ``train/flagembedding.jsonl`` negatives (BM25) or negatives mined by a dense model
-  (``negatives_from="dense"``), and in-batch negatives (no duplicate texts in a batch).
-- ``cmnrl``, ``gist``, ``cgist``: the same rows with GradCache and/or a guide model
-  (:mod:`fincprg.train.st_trainer`).
+The losses are :mod:`fincprg.train.losses` (one class each): CoSENT on pairs (the paper's setting), the
+in-batch losses on (query, positive, hard negative...) rows with the exported BM25 negatives or dense-mined ones
+(``negatives_from="dense"``), and ``kl``, the distillation of a teacher's ranking (:mod:`fincprg.train.distill`).
 
 A dev split held out by report (``dev_fraction``) picks the checkpoint and, with ``merge_base``, the
 weight of the fine-tuned model in a merge with the base (:mod:`fincprg.train.merge`).
@@ -31,135 +27,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fincprg.errors import ConfigError, InputError
+from fincprg.errors import InputError
 from fincprg.evaluate.data import load_beir
 from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
-from fincprg.train.st_trainer import (GUIDED, IN_BATCH, freeze_word_embeddings, helper_model,
-                                     model_max_positions)
+from fincprg.train.settings import (CACHED, DATA_KEYS, DEFAULTS, DISTILL, GUIDED, IN_BATCH, LOSSES,  # noqa: F401
+                                    NEGATIVE_SOURCES, TrainSettings)
+from fincprg.train.st_trainer import freeze_word_embeddings, helper_model, model_max_positions
 
 log = logging.getLogger(__name__)
 
-LOSSES = ("cosent", "mnrl", "cmnrl", "gist", "cgist")
-NEGATIVE_SOURCES = ("export", "dense")
-CACHED = ("cmnrl", "cgist")  # the GradCache losses, which read --mini-batch-size
-DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "mini_batch_size": 16}  # knobs that are None when unset
 SETTINGS_FILE = "fincprg_train.json"
 UNMERGED = "unmerged"  # OUT/unmerged: the fine-tuned model before --merge-base
-# these change what is trained on; a resumed run must use the same values as the checkpoints
-_DATA_KEYS = ("loss", "subsets", "max_pairs", "negatives", "seed", "add_cjk", "max_seq_length", "batch_size",
-              "learning_rate", "epochs", "warmup_ratio", "freeze_embeddings", "group_by_length", "negatives_from",
-              "neg_model", "neg_range", "neg_margin", "guide", "mini_batch_size", "dev_fraction", "scale")
 UNK_WARN_SHARE = 0.2
-
-
-@dataclass
-class TrainSettings:
-    """Every knob of a training run (the CLI options of ``fincprg train``).
-
-    Attributes:
-        loss: ``cosent`` or ``mnrl``.
-        subsets: qrels subsets whose train labels are the positives.
-        negatives: per pair, random negatives (cosent, scored 0) or hard negatives (mnrl).
-        max_pairs: train on a seeded sample of this many pairs (None: every pair).
-        warmup_ratio: share of the steps with a linearly rising learning rate.
-        precision: ``auto`` (bf16 or fp16 on CUDA, fp32 on CPU), ``fp32``, ``fp16``, ``bf16``.
-        add_cjk: add the corpus's CJK characters the tokenizer maps to [UNK], resize the embeddings.
-        eval_strategy: run the test-split IR evaluator every ``epoch``, every ``eval_steps`` or ``no``.
-        freeze_embeddings: keep the word-embedding table fixed (not in the optimizer).
-        group_by_length: batches of texts of similar length (shuffled pools), less padding.
-        scale: the loss's similarity scale (inverse temperature); None: the loss's own (20; GIST 100). A
-            model pre-trained at another temperature keeps its geometry at its own (e5: 0.01, so 100).
-        negatives_from: ``export`` (the dataset's BM25 negatives) or ``dense`` (mined by ``neg_model``).
-        neg_model: the model that mines dense negatives (None: the base model, before training).
-        neg_range: ``MIN:MAX``, the ranks dense negatives come from.
-        neg_margin: a dense negative scores at most ``(1 - neg_margin)`` × the query's best positive.
-        guide: the frozen guide model of ``gist``/``cgist`` (None: the base model).
-        mini_batch_size: GradCache's mini-batch (``cmnrl``, ``cgist``).
-        dev_fraction: share of the training reports held out as a dev split (0: none).
-        dev_queries: at most this many dev queries (a seeded sample).
-        merge_base: None, a weight in [0, 1] of the fine-tuned model in a merge with the base, or ``auto``.
-    """
-
-    loss: str = "mnrl"
-    subsets: list[str] = field(default_factory=lambda: ["all"])
-    epochs: float = 1.0
-    batch_size: int = 32
-    learning_rate: float = 2e-5
-    max_seq_length: int = 256
-    warmup_ratio: float = 0.1
-    seed: int = 42
-    negatives: int = 1
-    max_pairs: int | None = None
-    precision: str = "auto"
-    device: str | None = None
-    add_cjk: bool = False
-    eval_strategy: str = "epoch"
-    eval_steps: int = 500
-    save_steps: int = 500
-    save_total_limit: int = 2
-    logging_steps: int = 50
-    show_progress: bool = True
-    freeze_embeddings: bool = False
-    group_by_length: bool = False
-    scale: float | None = None
-    negatives_from: str = "export"
-    neg_model: str | None = None
-    neg_range: str | None = None  # None: DEFAULTS; set only with negatives_from dense (check())
-    neg_margin: float | None = None  # None: DEFAULTS
-    guide: str | None = None
-    mini_batch_size: int | None = None  # None: DEFAULTS; set only with a cached loss (check())
-    dev_fraction: float = 0.0
-    dev_queries: int = 300
-    merge_base: str | None = None
-
-    def value(self, name: str) -> Any:
-        """A knob's value, or its default where it was left unset (None: not given, see check())."""
-        v = getattr(self, name)
-        return DEFAULTS[name] if v is None else v
-
-    def check(self) -> None:
-        if self.loss not in LOSSES:
-            raise ConfigError(f"--loss {self.loss!r} is not one of {', '.join(LOSSES)}")
-        if self.eval_strategy not in ("epoch", "steps", "no"):
-            raise ConfigError(f"--eval {self.eval_strategy!r} is not one of epoch, steps, no")
-        if self.precision not in ("auto", "fp32", "fp16", "bf16"):
-            raise ConfigError(f"--precision {self.precision!r} is not one of auto, fp32, fp16, bf16")
-        for name in ("epochs", "batch_size", "learning_rate", "max_seq_length"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"--{name.replace('_', '-')} must be > 0")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ConfigError("--warmup must be a ratio in [0, 1)")
-        if self.negatives < (1 if self.loss == "cosent" else 0):
-            raise ConfigError("--negatives must be >= 1 with cosent (a batch needs pairs scored 0) and >= 0 with mnrl")
-        if self.negatives_from not in NEGATIVE_SOURCES:
-            raise ConfigError(f"--negatives-from {self.negatives_from!r} is not one of {', '.join(NEGATIVE_SOURCES)}")
-        given = [f"--{k.replace('_', '-')}" for k in ("neg_model", "neg_range", "neg_margin")
-                 if getattr(self, k) is not None]
-        if given and self.negatives_from != "dense":
-            raise ConfigError(f"{', '.join(given)} shape dense negatives, which --negatives-from "
-                              f"{self.negatives_from} does not mine: add --negatives-from dense, or drop them")
-        if self.mini_batch_size is not None and self.loss not in CACHED:
-            raise ConfigError(f"--mini-batch-size is GradCache's, read by the cached losses ({', '.join(CACHED)}) "
-                              f"only, not {self.loss}")
-        Window.parse(self.value("neg_range"))
-        if not 0 <= self.value("neg_margin") < 1:
-            raise ConfigError("--neg-margin must be in [0, 1)")
-        if not 0 <= self.dev_fraction < 1:
-            raise ConfigError("--dev-fraction must be a share in [0, 1)")
-        if self.mini_batch_size is not None and self.mini_batch_size < 1:
-            raise ConfigError("--mini-batch-size must be >= 1")
-        if self.guide and self.loss not in GUIDED:
-            raise ConfigError(f"--guide is read by the gist and cgist losses only, not {self.loss}")
-        if self.loss == "cosent" and self.negatives_from == "dense":
-            raise ConfigError("--negatives-from dense feeds the in-batch losses (mnrl, cmnrl, gist, cgist); cosent "
-                              "draws random negatives")
-        if parse_alpha(self.merge_base) == "auto" and self.dev_fraction <= 0:
-            raise ConfigError("--merge-base auto picks the weight on the dev split: pass --dev-fraction > 0 (e.g. "
-                              "0.1), or a fixed weight such as --merge-base 0.5")
-        if self.freeze_embeddings and self.add_cjk:
-            raise ConfigError("--add-cjk adds embedding rows that must be trained; drop --freeze-embeddings "
-                              "(or --add-cjk)")
 
 
 def last_checkpoint(out: Path) -> Path | None:
@@ -197,7 +77,7 @@ def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) 
     if saved.exists():
         old = json.loads(saved.read_text(encoding="utf-8"))
         default = asdict(TrainSettings())  # a key added since that run had its default value then
-        diff = [k for k in _DATA_KEYS if old.get("settings", {}).get(k, default[k]) != asdict(settings)[k]]
+        diff = [k for k in DATA_KEYS if old.get("settings", {}).get(k, default[k]) != asdict(settings)[k]]
         if old.get("model") != model:
             diff.insert(0, "model")
         if diff:
@@ -225,13 +105,16 @@ def _pairs(dataset: Path, settings: TrainSettings) -> tuple[Any, Any, dict[str, 
     return pairs, dev, info
 
 
-def _rows(pairs: Any, dataset: Path, settings: TrainSettings, hard: dict[str, list[str]] | None
-          ) -> tuple[dict[str, list], dict[str, Any]]:
+def _rows(pairs: Any, dataset: Path, settings: TrainSettings, hard: dict[str, list[str]] | None, model: str,
+          out: Path) -> tuple[dict[str, list], dict[str, Any]]:
     """The loss's columns; ``hard`` holds dense negatives (None: the exported ones)."""
     from fincprg.train.data import cosent_rows, mnrl_rows, read_hard_negatives
 
     info: dict[str, Any] = {}
-    if settings.loss == "cosent":
+    if settings.loss in DISTILL:
+        cols, info["teacher"] = _distill(pairs, settings, model, out)
+        info["rows"] = len(cols["anchor"])
+    elif settings.loss == "cosent":
         cols = cosent_rows(pairs, settings.negatives, seed=settings.seed)
         info["rows"] = len(cols["sentence1"])
         info["negative_rows"] = int(sum(1 for s in cols["score"] if s == 0.0))
@@ -269,103 +152,152 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     Returns:
         a summary: data counts, vocabulary changes, device/precision, seconds, final test metrics.
     """
-    from fincprg.models import load_sentence_transformer, prompt_text, resolve_device, train_precision
-    from fincprg.io import atomic_write_text
-
     settings = settings or TrainSettings()
     settings.check()
     dataset, out = Path(dataset), Path(out)
     check_out(out)  # before anything slow
     ckpt = _check_resume(out, settings, model, resume)
     pairs, dev, info = _pairs(dataset, settings)
+    run = _Run(dataset, model, out, settings, info)
     dense = settings.negatives_from == "dense" and settings.loss in IN_BATCH and settings.negatives > 0
-    cols: dict[str, list] = {}
-    if not dense:  # the rows fail early, before the model loads
-        cols, more = _rows(pairs, dataset, settings, None)
-        info.update(more)
-    device = resolve_device(settings.device)
-    precision = train_precision(device, settings.precision)
-
-    from transformers import set_seed
-
-    set_seed(settings.seed)  # the new CJK rows are drawn at random: the same seed draws the same rows
-    st = load_sentence_transformer(model, where="--model", device=device, shared=False)
-    base_len = st.max_seq_length
-    st.max_seq_length = settings.max_seq_length
-    limit = model_max_positions(st)
-    if limit and settings.max_seq_length > limit:
-        # longer inputs would not fit the position embeddings (a tensor-size error in the first long batch);
-        # the settings keep the asked length, so a --resume with the same options compares equal
-        log.warning("train: --max-seq-length %d is longer than %s can embed (%d tokens); training with %d",
-                    settings.max_seq_length, model, limit, limit)
-        st.max_seq_length = limit
-        info["max_seq_length_clamped"] = {"asked": settings.max_seq_length, "used": limit}
-    prompts = {role: prompt_text(st, role) for role in ("query", "passage")}
-    info["prompts"] = {k: v for k, v in prompts.items() if v}
-    guide = helper_model(settings.guide or model, "--guide", st, device) if settings.loss in GUIDED else None
+    cols = {} if dense else _columns(run, pairs, None)  # the rows fail early, before the model loads
+    _load(run)
     if dense:
-        cols, more = _rows(pairs, dataset, settings, _mine(pairs, settings, model, st, guide, device))
-        info.update(more)
-    from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
+        cols = _columns(run, pairs, _mine(pairs, settings, model, run.st, run.guide, run.device))
+    _vocabulary(run, pairs)
+    from fincprg.train.st_trainer import ir_evaluator, test_evaluator
 
-    texts = vocab_texts(dataset, sorted(set(pairs.queries)))
-    if settings.add_cjk:
-        info["vocab"] = extend_with_cjk(st, texts)
-    else:
-        share = unk_share(st.tokenizer, cjk_counts(texts))
-        info["vocab"] = {"unk_share": round(share, 4)}
-        if share > UNK_WARN_SHARE:
-            log.warning("train: the tokenizer of %s maps %.0f%% of the corpus's CJK characters to [UNK]; "
-                        "pass --add-cjk to add them to its vocabulary", model, 100 * share)
-    if settings.freeze_embeddings:
-        info["frozen_parameters"] = freeze_word_embeddings(st)
-
-    from fincprg.train.st_trainer import ir_evaluator, make_loss, make_trainer, test_evaluator
-
-    dev_eval = ir_evaluator(dev.queries, dev.corpus, dev.relevant, "dev", st, settings.batch_size) if dev else None
-    curve: list[dict[str, Any]] = []
-    if dev_eval is not None:
-        curve.append({"step": 0, "ndcg@10": round(dev_eval(st)[dev_eval.primary_metric], 6)})
-    evaluator = dev_eval or (test_evaluator(st, dataset, settings) if settings.eval_strategy != "no" else None)
-
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "checkpoints").mkdir(exist_ok=True)
-    atomic_write_text(out / "checkpoints" / SETTINGS_FILE,
-                      json.dumps({"model": model, "settings": asdict(settings)}, ensure_ascii=False, indent=2))
-    trainer = make_trainer(st, cols, out, settings, device, precision, prompts, make_loss(st, settings, guide),
-                           evaluator, dev_eval.primary_metric if dev_eval else None)
+    dev_eval = ir_evaluator(dev.queries, dev.corpus, dev.relevant, "dev", run.st, settings.batch_size) if dev else None
+    curve = [{"step": 0, "ndcg@10": round(dev_eval(run.st)[dev_eval.primary_metric], 6)}] if dev_eval else []
+    evaluator = dev_eval or (test_evaluator(run.st, dataset, settings) if settings.eval_strategy != "no" else None)
+    trainer = _trainer(run, cols, evaluator, dev_eval.primary_metric if dev_eval else None)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
     seconds = time.perf_counter() - t0
     if dev_eval is not None:
         info["dev"].update(_dev_record(trainer, dev_eval.primary_metric, curve))
-    # the training length is a compute budget, not a property of the model: keep the base's length
+    _save(run, (lambda m: dev_eval(m)[dev_eval.primary_metric]) if dev_eval else None)
+    return _summary(run, trainer, seconds, ckpt)
+
+
+@dataclass
+class _Run:
+    """What one training run carries from step to step of :func:`train`."""
+
+    dataset: Path
+    model: str
+    out: Path
+    settings: TrainSettings
+    info: dict[str, Any]
+    device: str = "cpu"
+    precision: str = "fp32"
+    st: Any = None
+    base_len: int | None = None  # the base model's own max_seq_length, restored when saving
+    guide: Any = None
+    prompts: dict[str, str] = field(default_factory=dict)
+
+
+def _columns(run: _Run, pairs: Any, hard: dict[str, list[str]] | None) -> dict[str, list]:
+    cols, more = _rows(pairs, run.dataset, run.settings, hard, run.model, run.out)
+    run.info.update(more)
+    return cols
+
+
+def _load(run: _Run) -> None:
+    """The student (and the guide a guided loss reads), at the training length the model can embed."""
+    from transformers import set_seed
+
+    from fincprg.models import load_sentence_transformer, prompt_text, resolve_device, train_precision
+
+    s = run.settings
+    run.device = resolve_device(s.device)
+    run.precision = train_precision(run.device, s.precision)
+    set_seed(s.seed)  # the new CJK rows are drawn at random: the same seed draws the same rows
+    st = run.st = load_sentence_transformer(run.model, where="--model", device=run.device, shared=False)
+    run.base_len = st.max_seq_length
+    st.max_seq_length = s.max_seq_length
+    limit = model_max_positions(st)
+    if limit and s.max_seq_length > limit:
+        # longer inputs would not fit the position embeddings (a tensor-size error in the first long batch);
+        # the settings keep the asked length, so a --resume with the same options compares equal
+        log.warning("train: --max-seq-length %d is longer than %s can embed (%d tokens); training with %d",
+                    s.max_seq_length, run.model, limit, limit)
+        st.max_seq_length = limit
+        run.info["max_seq_length_clamped"] = {"asked": s.max_seq_length, "used": limit}
+    run.prompts = {role: prompt_text(st, role) for role in ("query", "passage")}
+    run.info["prompts"] = {k: v for k, v in run.prompts.items() if v}
+    if s.loss in GUIDED:
+        run.guide = helper_model(s.guide or run.model, "--guide", st, run.device)
+
+
+def _vocabulary(run: _Run, pairs: Any) -> None:
+    """--add-cjk's new tokens, or a warning when the tokenizer misses many CJK characters; frozen embeddings."""
+    from fincprg.train.vocab import cjk_counts, extend_with_cjk, unk_share
+
+    texts = vocab_texts(run.dataset, sorted(set(pairs.queries)))
+    if run.settings.add_cjk:
+        run.info["vocab"] = extend_with_cjk(run.st, texts)
+    else:
+        share = unk_share(run.st.tokenizer, cjk_counts(texts))
+        run.info["vocab"] = {"unk_share": round(share, 4)}
+        if share > UNK_WARN_SHARE:
+            log.warning("train: the tokenizer of %s maps %.0f%% of the corpus's CJK characters to [UNK]; "
+                        "pass --add-cjk to add them to its vocabulary", run.model, 100 * share)
+    if run.settings.freeze_embeddings:
+        run.info["frozen_parameters"] = freeze_word_embeddings(run.st)
+
+
+def _trainer(run: _Run, cols: dict[str, list], evaluator: Any, select_on: str | None) -> Any:
+    """The trainer, after the run's settings are written beside its checkpoints (what --resume compares)."""
+    from fincprg.io import atomic_write_text
+    from fincprg.train.st_trainer import make_loss, make_trainer
+
+    (run.out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run.out / "checkpoints" / SETTINGS_FILE, json.dumps(
+        {"model": run.model, "settings": asdict(run.settings)}, ensure_ascii=False, indent=2))
+    return make_trainer(run.st, cols, run.out, run.settings, run.device, run.precision, run.prompts,
+                        make_loss(run.st, run.settings, run.guide), evaluator, select_on)
+
+
+def _save(run: _Run, dev_score: Any) -> None:
+    """The model to OUT at the base's length (the training length is a compute budget, not a property of the
+    model); with --merge-base, the unmerged one to OUT/unmerged and the merge to OUT."""
+    st, s = run.st, run.settings
     train_len = st.max_seq_length
-    if base_len and base_len > st.max_seq_length:
-        st.max_seq_length = base_len
-    if settings.merge_base is not None:
-        st.save(str(out / UNMERGED))
+    if run.base_len and run.base_len > st.max_seq_length:
+        st.max_seq_length = run.base_len
+    if s.merge_base is not None:
+        st.save(str(run.out / UNMERGED))
         # the base's weights: the guide's when the guide is the base (no second copy held through training)
-        same = guide is not None and (settings.guide or model) == model
-        base_state = (guide if same else helper_model(model, "--model", st, device)).state_dict()
+        same = run.guide is not None and (s.guide or run.model) == run.model
+        base_state = (run.guide if same else helper_model(run.model, "--model", st, run.device)).state_dict()
         from fincprg.train.merge import merge
 
         st.max_seq_length = train_len  # dev scores at the length the curve was scored at
-        info["merge"] = merge(st, base_state, parse_alpha(settings.merge_base),
-                              (lambda m: dev_eval(m)[dev_eval.primary_metric]) if dev_eval else None)
-        st.max_seq_length = max(base_len or 0, train_len)
-    st.save(str(out))
-    summary: dict[str, Any] = {"model": model, "dataset": str(dataset), "out": str(out), **info,
-                               "device": device, "precision": precision, "steps": trainer.state.global_step,
-                               "train_seconds": round(seconds, 1), "max_seq_length": st.max_seq_length,
-                               "resumed_from": ckpt.name if ckpt else None, "settings": asdict(settings)}
+        run.info["merge"] = merge(st, base_state, parse_alpha(s.merge_base), dev_score)
+        st.max_seq_length = max(run.base_len or 0, train_len)
+    st.save(str(run.out))
+
+
+def _summary(run: _Run, trainer: Any, seconds: float, ckpt: Path | None) -> dict[str, Any]:
+    """OUT/fincprg_train.json: data counts, the device, steps and seconds, the loss log and the last test scores."""
+    from fincprg.io import atomic_write_text
+
+    summary: dict[str, Any] = {"model": run.model, "dataset": str(run.dataset), "out": str(run.out), **run.info,
+                               "device": run.device, "precision": run.precision, "steps": trainer.state.global_step,
+                               "train_seconds": round(seconds, 1), "max_seq_length": run.st.max_seq_length,
+                               "resumed_from": ckpt.name if ckpt else None, "settings": asdict(run.settings)}
+    # the loss and gradient norm per logged step: a run's signal against the optimiser's noise (issue 49)
+    summary["log"] = [{k: h[k] for k in ("step", "loss", "grad_norm", "learning_rate") if k in h}
+                      for h in trainer.state.log_history if "loss" in h]
     evals = [h for h in trainer.state.log_history if any(k.startswith("eval_test") and k.endswith("ndcg@10")
                                                          for k in h)]
     if evals:
         summary["test_eval"] = {k.removeprefix("eval_"): v for k, v in evals[-1].items()
                                 if "ndcg@10" in k or "recall@10" in k}
-    atomic_write_text(out / SETTINGS_FILE, json.dumps(summary, ensure_ascii=False, indent=2))
-    log.info("train: %d steps in %.0fs on %s (%s); saved %s", summary["steps"], seconds, device, precision, out)
+    atomic_write_text(run.out / SETTINGS_FILE, json.dumps(summary, ensure_ascii=False, indent=2))
+    log.info("train: %d steps in %.0fs on %s (%s); saved %s", summary["steps"], seconds, run.device, run.precision,
+             run.out)
     return summary
 
 
@@ -396,3 +328,19 @@ def _dev_record(trainer: Any, metric: str, curve: list[dict[str, Any]]) -> dict[
     best = trainer.state.best_model_checkpoint
     return {"curve": curve, "chosen_checkpoint": Path(best).name if best else None,
             "best_ndcg@10": trainer.state.best_metric}
+
+
+def _distill(pairs: Any, settings: TrainSettings, model: str, out: Path) -> tuple[dict[str, list], dict[str, Any]]:
+    """Teacher rankings (cached in OUT/teacher) and the distillation rows; counts for the summary."""
+    from fincprg.train.distill import distill_rows
+    from fincprg.train.teacher import rank
+
+    spec = settings.teacher_spec(model)
+    corpus = {pid: {"text": text} for pid, text in pairs.pool.items()}
+    cache = Path(settings.teacher_cache) if settings.teacher_cache else out / "teacher"
+    ranks = rank(pairs.queries, corpus, spec, settings.value("teacher_k"), cache,
+                 show_progress=settings.show_progress)
+    cols, counts = distill_rows(pairs, ranks, settings.negatives, seed=settings.seed,
+                                shuffle_labels=settings.shuffle_labels)
+    return cols, {"spec": spec, "k": settings.value("teacher_k"), "queries": len(ranks), **counts,
+                  "shuffled_labels": settings.shuffle_labels}
