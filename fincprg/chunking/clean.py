@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from fincprg.chunking import rules as R
-from fincprg.chunking.reflow import Unit, _join, units
+from fincprg.chunking.reflow import Unit, glue, units
 from fincprg.chunking.split import cut_spans
 
 _SPACES = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
@@ -148,7 +148,7 @@ def _clean(norm: str, rules: frozenset[str]) -> tuple[str, list[int], list[int],
             # with the spaces that stood between them, so text from which nothing was removed stays as it was
             gap = norm[last_end:u.pos] if kept_parts and u.line == last_line else ""
             sep = "" if not kept_parts else "\n" if u.line != last_line else (
-                gap if last_end <= u.pos and not gap.strip() else _join(kept_parts[-1], kept))
+                gap if last_end <= u.pos and not gap.strip() else glue(kept_parts[-1], kept))
             kept_len += len(sep)
             kept_starts.append(kept_len)
             kept_orig.append(u.pos)

@@ -5,11 +5,14 @@ text often arrives otherwise:
 
 * **flattened**: the whole report on one line, with running headers inline. A line rule then judges the
   report, and one legal phrase in it removed 99% of all characters. A logical line longer than
-  ``LONG_LINE`` is therefore cut into sentences (at 。！？；, before an inline 免责声明/分析师声明… heading or a
-  body heading such as 投资要点, before a chart caption and after its 资料来源 line), and rules judge those;
-* **hard-wrapped**: lines of a fixed width cut mid-sentence, headers and footers on lines of their own. A
-  line that fills the width and does not end a sentence continues on the next body line (header and
-  footer lines are skipped over), so a sentence is judged whole.
+  ``LONG_LINE`` is therefore cut into sentences (at 。！？；, and where one kind of text meets another without
+  a full stop: before a 免责声明/分析师声明… heading, a body heading such as 投资要点, a chart caption or a
+  sidebar field; after a caption's 资料来源 line, a table-of-contents entry or a related report's date), and
+  rules judge those;
+* **hard-wrapped**: lines of a fixed width (in display columns) cut mid-sentence, headers and footers on lines
+  of their own. A line that fills its column and does not end a sentence continues on the next body line
+  (header and footer lines are skipped over), so a sentence is judged whole; a line that joins nothing (a
+  sidebar field, a rating line, a table row) is judged as a line.
 
 Running headers found by their repetition (headers.py) are cut out of the text wherever they sit and become
 units of their own, removed as rule ``noise``; the text on both sides of one joins up again.
@@ -36,7 +39,6 @@ WRAP_MAX_WIDTH = 240  # display columns (120 Chinese characters): hard wraps are
 _ENDS = "。！？；!?;"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORDY = re.compile(r"[\u4e00-\u9fffA-Za-z]")
-_CLOSE = CLOSERS
 
 # Where a flattened report changes from one kind of text to another without a full stop.
 _BLOCK_HEAD = (r"(?<![读阅见后的之及和与])(?:免责声明|免责条款|分析师声明|分析师承诺|投资评级说明|评级说明|特别声明|"
@@ -56,7 +58,7 @@ _SIDEBAR_START = (R.SIDEBAR_FIELD.pattern + r"|(?:(?<!\d)|(?<=\d{4}-\d\d-\d\d))\
                   + rf"|(?<=[)）\d%])(?:{R.SIDEBAR_SECTIONS})")
 _CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START, _SIDEBAR_START)))
 _CUT_AFTER = re.compile(
-    r"[。！？；!?;][" + re.escape(_CLOSE) + r"]*"
+    r"[。！？；!?;][" + re.escape(CLOSERS) + r"]*"
     # a chart's source line ends its caption: 「资料来源：Wind，XX证券研究所」, 「来源：国家统计局，XX研究」
     r"|(?:资料来源|数据来源|来源)\s?[：:][^。；\n]{0,60}?(?:研究所整理|研究所测算|研究所|研究中心|研究部|研究|整理|测算)"
     r"|(?:\.{6,}|．{6,}|…{3,}|·{6,})\s?\d{1,3}"  # a table-of-contents entry ends at its page number
@@ -112,11 +114,11 @@ def display_width(s: str) -> int:
 
 
 def _ends_sentence(s: str) -> bool:
-    s = s.rstrip().rstrip(_CLOSE)
+    s = s.rstrip().rstrip(CLOSERS)
     return not s or s[-1] in _ENDS
 
 
-def _join(a: str, b: str) -> str:
+def glue(a: str, b: str) -> str:
     """What goes between two pieces of one sentence: a space between two Latin words in Latin text, else
     nothing (Chinese text wraps anywhere, inside numbers and words too: 「202」「5年」, 「License-o」「ut」)."""
     if not (a and b and a[-1].isascii() and a[-1].isalpha() and b[0].isascii() and b[0].isalpha()):
@@ -149,7 +151,7 @@ class _Builder:
             return
         text, starts, where = "", [], []
         for piece, pos in self.pieces:
-            text += _join(text, piece)
+            text += glue(text, piece)
             starts.append(len(text))
             where.append(pos)
             text += piece
