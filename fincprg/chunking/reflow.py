@@ -130,8 +130,9 @@ def glue(a: str, b: str) -> str:
 class _Builder:
     """Collects the pieces of one logical line and turns it into units when the line ends."""
 
-    def __init__(self, by_sentence: bool = False) -> None:
+    def __init__(self, by_sentence: bool = False, every_line: bool = False) -> None:
         self.by_sentence = by_sentence  # hard-wrapped text: its lines say nothing, judge every sentence
+        self.every_line = every_line  # a paged report's lines are cut at sentences however short
         self.units: list[Unit] = []
         self.pieces: list[tuple[str, int]] = []  # (text, position in the normalised report)
         self.lines = 0
@@ -165,7 +166,7 @@ class _Builder:
             return where[k] + i - starts[k]
 
         # a line of wrapped text that stands alone (a sidebar field, a rating line) is judged as a line
-        if len(text) <= LONG_LINE and not (self.by_sentence and joined):
+        if len(text) <= LONG_LINE and not (self.by_sentence and joined) and not self.every_line:
             self.units.append(Unit(text, where[0], at(len(text) - 1) + 1, line))
             return
         for a, b in sentence_spans(text):
@@ -187,7 +188,9 @@ def units(norm: str, *, headers: bool = True) -> list[Unit]:
               for ln, p in zip(lines, pieces)]
     width = wrap_width([ln for ln, h in zip(lines, marked) if not h])
     own = [m or r for m, r in zip(marked, _repeated_lines(lines, width, marked))]
-    b = _Builder(by_sentence=width is not None)
+    # Running headers say the text was paged: a full-length report whatever its line breaks (one per sentence,
+    # as a PDF tool may give). Its lines are cut like a flattened report's; a short report has no such headers.
+    b = _Builder(by_sentence=width is not None, every_line=bool(spans) and width is None)
     full = _full_lines(lines, own, width)
     prev: str | None = None  # the last body line, for the join decision
     prev_full = False

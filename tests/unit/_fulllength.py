@@ -7,6 +7,7 @@ of a sentence), chart captions with 资料来源, a forecast table flattened int
 the sample's own analyst, rating and disclaimer lines under their headings. Two renderings:
 
 * ``flat``: one line, as PDF text arrives when its line breaks are lost;
+* ``lined``: the flat text with its line breaks put back after each 。 and around the headers and footers;
 * ``wrapped``: hard-wrapped at ``width`` Chinese characters (twice as many digits) mid-sentence, with headers and footers on lines of their own.
 
 ``body`` lists the body sentences (what cleaning must keep), ``boiler`` the boilerplate pieces (what it
@@ -45,6 +46,7 @@ class FullReport:
     wrapped: str
     body: list[str]  # body sentences, in order
     boiler: list[str]  # boilerplate pieces: sidebar, headers, captions, tables, disclaimers
+    lined: str = ""  # the flattened text with a line break after each 。 and around the page headers
 
     def boiler_share(self) -> float:
         b = sum(_nonspace(x) for x in self.boiler)
@@ -118,7 +120,7 @@ def _render(rid: str, stream: list[tuple[str, str]], header: str, footer: str, f
     per_page = page_chars // width
     n = (len(rows) - 1) // per_page + 1
     sep = " " if "{k} / {n}" in header else ""  # some extractions keep spaces around pieces, some do not
-    flat, wrapped, boiler = [], [], []
+    flat, wrapped, lined, boiler = [], [], [], []
     for j, (kind, text) in enumerate(rows):
         if j and j % per_page == 0:
             k = j // per_page + 1
@@ -126,11 +128,13 @@ def _render(rid: str, stream: list[tuple[str, str]], header: str, footer: str, f
             boiler += [f, h]
             flat.append(sep + f + sep + h + sep)
             wrapped += [f, h]
+            lined.append(f"\n{f}\n{h}\n")
         flat.append(text.rstrip("\n") + (sep if text.endswith("\n") else ""))
         wrapped.append(text.rstrip("\n"))
+        lined.append(text.rstrip("\n").replace("。", "。\n"))
     body = [s for kind, piece in stream if kind == "body" for s in _SENT.findall(piece) if s.strip()]
     boiler += [piece for kind, piece in stream if kind == "boiler"]
-    return FullReport(rid, "".join(flat).strip(), "\n".join(wrapped), body, boiler)
+    return FullReport(rid, "".join(flat).strip(), "\n".join(wrapped), body, boiler, "".join(lined).strip())
 
 
 def _wrap(text: str, columns: int) -> list[str]:

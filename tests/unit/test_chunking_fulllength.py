@@ -49,6 +49,16 @@ def test_full_length_report_loses_its_boilerplate_and_keeps_its_body(i, kind):
     assert _nonspace(kept) + sum(_nonspace(x.text) for x in removed) == _nonspace(text)  # nothing lost
 
 
+@pytest.mark.parametrize("i", [0, 5, 11])
+def test_line_breaks_put_back_after_each_sentence(i):
+    """Issue 48's second measure: the PDF text with a line break after each 。 and around the page headers.
+    The headers say the report is paged, so its short lines are cut and judged like the flattened report's."""
+    r = full_report(i)
+    kept, removed = clean(r.lined)
+    sc = score(r, kept, sum(_nonspace(x.text) for x in removed))
+    assert sc["body_kept"] >= 0.98 and sc["boiler_kept"] <= 0.01, sc
+
+
 @pytest.mark.parametrize("width,page_chars", [(33, 2000), (80, 700), (60, 500)])
 def test_other_widths_and_page_counts(width, page_chars):
     """Two-digit page numbers (60/500 makes 27 pages), wide and narrow wraps."""
