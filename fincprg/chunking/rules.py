@@ -157,7 +157,8 @@ def unit_rule(text: str, enabled: frozenset[str], sentence: bool = False) -> str
         rule = None if len(_CJK.findall(rest)) >= 12 else rule
     if rule:
         return rule
-    if "table" in enabled and is_table_row(s) and not _SENT_PUNCT.search(s):
+    grid = SOURCE_END.sub("", s).strip()  # a table split by a page break ends with its source line
+    if "table" in enabled and grid and is_table_row(grid) and not _SENT_PUNCT.search(grid):
         return "table"
     if "caption" in enabled and CAPTION.match(s) and "。" not in s and SOURCE_END.search(s):
         return "caption"
