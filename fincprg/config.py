@@ -56,9 +56,14 @@ class RunConfig(Section):
     sample_reports: int | None = Field(None, ge=1)
 
 
+# PDF layout cleaning (fincprg/ingest/pdf_layout.py); a removed span's rule is "pdf_" + the name
+PDF_RULES = ("header", "page_number", "sidebar", "table", "caption", "toc", "disclaimer")
+
+
 class IngestConfig(Section):
-    # auto: by extension (.jsonl, .csv, .json array; a directory of them, else of .txt/.md files)
-    format: Literal["auto", "jsonl", "csv", "json", "txt"] = "auto"
+    # auto: by extension (.jsonl, .csv, .json array; a directory of them, else of .txt/.md/.pdf files, one
+    # report each; a PDF is read by its layout: fincprg/ingest/pdf.py)
+    format: Literal["auto", "jsonl", "csv", "json", "txt", "pdf"] = "auto"
     # input field name -> Report field, e.g. {"研报标题": "title", "发布日期": "date"}; wins over the
     # built-in aliases (标题/title, 内容/正文/content/text, 日期/publish_date, 股票代码/code, ...)
     fields: dict[str, str] = Field(default_factory=dict)
@@ -77,6 +82,9 @@ class IngestConfig(Section):
     # corpus' formats (title, date, industry, company, stock_code; no text needed): they join the topic
     # clustering, so topics and their intents see the market the corpus sits in; they get no passages or queries
     extra_titles: str | None = None
+    # PDF layout rules to switch off, so their text stays in the body (README, "Input formats"; PDF_RULES above);
+    # left out of the dump when empty, so a config that switches off nothing keeps its signature
+    pdf_disable: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @field_validator("fields")
     @classmethod
@@ -86,6 +94,14 @@ class IngestConfig(Section):
                 raise ValueError(f"{src!r} maps to {dst!r}, which is not a Report field; "
                                  f"use one of {', '.join(REPORT_FIELDS)}")
         return v
+
+    @field_validator("pdf_disable")
+    @classmethod
+    def _known_pdf_rules(cls, v: list[str]) -> list[str]:
+        bad = [r for r in v if r not in PDF_RULES]
+        if bad:
+            raise ValueError(f"unknown PDF rule(s) {bad}; choose from {', '.join(PDF_RULES)}")
+        return sorted(set(v))  # one order: the same rules switched off give the same signature
 
     @field_validator("encoding")
     @classmethod

@@ -39,6 +39,7 @@ MANIFEST, PROGRESS, LOCK = "manifest.json", "_progress.json", ".lock"
 # --- stage output files (names inside the stage's folder) -----------------------------------------------------
 REPORTS, REJECTED = "reports.jsonl", "rejected.jsonl"  # ingest
 EXTRA_TITLES = "extra_titles.jsonl"  # ingest: titles without bodies (ingest.extra_titles), for topics
+LAYOUT_REMOVED = "layout_removed.jsonl"  # ingest: what PDF layout cleaning removed (Removed records)
 PASSAGES, SENTENCES, REMOVED, CHUNK_STATS = "passages.jsonl", "sentences.jsonl", "removed.jsonl", "stats.jsonl"
 QUERIES, QRELS, FAILURES, HIERARCHY = "queries.jsonl", "qrels.jsonl", "failures.jsonl", "hierarchy.json"
 TITLES, TREE, ASSIGNMENTS = "titles.jsonl", "tree.json", "assignments.jsonl"  # topics (+ QUERIES, FAILURES)
@@ -74,6 +75,7 @@ class Artifact:
 
 ARTIFACTS: tuple[Artifact, ...] = (
     Artifact(INGEST, REPORTS, Report), Artifact(INGEST, REJECTED, Rejection), Artifact(INGEST, EXTRA_TITLES, Report),
+    Artifact(INGEST, LAYOUT_REMOVED, Removed),
     Artifact(CHUNK, PASSAGES, Passage), Artifact(CHUNK, SENTENCES, Sentence), Artifact(CHUNK, REMOVED, Removed),
     Artifact(CHUNK, CHUNK_STATS),
     Artifact(GENERATE, QUERIES, Query), Artifact(GENERATE, QRELS, Qrel), Artifact(GENERATE, FAILURES, Failure),

@@ -23,7 +23,9 @@ from fincprg.errors import FincprgError
 
 @app.command()
 def build(
-    corpus: Annotated[Path, typer.Argument(help="A .jsonl or .csv file, or a directory of .txt/.md reports.")],
+    corpus: Annotated[Path, typer.Argument(help="A .jsonl/.csv/.json file, or a directory of .txt/.md reports or of "
+                                                      ".pdf reports (read by layout: running headers, sidebar, tables, "
+                                                      "captions and disclaimer removed).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder; one sub-folder per stage.")],
     config: ConfigOpt = None,
     set_: SetOpt = None,

@@ -1,10 +1,11 @@
-"""Corpus readers: JSONL, CSV, a JSON array, or a directory of .txt/.md reports.
+"""Corpus readers: JSONL, CSV, a JSON array, or a directory of .txt/.md/.pdf reports.
 
 Every reader yields :class:`Raw` (one input record with its ``file:line`` source) or
 :class:`~fincprg.records.Rejection` (something that could not even be parsed). Nothing is
 skipped without a record, except blank lines. A bad record never stops the others: JSON nested
 too deep, an oversized CSV field, an unreadable file or folder and a broken symlink each become one
-Rejection. Decoding is in :mod:`fincprg.ingest.decode`, listing a folder in :mod:`fincprg.ingest.walk`.
+Rejection. Decoding is in :mod:`fincprg.ingest.decode`, listing a folder in :mod:`fincprg.ingest.walk`, reading a
+PDF by its layout in :mod:`fincprg.ingest.pdf`.
 """
 from __future__ import annotations
 
@@ -21,12 +22,15 @@ from typing import Any
 
 from fincprg.errors import InputError
 from fincprg.ingest.decode import Undecodable, decode_lines
+from fincprg.ingest.pdf import PdfProblem, read_report
 from fincprg.ingest.walk import Problem, walk
 from fincprg.records import Rejection
 
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md")
+PDF_SUFFIXES = (".pdf",)
+DOC_SUFFIXES = TEXT_SUFFIXES + PDF_SUFFIXES  # one report per file
 TABLE_SUFFIXES = (".jsonl", ".csv", ".json")
 # A directory may carry a dataset card; it is documentation, not a report.
 _DOC_NAMES = {"readme.md", "readme.txt", "license", "license.txt", "license.md"}
@@ -195,15 +199,38 @@ def read_text_file(path: Path, stats: ReadStats, encoding: str = "auto",
     yield Raw(f"{path}:1", {"id": report_id or path.stem, "title": title, "text": body.strip()})
 
 
+def read_pdf(path: Path, stats: ReadStats, encoding: str = "auto", report_id: str | None = None,
+             pdf_rules: tuple[str, ...] | None = None) -> Iterator[Raw | Rejection]:
+    """One report per PDF, read by layout (:mod:`fincprg.ingest.pdf`): the title from the first page's largest
+    line, the body without page furniture (the ``pdf_rules`` that remove it: ingest.pdf_rules; None: all).
+    ``encoding`` is unused (a PDF names its own); the id is ``report_id`` else the file name without .pdf. The
+    Raw's ``_layout`` field counts what was removed per rule, its ``_layout_removed`` lists the removed segments
+    (the stage writes them to layout_removed.jsonl)."""
+    stats.encodings["pdf"] += 1
+    rid = report_id or path.stem
+    try:
+        doc = read_report(path, None if pdf_rules is None else frozenset(pdf_rules))
+    except PdfProblem as e:
+        yield Rejection(source=f"{path}:1", report_id=rid, reason=e.reason, detail=f"{path}: {e}")
+        return
+    fields: dict[str, Any] = {"id": rid, "title": doc.title or path.stem, "text": doc.body,
+                              "_layout": doc.summary(), "_layout_removed": doc.removed}
+    if doc.date:
+        fields["date"] = doc.date
+    yield Raw(f"{path}:1", fields)
+
+
 # ingest.format -> (file suffixes, reader): the one table the suffix lists and readers derive from.
 FORMATS: dict[str, tuple[tuple[str, ...], Callable[[Path, ReadStats, str], Iterator[Raw | Rejection]]]] = {
     "jsonl": ((".jsonl",), read_jsonl),
     "csv": ((".csv",), read_csv),
     "json": ((".json",), read_json),
     "txt": (TEXT_SUFFIXES, read_text_file),
+    "pdf": (PDF_SUFFIXES, read_pdf),
 }
 _READERS = {suffix: reader for suffixes, reader in FORMATS.values() for suffix in suffixes}
-_MISSING_CORPUS = "corpus {} does not exist; pass a .jsonl/.csv/.json file or a directory of .txt/.md files"
+_MISSING_CORPUS = ("corpus {} does not exist; pass a .jsonl/.csv/.json file or a directory of .txt/.md/.pdf "
+                   "files")
 
 
 def require_corpus(corpus: Path) -> None:
@@ -224,7 +251,7 @@ def corpus_files(corpus: Path, fmt: str = "auto") -> tuple[list[Path], list[Reje
     file entry that could not be listed or read (see :mod:`fincprg.ingest.walk`).
 
     A directory is read as JSONL/CSV/JSON tables when it holds any (a README.md beside them
-    is documentation), else as one report per .txt/.md file.
+    is documentation), else as one report per .txt/.md/.pdf file.
     """
     require_corpus(corpus)
     if corpus.is_file():
@@ -233,20 +260,21 @@ def corpus_files(corpus: Path, fmt: str = "auto") -> tuple[list[Path], list[Reje
     want = FORMATS[fmt][0] if fmt in FORMATS else None
     if want is None:
         tables = [p for p in found.files if p.suffix.lower() in TABLE_SUFFIXES]
-        want = TABLE_SUFFIXES if tables else TEXT_SUFFIXES
+        want = TABLE_SUFFIXES if tables else DOC_SUFFIXES
     chosen = [p for p in found.files if p.suffix.lower() in want
-              and not (want == TEXT_SUFFIXES and p.name.lower() in _DOC_NAMES)]
+              and not (want != TABLE_SUFFIXES and p.name.lower() in _DOC_NAMES)]
     # a broken entry may have been a report: one with a corpus suffix, or none (a link to a lost folder)
-    maybe = want if fmt in FORMATS else TABLE_SUFFIXES + TEXT_SUFFIXES
+    maybe = want if fmt in FORMATS else TABLE_SUFFIXES + DOC_SUFFIXES
     problems = [_problem(p) for p in found.problems
                 if p.folder or (p.path.suffix.lower() in (*maybe, "") and p.path.name.lower() not in _DOC_NAMES)]
     if not chosen and not problems:
-        raise InputError(f"{corpus} holds no .jsonl/.csv/.json or .txt/.md files; put reports there or pass a file")
+        raise InputError(f"{corpus} holds no .jsonl/.csv/.json or .txt/.md/.pdf files; put reports there or pass a "
+                         "file")
     return chosen, problems
 
 
 def text_ids(corpus: Path, files: list[Path]) -> dict[Path, str]:
-    """Report ids for .txt/.md reports: the path under the corpus folder without its suffix.
+    """Report ids for .txt/.md/.pdf reports: the path under the corpus folder without its suffix.
 
     Files directly in the folder keep their bare name (``a.txt`` -> ``a``, as before); in sub-folders
     the relative path tells same-named files apart (``y2024/q1/r0``); two files that differ only in
@@ -278,19 +306,22 @@ def _read_file(path: Path, reader: Callable[..., Iterator[Raw | Rejection]], **k
                                "fix or remove it")
 
 
-def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats) -> Iterator[Raw | Rejection]:
-    """Every record of a corpus path (a file or a directory)."""
+def iter_corpus(corpus: Path, fmt: str, encoding: str, stats: ReadStats,
+                pdf_rules: tuple[str, ...] | None = None) -> Iterator[Raw | Rejection]:
+    """Every record of a corpus path (a file or a directory); ``pdf_rules`` as :func:`read_pdf` takes them."""
     files, problems = corpus_files(corpus, fmt)
     yield from problems
-    ids = text_ids(corpus, [p for p in files if fmt == "txt" or p.suffix.lower() in TEXT_SUFFIXES])
+    ids = text_ids(corpus, [p for p in files if fmt in ("txt", "pdf") or p.suffix.lower() in DOC_SUFFIXES])
     for path in files:
         stats.files += 1
         if fmt == "auto":
             reader = _READERS.get(path.suffix.lower())
             if reader is None:
                 raise InputError(f"{path}: cannot tell the format from the extension; set ingest.format "
-                                 "(jsonl, csv or txt)")
+                                 "(jsonl, csv, json, txt or pdf)")
         else:
             reader = FORMATS[fmt][1]
-        extra = {"report_id": ids[path]} if reader is read_text_file else {}
+        extra: dict[str, Any] = {"report_id": ids[path]} if reader in (read_text_file, read_pdf) else {}
+        if reader is read_pdf:
+            extra["pdf_rules"] = pdf_rules
         yield from _read_file(path, reader, stats=stats, encoding=encoding, **extra)

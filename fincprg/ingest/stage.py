@@ -1,9 +1,12 @@
 """Ingest stage: read the corpus into Report records.
 
-Input: the corpus path (a .jsonl/.csv/.json file, or a directory of them or of .txt/.md files).
+Input: the corpus path (a .jsonl/.csv/.json file, or a directory of them or of .txt/.md/.pdf files).
 Output records: ``OUT/ingest/reports.jsonl`` (Report), ``OUT/ingest/extra_titles.jsonl`` (titles without
-bodies for the topics, ``ingest.extra_titles``: :mod:`fincprg.ingest.extra`; empty when unset) and ``OUT/ingest/rejected.jsonl``
-(Rejection: source "file:line", reason code, a detail message that says how to fix it).
+bodies for the topics, ``ingest.extra_titles``: :mod:`fincprg.ingest.extra`; empty when unset), ``OUT/ingest/rejected.jsonl``
+(Rejection: source "file:line", reason code, a detail message that says how to fix it) and
+``OUT/ingest/layout_removed.jsonl`` (Removed: each running header, sidebar, table, caption, contents and disclaimer
+segment that PDF layout cleaning took out, with its rule; empty without PDFs). The counts' ``pdf`` entry says
+what share of the PDFs' characters that was, per rule; each PDF report's ``meta._layout`` says it for that report.
 With ``run.sample_reports`` (``--limit N``) only a stratified sample of the valid reports is written
 (see :mod:`fincprg.ingest.sample`; the summary counts what was left out, by stratum).
 Both files are written atomically (temp file + rename): ingest is a global stage because
@@ -25,13 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from fincprg import layout as L
+from fincprg.config import PDF_RULES
 from fincprg.errors import InputError
 from fincprg.ingest.extra import read_extra_titles
 from fincprg.ingest.mapping import FieldMapper, to_report
 from fincprg.ingest.readers import Raw, ReadStats, iter_corpus
 from fincprg.ingest.sample import sample_reports
 from fincprg.io import atomic_write_text, atomic_writer
-from fincprg.records import Rejection, Report
+from fincprg.records import Rejection, Removed, Report
 from fincprg.spec import StageContext
 
 log = logging.getLogger(__name__)
@@ -68,6 +72,49 @@ def _as_record(item: Raw | Rejection, cfg: Any, mapper: FieldMapper) -> tuple[Re
 
 
 @dataclass
+class _PdfTally:
+    """What layout cleaning took from the PDF reports (their ``meta._layout``), and which reports to warn about."""
+
+    sums: Counter[str] = field(default_factory=Counter)  # reports, pages, chars, removed chars, "rule:<rule>"
+    unread: list[str] = field(default_factory=list)  # reports with image-only or broken pages: "id (k of n)"
+    over_half: list[str] = field(default_factory=list)  # reports that lost more than half their characters
+
+    def keep(self, rid: str, layout: dict[str, Any]) -> None:
+        self.sums.update(reports=1, **{k: layout[k] for k in _PDF_SUMS})
+        self.sums.update({f"rule:{k}": v for k, v in layout["removed_by_rule"].items()})
+        unread = layout["pages_without_text"] + layout["pages_unreadable"]
+        if unread:
+            self.unread.append(f"{rid} ({unread} of {layout['pages']})")
+        if layout["removed_chars"] > 0.5 * layout["chars"]:
+            self.over_half.append(f"{rid} ({layout['removed_chars'] / layout['chars']:.0%})")
+
+    def counts(self) -> dict[str, Any] | None:
+        """Pages, characters, the share removed and the characters per rule; the reports over half removed."""
+        if not self.sums:
+            return None
+        p = self.sums
+        return {"reports": p["reports"], **{k: p[k] for k in _PDF_SUMS},
+                "removed_share": round(p["removed_chars"] / p["chars"], 4) if p["chars"] else 0.0,
+                "removed_by_rule": {k[5:]: v for k, v in sorted(p.items()) if k.startswith("rule:")},
+                "over_half_removed": len(self.over_half), "over_half_removed_ids": self.over_half[:20]}
+
+    def log(self, counts: dict[str, Any], removed_file: Path) -> None:
+        log.info("ingest: %d PDF reports, %d pages; layout cleaning removed %.1f%% of their characters %s (see %s)",
+                 counts["reports"], counts["pages"], 100 * counts["removed_share"], counts["removed_by_rule"],
+                 removed_file)
+        if self.unread:
+            log.warning("ingest: %d PDF reports have pages that were not read, images with no text layer (OCR them "
+                        "to read them) or pages the parser failed on (pdf.pages_without_text, pdf.pages_unreadable): "
+                        "%s", len(self.unread), ", ".join(self.unread[:10]))
+        if self.over_half:
+            log.warning("ingest: layout cleaning removed more than half the characters of %d PDF reports: %s; see "
+                        "what went, by rule, in %s", len(self.over_half), ", ".join(self.over_half[:10]), removed_file)
+
+
+_PDF_SUMS = ("pages", "pages_without_text", "pages_unreadable", "chars", "removed_chars")
+
+
+@dataclass
 class _Tally:
     """What reading the corpus kept and rejected; ``metas`` are text-less copies of the kept reports, for
     run.sample_reports' strata (the text goes to disk at once)."""
@@ -78,6 +125,7 @@ class _Tally:
     bad_dates: int = 0  # kept without a date (ingest.on_bad_date: null)
     bad_date_example: str = ""
     controls: int = 0  # reports whose fields had control characters taken out
+    pdf: _PdfTally = field(default_factory=lambda: _PdfTally())
     metas: list[Report] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
 
@@ -90,6 +138,9 @@ class _Tally:
             self.bad_dates += 1
             self.bad_date_example = self.bad_date_example or f"{rec.source}: {rec.meta['_bad_date']!r}"
         self.controls += "_control_chars_removed" in rec.meta
+        layout = rec.meta.get("_layout")
+        if isinstance(layout, dict):
+            self.pdf.keep(rec.id, layout)
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
@@ -133,6 +184,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
         counts["extra_titles"] = len(extra)
     if sampled is not None:
         counts["sample"] = sampled
+    pdf = tally.pdf.counts()
+    if pdf is not None:
+        counts["pdf"] = pdf
+        tally.pdf.log(pdf, ctx.output(L.LAYOUT_REMOVED))
     return counts
 
 
@@ -141,8 +196,10 @@ def _read_corpus(ctx: StageContext, cfg: Any, stats: ReadStats, every: Path) -> 
     mapper = FieldMapper(cfg.fields)
     tally = _Tally()
     seen: dict[str, str] = {}  # id -> source of its first occurrence
-    with atomic_writer(every) as write:
-        for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats), desc="ingest"):
+    with atomic_writer(every) as write, atomic_writer(ctx.output(L.LAYOUT_REMOVED)) as write_removed:
+        rules = tuple(r for r in PDF_RULES if r not in cfg.pdf_disable)
+        for item in ctx.progress(iter_corpus(ctx.corpus, cfg.format, cfg.encoding, stats, rules), desc="ingest"):
+            item, spans = _layout_spans(item)
             rec, line = _as_record(item, cfg, mapper)
             if isinstance(rec, Report) and rec.id in seen:
                 rec = _duplicate(rec, seen[rec.id], cfg.on_duplicate_id)
@@ -152,8 +209,19 @@ def _read_corpus(ctx: StageContext, cfg: Any, stats: ReadStats, every: Path) -> 
                 continue
             seen[rec.id] = rec.source or ""
             write((line if line is not None else rec.to_json()) + "\n")
+            for k, sp in enumerate(spans):
+                write_removed(Removed(report_id=rec.id, order=k, rule=sp["rule"], text=sp["text"]).to_json() + "\n")
             tally.keep(rec)
     return tally
+
+
+def _layout_spans(item: Raw | Rejection) -> tuple[Raw | Rejection, list[dict[str, Any]]]:
+    """A PDF's Raw without its removed segments (they go to layout_removed.jsonl, not into Report.meta)."""
+    if isinstance(item, Raw) and "_layout_removed" in item.fields:
+        fields = dict(item.fields)
+        spans = fields.pop("_layout_removed")
+        return Raw(item.source, fields), spans
+    return item, []
 
 
 def _duplicate(rec: Report, first: str, on_duplicate_id: str) -> Rejection:

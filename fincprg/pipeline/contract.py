@@ -29,7 +29,7 @@ __all__ = ["FILE_KEYS", "STAGES", "STAGE_BY_NAME", "file_hashes", "signature"]
 # here, pointing into the stage's own package: see fincprg/spec.py. The runner and the Ray engine read only these.
 STAGES: tuple[StageSpec, ...] = (
     StageSpec(L.INGEST, "fincprg.ingest.stage:run", ("ingest", "run.sample_reports", "run.seed"), (),
-              "read JSONL/CSV/txt reports into Report records; rejects go to rejected.jsonl; optional sample",
+              "read JSONL/CSV/txt/PDF reports into Report records (PDFs by layout); rejects go to rejected.jsonl; optional sample",
               precheck="fincprg.ingest.readers:require_corpus", source_hash="fincprg.ingest.walk:corpus_hash"),
     StageSpec(L.CHUNK, "fincprg.chunking.stage:run", ("chunk",), ((L.INGEST, L.REPORTS),),
               "clean and cut ~500-char passages and ~100-char sentences", ray=True),
