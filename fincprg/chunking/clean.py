@@ -1,7 +1,9 @@
 """Clean one report and cut it into candidate passages, recording every removed span.
 
 ``clean_and_cut`` is pure (text in, passages + removals out) so the chunk stage can run it in
-``map_batches`` and tests can call it directly.
+``map_batches`` and tests can call it directly. The rules judge the units reflow.py makes (a line, or a
+sentence where the text lost its line breaks or is hard-wrapped); kept units of one logical line join up
+again, so a sentence a running header had split comes out whole.
 """
 from __future__ import annotations
 
@@ -126,8 +128,8 @@ def _clean(norm: str, rules: frozenset[str]) -> tuple[str, list[int], list[int],
     kept_len, last_line, last_end = 0, -1, 0
     for u, lab in zip(us, labels):
         if lab is not None:
-            gap = norm[ends[-1]:u.pos] if removed else "x"
-            if removed[-1:] and removed[-1].rule == lab and not removed[-1].passage and not gap.strip():
+            if removed and removed[-1].rule == lab and not removed[-1].passage and not norm[ends[-1]:u.pos].strip():
+                gap = norm[ends[-1]:u.pos]
                 prev = removed[-1]  # one record per contiguous block
                 removed[-1] = Span(prev.pos, lab, prev.text + ("\n" if "\n" in gap else gap) + u.text)
                 ends[-1] = u.end

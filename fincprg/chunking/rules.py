@@ -5,7 +5,8 @@ table rows are recognisable line by line, so they are removed from lines *before
 passages (a 500-char passage should not lose its good half because it held one caption).
 Disclaimers are removed by line (a line that starts with 免责声明…) or as a block under a
 heading, and again at passage level when legal language dominates a passage; tables are also
-re-checked per passage (digit-dominated passages).
+re-checked per passage (digit-dominated passages). Text that lost its layout is judged by sentence
+(reflow.py); :func:`unit_rule` and the ``sentence`` flags say where a sentence is judged differently.
 """
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def _words(kind: str) -> str:
 SIDEBAR_FIELDS, SIDEBAR_SECTIONS = _words("field"), _words("section")
 SIDEBAR_FIELD = re.compile(rf"(?:{SIDEBAR_FIELDS})(?:[（(][^）)\n]{{0,10}}[)）])?\s?[：:]")
 SIDEBAR = re.compile(  # a related report may be wrapped: 「2.《XX：需求边际改善，盈利」 / 「拐点渐近》2019-03-18」
-    rf"^(?:{SIDEBAR_FIELD.pattern}[^。\n]{{0,30}}|(?:{SIDEBAR_SECTIONS})|\d{{1,2}}\s?[.、．]\s?《[^》\n]{{2,60}}(?:》[\d\-/. ]{{0,11}})?"
+    rf"^(?:{SIDEBAR_FIELD.pattern}[^。\n]{{0,30}}|(?:{SIDEBAR_SECTIONS})"
+    rf"|\d{{1,2}}\s?[.、．]\s?《[^》\n]{{2,60}}(?:》[\d\-/. ]{{0,11}})?"
     rf"|[^《》\n]{{1,40}}》[\d\-/. ]{{4,11}}|[\d][\d\-/.]{{2,9}}|(?:{SIDEBAR_SECTIONS})[%\dA-Za-z\s.\-+]{{0,60}})$"
 )
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")

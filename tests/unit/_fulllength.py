@@ -8,7 +8,8 @@ the sample's own analyst, rating and disclaimer lines under their headings. Two 
 
 * ``flat``: one line, as PDF text arrives when its line breaks are lost;
 * ``lined``: the flat text with its line breaks put back after each 。 and around the headers and footers;
-* ``wrapped``: hard-wrapped at ``width`` Chinese characters (twice as many digits) mid-sentence, with headers and footers on lines of their own.
+* ``wrapped``: hard-wrapped at ``width`` Chinese characters (twice as many digits) mid-sentence, with headers
+  and footers on lines of their own.
 
 ``body`` lists the body sentences (what cleaning must keep), ``boiler`` the boilerplate pieces (what it
 must remove). The generator of eval/_fullreports.py does the same from CFBenchmark bodies; these tests need
