@@ -132,7 +132,7 @@ class QualityConfig(Section):
         return self
 
 
-CHUNK_RULES = ("noise", "table", "disclaimer", "analyst_intro", "contact", "url", "caption", "quality")
+CHUNK_RULES = ("noise", "table", "disclaimer", "analyst_intro", "sidebar", "contact", "url", "caption", "quality")
 
 
 class ChunkConfig(Section):

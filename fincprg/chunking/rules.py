@@ -5,26 +5,30 @@ table rows are recognisable line by line, so they are removed from lines *before
 passages (a 500-char passage should not lose its good half because it held one caption).
 Disclaimers are removed by line (a line that starts with 免责声明…) or as a block under a
 heading, and again at passage level when legal language dominates a passage; tables are also
-re-checked per passage (digit-dominated passages).
+re-checked per passage (digit-dominated passages). Text that lost its layout is judged by sentence
+(reflow.py); :func:`unit_rule` and the ``sentence`` flags say where a sentence is judged differently.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
+from importlib import resources
 
 # ---------------------------------------------------------------- patterns
 _LEAD = r"^[\s\d一二三四五六七八九十、.．()（）【】\[\]#*■●◆◇•·>-]*"
 
 DISCLAIMER_HEAD = re.compile(
     _LEAD + r"(?:免责声明|免责条款|分析师声明|分析师承诺|评级说明|投资评级说明|投资评级的说明|投资评级标准|"
-    r"评级标准|评级体系|重要声明|特别声明|法律声明|一般声明|版权声明|声明与承诺|Disclaimer|IMPORTANT DISCLOSURES)",
+    r"评级标准|评级体系|重要声明|特别声明|法律声明|一般声明|版权声明|声明与承诺|作者声明|特别提示|重要提示|信息披露|重要披露|"
+    r"披露声明|免责申明|Disclaimer|IMPORTANT DISCLOSURES)",
     re.IGNORECASE,
 )
 LEGAL_PHRASE = re.compile(
     r"本报告仅供|不构成(?:任何)?(?:对[^。]{0,12})?投资建议|据此(?:做出|作出)|版权(?:归|均属|所有)|"
     r"未经[^。]{0,12}书面(?:许可|授权|同意)|证券投资咨询(?:业务)?资格|不作任何保证|不保证其?准确性|"
     r"不对任何人因使用|请务必阅读|投资者(?:不应|应当)?[^。]{0,6}独立判断|市场有风险，投资需谨慎|"
-    r"本公司不会因接收人|仅反映[^。]{0,10}判断|法律责任"
+    r"本公司不会因接收人|仅反映[^。]{0,10}判断|法律责任|过往的?表现亦?不应作为|证券头寸|利益冲突|版权(?:属于|为)"
 )
 ANALYST_HEAD = re.compile(
     _LEAD + r"(?:分析师简介|作者简介|研究员简介|分析师介绍|研究团队简介|团队介绍|公司简介与联系方式|"
@@ -35,6 +39,23 @@ PERSON_CUE = re.compile(r"硕士|博士|学士|毕业|加入|从业|执业|曾�
 
 # Bounded parts (RFC 5321: a local part is at most 64 characters, a domain label 63), and a local part starts
 # where an address can: unbounded `[...]+@` rescanned a long run of letters from every start (quadratic).
+# The first page's sidebar: field labels (「总股本（亿股）：3.39」) and section labels (「股票数据」, 「相关报告」) are
+# data (data/sidebar.jsonl); a related report is a numbered title in 《》 (「1.《XX：估值处于历史低位》2024-10-08」).
+def _words(kind: str) -> str:
+    """data/sidebar.jsonl's words of one kind as an alternation, longest first. (finance.wordlists does the same
+    for finance's lists; chunk reads no finance, so its code hash does not follow finance's data.)"""
+    text = resources.files("fincprg.chunking").joinpath("data", "sidebar.jsonl").read_text(encoding="utf-8")
+    words = [e["word"] for e in map(json.loads, filter(str.strip, text.splitlines())) if e["kind"] == kind]
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+SIDEBAR_FIELDS, SIDEBAR_SECTIONS = _words("field"), _words("section")
+SIDEBAR_FIELD = re.compile(rf"(?:{SIDEBAR_FIELDS})(?:[（(][^）)\n]{{0,10}}[)）])?\s?[：:]")
+SIDEBAR = re.compile(  # a related report may be wrapped: 「2.《XX：需求边际改善，盈利」 / 「拐点渐近》2019-03-18」
+    rf"^(?:{SIDEBAR_FIELD.pattern}[^。\n]{{0,30}}|(?:{SIDEBAR_SECTIONS})"
+    rf"|\d{{1,2}}\s?[.、．]\s?《[^》\n]{{2,60}}(?:》[\d\-/. ]{{0,11}})?"
+    rf"|[^《》\n]{{1,40}}》[\d\-/. ]{{4,11}}|[\d][\d\-/.]{{2,9}}|(?:{SIDEBAR_SECTIONS})[%\dA-Za-z\s.\-+]{{0,60}})$"
+)
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 PHONE = re.compile(
     r"(?:电话|联系电话|传真|手机|Tel|TEL|Fax|FAX)\s*[：:]?\s*\+?[\d\-()（） ]{7,20}\d"
@@ -54,11 +75,15 @@ CAPTION = re.compile(
     r"|^\s*(?:资料来源|数据来源|来源|Source|Sources)\s*[:：]",
     re.IGNORECASE,
 )
-TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源)\s*[:：][^。\n]{0,80}$")
+# the source line that ends a chart or table cut from flattened text (「…未评级来源：Wind，XX研究」)
+SOURCE_END = re.compile(r"(?:资料来源|数据来源|来源)\s*[:：][^。\n]{0,80}$")
+CAPTION_START = re.compile(r"^\s*(?:图表?|表|附图|附表|Figure|Fig\.?|Table|Exhibit|Chart)\s*[0-9一二三四五六七八九十]+", re.IGNORECASE)
+TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源|(?<![\u4e00-\u9fff])来源)\s*[:：][^。\n]{0,80}$")
 NOISE = re.compile(
     r"^[-—–\s]*\d{1,4}[-—–\s]*$|^第\s*\d+\s*页(?:\s*[/,，]?\s*共\s*\d+\s*页)?$|^\d+\s*/\s*\d+$"
     r"|^(?:Page|P\.?)\s*\d+(?:\s*(?:of|/)\s*\d+)?$"
-    r"|^.{0,60}?(?:\.{6,}|…{3,}|·{6,})\s*\d{1,4}$"  # table-of-contents lines with dot leaders
+    r"|^.{0,60}?(?:\.{6,}|．{6,}|…{3,}|·{6,})\s*\d{1,4}$"  # table-of-contents lines with dot leaders
+    r"|^(?:图表目录|插图目录|表格目录|目\s?录)$"
     r"|^(?:请务必|敬请)(?:阅读|参阅)[^。]{0,30}(?:声明|条款|说明)[^。]{0,10}$|^(?:证券研究报告|公司研究|行业研究)(?:\s*[|｜/·].{0,20})?$",
     re.IGNORECASE,
 )
@@ -67,7 +92,7 @@ _SENT_PUNCT = re.compile(r"[。！？；，]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # Line rules in precedence order: a line matching several goes to the first enabled one.
-LINE_RULES = ("noise", "caption", "disclaimer", "analyst_intro", "contact", "url", "table")
+LINE_RULES = ("noise", "caption", "disclaimer", "analyst_intro", "sidebar", "contact", "url", "table")
 
 
 def is_table_row(line: str) -> bool:
@@ -102,6 +127,7 @@ def line_rule(line: str, enabled: frozenset[str]) -> str | None:
         or (n <= 80 and bool(LEGAL_PHRASE.search(s))),
         "analyst_intro": lambda: (bool(ANALYST_HEAD.match(s)) and n <= 400)
         or (bool(ANALYST_CUE.search(s)) and n <= 400),
+        "sidebar": lambda: n <= 80 and bool(SIDEBAR.match(s)),
         "contact": lambda: _covered(s, (EMAIL, PHONE, ADDRESS), 0.4) or (
             bool(EMAIL.search(s) or PHONE.search(s) or ADDRESS.search(s)) and n <= 60),
         "url": lambda: _covered(s, (URL,), 0.4) or (bool(URL.search(s)) and n <= 60),
@@ -113,15 +139,47 @@ def line_rule(line: str, enabled: frozenset[str]) -> str | None:
     return None
 
 
+def unit_rule(text: str, enabled: frozenset[str], sentence: bool = False) -> str | None:
+    """:func:`line_rule` for a unit of reflow.py; a sentence cut from a flattened report is judged a little
+    differently from a line:
+
+    * a chart caption may carry its flattened table, up to its 资料来源 line (「图表3：盈利预测 2022A 2023A …
+      资料来源：Wind，XX证券研究所」): no full stop in it, however long;
+    * a table row has no clause marks either (「2019H1 公司营收 10.3 亿元，同比+32.8%；」 is a sentence);
+    * a link or a phone number inside a sentence of prose goes alone (span rules), not with the sentence.
+    """
+    if not sentence:
+        return line_rule(text, enabled)
+    s = text.strip()
+    rule = line_rule(s, enabled - {"table"})
+    if rule in ("url", "contact"):
+        rest = s
+        for a, b, _ in reversed(span_removals(s, enabled)):
+            rest = rest[:a] + rest[b:]
+        rule = None if len(_CJK.findall(rest)) >= 12 else rule
+    if rule:
+        return rule
+    grid = SOURCE_END.sub("", s).strip()  # a table split by a page break ends with its source line
+    if "table" in enabled and grid and is_table_row(grid) and not _SENT_PUNCT.search(grid):
+        return "table"
+    if "caption" in enabled and CAPTION.match(s) and "。" not in s and SOURCE_END.search(s):
+        return "caption"
+    return None
+
+
 def _covered(s: str, patterns: tuple[re.Pattern[str], ...], share: float) -> bool:
     hit = sum(len(m.group()) for p in patterns for m in p.finditer(s))
     return bool(s) and hit / len(s) >= share
 
 
-def block_rule(line: str) -> str | None:
-    """A heading that opens a boilerplate block (免责声明 / 分析师简介 alone on a short line)."""
+def block_rule(line: str, sentence: bool = False) -> str | None:
+    """A heading that opens a boilerplate block (免责声明 / 分析师简介 alone on a short line).
+
+    A sentence cut from a flattened report has no line of its own, so there a sentence that *starts*
+    with such a heading opens the block (「免责声明：本报告仅供…」), whatever its length.
+    """
     s = line.strip().rstrip("：:")
-    if len(s) > 24:
+    if len(s) > 24 and not sentence:
         return None
     if DISCLAIMER_HEAD.match(s):
         return "disclaimer"
@@ -130,9 +188,35 @@ def block_rule(line: str) -> str | None:
     return None
 
 
-def continues_block(rule: str, line: str) -> bool:
-    """Whether a line after a boilerplate heading still belongs to that block."""
+# Rating definitions (「增持，相对涨幅介于5%与15%之间；」) and the legal text's own words: a sentence of a
+# disclaimer block says one of these even where it holds no legal phrase.
+_BLOCK_WORDS = re.compile(
+    r"本报告|本公司|投资者|评级|基准|声明|客户|报告中|涨幅|跌幅|涨跌幅|跑赢|跑输|强于大市|弱于大市|同步大市|"
+    r"买入|增持|减持|卖出|回避|推荐|中性|看好|看淡|转载|复制|引用|损失|责任|证券业协会|执业资格"
+)
+# The legal text's own words, without rating words (a body's 「维持买入评级」 is not legal text).
+# (客户, 损失, 责任 and the like are a body's words too: 「前五大客户收入占比」.)
+LEGAL_WORDS = re.compile(r"本报告|本公司|投资者|报告中|转载|复制|证券业协会|执业资格|证券投资咨询|利益冲突|声明|版权")
+# A body heading ends a block in a flattened report: the body goes on after it.
+BODY_HEAD = re.compile(_LEAD + r"(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示|盈利预测|投资建议[：:])")
+
+
+def continues_block(rule: str, line: str, sentence: bool = False) -> bool:
+    """Whether a line after a boilerplate heading still belongs to that block.
+
+    Sentence by sentence (a flattened report), a block runs on through sentences that say something
+    a disclaimer or an analyst's note says, and through short ones (a rating name, a heading), up to the
+    next body heading; a long sentence without such words is body again.
+    """
     s = line.strip()
+    if sentence:
+        if BODY_HEAD.match(s):
+            return False
+        if len(s) <= 12 or block_rule(s, sentence=True) or line_rule(s, frozenset(LINE_RULES) - {"table"}):
+            return True
+        # the analyst's note and the legal text follow each other at the end of a report: either block's
+        # words carry both
+        return bool(_BLOCK_WORDS.search(s) or PERSON_CUE.search(s) or LEGAL_PHRASE.search(s) or ANALYST_CUE.search(s))
     if len(s) <= 40 or block_rule(s):
         return True
     cue = LEGAL_PHRASE if rule == "disclaimer" else PERSON_CUE

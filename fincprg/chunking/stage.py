@@ -26,6 +26,7 @@ from fincprg.spec import StageContext
 
 log = logging.getLogger(__name__)
 OUTPUTS = (L.PASSAGES, L.SENTENCES, L.REMOVED, L.CHUNK_STATS)
+OVER_HALF = 0.5  # a report losing more than this share of its characters is counted, named and warned about
 
 
 def _nonspace(s: str) -> int:
@@ -71,10 +72,17 @@ def chunk_batch(reports: list[Report], cfg: ChunkConfig, scorer: QualityScorer |
     return out
 
 
+def over_half(st: dict[str, Any]) -> bool:
+    """A report that lost more than half its characters in cleaning: a rule took body text, or the
+    report is mostly boilerplate; either way a user should look (issue 48: one rule once took 99%)."""
+    return st["removed_chars"] > OVER_HALF * st["chars"]
+
+
 def _summarise(ctx: StageContext, n_reports: int, lines: dict[str, int]) -> dict[str, Any]:
     chars = removed = p_kept = p_removed = 0
     # every enabled rule is listed, with 0 when it removed nothing ("short" only when it fired)
     per_rule: Counter[str] = Counter({r: 0 for r in ctx.config.chunk.rules})
+    heavy: list[str] = []
     with open(ctx.output(L.CHUNK_STATS), encoding="utf-8") as f:
         for line in f:
             st = json.loads(line)
@@ -83,6 +91,8 @@ def _summarise(ctx: StageContext, n_reports: int, lines: dict[str, int]) -> dict
             p_kept += st["passages"]
             p_removed += st["passages_removed"]
             per_rule.update(st["rules"])
+            if over_half(st):
+                heavy.append(st["report_id"])
     return {
         "reports": n_reports,
         "passages": lines[L.PASSAGES],
@@ -91,6 +101,8 @@ def _summarise(ctx: StageContext, n_reports: int, lines: dict[str, int]) -> dict
         "removed_share": round(removed / chars, 4) if chars else 0.0,
         "passages_removed_share": round(p_removed / (p_kept + p_removed), 4) if p_kept + p_removed else 0.0,
         "removed_by_rule": dict(sorted(per_rule.items())),
+        "reports_over_half_removed": len(heavy),
+        "reports_over_half_removed_ids": heavy,  # all of them, in input order (the summary names a few)
     }
 
 
@@ -108,4 +120,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
     log.info("chunk: %d reports -> %d passages, %d sentences; removed %.1f%% of characters %s",
              n_reports, counts["passages"], counts["sentences"], 100 * counts["removed_share"],
              counts["removed_by_rule"])
+    if counts["reports_over_half_removed"]:
+        ids = counts["reports_over_half_removed_ids"]
+        log.warning("chunk: %d reports lost more than half their characters in cleaning: %s%s",
+                    len(ids), ", ".join(ids[:5]), " ..." if len(ids) > 5 else "")
     return counts

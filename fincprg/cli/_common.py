@@ -153,8 +153,11 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
 
             for line in summary_lines(o.counts):
                 typer.echo(f"    {line}")
+        elif o.name == "chunk":  # the ids of heavily cleaned reports go to the warning below, not here
+            _print_counts({k: v for k, v in o.counts.items() if k != "reports_over_half_removed_ids"})
         else:
             _print_counts(o.counts)
+    _warn_heavy_cleaning(outcomes, out)
     _warn_no_queries(outcomes, out)
     failed = {o.name: o.counts.get("retryable_failures") for o in outcomes if o.counts.get("retryable_failures")}
     if failed:
@@ -162,6 +165,19 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
         typer.secho(f"\n{where} failed (no valid LLM answer; see <stage>/failures.jsonl). To ask exactly "
                     f"those again, re-run the same command with --retry-failed (fincprg build "
                     f"{corpus or 'CORPUS'} -o {out} ... --retry-failed)", fg=typer.colors.YELLOW)
+
+
+def _warn_heavy_cleaning(outcomes: list[Any], out: Path) -> None:
+    """A yellow line when cleaning took more than half of some reports: never silent (issue 48)."""
+    chunk = next((o for o in outcomes if o.name == "chunk"), None)
+    n = chunk.counts.get("reports_over_half_removed", 0) if chunk else 0
+    if not n:
+        return
+    ids = chunk.counts.get("reports_over_half_removed_ids", [])
+    named = ", ".join(ids[:3]) + (f" and {n - 3} more" if n > 3 else "")
+    typer.secho(f"\nwarning: {n} report(s) lost more than half their characters in cleaning ({named}); see "
+                f"{out}/chunk/removed.jsonl for what each rule removed; all their ids: {out}/chunk/manifest.json "
+                f"(counts.reports_over_half_removed_ids)", fg=typer.colors.YELLOW, err=True)
 
 
 def _warn_no_queries(outcomes: list[Any], out: Path) -> None:

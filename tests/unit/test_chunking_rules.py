@@ -39,6 +39,10 @@ def rules_of(removed) -> set[str]:
     ("disclaimer", "重要声明：本公司具有中国证监会许可的证券投资咨询业务资格。"),
     ("analyst_intro", "分析师：张明远，清华大学硕士，执业证书编号：S0570519080001"),
     ("analyst_intro", "研究助理：李四 SAC执业证书编号 S0570522010001"),
+    ("sidebar", "总股本（亿股）：4.00"),
+    ("sidebar", "52周最高/最低（元）：70.20/45.10"),
+    ("sidebar", "2.《星河科技：三季报点评，AI芯片加速放量》2023-10-30"),
+    ("disclaimer", "特别提示：本报告仅供华辰证券的客户使用。"),
     ("contact", "电话：021-68881234 邮箱：research@hcsec.com"),
     ("contact", "地址：上海市浦东新区世纪大道100号"),
     ("url", "http://www.hcsec.com.cn/research/report?id=1"),
@@ -53,13 +57,14 @@ def test_each_line_rule_removes_and_names_itself(rule, line):
     assert kept.count("营业收入52.18亿元") == 2  # the body around it survives
 
 
-@pytest.mark.parametrize("rule", ["caption", "table", "disclaimer", "analyst_intro", "contact", "url"])
+@pytest.mark.parametrize("rule", ["caption", "table", "disclaimer", "analyst_intro", "sidebar", "contact", "url"])
 def test_disabled_rule_keeps_its_text(rule):
     samples = {
         "caption": "图表1：星河科技营业收入及同比增速（亿元，%）", "table": "营业收入 32.15 40.77 45.62 52.18",
         "disclaimer": "免责声明：本报告仅供客户使用，不构成任何投资建议。",
         "analyst_intro": "分析师：张明远，执业证书编号：S0570519080001",
         "contact": "邮箱：research@hcsec.com", "url": "https://www.hcsec.com.cn/research",
+        "sidebar": "总市值（亿元）：209.20",
     }
     kept, removed = clean(BODY + "\n" + samples[rule], rules=ALL - {rule})
     assert rule not in rules_of(removed)
