@@ -81,8 +81,10 @@ def plan(pools: B.Pools, n: int, seed: int) -> list[Meta]:
     return out
 
 
-def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> list[list[str]]:
-    """Paragraphs for one report: its company's bodies, then its industry's, then any; each sentence once."""
+def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple[list[list[str]], set[str]]:
+    """Paragraphs for one report: its company's bodies, then its industry's, then any; each sentence once. Also
+    the sentences that are padding, off the report's subject: another company's or industry's text in a company
+    report, another industry's in an industry report (a CFBenchmark company has only a few bodies)."""
     own = list(pools.company_bodies.get(meta.company or "", []))
     ind = [b for b in pools.industry_bodies.get(meta.industry, []) if b not in own]
     rest = [b for bs in pools.industry_bodies.values() for b in bs] + pools.loose
@@ -92,17 +94,21 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> list[
         rng.shuffle(group)
     seen: set[str] = set()
     paras: list[list[str]] = []
+    off: set[str] = set()
     total = 0
-    for b in own + ind + rest:
+    on_topic = len(own) if meta.report_type == "company" else len(own) + len(ind)
+    for i, b in enumerate(own + ind + rest):
         for para in b:
             fresh = [s for s in para if s not in seen]
             seen.update(fresh)
             if fresh:
                 paras.append(fresh)
                 total += sum(len(s) for s in fresh)
+                if i >= on_topic:
+                    off.update(fresh)
         if total >= target:
             break
-    return paras
+    return paras, off
 
 
 _VIEW_CUE = re.compile(r"增长|提升|改善|超预期|符合预期|稳健|回暖|放量|景气|龙头|拐点|承压|加速|修复|向好|高增|复苏|受益|优势")
@@ -177,7 +183,7 @@ def build_doc(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tu
     broker = T.pick_broker(rng)
     year = rng.randint(2019, 2024)
     date = f"{year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-    paras = gather(rng, pools, meta, target)
+    paras, off_topic = gather(rng, pools, meta, target)
     view = _view(rng, paras, kind != "company", _FALLBACK_VIEWS)
     title = _title(rng, meta, kind_name, view, date)
     subject = meta.company if kind == "company" else ("A股" if meta.report_type == "strategy" else meta.industry)
@@ -194,7 +200,8 @@ def build_doc(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tu
               furniture=T.furniture(rng, broker, kind_name, subject or ""), broker=broker, subject=subject or "",
               tables=tables, toc=rng.random() < 0.8, sidebar_first=rng.random() < 0.5, year=year)
     info = {"id": meta.id, "kind": kind, "report_type": meta.report_type, "title": title, "broker": broker.name,
-            "date": date, "company": meta.company, "stock_code": meta.code, "industry": meta.industry}
+            "date": date, "company": meta.company, "stock_code": meta.code, "industry": meta.industry,
+            "off_topic_sentences": sorted(off_topic)}
     return doc, info
 
 
@@ -237,18 +244,21 @@ def write_report(out: Path, pages: list[L.Page], truth: dict[str, Any]) -> None:
     (out / "wrapped" / f"{rid}.txt").write_text(L.wrapped_text(pages), encoding="utf-8")
 
 
-def load_pools(source: str) -> B.Pools:
+def load_pools(source: str, part: str = "all", exclude: tuple[Path, ...] = ()) -> B.Pools:
     if source == "sample":
         return B.load_sample()
     if not B.shared_available():
         raise SystemExit(f"--source cfb needs {B.SHARED} (CFBenchmark bodies); it is absent here: "
                          "use --source sample, or run where ../shared/data exists")
-    return B.load_cfb()
+    seen = frozenset(s for p in exclude for line in p.read_text("utf-8").splitlines() if line.strip()
+                     for s in json.loads(line)["body_sentences"])
+    return B.load_cfb(part, seen)
 
 
-def generate(out: Path, n: int, seed: int = 0, source: str = "sample") -> list[dict[str, Any]]:
+def generate(out: Path, n: int, seed: int = 0, source: str = "sample", *, part: str = "all",
+             exclude: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
     """Write ``n`` reports in three forms and OUT/truth.jsonl; return the truth records."""
-    pools = load_pools(source)
+    pools = load_pools(source, part, exclude)
     for sub in ("pdf", "flat", "wrapped"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     truths = []
@@ -268,8 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=60)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--source", choices=("cfb", "sample"), default="cfb")
+    ap.add_argument("--part", choices=("all", "held-out", "learn"), default="all",
+                    help="cfb: only the bodies of this part of eval/_cfb_split.py")
+    ap.add_argument("--exclude", type=Path, nargs="*", default=[],
+                    help="truth.jsonl files of earlier draws: no body or news item with a sentence in them is used")
     a = ap.parse_args(argv)
-    truths = generate(a.out, a.n, a.seed, a.source)
+    truths = generate(a.out, a.n, a.seed, a.source, part=a.part, exclude=tuple(a.exclude))
     pages = [t["pages"] for t in truths]
     share = sum(t["chars"]["boilerplate"] for t in truths) / max(1, sum(t["chars"]["all"] for t in truths))
     print(f"{len(truths)} reports ({sum(t['kind'] == 'company' for t in truths)} company) in {a.out}: "

@@ -114,16 +114,27 @@ def _stock_names() -> dict[str, tuple[str, str]]:
     return names
 
 
-def load_cfb() -> Pools:
-    """CFBenchmark bodies grouped by the listed company they name most, and sector news by Shenwan industry."""
+def _seen(paras: list[list[str]], seen: frozenset[str]) -> bool:
+    return any(s in seen for p in paras for s in p)
+
+
+def load_cfb(part: str = "all", seen: frozenset[str] = frozenset()) -> Pools:
+    """CFBenchmark bodies grouped by the listed company they name most, and sector news by Shenwan industry.
+
+    ``part`` keeps the CFBenchmark bodies of one part (``held-out`` or ``learn``, eval/_cfb_split.py); ``seen`` drops every
+    body or news item with a sentence in it (the body sentences of earlier draws), so a reading can draw reports
+    no developer looked at."""
+    from eval._cfb_split import part_of
+
     names = _stock_names()
     pattern = re.compile("|".join(sorted(map(re.escape, names), key=len, reverse=True)))
     pools = Pools()
     with open(SHARED / "reports" / "cfbenchmark_reports.jsonl", encoding="utf-8") as f:
         for line in f:
-            text = json.loads(line)["text"]
+            row = json.loads(line)
+            text = row["text"]
             paras = body(text)
-            if not paras:
+            if not paras or (part != "all" and part_of(row["id"]) != part) or _seen(paras, seen):
                 continue
             hits: dict[str, int] = defaultdict(int)
             for m in pattern.finditer(text):
@@ -144,7 +155,7 @@ def load_cfb() -> Pools:
         for line in f:
             row = json.loads(line)
             m = re.search(r"一级分类为：(\S+?)。", row["instruction"])
-            if m and (paras := body(row["input"])):
+            if m and (paras := body(row["input"])) and not _seen(paras, seen):
                 pools.industry_bodies[m.group(1)].append(paras)
     return pools
 
