@@ -61,8 +61,8 @@ _NegMarginOpt = Annotated[Optional[float], typer.Option(
 _GuideOpt = Annotated[Optional[str], typer.Option(
     help="Guide model of --loss gist/cgist, frozen (default: the base model).")]
 _MiniBatchSizeOpt = Annotated[Optional[int], typer.Option(
-    min=1, help="GradCache mini-batch of --loss cmnrl/cgist (default 16): memory follows it, not "
-                "--batch-size.")]
+    min=1, help="Rows encoded at once by --loss cmnrl/cgist (GradCache, default 16) and kl (accumulated, default "
+                "2): memory follows it, not --batch-size.")]
 _DevFractionOpt = Annotated[float, typer.Option(
     help="Hold out this share of the training reports as a dev split (by report, never a benchmark): "
          "every checkpoint is scored on it and the best one is kept; it also picks --merge-base auto. "

@@ -13,11 +13,11 @@ from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
 
 LOSSES = tuple(_losses.LOSSES)
-GUIDED, CACHED = _losses.names(guided=True), _losses.names(cached=True)  # read --guide; --mini-batch-size
+GUIDED, CACHED = _losses.names(guided=True), _losses.names(cached=True)  # read --guide; read --mini-batch-size
 IN_BATCH, DISTILL = _losses.names(in_batch=True), _losses.names(rows="distill")  # in-batch negatives; a teacher
 NEGATIVE_SOURCES = ("export", "dense")
 # knobs that are None when unset; "teacher" is the BM25 + base-model hybrid (see teacher_spec)
-DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "mini_batch_size": 16, "teacher_k": 30,
+DEFAULTS = {"neg_range": "10:100", "neg_margin": 0.05, "teacher_k": 30,
             "student_temperature": 0.05, "teacher_temperature": 0.1}
 # these change what is trained on; a resumed run must use the same values as the checkpoints
 DATA_KEYS = ("loss", "subsets", "max_pairs", "negatives", "seed", "add_cjk", "max_seq_length", "batch_size",
@@ -48,7 +48,8 @@ class TrainSettings:
         neg_range: ``MIN:MAX``, the ranks dense negatives come from.
         neg_margin: a dense negative scores at most ``(1 - neg_margin)`` × the query's best positive.
         guide: the frozen guide model of ``gist``/``cgist`` (None: the base model).
-        mini_batch_size: GradCache's mini-batch (``cmnrl``, ``cgist``).
+        mini_batch_size: rows encoded at once by the losses that split a batch (``cmnrl``, ``cgist``: GradCache;
+            ``kl``: accumulation); None: the loss's own default.
         dev_fraction: share of the training reports held out as a dev split (0: none).
         dev_queries: at most this many dev queries (a seeded sample).
         merge_base: None, a weight in [0, 1] of the fine-tuned model in a merge with the base, or ``auto``.
@@ -87,7 +88,7 @@ class TrainSettings:
     neg_range: str | None = None  # None: DEFAULTS; set only with negatives_from dense (check())
     neg_margin: float | None = None  # None: DEFAULTS
     guide: str | None = None
-    mini_batch_size: int | None = None  # None: DEFAULTS; set only with a cached loss (check())
+    mini_batch_size: int | None = None  # None: the loss's default; set only with a loss that splits its batch
     dev_fraction: float = 0.0
     dev_queries: int = 300
     merge_base: str | None = None
@@ -103,8 +104,11 @@ class TrainSettings:
         return self.teacher or f"hybrid:0.75:dense:{model}"
 
     def value(self, name: str) -> Any:
-        """A knob's value, or its default where it was left unset (None: not given, see check())."""
+        """A knob's value, or its default where it was left unset (None: not given, see check()); the mini-batch's
+        default is the loss's own."""
         v = getattr(self, name)
+        if v is None and name == "mini_batch_size":
+            return _losses.LOSSES[self.loss].mini_batch
         return DEFAULTS[name] if v is None else v
 
     def check(self) -> None:
@@ -129,7 +133,7 @@ class TrainSettings:
             raise ConfigError(f"{', '.join(given)} shape dense negatives, which --negatives-from "
                               f"{self.negatives_from} does not mine: add --negatives-from dense, or drop them")
         if self.mini_batch_size is not None and self.loss not in CACHED:
-            raise ConfigError(f"--mini-batch-size is GradCache's, read by the cached losses ({', '.join(CACHED)}) "
+            raise ConfigError(f"--mini-batch-size is read by the losses that split a batch ({', '.join(CACHED)}) "
                               f"only, not {self.loss}")
         Window.parse(self.value("neg_range"))
         if not 0 <= self.value("neg_margin") < 1:

@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from fincprg.train.settings import IN_BATCH
+from fincprg.train.settings import DISTILL, IN_BATCH
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +79,15 @@ def make_trainer(st: Any, cols: dict[str, list], out: Path, settings: Any, devic
         from fincprg.train.st_sampler import LengthGroupedBatchSampler, LengthGroupedNoDuplicatesBatchSampler
 
         sampler = LengthGroupedNoDuplicatesBatchSampler if settings.loss in IN_BATCH else LengthGroupedBatchSampler
+    # a loss whose rows are independent (kl) accumulates the batch over mini-batches: the same gradient in the
+    # memory of --mini-batch-size rows (the in-batch losses need the whole batch at once: GradCache does that)
+    accumulate = settings.loss in DISTILL
+    rows = min(settings.value("mini_batch_size"), settings.batch_size) if accumulate else settings.batch_size
     args = SentenceTransformerTrainingArguments(
         output_dir=str(out / "checkpoints"),
         num_train_epochs=settings.epochs,
-        per_device_train_batch_size=settings.batch_size,
+        per_device_train_batch_size=rows,
+        gradient_accumulation_steps=-(-settings.batch_size // rows),
         per_device_eval_batch_size=settings.batch_size,
         learning_rate=settings.learning_rate,
         warmup_steps=settings.warmup_ratio,  # transformers 5: a float < 1 is a ratio of the total steps

@@ -152,6 +152,8 @@ def test_kl_distils_a_teacher_ranking_and_records_loss_and_gradient(sample_datas
     assert "teacher bm25: top 30 of" in res.output
     summary = json.loads((out / "fincprg_train.json").read_text("utf-8"))
     assert summary["teacher"]["teacher"] > 0 and summary["rows"] > 0
+    # 16 rows a step, accumulated over mini-batches of 2 rows: the optimizer steps once per 16 rows
+    assert summary["steps"] == -(-summary["rows"] // 16)
     assert len(summary["log"]) == summary["steps"] and all(r["grad_norm"] > 0 for r in summary["log"])
     caches = list((out / "teacher").glob("*.jsonl"))
     assert len(caches) == 1 and len(caches[0].read_text("utf-8").splitlines()) == summary["teacher"]["queries"]
