@@ -56,14 +56,15 @@ def _norm(text: str) -> str:
     return "".join(text.split())
 
 
+SHINGLE = 10  # characters: a window this long found in the padding is padding (a chunk cuts sentences anywhere)
+
+
 def off_topic_share(text: str, off: list[str]) -> float:
-    """The share of ``text`` made of the generator's padding (another company's or industry's sentences)."""
-    t = _norm(text)
-    if not t:
-        return 0.0
-    if any(t in o for o in off):
-        return 1.0
-    return min(1.0, sum(len(o) for o in off if o in t) / len(t))
+    """The share of ``text``'s 10-character windows found in the generator's padding (another company's or
+    industry's sentences); windows, not whole sentences, since a chunk sentence may cut a body sentence anywhere."""
+    t, pad = _norm(text), "\n".join(off)
+    windows = [t[i:i + SHINGLE] for i in range(max(1, len(t) - SHINGLE + 1))]
+    return sum(w in pad for w in windows) / len(windows) if t else 0.0
 
 
 def on_topic(view: BuildView, truth: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -77,7 +78,7 @@ def on_topic(view: BuildView, truth: dict[str, dict[str, Any]]) -> tuple[list[di
         off = [_norm(s) for s in t.get("off_topic_sentences", [])]
         own = t.get("company") if t.get("kind") == "company" else t.get("industry")
         src = view.show(q)
-        if own and own in q["text"] and off_topic_share(src.get("sentence") or src["passage"], off) > 0:
+        if own and own in q["text"] and off_topic_share(src.get("sentence") or src["passage"], off) > 0.3:
             dropped += 1
         else:
             keep.append(q)
