@@ -51,6 +51,18 @@ def record(work: Path, result: dict, render: object, also: list[Path], section: 
     return 0
 
 
+def finish(work: Path, result: dict, text: str, section: str, *, write: bool) -> int:
+    """Save WORK/result.json, print the section and, with ``write``, put it into eval/README.md (0: the exit code)."""
+    import json
+
+    (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), "utf-8")
+    print(text)
+    if write:
+        write_section(section, text)
+        print("updated eval/README.md")
+    return 0
+
+
 def fincprg_build(src: Path, out: Path, *args: str, sets: tuple[str, ...] | list[str] = (), code: Path = ROOT) -> float:
     """``fincprg build SRC -o OUT -q ARGS --set S…`` in a subprocess with ``code`` first on the path (so a script can
     build another revision, and the build's tokenizer state stays out of the caller); the seconds it took."""

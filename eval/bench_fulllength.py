@@ -36,7 +36,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from eval._readme import commit, write_section  # noqa: E402
+from eval._readme import commit, finish  # noqa: E402
 
 FORMS = ("pdf", "flat", "wrapped")
 SECTION = "fulllength"
@@ -258,13 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                        "source": a.source, "source_note": note, "company": sum(t["kind"] == "company" for t in truths),
                        "pages": f"{min(pages)}-{max(pages)}",
                        "machine": f"{platform.machine()} CPU ({os.cpu_count()} cores)"}, "forms": forms}
-    (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
-    text = render(result)
-    print(text)
-    if a.record:
-        write_section(SECTION, text)
-        print("updated eval/README.md")
-    return 0
+    return finish(work, result, render(result), SECTION, write=a.record)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from eval import _fullreports as FR  # noqa: E402
 from eval import _fullreports_bodies as B  # noqa: E402
-from eval._readme import commit, fincprg_build, write_section  # noqa: E402
+from eval._readme import commit, fincprg_build, finish  # noqa: E402
 
 SECTION = "yield"
 TARGET = 0.60
@@ -172,13 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     result = run(a.reports or work / "reports", work, a.n, a.seed, a.code)
     if a.code != ROOT:
         result["commit"] = f"the checkout at {a.code}"
-    (work / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), "utf-8")
     text = render(result, json.loads(a.before.read_text("utf-8")) if a.before else None)
-    print(text)
-    if a.record:
-        write_section(SECTION, text)
-        print("updated eval/README.md")
-    return 0
+    return finish(work, result, text, SECTION, write=a.record)
 
 
 if __name__ == "__main__":

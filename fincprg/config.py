@@ -47,6 +47,14 @@ RUNTIME_KEYS = frozenset(
 )
 
 
+
+def _known(v: list[str], allowed: tuple[str, ...] | list[str], what: str) -> list[str]:
+    """``v`` unchanged when every name is in ``allowed``; else a ValueError listing the choices."""
+    bad = [r for r in v if r not in allowed]
+    if bad:
+        raise ValueError(f"unknown {what}(s) {bad}; choose from {', '.join(allowed)}")
+    return v
+
 class RunConfig(Section):
     seed: int = 42
     cache_dir: str | None = None  # default: OUT/.cache
@@ -98,10 +106,7 @@ class IngestConfig(Section):
     @field_validator("pdf_disable")
     @classmethod
     def _known_pdf_rules(cls, v: list[str]) -> list[str]:
-        bad = [r for r in v if r not in PDF_RULES]
-        if bad:
-            raise ValueError(f"unknown PDF rule(s) {bad}; choose from {', '.join(PDF_RULES)}")
-        return sorted(set(v))  # one order: the same rules switched off give the same signature
+        return sorted(set(_known(v, PDF_RULES, "PDF rule")))  # one order: the same rules off, the same signature
 
     @field_validator("encoding")
     @classmethod
@@ -146,10 +151,7 @@ class ChunkConfig(Section):
     @field_validator("rules")
     @classmethod
     def _known_rules(cls, v: list[str]) -> list[str]:
-        bad = [r for r in v if r not in CHUNK_RULES]
-        if bad:
-            raise ValueError(f"unknown rule(s) {bad}; choose from {', '.join(CHUNK_RULES)}")
-        return v
+        return _known(v, CHUNK_RULES, "rule")
 
 
 class LLMConfig(Section):
