@@ -264,9 +264,7 @@ class VerifyConfig(Section):
     @field_validator("disable")
     @classmethod
     def _one_order(cls, v: list[str]) -> list[str]:
-        # a set, not a list: [risk, vague] and [vague, vague, risk] switch off the same rules, so they must give
-        # the same signature (else verify re-runs for an unchanged output)
-        # (unknown ids are refused before OUT is written: the verify spec's config_check)
+        # a set: [risk, vague] and [vague, vague, risk] give one signature (unknown ids: the spec's config_check)
         return sorted(set(v))
 
 
