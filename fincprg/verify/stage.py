@@ -34,7 +34,7 @@ from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.checks import strict_checks
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import RoundTrip
-from fincprg.verify.rules import RULES, check_disable, stamp
+from fincprg.verify.rules import RULES, stamp
 from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_garbled
 from fincprg.verify.subject import Subjects, check_fact_owner, check_subject, variants
@@ -225,7 +225,6 @@ def run(ctx: Any) -> dict[str, Any]:
             wanted.add(str(q.provenance.get("sentence_id")))
     src = _Sources(ctx, table, wanted)
     checks, disabled = set(cfg.checks), frozenset(cfg.disable)
-    check_disable(ctx.config)
     verdicts: dict[str, Verdict] = {}
     asks, titles_only = _rule_pass(ctx, src, checks, disabled, _industries(table, src), verdicts,
                                    sum(generated.values()))
