@@ -42,14 +42,14 @@ def row_candidates(pairs: Pairs, i: int, ranking: Ranking, n: int) -> list[tuple
     """The positive and ``n`` negatives of pair ``i`` with their teacher scores (fewer when the teacher's list
     runs short), in target order."""
     pid = pairs.pos_ids[i]
-    order = sorted(ranking.items(), key=lambda x: (-x[1], x[0]))
+    order = sorted(ranking, key=lambda p: (-ranking[p], p))
+    below = order[order.index(pid) + 1:] if pid in ranking else order
     known = pairs.known.get(pairs.queries[i], set())
     report = pairs.report_of.get(pid)
-    below = [p for p, _ in order[[q for q, _ in order].index(pid) + 1:]] if pid in ranking else [p for p, _ in order]
-    allowed = [p for p in below if p not in known and p != pid and (report is None or pairs.report_of.get(p) != report)
-               and p in pairs.pool]
-    top = order[0][1] if order else 0.0
-    return [(pid, max(ranking.get(pid, top), top))] + [(p, ranking[p]) for p in _spread(allowed, n)]
+    allowed = [p for p in below if p not in known and p in pairs.pool
+               and (report is None or pairs.report_of.get(p) != report)]
+    top = ranking[order[0]] if order else 0.0
+    return [(pid, top)] + [(p, ranking[p]) for p in _spread(allowed, n)]
 
 
 def distill_rows(pairs: Pairs, ranks: dict[str, Ranking], negatives: int, *, seed: int = 42,
