@@ -47,13 +47,13 @@ RUNTIME_KEYS = frozenset(
 )
 
 
-
 def _known(v: list[str], allowed: tuple[str, ...] | list[str], what: str) -> list[str]:
     """``v`` unchanged when every name is in ``allowed``; else a ValueError listing the choices."""
     bad = [r for r in v if r not in allowed]
     if bad:
         raise ValueError(f"unknown {what}(s) {bad}; choose from {', '.join(allowed)}")
     return v
+
 
 class RunConfig(Section):
     seed: int = 42
