@@ -81,7 +81,7 @@ def _blocks(units: list[Unit], labels: list[str | None], enabled: frozenset[str]
         if head in enabled:
             block, labels[i] = head, head
             continue
-        if block and R.continues_block(block, u.text, u.sentence):
+        if block and R.continues_block(block, u.text, u.sentence, enabled):
             labels[i] = labels[i] or block
         else:
             block = None
@@ -122,6 +122,7 @@ def _clean(norm: str, rules: frozenset[str]) -> tuple[str, list[int], list[int],
     labels = _labels(us, rules)
     removed: list[Span] = []
     ends: list[int] = []  # end position of each removed unit record, for merging contiguous ones
+    pieces: dict[int, list[str]] = {}  # index in removed -> the texts of a block still growing (joined once)
     kept_parts: list[str] = []
     kept_starts: list[int] = []  # offset in kept text -> position in normalised text, per kept unit
     kept_orig: list[int] = []
@@ -129,9 +130,8 @@ def _clean(norm: str, rules: frozenset[str]) -> tuple[str, list[int], list[int],
     for u, lab in zip(us, labels):
         if lab is not None:
             if removed and removed[-1].rule == lab and not removed[-1].passage and not norm[ends[-1]:u.pos].strip():
-                gap = norm[ends[-1]:u.pos]
-                prev = removed[-1]  # one record per contiguous block
-                removed[-1] = Span(prev.pos, lab, prev.text + ("\n" if "\n" in gap else gap) + u.text)
+                gap = norm[ends[-1]:u.pos]  # one record per contiguous block, its text joined once at the end
+                pieces.setdefault(len(removed) - 1, [removed[-1].text]).extend(("\n" if "\n" in gap else gap, u.text))
                 ends[-1] = u.end
             else:
                 removed.append(Span(u.pos, lab, u.text))
@@ -157,6 +157,8 @@ def _clean(norm: str, rules: frozenset[str]) -> tuple[str, list[int], list[int],
             kept_parts.append(sep + kept)
             kept_len += len(kept)
             last_line, last_end = u.line, u.end
+    for i, texts in pieces.items():
+        removed[i] = Span(removed[i].pos, removed[i].rule, "".join(texts))
     return "".join(kept_parts), kept_starts, kept_orig, removed
 
 

@@ -37,8 +37,6 @@ ANALYST_HEAD = re.compile(
 ANALYST_CUE = re.compile(r"执业证书编号|执业编号|SAC\s*(?:执业|编号|No)|(?<![A-Za-z0-9])S\d{13}(?!\d)|证书编号")
 PERSON_CUE = re.compile(r"硕士|博士|学士|毕业|加入|从业|执业|曾任|任职|研究员|分析师|经验|邮箱|电话")
 
-# Bounded parts (RFC 5321: a local part is at most 64 characters, a domain label 63), and a local part starts
-# where an address can: unbounded `[...]+@` rescanned a long run of letters from every start (quadratic).
 # The first page's sidebar: field labels (「总股本（亿股）：3.39」) and section labels (「股票数据」, 「相关报告」) are
 # data (data/sidebar.jsonl); a related report is a numbered title in 《》 (「1.《XX：估值处于历史低位》2024-10-08」).
 def _words(kind: str) -> str:
@@ -56,6 +54,8 @@ SIDEBAR = re.compile(  # a related report may be wrapped: 「2.《XX：需求边
     rf"|\d{{1,2}}\s?[.、．]\s?《[^》\n]{{2,60}}(?:》[\d\-/. ]{{0,11}})?"
     rf"|[^《》\n]{{1,40}}》[\d\-/. ]{{4,11}}|[\d][\d\-/.]{{2,9}}|(?:{SIDEBAR_SECTIONS})[%\dA-Za-z\s.\-+]{{0,60}})$"
 )
+# Bounded parts (RFC 5321: a local part is at most 64 characters, a domain label 63), and a local part starts
+# where an address can: unbounded `[...]+@` rescanned a long run of letters from every start (quadratic).
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 PHONE = re.compile(
     r"(?:电话|联系电话|传真|手机|Tel|TEL|Fax|FAX)\s*[：:]?\s*\+?[\d\-()（） ]{7,20}\d"
@@ -201,7 +201,8 @@ LEGAL_WORDS = re.compile(r"本报告|本公司|投资者|报告中|转载|复制
 BODY_HEAD = re.compile(_LEAD + r"(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示|盈利预测|投资建议[：:])")
 
 
-def continues_block(rule: str, line: str, sentence: bool = False) -> bool:
+def continues_block(rule: str, line: str, sentence: bool = False,
+                    enabled: frozenset[str] = frozenset(LINE_RULES)) -> bool:
     """Whether a line after a boilerplate heading still belongs to that block.
 
     Sentence by sentence (a flattened report), a block runs on through sentences that say something
@@ -212,7 +213,7 @@ def continues_block(rule: str, line: str, sentence: bool = False) -> bool:
     if sentence:
         if BODY_HEAD.match(s):
             return False
-        if len(s) <= 12 or block_rule(s, sentence=True) or line_rule(s, frozenset(LINE_RULES) - {"table"}):
+        if len(s) <= 12 or block_rule(s, sentence=True) or line_rule(s, enabled - {"table"}):
             return True
         # the analyst's note and the legal text follow each other at the end of a report: either block's
         # words carry both
