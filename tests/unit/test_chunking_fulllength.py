@@ -150,6 +150,8 @@ def test_flattened_sidebar_fields_are_cut_apart_and_removed():
 def test_header_finder_ignores_fractions_and_lone_phrases():
     text = ("营收4.00/3.20亿元，2024E/2025E增速分别为20%/18%。请务必阅读正文后的免责声明。" * 2)
     assert running_header_spans(text) == []
+    # repeated past MIN_REPEATS, with no legal phrase: only the guards against k/n-like fractions keep it body
+    assert running_header_spans("营收4.00/3.20亿元，2024E/2025E增速分别为20%/18%。" * 6) == []
 
 
 def test_disclaimer_is_removed_as_a_block_never_the_report():

@@ -79,7 +79,7 @@ def test_wide_reports_and_title_subjects():
     r = Report(id="r", title="A股策略深度报告：市政订单延续", text="x")
     assert title_subject(r.title) == "A股"  # 策略 is the kind, not the market
     assert is_wide(r, None, "A股") and not is_wide(Report(id="c", title="t", text="x", report_type="company"), None, "A股")
-    assert industry_term("本周半导体板块上涨3%。", None) is not None
+    assert industry_term("本周半导体板块上涨3%。", None) == "半导体板块"
 
 
 def test_a_partner_named_before_is_not_whom_gongsi_means(table):
