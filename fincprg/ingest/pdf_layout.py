@@ -318,7 +318,7 @@ def clean(pages: list[Page], rules: frozenset[str] | None = None) -> Cleaned:
     for p in pages if rules is not None else ():
         for s in p.segs:
             if s.rule and s.rule != "title" and s.rule.removeprefix("pdf_") not in rules:
-                s.rule = None  # switched off (ingest.pdf_rules): the text stays in the body
+                s.rule = None  # switched off (ingest.pdf_disable): the text stays in the body
     removed = [{"rule": s.rule, "page": p.number + 1, "text": s.text}
                for p in pages for s in p.segs if s.rule and s.rule != "title"]
     rotated, unmapped = sum(p.rotated_chars for p in pages), sum(p.unmapped_chars for p in pages)

@@ -220,7 +220,8 @@ def _title_after_masthead(strs: list[str], first: int) -> int | None:
 def read_pdf(path: Path, stats: ReadStats, encoding: str = "auto", report_id: str | None = None,
              pdf_rules: tuple[str, ...] | None = None) -> Iterator[Raw | Rejection]:
     """One report per PDF, read by layout (:mod:`fincprg.ingest.pdf`): the title from the first page's largest
-    line, the body without page furniture (the ``pdf_rules`` that remove it: ingest.pdf_rules; None: all).
+    line, the body without page furniture (``pdf_rules``: the
+    rules that remove it, those ingest.pdf_disable leaves on; None: all).
     ``encoding`` is unused (a PDF names its own); the id is ``report_id`` else the file name without .pdf. The
     Raw's ``_layout`` field counts what was removed per rule, its ``_layout_removed`` lists the removed segments
     (the stage writes them to layout_removed.jsonl)."""
