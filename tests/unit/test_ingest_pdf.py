@@ -396,3 +396,15 @@ def test_caption_forms(text, caption):
     from fincprg.ingest.pdf_layout import _is_caption
 
     assert _is_caption(text) is caption
+
+
+def test_the_build_summary_warns_about_pdfs_that_layout_cleaning_halved(capsys):
+    from types import SimpleNamespace
+
+    from fincprg.cli._common import _warn_heavy_cleaning
+
+    ingest = SimpleNamespace(name="ingest", counts={"pdf": {"over_half_removed": 1,
+                                                           "over_half_removed_ids": ["mostly_table (71%)"]}})
+    _warn_heavy_cleaning([ingest, SimpleNamespace(name="chunk", counts={})], Path("OUT"))
+    err = capsys.readouterr().err
+    assert "1 PDF(s) lost more than half" in err and "mostly_table (71%)" in err and "layout_removed.jsonl" in err
