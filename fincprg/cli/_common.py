@@ -170,12 +170,14 @@ def _print_outcomes(outcomes: list[Any], out: Path, corpus: Path | None = None) 
 def _warn_heavy_cleaning(outcomes: list[Any], out: Path) -> None:
     """A yellow line when cleaning took more than half of some reports, in PDF layout reading (ingest) or in
     chunk: never silent (issue 48), also with -q."""
+    from fincprg import layout as L
+
     ingest = next((o for o in outcomes if o.name == "ingest"), None)
     pdf = (ingest.counts.get("pdf") or {}) if ingest else {}
     if pdf.get("over_half_removed"):
         typer.secho(f"\nwarning: {pdf['over_half_removed']} PDF(s) lost more than half their characters in layout "
                     f"cleaning ({', '.join(pdf.get('over_half_removed_ids', [])[:3])}); see "
-                    f"{out}/ingest/layout_removed.jsonl", fg=typer.colors.YELLOW, err=True)
+                    f"{L.Build(out).path(L.INGEST, L.LAYOUT_REMOVED)}", fg=typer.colors.YELLOW, err=True)
     chunk = next((o for o in outcomes if o.name == "chunk"), None)
     n = chunk.counts.get("reports_over_half_removed", 0) if chunk else 0
     if not n:
