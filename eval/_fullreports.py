@@ -81,13 +81,21 @@ def plan(pools: B.Pools, n: int, seed: int) -> list[Meta]:
     return out
 
 
-def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple[list[list[str]], set[str]]:
+def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple[list[list[str]], set[str], int]:
     """Paragraphs for one report: its company's bodies, then its industry's, then any; each sentence once. Also
     the sentences that are padding, off the report's subject: another company's or industry's text in a company
-    report, another industry's in an industry report (a CFBenchmark company has only a few bodies)."""
+    report, another industry's in an industry report (a CFBenchmark company has only a few bodies), and how many
+    of the paragraphs are on the report's subject.
+
+    A company report is padded with industry news, never with another company's report body: such a body says
+    公司 of its own issuer, which no real report on this company would print under its title."""
     own = list(pools.company_bodies.get(meta.company or "", []))
-    ind = [b for b in pools.industry_bodies.get(meta.industry, []) if b not in own]
-    rest = [b for bs in pools.industry_bodies.values() for b in bs] + pools.loose
+    if meta.report_type == "company" and pools.industry_news:  # (the sample corpus has no news)
+        ind = list(pools.industry_news.get(meta.industry, []))
+        rest = [b for i, bs in sorted(pools.industry_news.items()) if i != meta.industry for b in bs]
+    else:
+        ind = [b for b in pools.industry_bodies.get(meta.industry, []) if b not in own]
+        rest = [b for bs in pools.industry_bodies.values() for b in bs] + pools.loose
     if meta.report_type == "strategy":
         own, ind = [], []
     for group in (own, ind, rest):
@@ -97,7 +105,11 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple
     off: set[str] = set()
     total = 0
     on_topic = len(own) if meta.report_type == "company" else len(own) + len(ind)
+    n_on = 0
+    issuer = {id(b): (c, pools.company_meta[c][0]) for c, bs in pools.company_bodies.items() for b in bs}
     for i, b in enumerate(own + ind + rest):
+        if meta.report_type != "company" and id(b) in issuer:
+            b = _named(b, *issuer[id(b)])
         for para in b:
             fresh = [s for s in para if s not in seen]
             seen.update(fresh)
@@ -106,9 +118,47 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple
                 total += sum(len(s) for s in fresh)
                 if i >= on_topic:
                     off.update(fresh)
+                else:
+                    n_on += 1
         if total >= target:
             break
-    return paras, off
+    return paras, off, n_on
+
+
+def _named(body: list[list[str]], company: str, code: str) -> list[list[str]]:
+    """A company's report body as an industry report prints it: under the company's name (「重点公司：X（code）」),
+    since such a report speaks of many companies and never says 公司 of one it has not named."""
+    first = body[0][0]
+    if company in first:
+        return body
+    return [[f"{company}（{code}）：{first}", *body[0][1:]], *body[1:]]
+
+
+# a year stated as past (「2021年前三季度实现营收」, 「21Q3」, 「2022H1」), not a forecast (2023E, 预计2023年)
+_YEAR = re.compile(r"(?<!\d)(20[0-3]\d)(?=年|Q[1-4]|H[12]|[上下]半年)|(?<![\dA-Za-z])(\d{2})(?=Q[1-4]|H[12])|"
+                   r"(?<=[1-4]Q)(\d{2})(?!\d)")
+_FORECAST_BEFORE = re.compile(r"(?:预计|预测|预期|有望|将|计划|目标|规划|力争|到|至|展望)[^，。；]{0,10}$|"
+                              r"\d{2}年?[-—~～至到]$")  # the later end of a range (2022-2024年) is a forecast
+
+_FORECAST_AFTER = re.compile(r"预计|预测|预期|有望|将|计划|目标|规划|力争|或将|可望|展望|估算|测算|或达|假设|空间|规模|^年?前|E\b")
+
+
+def report_year(paras: list[list[str]], fallback: int) -> int:
+    """The year a report is dated: the latest year its own text states as past. A report is written after the
+    results it reports, so no actual in it falls after its date (a random date made actuals read as forecasts)."""
+    years = []
+    for s in (s for p in paras for s in p):
+        for m in _YEAR.finditer(s):
+            y = int(m.group(1) or "20" + (m.group(2) or m.group(3)))
+            after = s[m.end():m.end() + 6]
+            clause = re.split(r"[，,。；;！？]", s[m.end():], maxsplit=1)[0]
+            if re.match(r"(?:年)?(?:E|e|年?[-—~至到]|年度?目标)", after) or _FORECAST_BEFORE.search(s[:m.start()]) \
+                    or _FORECAST_AFTER.search(clause):
+                continue
+            years.append(y)
+    # the latest year stated as past at least twice: one stray mention (a plan's year) does not date a report
+    stated = [y for y in set(years) if years.count(y) >= 2 and 2010 <= y <= 2030]
+    return max(stated) if stated else fallback
 
 
 _VIEW_CUE = re.compile(r"增长|提升|改善|超预期|符合预期|稳健|回暖|放量|景气|龙头|拐点|承压|加速|修复|向好|高增|复苏|受益|优势")
@@ -181,9 +231,10 @@ def build_doc(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tu
     kind, names = _TYPES[meta.report_type]
     kind_name = rng.choice(names)
     broker = T.pick_broker(rng)
-    year = rng.randint(2019, 2024)
-    date = f"{year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-    paras, off_topic = gather(rng, pools, meta, target)
+    fallback = rng.randint(2019, 2024)
+    paras, off_topic, n_on = gather(rng, pools, meta, target)
+    year = report_year(paras[:n_on] or paras, fallback)
+    date = f"{year}-{rng.randint(10, 12):02d}-{rng.randint(1, 28):02d}"
     view = _view(rng, paras, kind != "company", _FALLBACK_VIEWS)
     title = _title(rng, meta, kind_name, view, date)
     subject = meta.company if kind == "company" else ("A股" if meta.report_type == "strategy" else meta.industry)

@@ -51,6 +51,7 @@ class Pools:
     company_bodies: dict[str, list[list[list[str]]]] = field(default_factory=lambda: defaultdict(list))
     company_meta: dict[str, tuple[str, str]] = field(default_factory=dict)   # name -> (code, industry)
     industry_bodies: dict[str, list[list[list[str]]]] = field(default_factory=lambda: defaultdict(list))
+    industry_news: dict[str, list[list[list[str]]]] = field(default_factory=lambda: defaultdict(list))  # no issuer
     loose: list[list[list[str]]] = field(default_factory=list)               # bodies with no known subject
 
 
@@ -114,6 +115,19 @@ def _stock_names() -> dict[str, tuple[str, str]]:
     return names
 
 
+# a name cited as a data source or a counterpart (「据卓创资讯数据」, 「采用华大九天」) does not make a body its own
+_CITED = re.compile(r"(?:据|根据|来源|来自|参考|采用|引用|援引|与|和|向|及|、)$")
+
+
+def issuer_hits(text: str, pattern: re.Pattern[str]) -> dict[str, int]:
+    """How often ``text`` names each listed company as what it speaks of (not as a source or a counterpart)."""
+    hits: dict[str, int] = defaultdict(int)
+    for m in pattern.finditer(text):
+        if not _CITED.search(text[max(0, m.start() - 2):m.start()]):
+            hits[m.group()] += 1
+    return hits
+
+
 def _seen(paras: list[list[str]], seen: frozenset[str]) -> bool:
     return any(s in seen for p in paras for s in p)
 
@@ -136,9 +150,7 @@ def load_cfb(part: str = "all", seen: frozenset[str] = frozenset()) -> Pools:
             paras = body(text)
             if not paras or (part != "all" and part_of(row["id"]) != part) or _seen(paras, seen):
                 continue
-            hits: dict[str, int] = defaultdict(int)
-            for m in pattern.finditer(text):
-                hits[m.group()] += 1
+            hits = issuer_hits(text, pattern)
             if not hits:
                 pools.loose.append(paras)
                 continue
@@ -157,6 +169,7 @@ def load_cfb(part: str = "all", seen: frozenset[str] = frozenset()) -> Pools:
             m = re.search(r"一级分类为：(\S+?)。", row["instruction"])
             if m and (paras := body(row["input"])) and not _seen(paras, seen):
                 pools.industry_bodies[m.group(1)].append(paras)
+                pools.industry_news[m.group(1)].append(paras)
     return pools
 
 
