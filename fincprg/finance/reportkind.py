@@ -94,7 +94,8 @@ _WRITER = re.compile(
     _BROKER + r"(?=股份有限公司|有限责任公司|有限公司|研究所|研究院|研究部|研究中心|具备|具有中国证监会|版权|"
               r"[｜|·•]|\s*(?:行业|公司|策略|宏观|固收)?(?:周报|月报|深度|点评|研究))"
     r"|(?:本报告由|仅供|版权归|版权属于|由)" + _BROKER)
-_LEGAL_PREFIX = re.compile(r"^(?:本报告由|仅供|版权归|版权属于|由|本|的|系)")
+# words a lazy 「…证券」 match takes in from before the name (「根据西南证券研究所」 names 西南证券)
+_LEGAL_PREFIX = re.compile(r"^(?:本报告由|仅供|版权归|版权属于|由|本|的|系|根据|依据|据|经|与|和|及|对|在|为|从|向|将)+")
 
 
 def report_broker(text: str | None, title: str | None = None, masthead: str | None = None) -> str | None:
@@ -126,6 +127,18 @@ def broker_of(meta: dict[str, Any] | None) -> str | None:
         if isinstance(v, str) and v.strip():
             return v.strip()
     return None
+
+
+# a broker acting as an analyst of another company: 「兴业证券7月12日将东方盛虹评级调整为审慎增持」, 「中信证券给予…目标价」
+_ACTS = re.compile(r"[^。；;，,]{0,24}?(?:评级|目标价|盈利预测|EPS预测|首次覆盖|研报|研究报告|分析师)")
+
+
+def broker_acting(text: str, name: str) -> bool:
+    """Whether ``text`` names the securities firm ``name`` as a broker rating or forecasting another company, not
+    as the company its fact is about (the rating's or forecast's company is)."""
+    if not name.endswith("证券"):
+        return False
+    return any(_ACTS.match(text, m.end()) for m in re.finditer(re.escape(name), text))
 
 
 def same_broker(name: str, broker: str | None) -> bool:

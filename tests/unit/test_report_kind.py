@@ -97,3 +97,20 @@ def test_ingest_fills_the_type_and_broker_a_record_does_not_give():
     r = to_report(Raw("f:2", {"title": "电子行业周报：景气向上", "text": "华辰证券研究所", "type": "公司研究",
                               "broker": "东岳证券"}), cfg, mapper)
     assert r.report_type == "company" and "report_type_from" not in r.meta and r.meta["broker"] == "东岳证券"
+
+
+def test_report_broker_leaves_out_the_words_before_the_name():
+    # 「根据西南证券研究所」: a lazy 「…证券」 match starting at 根 named the broker 根据西南证券
+    assert report_broker("数据来源：根据西南证券研究所整理。") == "西南证券"
+    assert report_broker("本报告由据华辰证券研究所发布") == "华辰证券"
+
+
+def test_broker_acting_is_a_broker_rating_another_company():
+    from fincprg.finance.reportkind import broker_acting
+
+    assert broker_acting("7月13日讯，兴业证券7月12日将东方盛虹评级调整为审慎增持", "兴业证券")
+    assert broker_acting("中信证券给予宁德时代目标价500元", "中信证券")
+    # the firm's own results, and a rating word in a later clause, leave it a company
+    assert not broker_acting("兴业证券2021年上半年营业收入26亿元，同比增长7.8%", "兴业证券")
+    assert not broker_acting("国海证券上半年营业收入26.38亿元，经纪业务评级提升", "国海证券")
+    assert not broker_acting("兴业银行给予授信额度评级", "兴业银行")  # not a securities firm
