@@ -70,10 +70,16 @@ def _undecodable(path: Path, line: int, enc: str, forced: str) -> Rejection:
     return Rejection(source=f"{path}:{line}", reason="undecodable", detail=f"{path}:{line}: {why}")
 
 
-def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
-    """One JSON object per line; blank lines are ignored."""
+def _decode(path: Path, stats: ReadStats, encoding: str) -> tuple[list[str | None], str]:
+    """The file's lines (None where one is undecodable) and the codec that read them, counted in ``stats``."""
     lines, enc = decode_lines(path.read_bytes(), encoding)
     stats.encodings[enc] += 1
+    return lines, enc
+
+
+def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
+    """One JSON object per line; blank lines are ignored."""
+    lines, enc = _decode(path, stats, encoding)
     for i, line in enumerate(lines, 1):
         if line is None:
             yield _undecodable(path, i, enc, encoding)
@@ -100,8 +106,7 @@ def read_jsonl(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator
 
 def _decode_whole(path: Path, stats: ReadStats, encoding: str) -> tuple[list[str], Rejection | None]:
     """Decode a file that is one record (JSON array, .txt report): any undecodable line rejects it all."""
-    lines, enc = decode_lines(path.read_bytes(), encoding)
-    stats.encodings[enc] += 1
+    lines, enc = _decode(path, stats, encoding)
     bad = next((i for i, ln in enumerate(lines, 1) if ln is None), None)
     if bad is not None:
         return [], _undecodable(path, bad, enc, encoding)
@@ -140,8 +145,7 @@ def read_json(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[
 
 def read_csv(path: Path, stats: ReadStats, encoding: str = "auto") -> Iterator[Raw | Rejection]:
     """A CSV with a header row; the source line is the physical line where the row starts."""
-    lines, enc = decode_lines(path.read_bytes(), encoding)
-    stats.encodings[enc] += 1
+    lines, enc = _decode(path, stats, encoding)
     for i, ln in enumerate(lines, 1):
         if ln is None:
             yield _undecodable(path, i, enc, encoding)
