@@ -61,11 +61,16 @@ def clean_spaces(text: str) -> str:
     return re.sub(r" (?=[^\x00-\x7f])|(?<=[^\x00-\x7f]) ", "", text).strip()
 
 
+# characters STSong-Light has no glyph for: the PDF form would print a sentence without them, so the truth
+# (which must match the PDF text) leaves them out too (「证券时报·券商中国」, 「朴欣汀®」)
+_NO_GLYPH = str.maketrans("", "", "·®™•©")
+
+
 def sentences(paragraph: str) -> list[str]:
     """Split at 。！？, merging fragments under 8 characters into the next sentence; drop boilerplate-bearing ones."""
     out: list[str] = []
     carry = ""
-    for s in _SENT_END.split(clean_spaces(paragraph)):
+    for s in _SENT_END.split(clean_spaces(paragraph.translate(_NO_GLYPH))):
         s = carry + s.strip()
         if len(s) < 8:
             carry = s
