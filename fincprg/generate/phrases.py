@@ -56,6 +56,8 @@ _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|
 REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
 FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
 _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
+# 「同比增长-54%」: growth by a negative figure is a fall
+_NEGATIVE = re.compile(r"\s*(?:了|为|达|约)?\s*[-−－]\s*\d")
 # a figure given as a range (「实现归母净利润2.48亿元-3.76亿元，同比增长39.69%至112.02%」) is a preannouncement's estimate:
 # asked as achieved it is not answered, asked as a forecast readers split, so it is not asked
 # (both ends in one unit: 「增长5.08%至41.91亿元」 is a change and the level it reached)
@@ -307,7 +309,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     follow = (rest[0] if rest and nxt is None and _CONTINUES.match(rest[0])
               and not (_first_metric(rest[0]) or _MEASURE.search(rest[0])) else "")
     d = _DIRECTION.search(tail) or (_DIRECTION.search(follow) if follow else None)
-    direction = None if d is None else ("down" if d.group("down") else "up")
+    direction = None if d is None else ("down" if d.group("down") or _NEGATIVE.match(d.string, d.end()) else "up")
     number = bool(extract(tail).numbers) or bool(follow and direction and extract(follow).numbers)
     aspect = aspect_of(clause, m.start(), names)
     share = bool(re.match(r"(?:预测)?(?:占比|比重|占)", clause[m.end():]))  # 「净利润预测占比」: a share of it
