@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
 from fincprg.finance.extract import metric_surface_pattern
-from fincprg.finance.reporting_period import asked_period, normal_periods, part_year, without_base_periods
+from fincprg.finance.reporting_period import (asked_period, figure_day, normal_periods, part_year,
+                                               without_base_periods)
 from fincprg.finance.reporting_period import text_periods as _text_periods
 from fincprg.finance.surface import canonical
 from fincprg.finance.wordlists import alternation, read_for
@@ -49,7 +50,9 @@ _MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|�
                       r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
                       r"(?=[为达约至]|同比|环比|\s*[-+]?\d|上涨|下跌|下降|增长|上升|回落|下行|上行)")
 # Measures that say nothing without what they measure: 「安靠智电2019年金额是多少？」
-_NEEDS_OBJECT = frozenset("金额 总额 规模 指数 涨幅 跌幅 增速".split())
+# (and a price is always of a product: 「农林牧渔行业2020年的均价」 asks the price of nothing; 吨价 is the company's
+# own per-ton price, its one product's)
+_NEEDS_OBJECT = frozenset("金额 总额 规模 指数 涨幅 跌幅 增速".split()) | (set(METRIC_SYNONYMS["价格"]) - {"吨价"})
 # ... and an action is no object: 「投资金额」 of which project, 「交易金额」 of which deal
 _BARE_ACTIONS = frozenset("投资 交易 成交 融资 募资 签约 采购".split())
 _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|全年|[1-4]Q|Q[1-4]|[12]H|H[12]")
@@ -144,7 +147,7 @@ def _candidate(clause: str, start: int, names: frozenset[str]) -> str:
         head = head.replace(n, "|")
     # two-digit years in full (「21年综合客座率」 had asked 「2021年年综合客座率」), then periods blanked,
     # then the last stretch of letters
-    head = _period_spans_blanked(normal_periods(head))
+    head = _period_spans_blanked(normal_periods(figure_day(head)[1]))
     stretch = _NON_PHRASE.split(head)[-1]
     if not stretch:
         return ""
@@ -225,6 +228,9 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
     for is_before, text in ((False, without_base_periods(clause)), (True, without_base_periods(before))):
         if not text:
             continue
+        # a figure dated to one day (「截至5月19日收盘」, 「6月15日外三元生猪均价」) is asked of that day: it is no
+        # year's, and its clause names the day instead of the passage's period
+        day, text = figure_day(text)
         dated = _dated(text, year)
         if dated:
             if is_before and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
@@ -235,6 +241,8 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
             part = bare[0].part or ""
             y = part_year(part, passage_text, date=date) if passage_text else (pp.year if pp else None)
             return (f"{y}年{Period(None, part).label()}" if y else Period(None, part).label()), False
+        if day:
+            return day, False
     if pp and pp.year and not FORECAST.search(sentence):
         return asked_period(pp), False
     return "", False
