@@ -217,8 +217,8 @@ def figure_day(text: str) -> tuple[str, str]:
     """The day ``text`` dates its figures by (「截至2022年5月19日收盘，…成交额」 -> 2022年5月19日; "" for none), and
     ``text`` with its days blanked: a day's year names no reporting period (a price of 6月15日 is no year's, and
     「2022年3月9日晚间发布2021年业绩快报」 reports 2021)."""
-    day = ""
+    day = ""  # the last one: the nearest the figures after it (「于6月21日…。截至7月18日收盘，…成交额」)
     for m in _DAY.finditer(text):
-        if not day and not _PUBLISHED.match(text, m.end()) and not _PERIOD_END.search(m.group()):
+        if not _PUBLISHED.match(text, m.end()) and not _PERIOD_END.search(m.group()):
             day = re.sub(r"\s", "", m.group())
     return day, _DAY.sub(lambda m: " " * len(m.group()), text)

@@ -211,14 +211,15 @@ def _dated(text: str, year: int | None) -> frozenset[Period]:
 
 
 def period_of(clause: str, sentence: str, passage_year: int | Period | None, year: int | None,
-              passage_text: str = "", *, date: dt.date | None) -> tuple[str, bool]:
+              passage_text: str = "", *, date: dt.date | None, by_day: bool = True) -> tuple[str, bool]:
     """The clause's own period, else the sentence's when it names one year, else the passage's period.
 
     ``passage_year``: the passage's one reporting year, or its :func:`~fincprg.finance.reporting_period.dominant_period`
     (a passage of half-year figures is asked as 2021年上半年, never 2021年). A bare part (前三季度) takes the
     year the passage gives that part (``passage_text``; 一季度 in a passage writing 22Q1 is 2022年一季度),
     else stays bare; a forecast stays a forecast (2024E, 预计 before the year, a year after the report's).
-    ``date``: the report's, for :func:`~fincprg.finance.reporting_period.part_year`."""
+    ``date``: the report's, for :func:`~fincprg.finance.reporting_period.part_year`. ``by_day``: a figure dated to one
+    day is asked of that day (an event's day, 「于2020年4月12日晚间公告回购」, dates it in its year instead)."""
     pp = passage_year if isinstance(passage_year, Period) else (Period(passage_year, "FY") if passage_year else None)
     # a time adverbial scopes what follows it: the sentence's period is the one written before this clause
     # (「2021年，公司营收…，毛利率…」), not one a later clause gives another fact (「…预计2023年下半年投产」)
@@ -230,7 +231,7 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
             continue
         # a figure dated to one day (「截至5月19日收盘」, 「6月15日外三元生猪均价」) is asked of that day: it is no
         # year's, and its clause names the day instead of the passage's period
-        day, text = figure_day(text)
+        day, text = figure_day(text) if by_day else ("", text)
         dated = _dated(text, year)
         if dated:
             if is_before and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):

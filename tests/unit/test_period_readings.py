@@ -131,3 +131,11 @@ def test_an_event_is_not_dated_by_another_sentences_year(event):
     assert all(q and "2018" not in q for q in qs), qs
     v = check_answer("紫金矿业2018年中标了哪些项目？", passage, sentence=event, date=D)
     assert v is not None and v.reason.value == "wrong_period", v
+
+
+def test_a_figure_takes_the_day_nearest_it_and_an_event_its_days_year():
+    s = "于2022年6月21日，姜宗祥获委任为总裁。截至2022年7月18日收盘，青岛啤酒报收于75.1元，成交额1.49亿元。"
+    assert all("7月18日" in q for q in _questions(s, "青岛啤酒", date=D) if q)
+    s = "事件：格力电器于2020年4月12日晚间公告，将使用自有资金通过集中竞价方式回购公司股份。"
+    qs = _questions(s, "格力电器", date=D)
+    assert all("2020年" in q and "日" not in q for q in qs if q) and any(qs), qs
