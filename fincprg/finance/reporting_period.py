@@ -12,6 +12,7 @@ import re
 from collections import Counter
 
 from fincprg.finance.extract import Period, periods
+from fincprg.finance.wordlists import alternation, read_for
 
 # Years that anchor a comparison rather than name the period a text is about:
 # 创2002年以来新低, 自2020年起, 2019年底以来, 2015年以前, 2019年3月至今.
@@ -201,3 +202,23 @@ def _latest_year(part: str, date: dt.date | None) -> int | None:
     if date is None or end is None:
         return None
     return date.year if date.month > end else date.year - 1
+
+
+# a calendar day or a day word (本周, 当日): fincprg/finance/data/dated.jsonl's "periods" words
+_DATED = ("fincprg.finance", "dated.jsonl", "periods")
+_DAY = re.compile(rf"(?:{_YEAR}\s?年\s?)?\d{{1,2}}\s?月\s?\d{{1,2}}\s?[日号]|{alternation(read_for(*_DATED, kind='day'))}")
+# a day that dates a publication (「10月28日发布三季报」, 「8月12日讯」) dates no figure; a quarter's or a year's last
+# day (「截至9月30日」) is that period's end, read as the period
+_PUBLISHED = re.compile(rf"[^，,。；;：:]{{0,12}}?(?:{alternation(read_for(*_DATED, kind='published'))})")
+_PERIOD_END = re.compile(r"(?<!\d)(?:3\s?月\s?31|6\s?月\s?30|9\s?月\s?30|12\s?月\s?31)\s?[日号]")
+
+
+def figure_day(text: str) -> tuple[str, str]:
+    """The day ``text`` dates its figures by (「截至2022年5月19日收盘，…成交额」 -> 2022年5月19日; "" for none), and
+    ``text`` with its days blanked: a day's year names no reporting period (a price of 6月15日 is no year's, and
+    「2022年3月9日晚间发布2021年业绩快报」 reports 2021)."""
+    day = ""  # the last one: the nearest the figures after it (「于6月21日…。截至7月18日收盘，…成交额」)
+    for m in _DAY.finditer(text):
+        if not _PUBLISHED.match(text, m.end()) and not _PERIOD_END.search(m.group()):
+            day = re.sub(r"\s", "", m.group())
+    return day, _DAY.sub(lambda m: " " * len(m.group()), text)

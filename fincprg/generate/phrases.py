@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from fincprg.finance import METRIC_SYNONYMS, Period, extract
 from fincprg.finance.compare import forecast_years
 from fincprg.finance.extract import metric_surface_pattern
-from fincprg.finance.reporting_period import asked_period, normal_periods, part_year, without_base_periods
+from fincprg.finance.reporting_period import (asked_period, figure_day, normal_periods, part_year,
+                                               without_base_periods)
 from fincprg.finance.reporting_period import text_periods as _text_periods
 from fincprg.finance.surface import canonical
 from fincprg.finance.wordlists import alternation, read_for
@@ -49,13 +50,17 @@ _MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|�
                       r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
                       r"(?=[为达约至]|同比|环比|\s*[-+]?\d|上涨|下跌|下降|增长|上升|回落|下行|上行)")
 # Measures that say nothing without what they measure: 「安靠智电2019年金额是多少？」
-_NEEDS_OBJECT = frozenset("金额 总额 规模 指数 涨幅 跌幅 增速".split())
+# (and a price is always of a product: 「农林牧渔行业2020年的均价」 asks the price of nothing; 吨价 is the company's
+# own per-ton price, its one product's)
+_NEEDS_OBJECT = frozenset("金额 总额 规模 指数 涨幅 跌幅 增速".split()) | (set(METRIC_SYNONYMS["价格"]) - {"吨价"})
 # ... and an action is no object: 「投资金额」 of which project, 「交易金额」 of which deal
 _BARE_ACTIONS = frozenset("投资 交易 成交 融资 募资 签约 采购".split())
 _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|全年|[1-4]Q|Q[1-4]|[12]H|H[12]")
 REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
 FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
 _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
+# 「同比增长-54%」: growth by a negative figure is a fall
+_NEGATIVE = re.compile(r"\s*(?:了|为|达|约)?\s*[-−－]\s*\d")
 # a figure given as a range (「实现归母净利润2.48亿元-3.76亿元，同比增长39.69%至112.02%」) is a preannouncement's estimate:
 # asked as achieved it is not answered, asked as a forecast readers split, so it is not asked
 # (both ends in one unit: 「增长5.08%至41.91亿元」 is a change and the level it reached)
@@ -142,7 +147,7 @@ def _candidate(clause: str, start: int, names: frozenset[str]) -> str:
         head = head.replace(n, "|")
     # two-digit years in full (「21年综合客座率」 had asked 「2021年年综合客座率」), then periods blanked,
     # then the last stretch of letters
-    head = _period_spans_blanked(normal_periods(head))
+    head = _period_spans_blanked(normal_periods(figure_day(head)[1]))
     stretch = _NON_PHRASE.split(head)[-1]
     if not stretch:
         return ""
@@ -206,14 +211,15 @@ def _dated(text: str, year: int | None) -> frozenset[Period]:
 
 
 def period_of(clause: str, sentence: str, passage_year: int | Period | None, year: int | None,
-              passage_text: str = "", *, date: dt.date | None) -> tuple[str, bool]:
+              passage_text: str = "", *, date: dt.date | None, by_day: bool = True) -> tuple[str, bool]:
     """The clause's own period, else the sentence's when it names one year, else the passage's period.
 
     ``passage_year``: the passage's one reporting year, or its :func:`~fincprg.finance.reporting_period.dominant_period`
     (a passage of half-year figures is asked as 2021年上半年, never 2021年). A bare part (前三季度) takes the
     year the passage gives that part (``passage_text``; 一季度 in a passage writing 22Q1 is 2022年一季度),
     else stays bare; a forecast stays a forecast (2024E, 预计 before the year, a year after the report's).
-    ``date``: the report's, for :func:`~fincprg.finance.reporting_period.part_year`."""
+    ``date``: the report's, for :func:`~fincprg.finance.reporting_period.part_year`. ``by_day``: a figure dated to one
+    day is asked of that day (an event's day, 「于2020年4月12日晚间公告回购」, dates it in its year instead)."""
     pp = passage_year if isinstance(passage_year, Period) else (Period(passage_year, "FY") if passage_year else None)
     # a time adverbial scopes what follows it: the sentence's period is the one written before this clause
     # (「2021年，公司营收…，毛利率…」), not one a later clause gives another fact (「…预计2023年下半年投产」)
@@ -223,6 +229,9 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
     for is_before, text in ((False, without_base_periods(clause)), (True, without_base_periods(before))):
         if not text:
             continue
+        # a figure dated to one day (「截至5月19日收盘」, 「6月15日外三元生猪均价」) is asked of that day: it is no
+        # year's, and its clause names the day instead of the passage's period
+        day, text = figure_day(text) if by_day else ("", text)
         dated = _dated(text, year)
         if dated:
             if is_before and len({p.year for p in dated}) > 1 and not any(p.forecast for p in dated):
@@ -233,6 +242,8 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
             part = bare[0].part or ""
             y = part_year(part, passage_text, date=date) if passage_text else (pp.year if pp else None)
             return (f"{y}年{Period(None, part).label()}" if y else Period(None, part).label()), False
+        if day:
+            return day, False
     if pp and pp.year and not FORECAST.search(sentence):
         return asked_period(pp), False
     return "", False
@@ -307,7 +318,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     follow = (rest[0] if rest and nxt is None and _CONTINUES.match(rest[0])
               and not (_first_metric(rest[0]) or _MEASURE.search(rest[0])) else "")
     d = _DIRECTION.search(tail) or (_DIRECTION.search(follow) if follow else None)
-    direction = None if d is None else ("down" if d.group("down") else "up")
+    direction = None if d is None else ("down" if d.group("down") or _NEGATIVE.match(d.string, d.end()) else "up")
     number = bool(extract(tail).numbers) or bool(follow and direction and extract(follow).numbers)
     aspect = aspect_of(clause, m.start(), names)
     share = bool(re.match(r"(?:预测)?(?:占比|比重|占)", clause[m.end():]))  # 「净利润预测占比」: a share of it

@@ -255,7 +255,8 @@ class TemplateGenerator:
             # 2019), else as the whole sentence reads
             where = next((c for c in ph.clauses(text) if event in c), text)
             where = where if extract(where).periods else text
-            period, fc = ph.period_of(where, text, passage_year, year, passage_text, date=date)
+            # (never the passage's: 「7月26日公司竞得采矿权」 after a 2018 dividend is no 2018 event)
+            period, fc = ph.period_of(where, text, None, year, passage_text, date=date, by_day=False)
             forms = [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]]
             if fc:
                 # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor

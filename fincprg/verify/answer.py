@@ -35,6 +35,7 @@ from fincprg.finance.crosscheck import (
     read_ask,
     read_facts,
 )
+from fincprg.verify.events import events_in
 from fincprg.verify.verdict import Reason, Verdict
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
@@ -210,7 +211,8 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
         ps = periods(source, date)
         inside = [p for p in ps if p.start >= span[0]]
         before = [p for p in ps if p.start < span[0] and p.years]
-        ps = inside if any(p.years for p in inside) else inside + before[-1:]
+        # (an event is dated by its own sentence: 「7月26日公司竞得采矿权」 after a 2018 dividend is no 2018 event)
+        ps = inside if any(p.years for p in inside) or events_in(query) else inside + before[-1:]
         return _check_period_only(ask, source, date, ps, query)
     return _check_period_only(ask, f"{passage}\n{title}", date, ask_text=query)
 

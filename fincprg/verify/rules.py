@@ -20,6 +20,7 @@ from fincprg.finance.crosscheck import norm
 from fincprg.verify._rule_examples import EXAMPLES, Example, Reading
 from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.bases import check_base, check_valuation_parts, check_valued_part
+from fincprg.verify.dated import check_actual_as_forecast, check_day_figure
 from fincprg.verify.events import check_event
 from fincprg.verify.figures import (check_amount, check_change_stated, check_combined, check_earnings_forecast,
                                     check_price_level, check_rate_level, check_risk, check_target_as_forecast,
@@ -108,6 +109,8 @@ STRICT: tuple[Rule, ...] = (
           _qsn(check_event)),
     _rule("whole_year", SP, (P,), QSN, "a whole year's figure of a year the source gives only in part",
           _qsn(check_whole_year)),
+    _rule("day_figure", SP, (P,), QS_, "a figure of one day asked as a year's or as an average",
+          _qs(check_day_figure)),
     _rule("amount", SP, (N,), QSN, "an amount the source gives only as a change", _qsn(check_amount)),
     _rule("rate_level", SP, (N,), QS_, "a rate's level the source gives only as a change", _qs(check_rate_level)),
     _rule("price_level", SP, (N,), QS_, "a price's level the source gives only as a change",
@@ -116,6 +119,8 @@ STRICT: tuple[Rule, ...] = (
     _rule("valuation", SP, (F,), QS_, "a multiple at today's price asked as reached", _qs(check_valuation)),
     _rule("earnings_forecast", SP, (N,), QS_, "an earnings forecast for years the source does not forecast",
           _qs(check_earnings_forecast)),
+    _rule("actual_as_forecast", SP, (N,), QS_, "a forecast of a figure the source states only as achieved",
+          _qs(check_actual_as_forecast)),
     _rule("target_as_forecast", SP, (N,), QS_, "a forecast the source gives only as a plan's targets",
           _qs(check_target_as_forecast)),
     _rule("change_stated", SP, (N,), QS_, "a change whose period has no number", _qs(check_change_stated)),

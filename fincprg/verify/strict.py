@@ -135,6 +135,8 @@ _OPEN_ASK = re.compile(r"(?:的)?(?:投资价值|投资亮点|发展前景|前�
 # 「招商轮船BDTI指数同比提升了多少」: an index measures a market, never one company
 _INDEX = re.compile(r"指数(?!化)")
 # an amount of an action with nothing acted on (「云海金属投资金额是多少」)
+# a price (or its trend) with nothing priced: 「均价为多少」, 「价格走势如何」
+_BARE_PRICE = re.compile(r"(?:平均)?(?:均价|价格|单价|售价)(?:走势|水平|变化|趋势)?")
 _BARE_AMOUNT = re.compile(r"(?:投资|交易|成交|融资|募资|签约|采购)(?:金额|总额|额|规模)")
 
 
@@ -169,6 +171,10 @@ def _vague_subject(bare: str) -> Verdict | None:
     if m:
         # 「投资金额」 of which project, 「交易金额」 of which deal: a source names several as often as one
         return Verdict(Reason.VAGUE, f"asks the {m.group()} of no named project or deal")
+    m = _BARE_PRICE.match(re.sub(r"^[\s的]*(?:公司|[\u4e00-\u9fff]{2,8}?行业)?[\s的年]*", "", bare))
+    if m:
+        # 「农林牧渔行业2020年的均价」: a price is a product's, and an industry or a company is none
+        return Verdict(Reason.VAGUE, f"asks the {m.group()} of no named product")
     return None
 
 

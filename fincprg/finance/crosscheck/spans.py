@@ -130,6 +130,8 @@ _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
     (r"(?:同比|基本|大致|整体|保持)?持平", _FLAT),
     (r"(?:同比|环比|yoy)\s?\+\s?\d", _UP),
     (r"(?:同比|环比|yoy)\s?[-−]\s?\d", _DOWN),
+    # 「同比增长-54%」: growth by a negative figure is a fall
+    (rf"(?:{alternation(read_for(*_DIRS, 'crosscheck', direction=_UP))})\s?(?:了|为|达|约)?\s?[-−－]\s?\d", _DOWN),
     # the plain words, fincprg/finance/data/directions.jsonl's "crosscheck" ones
     (alternation(read_for(*_DIRS, "crosscheck", direction=_UP)), _UP),
     (alternation(read_for(*_DIRS, "crosscheck", direction=_DOWN)), _DOWN),
