@@ -17,6 +17,7 @@ import functools
 import re
 from typing import Any
 
+from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_of, same_broker
 
 WIDE_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
@@ -60,13 +61,11 @@ def industry_term(text: str, subject: str | None) -> str | None:
 def companies_named(text: str, table: Any | None, broker: str | None) -> list[str]:
     """The listed companies a text names, the broker, a name before 研究所 and a short name that is an ordinary
     word written without its code (机器人, 太阳能) left out."""
-    from fincprg.generate.subject import _ambiguous
-
     if table is None:
         return []
     return [m.name for m in table.mentions(text)
             if not same_broker(m.name, broker) and not text.startswith("研究所", text.find(m.name) + len(m.name))
-            and not _ambiguous(m.name, text, m.code) and not _in_title(text, m.name)]
+            and not ordinary_name(m.name, text, m.code) and not _in_title(text, m.name)]
 
 
 def _in_title(text: str, name: str) -> bool:
@@ -80,13 +79,13 @@ def issuers_named(text: str, table: Any | None, broker: str | None) -> set[str]:
     issuer), the broker and ordinary words left out."""
     import unicodedata
 
-    from fincprg.generate.subject import _ambiguous, role
+    from fincprg.generate.subject import role
 
     if table is None:
         return set()
     t = unicodedata.normalize("NFKC", text)
     named = {o.key for o in table.occurrences(t) if not same_broker(o.key, broker)
-             and not _ambiguous(o.key, t, table.code_of.get(o.key)) and not _in_title(t, o.key)}
+             and not ordinary_name(o.key, t, table.code_of.get(o.key)) and not _in_title(t, o.key)}
     if any(role(t, o) == "other" for o in table.occurrences(t) if o.key in named):
         return set()  # a partner or customer named: whose 公司 the next sentence means is unclear
     return named

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from fincprg.finance.crosscheck import PART_WORDS, SURFACES, longest_first, norm
+from fincprg.finance.ordinary import ordinary_lead
 from fincprg.finance.wordlists import read_entries
 from fincprg.verify.verdict import Reason, Verdict
 
@@ -161,6 +162,9 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
         return Verdict(Reason.WRONG_SUBJECT, f"「{phrase}」 is {what}")
     if phrase.startswith(GENERIC):
         return Verdict(Reason.NO_SUBJECT, f"「{phrase}」 names no company or industry")
+    if word := ordinary_lead(phrase):  # 「线上线下2021年市占率」 from 「海尔…12月线上线下销售额」
+        return Verdict(Reason.WRONG_SUBJECT, f"「{word}」 is a place or an ordinary word; the source names no "
+                       "company by it (no stock code or full name beside it)")
     return Verdict(Reason.FRAGMENT_SUBJECT, f"「{phrase}」 is a fragment of the text, not a company or industry")
 
 
