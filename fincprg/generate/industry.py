@@ -51,11 +51,28 @@ def _terms() -> re.Pattern[str]:
 
 def industry_term(text: str, subject: str | None) -> str | None:
     """The industry or market a sentence names: the report's ``subject`` where it writes it, else the first
-    lexicon industry written with 行业/市场/板块/产业 (「白酒行业」)."""
+    lexicon industry written with 行业/市场/板块/产业 (「白酒行业」) that starts a word of the sentence, or the
+    whole compound where a dictionary noun runs into it (「燃料电池行业」, never its 电池行业); none where another
+    word does (「集中石化行业」 names 石化行业, not 中石化行业)."""
+    from fincprg.finance.words import boundaries, is_noun, known
+
     if subject and subject in text:
         return subject
-    m = _terms().search(text)
-    return m.group(0) if m else None
+    if not _terms().search(text):
+        return None
+    cuts = sorted(boundaries(text))
+    for i, end in zip(cuts, cuts[1:]):
+        for j in range(i, end):
+            m = _terms().match(text, j)
+            if m is None:
+                continue
+            word = text[i:end]
+            if j == i or not known(word):  # (a word jieba only guessed, 「新两融」, tells nothing)
+                return m.group(0)
+            if is_noun(word):
+                return text[i:m.end()]
+            break
+    return None
 
 
 def companies_named(text: str, table: Any | None, broker: str | None) -> list[str]:

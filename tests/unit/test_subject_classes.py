@@ -6,7 +6,7 @@ import pytest
 
 from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.stocks import stock_table
-from fincprg.generate.industry import sentence_subject
+from fincprg.generate.industry import industry_term, sentence_subject
 from fincprg.verify.sources import listed_in
 from fincprg.verify.subject import Subjects, check_subject
 
@@ -14,6 +14,26 @@ from fincprg.verify.subject import Subjects, check_subject
 @pytest.fixture(scope="module")
 def table():
     return stock_table("bundled")
+
+
+# --- 1. a subject cut from inside a longer word or name --------------------------------------------------------
+
+def test_an_industry_term_starts_a_word_of_the_sentence():
+    # the whole compound where a noun runs into the term, never the term cut from it
+    assert industry_term("燃料电池行业领先，装机量同比增长30%。", None) == "燃料电池行业"
+    assert industry_term("2021年锂电池行业出货量同比增长80%。", None) == "锂电池行业"
+    # a verb or adverb running into it (集中 of 「集中石化」): the next word's term, 石化行业, not 中石化行业
+    assert industry_term("产能持续集中石化行业龙头。", None) == "石化行业"
+    assert industry_term("本周半导体板块上涨3%。", None) == "半导体板块"
+
+
+def test_a_company_is_never_taken_from_inside_another_firms_name(table):
+    # a subsidiary or another firm whose name runs on from a listed short name to a 有限公司
+    assert sentence_subject("比亚迪汽车工业有限公司2021年营收同比增长20%。", None, table=table, broker=None) is None
+    assert listed_in(table, "太平洋制罐（北京）有限公司营收同比增长5%。") == ()
+    # the listed company's own full name (a 股份有限公司), or the name with a partner after it, is the company
+    assert listed_in(table, "比亚迪股份有限公司营收同比增长20%。") == ("比亚迪",)
+    assert listed_in(table, "比亚迪与华为技术有限公司签署合作协议。") == ("比亚迪",)
 
 
 # --- 3. listed short names that are places or ordinary phrases -------------------------------------------------
