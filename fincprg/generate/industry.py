@@ -19,6 +19,7 @@ from typing import Any
 
 from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_of, same_broker
+from fincprg.finance.segments import sector_move
 
 WIDE_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
 # 公司 as a company speaking of itself (not 上市公司, 龙头公司, 各公司: aggregates)
@@ -144,7 +145,16 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     # sentence that names none is still a company's figure far more often than the industry's)
     if subject and (industry_passage or _RISK.search(text)):
         return subject
-    return industry_term(text, subject)
+    term = industry_term(text, subject)
+    if term and term != subject and not industry_passage and is_segment(term, text):
+        return None  # 「焦炭板块2021Q1实现焦炭销量…」 in a passage on a 公司's businesses: its segment, no industry
+    return term
+
+
+def is_segment(term: str, text: str) -> bool:
+    """Whether a 板块 term is a company's segment (its passage writes 公司 or names a company: the caller's
+    reading), not the stock market's sector: a sector moves as a whole (「白酒板块上涨3%」, 「板块估值」)."""
+    return term.endswith("板块") and not sector_move(text)
 
 
 def is_term(who: str, text: str, table: Any | None) -> bool:

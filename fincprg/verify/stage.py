@@ -37,7 +37,7 @@ from fincprg.verify.roundtrip import RoundTrip
 from fincprg.verify.rules import RULES, stamp
 from fincprg.verify.sources import ReportInfo, listed_in, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_garbled
-from fincprg.verify.subject import Subjects, check_fact_owner, check_subject, variants
+from fincprg.verify.subject import Subjects, check_fact_owner, check_segment, check_subject, variants
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
 from fincprg.verify.verdict import Reason, Verdict
@@ -163,6 +163,10 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
                                  passage=p.text if q.level == "passage" else None)
             if v is not None:
                 return stamp(v, "fact_owner")
+        if "segment" in run:
+            v = check_segment(q.text, p.text, src.passage_subjects(p), src.mentioned)
+            if v is not None:
+                return stamp(v, "segment")
         if "answer" in checks:
             v = check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date,
                              dated=not info.date_inferred) if "answer" in run else None

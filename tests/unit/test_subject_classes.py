@@ -8,7 +8,7 @@ from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.stocks import stock_table
 from fincprg.generate.industry import industry_term, sentence_subject
 from fincprg.verify.sources import listed_in
-from fincprg.verify.subject import Subjects, check_subject
+from fincprg.verify.subject import Subjects, check_segment, check_subject
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +34,38 @@ def test_a_company_is_never_taken_from_inside_another_firms_name(table):
     # the listed company's own full name (a 股份有限公司), or the name with a partner after it, is the company
     assert listed_in(table, "比亚迪股份有限公司营收同比增长20%。") == ("比亚迪",)
     assert listed_in(table, "比亚迪与华为技术有限公司签署合作协议。") == ("比亚迪",)
+
+
+# --- 2. a company's segment read as an industry ------------------------------------------------------------------
+
+_SEGMENT_PASSAGE = "公司聚烯烃板块受景气上行带动盈利提升。焦炭板块2021Q1实现焦炭销量103万吨，同比减少0.4万吨，均价同比上涨652元/吨。"
+
+
+def test_a_segment_in_a_passage_on_a_company_is_no_industry_subject(table):
+    s = "焦炭板块2021Q1实现焦炭销量103万吨，同比减少0.4万吨，均价同比上涨652元/吨。"
+    assert sentence_subject(s, None, table=table, broker=None) is None  # the passage writes 公司 (the default)
+    # in a passage on the industry alone it is the industry's
+    assert sentence_subject(s, None, table=table, broker=None, industry_passage=True) == "焦炭板块"
+    # the stock market's sector moves as a whole, whatever the passage names
+    assert sentence_subject("本周白酒板块上涨3%，跑赢沪深300。", None, table=table, broker=None) == "白酒板块"
+    # 行业 is the industry's, in any passage
+    assert sentence_subject("2021年白酒行业收入同比增长12%。", None, table=table, broker=None) == "白酒行业"
+
+
+def test_a_query_asking_a_segment_as_an_industry_or_a_company_figure_of_it_is_wrong_subject():
+    s = Subjects(frozenset({"华能国际"}), frozenset({"焦炭", "火电"}), "industry")
+    listed = lambda t: ["华能国际"] if "华能国际" in t else []  # noqa: E731
+    v = check_segment("焦炭板块2021年一季度焦炭销量同比下降了多少？", _SEGMENT_PASSAGE, s, listed)
+    assert v is not None and v.reason == "wrong_subject" and "焦炭板块" in v.detail
+    industry = "焦炭板块2021Q1焦炭销量103万吨，同比减少0.4万吨，行业库存回落。"
+    assert check_segment("焦炭板块2021年一季度焦炭销量同比下降了多少？", industry, s, listed) is None
+    sector = "本周白酒板块上涨3%，贵州茅台上涨5%。"
+    assert check_segment("白酒板块本周涨幅是多少？", sector, s, listed) is None
+    # the whole company's figure asked of its segment; the segment's own revenue is fine
+    v = check_segment("华能国际2021年火电板块归母净利润是多少？", "华能国际火电板块2021年营收1000亿元。", s, listed)
+    assert v is not None and v.reason == "wrong_subject" and "归母" in v.detail
+    assert check_segment("华能国际2021年火电板块营收是多少？", "华能国际火电板块2021年营收1000亿元。", s, listed) is None
+    assert check_segment("华能国际2021年主营业务收入是多少？", "公司主营业务收入1000亿元。", s, listed) is None
 
 
 # --- 3. listed short names that are places or ordinary phrases -------------------------------------------------
