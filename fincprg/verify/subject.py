@@ -231,7 +231,9 @@ def check_segment(query: str, passage: str, subjects: Subjects, listed: Callable
     板块归母净利润」). ``listed(text)``: the listed companies a text names (the stock table)."""
     q, p = norm(query), norm(passage)
     for m in SEGMENT.finditer(q):
-        if not WHOLE_BEFORE.search(m.group(1)) and (level := COMPANY_LEVEL.search(q, m.end())):
+        # a company's segment: a company named before it (「食品饮料板块PE」 is the market sector's valuation)
+        owned = any(n in q[:m.start()] for n in subjects.names) or any(listed(q[:m.start()]))
+        if owned and not WHOLE_BEFORE.search(m.group(1)) and (level := COMPANY_LEVEL.search(q, m.end())):
             return Verdict(Reason.WRONG_SUBJECT, f"asks 「{m.group()}」, a segment, {level.group()}: a figure only the "
                            "whole company has")
     seg = SEGMENT.match(_strip(q))

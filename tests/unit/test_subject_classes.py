@@ -66,6 +66,8 @@ def test_a_query_asking_a_segment_as_an_industry_or_a_company_figure_of_it_is_wr
     assert v is not None and v.reason == "wrong_subject" and "归母" in v.detail
     assert check_segment("华能国际2021年火电板块营收是多少？", "华能国际火电板块2021年营收1000亿元。", s, listed) is None
     assert check_segment("华能国际2021年主营业务收入是多少？", "公司主营业务收入1000亿元。", s, listed) is None
+    # a market sector's valuation is no company's figure
+    assert check_segment("食品饮料板块PE为多少？", "食品饮料板块PE为35倍，公司估值低于板块。", s, listed) is None
 
 
 # --- 3. listed short names that are places or ordinary phrases -------------------------------------------------
