@@ -187,7 +187,7 @@ class StockTable:
             self._by_first = name_index(n for n in self.code_of if len(n) >= MIN_NAME_CHARS)
         t = unicodedata.normalize("NFKC", text)
         out = [Occurrence(hit, i, i + len(hit), False) for hit, i in find_names(t, self._by_first)
-               if not inside_word(t, i, i + len(hit))]
+               if not inside_word(t, i, i + len(hit)) and not starts_other_name(t, i + len(hit))]
         out += [Occurrence(n, m.start(), m.end(), True) for m in _CODE.finditer(t) if (n := self.name_of.get(m.group(1)))]
         return sorted(out, key=lambda o: o.start)
 
@@ -249,6 +249,26 @@ def inside_word(text: str, start: int, end: int) -> bool:
         if a >= e:
             break
     return False
+
+
+# a company name that goes on past a listed short name to a 有限公司 (「太平洋制罐（北京）有限公司」): a subsidiary
+# or another firm; a listed company's own full name is a 股份有限公司 (「贵州茅台酒股份有限公司」)
+_OTHER_FIRM = re.compile(r"((?:[\u4e00-\u9fff]|[（(][\u4e00-\u9fff]{2,4}[)）]){1,8}?)(?<!股份)有限(?:责任)?公司")
+
+
+def starts_other_name(text: str, end: int) -> bool:
+    """Whether the name ending at ``end`` opens another company's name: nouns run from it to a 有限公司 that is no
+    股份有限公司 (「比亚迪汽车工业有限公司」 is a subsidiary, 「太平洋制罐有限公司」 no broker; 「比亚迪与华为…有限公司」 is
+    two names).
+
+    Example:
+        >>> starts_other_name("比亚迪汽车工业有限公司", 3), starts_other_name("比亚迪股份有限公司", 3)
+        (True, False)
+    """
+    from fincprg.finance.words import is_noun, words
+
+    m = _OTHER_FIRM.match(text, end)
+    return bool(m) and all(is_noun(w) for w in words(re.sub(r"[（()）]", "", m.group(1))))
 
 
 _ST = re.compile(r"^\*?S?ST\s*")

@@ -17,7 +17,9 @@ import functools
 import re
 from typing import Any
 
+from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_of, same_broker
+from fincprg.finance.segments import sector_move
 
 WIDE_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
 # 公司 as a company speaking of itself (not 上市公司, 龙头公司, 各公司: aggregates)
@@ -50,23 +52,38 @@ def _terms() -> re.Pattern[str]:
 
 def industry_term(text: str, subject: str | None) -> str | None:
     """The industry or market a sentence names: the report's ``subject`` where it writes it, else the first
-    lexicon industry written with 行业/市场/板块/产业 (「白酒行业」)."""
+    lexicon industry written with 行业/市场/板块/产业 (「白酒行业」) that starts a word of the sentence, or the
+    whole compound where a dictionary noun runs into it (「燃料电池行业」, never its 电池行业); none where another
+    word does (「集中石化行业」 names 石化行业, not 中石化行业)."""
+    from fincprg.finance.words import boundaries, is_noun, known
+
     if subject and subject in text:
         return subject
-    m = _terms().search(text)
-    return m.group(0) if m else None
+    if not _terms().search(text):
+        return None
+    cuts = sorted(boundaries(text))
+    for i, end in zip(cuts, cuts[1:]):
+        for j in range(i, end):
+            m = _terms().match(text, j)
+            if m is None:
+                continue
+            word = text[i:end]
+            if j == i or not known(word):  # (a word jieba only guessed, 「新两融」, tells nothing)
+                return m.group(0)
+            if is_noun(word):
+                return text[i:m.end()]
+            break
+    return None
 
 
 def companies_named(text: str, table: Any | None, broker: str | None) -> list[str]:
     """The listed companies a text names, the broker, a name before 研究所 and a short name that is an ordinary
     word written without its code (机器人, 太阳能) left out."""
-    from fincprg.generate.subject import _ambiguous
-
     if table is None:
         return []
     return [m.name for m in table.mentions(text)
             if not same_broker(m.name, broker) and not text.startswith("研究所", text.find(m.name) + len(m.name))
-            and not _ambiguous(m.name, text, m.code) and not _in_title(text, m.name)]
+            and not ordinary_name(m.name, text, m.code) and not _in_title(text, m.name)]
 
 
 def _in_title(text: str, name: str) -> bool:
@@ -80,13 +97,13 @@ def issuers_named(text: str, table: Any | None, broker: str | None) -> set[str]:
     issuer), the broker and ordinary words left out."""
     import unicodedata
 
-    from fincprg.generate.subject import _ambiguous, role
+    from fincprg.generate.subject import role
 
     if table is None:
         return set()
     t = unicodedata.normalize("NFKC", text)
     named = {o.key for o in table.occurrences(t) if not same_broker(o.key, broker)
-             and not _ambiguous(o.key, t, table.code_of.get(o.key)) and not _in_title(t, o.key)}
+             and not ordinary_name(o.key, t, table.code_of.get(o.key)) and not _in_title(t, o.key)}
     if any(role(t, o) == "other" for o in table.occurrences(t) if o.key in named):
         return set()  # a partner or customer named: whose 公司 the next sentence means is unclear
     return named
@@ -128,7 +145,16 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     # sentence that names none is still a company's figure far more often than the industry's)
     if subject and (industry_passage or _RISK.search(text)):
         return subject
-    return industry_term(text, subject)
+    term = industry_term(text, subject)
+    if term and term != subject and not industry_passage and is_segment(term, text):
+        return None  # 「焦炭板块2021Q1实现焦炭销量…」 in a passage on a 公司's businesses: its segment, no industry
+    return term
+
+
+def is_segment(term: str, text: str) -> bool:
+    """Whether a 板块 term is a company's segment (its passage writes 公司 or names a company: the caller's
+    reading), not the stock market's sector: a sector moves as a whole (「白酒板块上涨3%」, 「板块估值」)."""
+    return term.endswith("板块") and not sector_move(text)
 
 
 def is_term(who: str, text: str, table: Any | None) -> bool:

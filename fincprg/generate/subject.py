@@ -18,9 +18,10 @@ not the issuer. Of the places left, the issuer is:
    twice where no other is named the way an issuer is; else
 4. the only one named as the subject of a sentence about 公司 (「宁德时代作为龙头，公司市占率持续提升」).
 
-Short names that are ordinary words (机器人, 太阳能, 农产品 — listed companies too) count only when
-a stock code stands beside them, or (in the opening, where no other company is named) when they are named
-at least :data:`MIN_DOMINANT` times.
+Short names that are ordinary words or places (机器人, 太阳能, 太平洋, 连云港 — listed companies too:
+:func:`fincprg.finance.ordinary.ordinary_name`) count only when a stock code or their full name stands beside
+them, or (in the opening, where no other company is named) when they are named at least :data:`MIN_DOMINANT`
+times.
 """
 from __future__ import annotations
 
@@ -29,11 +30,10 @@ import unicodedata
 from collections import Counter
 from typing import Any
 
+from fincprg.finance.ordinary import ordinary_name
+
 OPENING = 200  # characters: where a report names the company it is about
 MIN_DOMINANT = 3
-# jieba tags of ordinary words; a short name the dictionary knows as one of these is ambiguous
-_COMMON_TAGS = ("n", "v", "vn", "a", "an", "ad", "d", "l", "i")
-_COMMON_FREQ = 50
 # who buys, holds or owns whom: read per place (NOT_ISSUER_BEFORE) and body-wide (OWNED_BEFORE)
 _HOLDING = "收购|并购|参股|入股|子公司|控股股东|实际控制人|母公司|大股东"
 # a company named right after these is someone the issuer deals with, buys, cites, owns or is owned by, or lists
@@ -57,17 +57,6 @@ COMPANY_AS_OTHER = re.compile(r"(?:与|给)(?:本)?公司|公司所在")
 _CODE_AFTER = re.compile(r"^[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}(?:\.(?:SH|SZ|BJ))?\s*[)）]", re.I)
 # 公司 opening a clause: the issuer as the subject (not 子公司, 母公司, 持有公司, 同行业公司 …)
 _ISSUER_WORD = re.compile(r"(?:^|[，,；;：:\s])(?:本)?公司(?!股东)")
-
-
-def _ambiguous(name: str, text: str, code: str | None) -> bool:
-    """An ordinary word the table also lists as a short name, written without its code."""
-    from fincprg.finance.lexicon import _tokenizer
-    from fincprg.finance.words import pos_tags
-
-    if code and code in text:
-        return False
-    tag = pos_tags().get(name)
-    return bool(tag) and tag in _COMMON_TAGS and (_tokenizer().FREQ.get(name) or 0) >= _COMMON_FREQ
 
 
 def role(text: str, o: Any) -> str:
@@ -115,8 +104,8 @@ def body_subject(text: str, table: Any, broker: str | None = None) -> tuple[str,
     by_code = [k for k in ranked if any(o.key == k and o.by_code for o in own)]
     if by_code and counts[by_code[0]] == counts[ranked[0]]:
         return pick(by_code[0])
-    # only now: _ambiguous reads jieba's part-of-speech table (about a second, before generate's first request)
-    plain = [k for k in ranked if not _ambiguous(k, t, shown[k].code)]
+    # only now: ordinary_name reads jieba's part-of-speech table (about a second, before generate's first request)
+    plain = [k for k in ranked if not ordinary_name(k, t, shown[k].code)]
     opening = [k for k in plain if first[k] < OPENING] or [
         k for k in ranked if first[k] < OPENING and counts[k] >= MIN_DOMINANT]
     if opening:

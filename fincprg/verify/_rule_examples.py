@@ -51,6 +51,12 @@ EXAMPLES: dict[str, tuple[Example, Example]] = {
         Example('力积电2023年初期规划产能是多少？', '力积电（600000）铜锣新厂2023年初期规划产能为每月1万片。',
                 sentence=True, names=('京东方A',)),
     ),
+    "segment": (  # a strategy report's passage on a company's businesses (issue 48's class: segment as industry)
+        Example('焦炭板块2021年一季度焦炭销量同比下降了多少？', '公司聚烯烃板块受景气上行带动盈利提升。'
+                '焦炭板块2021Q1实现焦炭销量103万吨，同比减少0.4万吨。'),
+        Example('焦炭板块2021年一季度焦炭销量同比下降了多少？', '焦炭板块2021Q1实现焦炭销量103万吨，同比减少0.4万吨，'
+                '行业库存回落。'),
+    ),
     "answer": (
         Example('兆驰股份2019年代工出货量下降的主要原因是什么？', '2019年公司代工出货量同比增长34%，代工收入增长20%。'),
         Example('兆驰股份2019年代工出货量增长了多少？', '2019年公司代工出货量同比增长34%，代工收入增长20%。'),

@@ -29,7 +29,7 @@ from fincprg.verify.related import check_related
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.strict import check_garbled, check_in_sentence, check_vague, check_whole_year
 from fincprg.verify.sources import ReportInfo
-from fincprg.verify.subject import Subjects, check_fact_owner, check_subject
+from fincprg.verify.subject import Subjects, check_fact_owner, check_segment, check_subject
 from fincprg.verify.topicrules import check_topic_strict
 from fincprg.verify.topical import check_topical, check_trend
 from fincprg.verify.verdict import Reason, Verdict
@@ -153,6 +153,10 @@ def _fact_owner(r: Reading) -> Verdict | None:  # the example's listed companies
     return check_fact_owner(r.query, r.sentence, subjects, lambda t: _CODED.findall(t), passage=r.passage)
 
 
+def _segment(r: Reading) -> Verdict | None:  # the example's listed companies: those written with a code
+    return check_segment(r.query, r.passage, Subjects(r.names), lambda t: _CODED.findall(t))
+
+
 def _answer(r: Reading) -> Verdict | None:  # undated: the stage passes the report's date
     return check_answer(r.query, r.passage, title=r.title, sentence=r.sentence)
 
@@ -184,6 +188,8 @@ STAGE: tuple[Rule, ...] = (
     _stage("fact_owner", SP, (W,), "query, sentence (a passage: those writing its metric), the listed companies "
            "they name", "a company or industry is asked a fact its source states of it, not of another listed company",
            "subject", _fact_owner),
+    _stage("segment", SP, (W,), "query, passage, the listed companies they name", "a company's segment (X板块, "
+           "X业务) is not asked as an industry, nor asked a figure only the whole company has", "subject", _segment),
     _stage("answer", SP, (Reason.METRIC_ABSENT, P, F, Reason.CONTRADICTED), "query, sentence, passage, title, date",
            "every fact asked is in the source with the same reading", "answer", _answer),
     _stage("topic_strict", ("topic", "intent"), (Reason.FRAGMENT_SUBJECT, P, W), "query, the topic's reports",
@@ -203,7 +209,7 @@ STAGE: tuple[Rule, ...] = (
            tested_by=f"{_STAGE_TESTS}::test_the_llm_judge_drops_what_it_finds_unanswered"),
 )
 
-RULES: tuple[Rule, ...] = STAGE[:4] + STRICT + STAGE[4:]
+RULES: tuple[Rule, ...] = STAGE[:5] + STRICT + STAGE[5:]
 BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 

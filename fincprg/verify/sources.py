@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fincprg.finance import parse_title_company
+from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_of, same_broker
 from fincprg.verify.subject import Subjects, industry_terms_in
 
@@ -66,6 +67,12 @@ def report_info(report: Any, table: Any | None = None) -> ReportInfo:
         kind = "unknown"
     return ReportInfo(report.id, report.title or "", report.date, frozenset(names), how, kind, report.industry,
                       broker=broker)
+
+
+def listed_in(table: Any, text: str) -> tuple[str, ...]:
+    """The listed companies ``text`` names (the stock ``table``'s mentions), less a short name that is an ordinary
+    word or place written without its code or full name (「12月线上线下销售额」, 「连云港港口」: no company)."""
+    return tuple(m.name for m in table.mentions(text) if not ordinary_name(m.key, text, m.code))
 
 
 def passage_subjects(info: ReportInfo, text: str, mentioned: Iterable[str] = ()) -> Subjects:

@@ -35,9 +35,9 @@ from fincprg.verify.checks import strict_checks
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import RoundTrip
 from fincprg.verify.rules import RULES, stamp
-from fincprg.verify.sources import ReportInfo, passage_subjects, report_info, topic_subjects
+from fincprg.verify.sources import ReportInfo, listed_in, passage_subjects, report_info, topic_subjects
 from fincprg.verify.strict import check_garbled
-from fincprg.verify.subject import Subjects, check_fact_owner, check_subject, variants
+from fincprg.verify.subject import Subjects, check_fact_owner, check_segment, check_subject, variants
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
 from fincprg.verify.verdict import Reason, Verdict
@@ -83,14 +83,15 @@ class _Sources:
         self._no_subject = 0  # of those, how many had none
 
     def mentioned(self, text: str, cache: bool = True) -> tuple[str, ...]:
-        """The listed companies ``text`` names (the stock table), cached per text."""
+        """The listed companies ``text`` names (:func:`~fincprg.verify.sources.listed_in`), cached per text."""
         if self.table is None:
             return ()
-        if not cache:
-            return self._mentions.get(text) or tuple(m.name for m in self.table.mentions(text))
-        if text not in self._mentions:
-            self._mentions[text] = tuple(m.name for m in self.table.mentions(text))
-        return self._mentions[text]
+        if text in self._mentions:
+            return self._mentions[text]
+        got = listed_in(self.table, text)
+        if cache:
+            self._mentions[text] = got
+        return got
 
     def release(self) -> None:
         """Drop what only the rule checks read (sentences, the per-text caches) before the round trip's index."""
@@ -162,6 +163,10 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
                                  passage=p.text if q.level == "passage" else None)
             if v is not None:
                 return stamp(v, "fact_owner")
+        if "segment" in run:
+            v = check_segment(q.text, p.text, src.passage_subjects(p), src.mentioned)
+            if v is not None:
+                return stamp(v, "segment")
         if "answer" in checks:
             v = check_answer(q.text, p.text, title=info.title, sentence=sentence, date=info.date,
                              dated=not info.date_inferred) if "answer" in run else None

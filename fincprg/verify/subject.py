@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from fincprg.finance.crosscheck import PART_WORDS, SURFACES, longest_first, norm
+from fincprg.finance.ordinary import ordinary_lead
+from fincprg.finance.segments import COMPANY_LEVEL, SEGMENT, WHOLE_BEFORE, sector_move
 from fincprg.finance.wordlists import read_entries
 from fincprg.verify.verdict import Reason, Verdict
 
@@ -161,6 +163,9 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
         return Verdict(Reason.WRONG_SUBJECT, f"「{phrase}」 is {what}")
     if phrase.startswith(GENERIC):
         return Verdict(Reason.NO_SUBJECT, f"「{phrase}」 names no company or industry")
+    if word := ordinary_lead(phrase):  # 「线上线下2021年市占率」 from 「海尔…12月线上线下销售额」
+        return Verdict(Reason.WRONG_SUBJECT, f"「{word}」 is a place or an ordinary word; the source names no "
+                       "company by it (no stock code or full name beside it)")
     return Verdict(Reason.FRAGMENT_SUBJECT, f"「{phrase}」 is a fragment of the text, not a company or industry")
 
 
@@ -216,6 +221,29 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
 
 
 _ANNOUNCES = r"(?:[^，,。；;]{0,4}(?:发布|公告|公布|披露)|作为)"  # ... or stands as the sentence's subject
+
+
+def check_segment(query: str, passage: str, subjects: Subjects, listed: Callable[[str], Iterable[str]]
+                  ) -> Verdict | None:
+    """``wrong_subject`` when a query leads with a bare segment (「焦炭板块2021Q1焦炭销量…」, no company named) that
+    its passage writes as a company's (the passage writes 公司 or names a listed company, and does not speak of the
+    stock market's sector: 「白酒板块上涨3%」), or asks a segment a figure only the whole company has (「华能国际火电
+    板块归母净利润」). ``listed(text)``: the listed companies a text names (the stock table)."""
+    q, p = norm(query), norm(passage)
+    for m in SEGMENT.finditer(q):
+        # a company's segment: a company named before it (「食品饮料板块PE」 is the market sector's valuation)
+        owned = any(n in q[:m.start()] for n in subjects.names) or any(listed(q[:m.start()]))
+        if owned and not WHOLE_BEFORE.search(m.group(1)) and (level := COMPANY_LEVEL.search(q, m.end())):
+            return Verdict(Reason.WRONG_SUBJECT, f"asks 「{m.group()}」, a segment, {level.group()}: a figure only the "
+                           "whole company has")
+    seg = SEGMENT.match(_strip(q))
+    if seg is None or seg.group() not in p or WHOLE_BEFORE.search(seg.group(1)) or any(n in q for n in subjects.names) \
+            or any(listed(q)):
+        return None
+    if (_SELF.search(p) or any(listed(p))) and not sector_move(p):
+        return Verdict(Reason.WRONG_SUBJECT, f"「{seg.group()}」 is a company's segment in its source (which writes 公司 "
+                       "or names a company), not an industry")
+    return None
 
 
 def _in_title(text: str, name: str) -> bool:
