@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from fincprg.finance.ordinary import ordinary_name
-from fincprg.finance.reportkind import broker_of, same_broker
+from fincprg.finance.reportkind import broker_acting, broker_of, same_broker
 from fincprg.finance.segments import sector_move
 
 WIDE_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
@@ -77,13 +77,15 @@ def industry_term(text: str, subject: str | None) -> str | None:
 
 
 def companies_named(text: str, table: Any | None, broker: str | None) -> list[str]:
-    """The listed companies a text names, the broker, a name before 研究所 and a short name that is an ordinary
-    word written without its code (机器人, 太阳能) left out."""
+    """The listed companies a text names, the broker, a name before 研究所, a securities firm rating another
+    company (「兴业证券将东方盛虹评级调整为…」) and a short name that is an ordinary word written without its code
+    (机器人, 太阳能) left out."""
     if table is None:
         return []
     return [m.name for m in table.mentions(text)
             if not same_broker(m.name, broker) and not text.startswith("研究所", text.find(m.name) + len(m.name))
-            and not ordinary_name(m.name, text, m.code) and not _in_title(text, m.name)]
+            and not ordinary_name(m.name, text, m.code) and not _in_title(text, m.name)
+            and not broker_acting(text, m.name)]
 
 
 def _in_title(text: str, name: str) -> bool:

@@ -101,3 +101,12 @@ def test_a_query_naming_a_place_as_its_company_is_wrong_subject():
     assert check_subject("连云港港口2021年吞吐量是多少？", s).reason == "wrong_subject"
     # as the report's own company (its title) it is the subject
     assert check_subject("连云港2021年吞吐量是多少？", Subjects(frozenset({"连云港"}))) is None
+
+
+def test_a_securities_firm_rating_another_company_is_not_the_subject(table):
+    # 「兴业证券2021年EPS的预测值」 was asked of the broker that revised 东方盛虹's forecast
+    s = "7月13日讯，兴业证券7月12日将东方盛虹评级调整为审慎增持，2021年EPS预测由0.45元调整为0.41元。"
+    assert sentence_subject(s, None, table=table, broker=None) == "东方盛虹"
+    # the firm's own results keep it the subject
+    own = "兴业证券2021年上半年营业收入26亿元，同比增长7.8%。"
+    assert sentence_subject(own, None, table=table, broker=None) == "兴业证券"
