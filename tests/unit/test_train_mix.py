@@ -12,6 +12,7 @@ from fincprg.train.data import Pairs, load_pairs
 from fincprg.train.mix import crop_pairs, mix_pairs, parse_mix, record, shuffled_positives, title_pairs
 from tests.tiny_bert import DIGIT_PIECES, tiny_bert
 
+COMPANIES = ["星河科技", "康宁生物", "恒芯存储", "华辰电子", "远航汽车", "金石矿业", "青山能源", "明德医药"]
 SENTENCES = ["公司营业收入同比增长百分之二十。", "毛利率提升至百分之三十五左右。", "我们维持买入评级不变。"]
 
 
@@ -19,7 +20,7 @@ def _titled_beir(folder: Path, reports: int = 6, untitled: tuple[int, ...] = ())
     """Reports r0..r{n-1}, three passages of three sentences each; r{n-1} is the test report."""
     corpus = []
     for r in range(reports):
-        title = "" if r in untitled else f"公司{r}（60000{r}）：业绩稳健增长"
+        title = "" if r in untitled else f"{COMPANIES[r]}（{688321 + r}）：业绩稳健增长"
         for i in range(3):
             text = "".join(SENTENCES[(i + j) % 3].replace("公司", f"公司{r}") for j in range(3))
             corpus.append({"_id": f"r{r}#p{i}", "title": title, "text": text, "report_id": f"r{r}"})
@@ -135,7 +136,9 @@ def test_train_marginmse_on_the_mix_chooses_by_dev_titles(tmp_path):
     res = CliRunner().invoke(app, [
         "train", str(ds), "-m", model, "-o", str(out), "--loss", "marginmse", "--teacher", "bm25", "--negatives", "2",
         "--mix", "generated,titles,crops", "--dev-fraction", "0.3", "--merge-base", "auto", "--batch-size", "8",
-        "--max-seq-length", "48", "--save-steps", "2", "--log-steps", "1", "--no-compare", "-q"])
+        "--max-seq-length", "48", "--save-steps", "2", "--log-steps", "1", "--no-compare", "-q",
+        # frozen embeddings under checkpointing: no layer input needs a gradient, yet the layers must still get one
+        "--freeze-embeddings", "--gradient-checkpointing"])
     assert res.exit_code == 0, res.output
     s = json.loads((out / "fincprg_train.json").read_text("utf-8"))
     assert s["mix"]["kinds"] == ["generated", "titles", "crops"] and all(s["mix"]["pairs"].values())
@@ -143,3 +146,4 @@ def test_train_marginmse_on_the_mix_chooses_by_dev_titles(tmp_path):
     assert s["merge"]["chosen_by"] == "dev titles (human-written)" and len(s["merge"]["dev_ndcg@10"]) == 5
     assert set(s["memory_gb"]) == {"rows", "model", "train"} and s["seconds_per_step"] > 0
     assert all(r["grad_norm"] > 0 for r in s["log"]) and "mix: generated" in res.output
+    assert s["settings"]["gradient_checkpointing"] is True
