@@ -61,6 +61,8 @@ class TrainSettings:
         shuffle_labels: the control run: a distillation loss's teacher scores permuted within each row, another
             loss's positives permuted across the pairs (the labels carry nothing; what is lost is the optimiser's).
         mix: the query kinds trained on, comma-separated (:mod:`fincprg.train.mix`): generated, titles, crops.
+        gradient_checkpointing: keep each layer's input only and recompute its activations in the backward pass
+            (~30% more compute); the activations of a row's 1 + --negatives texts are most of a CPU run's memory.
         teacher_cache: the folder of the teacher's cached rankings (None: ``OUT/teacher``).
     """
 
@@ -102,6 +104,7 @@ class TrainSettings:
     shuffle_labels: bool = False
     teacher_cache: str | None = None  # None: OUT/teacher (not a data key: where, not what)
     mix: str = "generated"
+    gradient_checkpointing: bool = False  # not a data key: the same gradient, recomputed instead of stored
 
     def teacher_spec(self, model: str) -> str:
         """The teacher SPEC: ``teacher``, or the BM25 + base hybrid (which beats the base on held-out titles)."""
