@@ -18,6 +18,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from fincprg import layout as L
 from fincprg.errors import ConfigError, InputError
 from fincprg.train.data import Pairs
 
@@ -103,7 +104,7 @@ def mix_pairs(pairs: Pairs, kinds: tuple[str, ...], *, seed: int = 42) -> Pairs:
 def generated_levels(dataset: Path, pairs: Pairs) -> dict[str, int]:
     """Generated pairs per query level (queries.jsonl's ``level``): what ``--subset`` let in."""
     level: dict[str, str] = {}
-    path = Path(dataset) / "queries.jsonl"
+    path = L.Dataset(Path(dataset)).queries
     if path.exists():
         with open(path, encoding="utf-8") as f:
             for line in f:

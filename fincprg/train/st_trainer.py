@@ -112,8 +112,8 @@ def make_trainer(st: Any, cols: dict[str, list], out: Path, settings: Any, devic
         dataloader_num_workers=0,
         # non-reentrant: with --freeze-embeddings no layer input requires grad, and the reentrant kind would then
         # drop every gradient of the layers it wraps
-        gradient_checkpointing=settings.gradient_checkpointing,
-        gradient_checkpointing_kwargs={"use_reentrant": False} if settings.gradient_checkpointing else None,
+        activation_checkpointing=settings.gradient_checkpointing,  # transformers 5's name for it
+        activation_checkpointing_kwargs={"use_reentrant": False} if settings.gradient_checkpointing else None,
     )
     trainer = SentenceTransformerTrainer(model=st, args=args, train_dataset=datasets.Dataset.from_dict(cols),
                                          loss=loss, evaluator=evaluator)
