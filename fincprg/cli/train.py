@@ -116,9 +116,8 @@ _GroupByLengthOpt = Annotated[bool, typer.Option(
          "steps on CPU; mnrl batches still hold no duplicate texts.")]
 _GradientCheckpointingOpt = Annotated[bool, typer.Option(
     "--gradient-checkpointing/--no-gradient-checkpointing",
-    help="Recompute each layer's activations in the backward pass instead of keeping them (~30% more compute): "
-         "memory then follows the model, not the texts of a step (e5-small, batch 32, kl with 4 negatives on "
-         "CPU: see the README's memory figures).")]
+    help="Recompute each layer's activations in the backward pass instead of keeping them (~30% more compute). "
+         "e5-small, batch 32, kl with 4 negatives on CPU: 3.35 instead of 3.83 GiB peak (eval/README.md).")]
 _EvalOnOpt = Annotated[Optional[list[str]], typer.Option(
     "--eval-on", help="BEIR folder to score before and after training (nDCG@10, Recall@10), repeatable. The "
                       "dataset's own test split is always scored.")]

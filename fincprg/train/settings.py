@@ -62,7 +62,7 @@ class TrainSettings:
             loss's positives permuted across the pairs (the labels carry nothing; what is lost is the optimiser's).
         mix: the query kinds trained on, comma-separated (:mod:`fincprg.train.mix`): generated, titles, crops.
         gradient_checkpointing: keep each layer's input only and recompute its activations in the backward pass
-            (~30% more compute); the activations of a row's 1 + --negatives texts are most of a CPU run's memory.
+            (~30% more compute). e5-small, kl, batch 32 on CPU: 3.35 instead of 3.83 GiB peak (eval/README.md).
         teacher_cache: the folder of the teacher's cached rankings (None: ``OUT/teacher``).
     """
 
