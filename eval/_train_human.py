@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from eval._cfb_split import held_out
+from eval._train_titles import title_benchmarks
 from eval._alphafin import (DATA, input_rows, read_jsonl, split_alphafin, summary_benchmark, write_beir,
                             write_jsonl)
 
@@ -31,7 +32,7 @@ ANNUAL = DATA / "annual_report" / "annual_report_300617_2019.json"
 DISC = DATA / "beir" / "disc_finllm"
 STOCKS = DATA / "taxonomy" / "stock_basic.csv"
 BUCKETS = 4
-BENCHES = ("alphafin_summary", "cfb_summary", "disc_finllm")
+BENCHES = ("alphafin_summary", "cfb_summary", "disc_finllm", "titles_held_out", "titles_no_company")
 
 
 def needed() -> list[Path]:
@@ -115,9 +116,10 @@ def prepare(work: Path) -> dict[str, Any]:
     af_bench, af_info = summary_benchmark(af_held, af_passages, work / "alphafin_summary")
     cfb_bench, cfb_info = cfb_benchmark(work, cfb_held)
     manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))["counts"]
+    titles, titles_info = title_benchmarks(dataset, work)  # the build's own held-out reports (issue 49)
     return {"dataset": dataset, "manifest": manifest,
-            "benches": {"alphafin_summary": af_bench, "cfb_summary": cfb_bench, "disc_finllm": DISC},
-            "held_out": {"alphafin_summary": af_info, "cfb_summary": cfb_info},
+            "benches": {"alphafin_summary": af_bench, "cfb_summary": cfb_bench, "disc_finllm": DISC, **titles},
+            "held_out": {"alphafin_summary": af_info, "cfb_summary": cfb_info, **titles_info},
             "train_reports": {"alphafin": len(af_train), "cfbenchmark": len(cfb_train), "annual": 1}}
 
 
@@ -193,13 +195,31 @@ def compare(pq: dict, a: str, b: str) -> dict[str, float]:
     return {"diff": point, "lo": lo, "hi": hi}
 
 
+def present(means: dict[str, Any]) -> list[str]:
+    """The benchmarks a run scored, in :data:`BENCHES` order (runs before issue 49 have the first three)."""
+    return [b for b in BENCHES if b in means]
+
+
+def titles_line(held: dict[str, Any]) -> str:
+    """The held-out-titles benchmarks' sentence, where the build had titled held-out reports."""
+    t = held.get("titles_held_out")
+    if not t:
+        return ""
+    nc = held.get("titles_no_company", {})
+    return (f" `titles_held_out`: the build's own {t['titled_reports']} titled held-out reports (no training label), "
+            f"{t['queries']} titles → their report's passages (over all {t['passages']} passages of its "
+            f"{t['reports']} held-out reports, shown without titles); `titles_no_company`: {nc.get('queries', 0)} "
+            "of those titles with the company's name and code removed (eval/_train_titles.py).")
+
+
 def render_human(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
     """The eval/README.md ``train-human`` section from a saved result.json (plus earlier runs as ablation rows)."""
     means, models, s = r["means"], r["models"], r["train"]["settings"]
-    mean_of = {m: sum(means[b][m] for b in BENCHES) / len(BENCHES) for m in models}
+    benches = present(means)
+    mean_of = {m: sum(means[b][m] for b in benches) / len(benches) for m in models}
     base, rec, rech, bm, baseh = "e5 base", r["recipe_label"], r["recipe_label"] + " + BM25", "bm25", "e5 base + BM25"
     gain = r["compare"][f"{rec} vs {base}"]
-    worst = min(means[b][rec] - means[b][base] for b in BENCHES)
+    worst = min(means[b][rec] - means[b][base] for b in benches)
     ok = (gain["diff"] >= 0.03 and worst >= -0.005 and mean_of[rech] > mean_of[bm] and mean_of[rech] > mean_of[baseh])
     t = r["train"]
     lines = [
@@ -216,30 +236,31 @@ def render_human(r: dict[str, Any], also: list[dict[str, Any]]) -> str:
         f"({r['held_out']['alphafin_summary']['passages']}); `cfb_summary` "
         f"{r['held_out']['cfb_summary']['queries']} analysts' key-point summaries → the summarised body's passages "
         f"({r['held_out']['cfb_summary']['passages']} passages of {r['held_out']['cfb_summary']['reports']} bodies); "
-        "`disc_finllm` 61 questions. Human queries only.",
+        "`disc_finllm` 61 questions. Human queries only." + titles_line(r["held_out"]),
         f"- **Recipe:** `{r['command']}`: {t['pairs']} pairs, {t['steps']} steps.",
         f"- **Dev curve** (nDCG@10 on the dev split by step; step 0 is the base): "
         + ", ".join(f"{c['step']}: {c['ndcg@10']:.4f}" for c in t.get("dev", {}).get("curve", []))
         + f"; kept {t.get('dev', {}).get('chosen_checkpoint') or 'the last step'}."
         + (f" Merge weight by dev nDCG@10: " + ", ".join(f"{a}: {v:.4f}" for a, v in t['merge']['dev_ndcg@10'].items())
            + f"; chosen {t['merge']['alpha']:g}." if t.get("merge") else ""), "",
-        "| model | " + " | ".join(f"{b} nDCG@10" for b in BENCHES) + " | mean |",
-        "|---|" + "---:|" * (len(BENCHES) + 1)]
+        "| model | " + " | ".join(f"{b} nDCG@10" for b in benches) + " | mean |",
+        "|---|" + "---:|" * (len(benches) + 1)]
     for m in models:
-        lines.append(f"| {m} | " + " | ".join(f"{means[b][m]:.4f}" for b in BENCHES) + f" | {mean_of[m]:.4f} |")
-    lines += ["", "Differences in the mean over the three benchmarks (bootstrap 95% interval over queries, 2,000 "
-              "resamples):", ""]
+        lines.append(f"| {m} | " + " | ".join(f"{means[b][m]:.4f}" for b in benches) + f" | {mean_of[m]:.4f} |")
+    lines += ["", f"Differences in the mean over the {len(benches)} benchmarks (bootstrap 95% interval over queries, "
+              "2,000 resamples):", ""]
     lines += [f"- {k}: {v['diff']:+.4f} [{v['lo']:+.4f}, {v['hi']:+.4f}]" for k, v in r["compare"].items()]
     lines += ["", f"**Target** (recipe ≥ base + 0.03 mean nDCG@10, no benchmark below the base by more than 0.005, "
               f"its BM25 hybrid above BM25 and the base's hybrid): {'met' if ok else 'not met'} in this run "
               f"({gain['diff']:+.4f}; worst benchmark {worst:+.4f}; hybrid {mean_of[rech]:.4f} vs BM25 "
               f"{mean_of[bm]:.4f} and base hybrid {mean_of[baseh]:.4f})."]
     if also:
-        lines += ["", "Ablation (one run each; mean nDCG@10 over the three held-out benchmarks, and its difference "
+        lines += ["", "Ablation (one run each; mean nDCG@10 over the held-out benchmarks of each run, and its difference "
                   "from the base in the same run):", "", "| run | seed | recipe | mean | vs base | hybrid mean |",
                   "|---|---:|---|---:|---:|---:|"]
         for x in [r, *also]:
-            mo = {m: sum(x["means"][b][m] for b in BENCHES) / len(BENCHES) for m in x["models"]}
+            xb = present(x["means"])
+            mo = {m: sum(x["means"][b][m] for b in xb) / len(xb) for m in x["models"]}
             for m in x["models"]:
                 if m.startswith("e5 base") or m == "bm25" or m.endswith("+ BM25"):
                     continue

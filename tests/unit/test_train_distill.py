@@ -67,7 +67,7 @@ def test_teacher_rankings_are_cached_and_a_cut_line_is_ranked_again(tmp_path, mo
     json.loads(cache.read_text("utf-8").splitlines()[-1])  # the re-ranked line is whole
 
 
-@pytest.mark.parametrize("kw, flag", [({"teacher": "bm25"}, "--teacher"), ({"shuffle_labels": True}, "--shuffle"),
+@pytest.mark.parametrize("kw, flag", [({"teacher": "bm25"}, "--teacher"), ({"loss": "marginmse", "negatives": 0}, "--negatives"),
                                       ({"loss": "kl", "negatives": 0}, "--negatives"),
                                       ({"loss": "kl", "student_temperature": 0.0}, "--student-temperature")])
 def test_distillation_options_are_refused_where_nothing_reads_them(kw, flag):

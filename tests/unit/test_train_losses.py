@@ -16,8 +16,8 @@ def test_every_loss_class_is_listed_once_with_its_help():
 
 
 def test_the_kinds_the_trainer_reads_come_from_the_classes():
-    assert settings.GUIDED == ("gist", "cgist") and settings.CACHED == ("cmnrl", "cgist", "kl")
-    assert settings.IN_BATCH == ("mnrl", "cmnrl", "gist", "cgist") and settings.DISTILL == ("kl",)
+    assert settings.GUIDED == ("gist", "cgist") and settings.CACHED == ("cmnrl", "cgist", "kl", "marginmse")
+    assert settings.IN_BATCH == ("mnrl", "cmnrl", "gist", "cgist") and settings.DISTILL == ("kl", "marginmse")
     assert losses.names(rows="pairs") == ("cosent",)
     # the mini-batch's default is the loss's own: kl's rows hold 1 + --negatives passages each
     assert settings.TrainSettings(loss="kl").value("mini_batch_size") == 2

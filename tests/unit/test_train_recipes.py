@@ -11,12 +11,15 @@ from fincprg.errors import ConfigError, InputError
 from fincprg.train.data import Pairs
 
 
-def _pairs(reports: int = 6, per: int = 3) -> Pairs:
+def _pairs(reports: int = 6, per: int = 3, titled: bool = True) -> Pairs:
     p = Pairs()
     for r in range(reports):
+        if titled:
+            p.titles[f"r{r}"] = f"公司{r}（60000{r}）：业绩稳健"
         for i in range(per):
             pid = f"r{r}#p{i}"
-            p.pool[pid] = f"报告{r}段{i}"
+            p.bare[pid] = f"报告{r}段{i}"
+            p.pool[pid] = (f"公司{r}（60000{r}）：业绩稳健\n" if titled else "") + p.bare[pid]
             p.report_of[pid] = f"r{r}"
             q = f"问题{r}-{i}"
             p.queries.append(q)
@@ -38,8 +41,13 @@ def test_dev_split_holds_out_whole_reports_and_keeps_them_out_of_training():
     assert not {pairs.report_of[p] for p in train.pos_ids} & held
     assert not {pairs.report_of[p] for p in train.pool} & held  # never a negative either
     assert set(dev.corpus) == {p for p in pairs.pool if pairs.report_of[p] in held}
+    # human-written proxies: each held report's title -> all its passages, shown without the title
+    assert dev.proxy == "titles" and sorted(dev.queries.values()) == sorted(pairs.titles[r] for r in held)
     for qid, rel in dev.relevant.items():
-        assert rel and rel <= set(dev.corpus) and dev.queries[qid] not in train.queries
+        report = next(r for r in held if pairs.titles[r] == dev.queries[qid])
+        assert rel == {p for p in pairs.pool if pairs.report_of[p] == report}
+        assert all(dev.corpus[p] == pairs.bare[p] for p in rel)
+    assert not set(dev.queries.values()) & set(train.queries)  # generated queries never choose
     if "r1" in held:
         assert "问题0-0" not in train.queries
     assert len(train) + sum(1 for q in set(pairs.queries) if q not in train.queries) == len(pairs)
@@ -53,6 +61,22 @@ def test_dev_split_needs_two_reports_and_always_leaves_one_for_training():
     train, dev = split_dev(_pairs(reports=2), 0.99)
     assert len(dev.reports) == 1 and len(train) == 3
     assert split_dev(_pairs(), 0.0)[1].relevant == {}
+
+
+def test_an_untitled_corpus_holds_nothing_out_and_says_why():
+    """No titles, no human-written proxy: nothing is held out and no generated query chooses anything."""
+    from fincprg.train.dev import NO_PROXY, split_dev
+
+    pairs = _pairs(titled=False)
+    train, dev = split_dev(pairs, 0.4)
+    assert not dev and dev.proxy == NO_PROXY and train is pairs
+    # partly titled: only titled reports are held out, the untitled ones all stay for training
+    pairs = _pairs()
+    for r in ("r0", "r1", "r2", "r3"):
+        del pairs.titles[r]
+    train, dev = split_dev(pairs, 0.9)
+    assert set(dev.reports) <= {"r4", "r5"} and dev.reports and {f"r{i}" for i in range(4)} <= \
+        {pairs.report_of[p] for p in train.pool}
 
 
 class _Vectors:
