@@ -189,6 +189,15 @@ class RewriteConfig(Section):
     prompt_file: str | None = None  # your own Jinja template; variables: query, passage, title
 
 
+class ReportLevelConfig(Section):
+    """Report-level queries (beyond the paper): what a report answers as a whole, from its title's claim or,
+    untitled, its lead; positives are the report's passages (the one stating it graded 2, the others 1)."""
+
+    enabled: bool = True
+    max_queries: int = Field(2, ge=1)  # per report
+    prompt: str = "report_query"  # generate.backend: llm; variables: title, lead, subject, period, max_queries
+
+
 class GenerateConfig(Section):
     backend: Literal["templates", "llm"] = "templates"
     prompt: str = "hierarchical_query"
@@ -199,6 +208,7 @@ class GenerateConfig(Section):
     reask: int = Field(1, ge=0)  # re-ask once with the validation error
     complete: bool = True  # query completion (§3.1.3)
     rewrite: RewriteConfig = Field(default_factory=RewriteConfig)
+    report: ReportLevelConfig = Field(default_factory=ReportLevelConfig)
     batch_size: int = 64
 
 

@@ -35,7 +35,7 @@ from fincprg.generate.industry import WIDE_TYPES
 from fincprg.generate.subject import body_subject
 from fincprg.generate.tally import QueryTally
 from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator, report_company, title_subject
-from fincprg.io import atomic_write_text, count_lines, read_jsonl
+from fincprg.io import atomic_write_jsonl, atomic_write_text, count_lines, read_jsonl
 from fincprg.records import Failure, Qrel, Query, Report
 from fincprg.spec import Prepared, StageContext
 
@@ -197,6 +197,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
                 tally.add(row)
         counts = summarise(ctx, n_items, lines, tally, sentences)
         counts["hierarchy_reports"] = write_hierarchy(ctx, tally)
+        counts["report_level"] = write_report_level(ctx, reports)
         if rewriter is not None:
             counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
         llm = _llm_counts(generator, ray_stats)
@@ -287,6 +288,18 @@ def _llm_counts(generator: TreeGenerator, ray_stats: dict[str, Any]) -> dict[str
     if stats.get("cache_errors"):  # answers the cache could not store: a re-run asks them again
         out["cache_errors"] = stats["cache_errors"]
     return out
+
+
+def write_report_level(ctx: StageContext, reports: dict[str, Report]) -> dict[str, Any]:
+    """Write generate/report_queries.jsonl and report_qrels.jsonl (:mod:`fincprg.generate.report_level`), whole
+    and atomically after the passages' batches: a resumed run makes them again (the LLM's from its cache)."""
+    from fincprg.generate.report_level import group_reports, report_level
+
+    queries, qrels, counts = report_level(group_reports(ctx.read(L.CHUNK, L.PASSAGES), reports), ctx.config.generate,
+                                          llm=ctx.config.llm, cache_dir=ctx.cache_dir)
+    atomic_write_jsonl(ctx.output(L.REPORT_QUERIES), queries)
+    atomic_write_jsonl(ctx.output(L.REPORT_QRELS), qrels)
+    return counts
 
 
 def write_hierarchy(ctx: StageContext, tally: QueryTally) -> int:
