@@ -27,6 +27,7 @@ from fincprg.config_sections import (  # noqa: F401 - re-exported: `from fincprg
     NegativesRerankerConfig,
     PrefilterConfig,
     RerankerConfig,
+    ReportLevelConfig,
     Section,
     Time2VecConfig,
     TitleEmbedderConfig,
@@ -189,20 +190,10 @@ class RewriteConfig(Section):
     prompt_file: str | None = None  # your own Jinja template; variables: query, passage, title
 
 
-class ReportLevelConfig(Section):
-    """Report-level queries (beyond the paper): what a report answers as a whole, from its title's claim or,
-    untitled, its lead; positives are the report's passages (the one stating it graded 2, the others 1)."""
-
-    enabled: bool = True
-    max_queries: int = Field(2, ge=1)  # per report
-    prompt: str = "report_query"  # generate.backend: llm; variables: title, lead, subject, period, max_queries
-
-
 class GenerateConfig(Section):
     backend: Literal["templates", "llm"] = "templates"
     prompt: str = "hierarchical_query"
-    # your own Jinja template instead of the bundled one (variables: sentences, title; reask: error, n);
-    # its content is hashed into the stage signature and query provenance
+    # your own Jinja template (variables: sentences, title; reask: error, n), hashed into signature and provenance
     prompt_file: str | None = None
     language: Literal["zh", "en"] = "zh"
     reask: int = Field(1, ge=0)  # re-ask once with the validation error
@@ -210,7 +201,6 @@ class GenerateConfig(Section):
     rewrite: RewriteConfig = Field(default_factory=RewriteConfig)
     report: ReportLevelConfig = Field(default_factory=ReportLevelConfig)
     batch_size: int = 64
-
 
     @model_validator(mode="after")
     def _rewrite_needs_llm(self) -> GenerateConfig:

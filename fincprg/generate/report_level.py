@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -269,19 +268,3 @@ def group_reports(passages: Iterable[Passage], reports: dict[str, Report]) -> It
     if current:
         yield ReportInput(reports[current[0].report_id], tuple(current))
 
-
-def report_level(items: Iterable[ReportInput], cfg: Any, *, llm: Any = None, cache_dir: Any = None
-                 ) -> tuple[list[Query], list[Qrel], dict[str, Any]]:
-    """The stage's entry: every report's level queries and graded qrels (``cfg``: ``generate``), by the
-    templates or (``cfg.backend: llm``) by the LLM (``llm``: the ``llm`` config); none when
-    ``cfg.report.enabled`` is false."""
-    if not cfg.report.enabled:
-        return [], [], {"enabled": False}
-    if cfg.backend == "llm":
-        from fincprg.generate.report_llm import llm_report_queries
-
-        queries, qrels, counts = llm_report_queries(list(items), cfg.report, llm, cache_dir, cfg.language)
-    else:
-        queries, qrels, counts = template_report_queries(items, cfg.report.max_queries)
-    frames = Counter(str(q.provenance.get("frame")) for q in queries)
-    return queries, qrels, {"enabled": True, **counts, "queries": len(queries), "frames": dict(frames.most_common())}

@@ -17,7 +17,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fincprg import layout as L
@@ -28,6 +28,7 @@ from fincprg.finance.stocks import stock_table
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
+from fincprg.generate.report_level import ReportInput, group_reports, template_report_queries
 from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
 from fincprg.finance.reportkind import broker_of
@@ -290,11 +291,26 @@ def _llm_counts(generator: TreeGenerator, ray_stats: dict[str, Any]) -> dict[str
     return out
 
 
+def report_level(items: Iterable[ReportInput], cfg: Any, *, llm: Any = None, cache_dir: Any = None
+                 ) -> tuple[list[Query], list[Qrel], dict[str, Any]]:
+    """The stage's entry: every report's level queries and graded qrels (``cfg``: ``generate``), by the
+    templates or (``cfg.backend: llm``) by the LLM (``llm``: the ``llm`` config); none when
+    ``cfg.report.enabled`` is false."""
+    if not cfg.report.enabled:
+        return [], [], {"enabled": False}
+    if cfg.backend == "llm":
+        from fincprg.generate.report_llm import llm_report_queries
+
+        queries, qrels, counts = llm_report_queries(list(items), cfg.report, llm, cache_dir, cfg.language)
+    else:
+        queries, qrels, counts = template_report_queries(items, cfg.report.max_queries)
+    frames = Counter(str(q.provenance.get("frame")) for q in queries)
+    return queries, qrels, {"enabled": True, **counts, "queries": len(queries), "frames": dict(frames.most_common())}
+
+
 def write_report_level(ctx: StageContext, reports: dict[str, Report]) -> dict[str, Any]:
     """Write generate/report_queries.jsonl and report_qrels.jsonl (:mod:`fincprg.generate.report_level`), whole
     and atomically after the passages' batches: a resumed run makes them again (the LLM's from its cache)."""
-    from fincprg.generate.report_level import group_reports, report_level
-
     queries, qrels, counts = report_level(group_reports(ctx.read(L.CHUNK, L.PASSAGES), reports), ctx.config.generate,
                                           llm=ctx.config.llm, cache_dir=ctx.cache_dir)
     atomic_write_jsonl(ctx.output(L.REPORT_QUERIES), queries)

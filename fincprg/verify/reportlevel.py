@@ -13,6 +13,7 @@ question asks a claim, not a figure. What a report question can get wrong is its
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from difflib import SequenceMatcher
@@ -78,11 +79,15 @@ def report_body(src: Any, report_id: str) -> str:
     return last[1]
 
 
+def stamp(v: Verdict | None, rule: str) -> Verdict | None:
+    """``v`` with its rule's id (:func:`fincprg.verify.rules.stamp`, which imports this module)."""
+    return dataclasses.replace(v, rule=rule) if v is not None else None
+
+
 def check_report_rules(q: Any, src: Any, run: set[str], checks: set[str], disabled: frozenset[str]
                        ) -> Verdict | None:
     """The rule checks of one report-level query, first failure first (``run``: the rule ids switched on);
     each Verdict carries its rule id."""
-    from fincprg.verify.rules import stamp
     from fincprg.verify.strict import check_garbled
     from fincprg.verify.subject import check_subject
 

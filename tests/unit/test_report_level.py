@@ -8,7 +8,8 @@ import json
 from fincprg.config import GenerateConfig, LLMConfig, ReportLevelConfig
 from fincprg.export.beir import SUBSET_RULES, SUBSETS, build_subset_qrels
 from fincprg.generate.report_level import (ANSWERS, STATES, ReportInput, claim_of, group_reports, lead, questions,
-                                           report_level, title_claim)
+                                           title_claim)
+from fincprg.generate.stage import report_level
 from fincprg.records import Passage, Report
 from fincprg.verify.reportlevel import check_report_claim, copies_title
 from fincprg.verify.verdict import Reason
