@@ -202,8 +202,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
         if rewriter is not None:
             counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
         llm = _llm_counts(generator, ray_stats)
-        if llm is not None:
-            counts["llm"] = llm
+        if llm is not None:  # the report level's requests are the stage's too
+            extra = counts["report_level"].pop("llm", {})
+            counts["llm"] = {k: v + extra[k] if isinstance(v, int | float) and isinstance(extra.get(k), int | float)
+                             and not isinstance(v, bool) else v for k, v in llm.items()}
         log.info("generate: %s", counts)
         if counts["retryable_failures"]:
             log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "
