@@ -40,8 +40,14 @@ def render(r: dict[str, Any], also: list[dict[str, Any]] = ()) -> str:
     hi, gi, corr = r["human"], r["generated"], r["correlation"]
     gen_reads = set().union(*map(set, r["generator_reads"].values())) if r["generator_reads"] else set()
     sets = " ".join("--set " + s.replace(str(DATA), "../shared/data") for s in r["build_sets"])
+    untitled = r.get("untitled", False)
     lines = [
-        "## Benchmark validity: human queries vs the generated benchmark (`eval/bench_validity.py`)", "",
+        ("## Benchmark validity without leakage: the untitled build vs the human titles "
+         "(`eval/bench_validity.py --untitled`)" if untitled else
+         "## Benchmark validity: human queries vs the generated benchmark (`eval/bench_validity.py`)"), "",
+        *(["The build reads the reports **without their titles**: no title field, and the body's 研报题目是…研报摘要 "
+           "header (which repeats the title) cut before ingest, so no human query reaches the generator or verify; "
+           "report-level queries come from each report's lead (issue 50).", ""] if untitled else []),
         f"Measured {r['date']} at commit {r['commit']} on {r['machine']} CPU ({r['cpus']} cores, shared), offline: "
         f"build {r['build_s']:.0f} s, evaluation {r['eval_s']:.0f} s, total {r['wall']:.0f} s wall.", "",
         f"- **Reports:** {r['n_reports']} AlphaFin reports ("

@@ -27,6 +27,7 @@ from fincprg.config_sections import (  # noqa: F401 - re-exported: `from fincprg
     NegativesRerankerConfig,
     PrefilterConfig,
     RerankerConfig,
+    ReportLevelConfig,
     Section,
     Time2VecConfig,
     TitleEmbedderConfig,
@@ -192,15 +193,14 @@ class RewriteConfig(Section):
 class GenerateConfig(Section):
     backend: Literal["templates", "llm"] = "templates"
     prompt: str = "hierarchical_query"
-    # your own Jinja template instead of the bundled one (variables: sentences, title; reask: error, n);
-    # its content is hashed into the stage signature and query provenance
+    # your own Jinja template (variables: sentences, title; reask: error, n), hashed into signature and provenance
     prompt_file: str | None = None
     language: Literal["zh", "en"] = "zh"
     reask: int = Field(1, ge=0)  # re-ask once with the validation error
     complete: bool = True  # query completion (§3.1.3)
     rewrite: RewriteConfig = Field(default_factory=RewriteConfig)
+    report: ReportLevelConfig = Field(default_factory=ReportLevelConfig)
     batch_size: int = 64
-
 
     @model_validator(mode="after")
     def _rewrite_needs_llm(self) -> GenerateConfig:

@@ -1,4 +1,5 @@
-"""The config sections of the model-backed stages (topics, mine, export) and :class:`Section`, their base.
+"""The config sections of the model-backed stages (topics, mine, export), generate's report level and
+:class:`Section`, their base.
 
 Split from :mod:`fincprg.config` (which re-exports every name here) to keep each module short. A ``backend``
 key names an entry of a registry (:mod:`fincprg.registry`): its allowed values are whatever is registered,
@@ -251,3 +252,12 @@ class ExportConfig(Section):
     easiness: EasinessConfig = Field(default_factory=EasinessConfig)
     flagembedding: bool = True
     hf: bool = True
+
+
+class ReportLevelConfig(Section):
+    """Report-level queries (beyond the paper): what a report answers as a whole, from its title's claim or,
+    untitled, its lead; positives are the report's passages (the one stating it graded 2, the others 1)."""
+
+    enabled: bool = True
+    max_queries: int = Field(2, ge=1)  # per report
+    prompt: str = "report_query"  # generate.backend: llm; variables: title, lead, subject, period, max_queries

@@ -42,6 +42,8 @@ EXTRA_TITLES = "extra_titles.jsonl"  # ingest: titles without bodies (ingest.ext
 LAYOUT_REMOVED = "layout_removed.jsonl"  # ingest: what PDF layout cleaning removed (Removed records)
 PASSAGES, SENTENCES, REMOVED, CHUNK_STATS = "passages.jsonl", "sentences.jsonl", "removed.jsonl", "stats.jsonl"
 QUERIES, QRELS, FAILURES, HIERARCHY = "queries.jsonl", "qrels.jsonl", "failures.jsonl", "hierarchy.json"
+# generate: report-level queries and their graded qrels, made once every passage's tree is written
+REPORT_QUERIES, REPORT_QRELS = "report_queries.jsonl", "report_qrels.jsonl"
 TITLES, TREE, ASSIGNMENTS = "titles.jsonl", "tree.json", "assignments.jsonl"  # topics (+ QUERIES, FAILURES)
 TOPICS_HTML, HIERARCHY_HTML = "topics.html", "hierarchy.html"
 BERTOPIC_DIR = "bertopic"  # topics: the fitted BERTopic model (engine "bertopic"), BERTopic.load() opens it
@@ -79,7 +81,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact(CHUNK, PASSAGES, Passage), Artifact(CHUNK, SENTENCES, Sentence), Artifact(CHUNK, REMOVED, Removed),
     Artifact(CHUNK, CHUNK_STATS),
     Artifact(GENERATE, QUERIES, Query), Artifact(GENERATE, QRELS, Qrel), Artifact(GENERATE, FAILURES, Failure),
-    Artifact(GENERATE, HIERARCHY),
+    Artifact(GENERATE, HIERARCHY), Artifact(GENERATE, REPORT_QUERIES, Query), Artifact(GENERATE, REPORT_QRELS, Qrel),
     Artifact(TOPICS, TITLES, Title), Artifact(TOPICS, TREE, TopicHierarchy),
     Artifact(TOPICS, ASSIGNMENTS, TopicAssignment), Artifact(TOPICS, QUERIES, Query),
     Artifact(TOPICS, FAILURES, Failure), Artifact(TOPICS, TOPICS_HTML, optional=True),

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-QueryLevel = Literal["sentence", "passage", "topic", "intent"]
+QueryLevel = Literal["sentence", "passage", "report", "topic", "intent"]
 QrelProvenance = Literal["direct", "mined"]
 
 

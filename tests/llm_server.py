@@ -29,6 +29,7 @@ being handled at the same time (use it to check a client's concurrency limit).
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -127,6 +128,7 @@ def default_responder(request: dict[str, Any]) -> str:
 
     * topic_intent prompts (the question shows an ``"intent"`` key): a list of intents built from
       the titles, ``[{"intent", "subqueries"}]``;
+    * report_query prompts (``"report_queries"``): one question about the report's subject;
     * synonymy_judge prompts (``"score"``): ``{"score": 3, "reason": ...}``;
     * a user message holding a JSON list of strings (the hierarchical query prompt's input): an
       aligned query tree ``{"passage_query", "sentence_queries"}``;
@@ -142,6 +144,10 @@ def default_responder(request: dict[str, Any]) -> str:
         titles = lists[-1] if lists else ["主题"]
         return json.dumps([{"intent": f"了解{t[:12]}", "subqueries": [f"{t[:12]}的情况如何？"]}
                            for t in titles[:2]], ensure_ascii=False)
+    if '"report_queries"' in first:  # prompts/report_query.*: one question about the report's subject
+        m = re.search(r"(?:研究对象：|Subject: )(.+)", first)
+        subject = m.group(1).strip() if m else "该公司"
+        return json.dumps({"report_queries": [f"{subject}的业绩表现如何？"]}, ensure_ascii=False)
     if '"score"' in first:  # prompts/synonymy_judge.*: a fixed middle score
         return json.dumps({"score": 3, "reason": "local test server default"}, ensure_ascii=False)
     dec = json.JSONDecoder()

@@ -19,7 +19,7 @@ def eval_cmd(
              "(the latter is reported as subset 'all'). Optional only with --results.")] = None,
     retriever: Annotated[Optional[list[str]], typer.Option("--retriever", "-r", help=_SPEC_HELP)] = None,
     subset: Annotated[Optional[list[str]], typer.Option(
-        "--subset", "-s", help="Qrels subset, repeatable (all, sentence, sentence-mined, passage, passage-mined, "
+        "--subset", "-s", help="Qrels subset, repeatable (all, sentence, sentence-mined, passage, passage-mined, report, "
                                "topic; default: every subset present for --split).")] = None,
     split: Annotated[str, typer.Option(help="Qrels split: reads qrels/<subset>-<split>.tsv or qrels/<split>.tsv.")]
     = "test",

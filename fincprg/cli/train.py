@@ -26,7 +26,7 @@ _OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Folder for the fine-
 _LossOpt = Annotated[str, typer.Option(help=LOSS_HELP)]
 _SubsetOpt = Annotated[Optional[list[str]], typer.Option(
     "--subset", "-s", help="Qrels subset(s) whose train labels are the positives, repeatable: all, sentence, "
-                           "sentence-mined, passage, passage-mined, topic. Default: all.")]
+                           "sentence-mined, passage, passage-mined, report, topic. Default: all.")]
 _EpochsOpt = Annotated[float, typer.Option(min=0.01, help="Training epochs.")]
 _BatchSizeOpt = Annotated[int, typer.Option(min=2, help="Pairs per batch (mnrl: also the in-batch negatives).")]
 _LrOpt = Annotated[float, typer.Option("--lr", help="Peak learning rate (AdamW, linear decay).")]

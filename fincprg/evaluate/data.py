@@ -26,7 +26,7 @@ Corpus = dict[str, dict]
 Queries = dict[str, str]
 Qrels = dict[str, dict[str, int]]
 
-LEVELS = ("sentence", "passage", "topic")
+LEVELS = ("sentence", "passage", "report", "topic")
 """Query levels (traversal spaces) in display order."""
 
 
@@ -96,7 +96,7 @@ def merge_qrels(subsets: Iterable[Qrels]) -> Qrels:
 
 
 # Paper order (Tables 2-3); unknown subsets follow alphabetically.
-SUBSET_ORDER = ("sentence", "sentence-mined", "passage", "passage-mined", "topic", "all")
+SUBSET_ORDER = ("sentence", "sentence-mined", "passage", "passage-mined", "report", "topic", "all")
 
 
 def available_subsets(folder: Path, split: str = "test") -> dict[str, Path]:

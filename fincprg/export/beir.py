@@ -9,9 +9,10 @@ sentence           sentence            direct (the passage the query came from)
 sentence-mined     sentence            direct + mined
 passage            passage             direct
 passage-mined      passage             direct + mined
+report             report              direct, graded: the passage stating the claim 2, the report's others 1
 topic              topic (subqueries)  every label they have (mined only: no direct passage)
-all                sentence+passage+   direct + mined (union of the five above)
-                   topic
+all                sentence+passage+   direct + mined (union of the six above)
+                   report+topic
 =================  ==================  ====================================
 
 Intent queries are in queries.jsonl (level "intent") as the parents of topic subqueries; they
@@ -31,14 +32,15 @@ from pathlib import Path
 from fincprg.io import atomic_write_text
 from fincprg.records import Qrel, Query
 
-SUBSETS: tuple[str, ...] = ("sentence", "sentence-mined", "passage", "passage-mined", "topic", "all")
+SUBSETS: tuple[str, ...] = ("sentence", "sentence-mined", "passage", "passage-mined", "report", "topic", "all")
 SUBSET_RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "sentence": (frozenset({"sentence"}), frozenset({"direct"})),
     "sentence-mined": (frozenset({"sentence"}), frozenset({"direct", "mined"})),
     "passage": (frozenset({"passage"}), frozenset({"direct"})),
     "passage-mined": (frozenset({"passage"}), frozenset({"direct", "mined"})),
+    "report": (frozenset({"report"}), frozenset({"direct"})),
     "topic": (frozenset({"topic"}), frozenset({"direct", "mined"})),
-    "all": (frozenset({"sentence", "passage", "topic"}), frozenset({"direct", "mined"})),
+    "all": (frozenset({"sentence", "passage", "report", "topic"}), frozenset({"direct", "mined"})),
 }
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 

@@ -164,11 +164,11 @@ def render_card(
     actually used, as its manifest records it."""
     out = ["# fincprg passage-retrieval dataset", "",
            "Chinese financial passage retrieval built from research reports (研报) with the FinCPRG method: "
-           "hierarchical queries per passage (passage and sentence level), topic queries from clustered report "
-           "titles, direct labels, and indirect positives mined by comparing equivalent queries "
+           "hierarchical queries per passage (passage and sentence level), report-level queries (what a report "
+           "answers as a whole; beyond the paper), topic queries from clustered report titles, direct labels, and indirect positives mined by comparing equivalent queries "
            "(`fincprg build`).", "",
            "## How the queries were made", ""]
-    for level in ("sentence", "passage", "intent", "topic"):
+    for level in ("sentence", "passage", "report", "intent", "topic"):
         gens = generators.get(level)
         if query_levels.get(level):
             desc = ", ".join(f"{g}: {n}" for g, n in sorted(gens.items())) if gens else "unlabelled"
@@ -199,8 +199,11 @@ def render_card(
             "- `sentence`: sentence queries, direct labels (query ⊂ passage); `sentence-mined`: the same "
             "queries with direct + mined labels.",
             "- `passage`: passage queries, direct labels (query ≡ passage); `passage-mined`: direct + mined.",
+            "- `report`: report-level queries (a report's claim, event, rating or outlook as a reader asks it, "
+            "from its title, or its lead where it has none), direct graded labels: the passage stating it 2, "
+            "the report's other passages 1.",
             "- `topic`: topic subqueries with mined labels only (they have no source passage).",
-            "- `all`: union of the five. Intent queries (level `intent`) are in queries.jsonl as parents of "
+            "- `all`: union of the six. Intent queries (level `intent`) are in queries.jsonl as parents of "
             "topic subqueries and have no labels.",
             f"- Split: reports move between train and test as units (`export.split_unit={cfg.export.split_unit}`), "
             f"about {cfg.export.test_fraction:.0%} of reports in test, ordered by a hash of the unit id with "

@@ -17,7 +17,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fincprg import layout as L
@@ -28,6 +28,7 @@ from fincprg.finance.stocks import stock_table
 from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
+from fincprg.generate.report_level import ReportInput, group_reports, template_report_queries
 from fincprg.generate.rewrite import make_rewriter, rewrite_counts
 from fincprg.llm.retry import retry_counts
 from fincprg.finance.reportkind import broker_of
@@ -35,7 +36,7 @@ from fincprg.generate.industry import WIDE_TYPES
 from fincprg.generate.subject import body_subject
 from fincprg.generate.tally import QueryTally
 from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator, report_company, title_subject
-from fincprg.io import atomic_write_text, count_lines, read_jsonl
+from fincprg.io import atomic_write_jsonl, atomic_write_text, count_lines, read_jsonl
 from fincprg.records import Failure, Qrel, Query, Report
 from fincprg.spec import Prepared, StageContext
 
@@ -197,11 +198,14 @@ def run(ctx: StageContext) -> dict[str, Any]:
                 tally.add(row)
         counts = summarise(ctx, n_items, lines, tally, sentences)
         counts["hierarchy_reports"] = write_hierarchy(ctx, tally)
+        counts["report_level"] = write_report_level(ctx, reports)
         if rewriter is not None:
             counts["rewrite"] = rewrite_counts(ctx.output(L.QUERIES))
         llm = _llm_counts(generator, ray_stats)
-        if llm is not None:
-            counts["llm"] = llm
+        if llm is not None:  # the report level's requests are the stage's too
+            extra = counts["report_level"].pop("llm", {})
+            counts["llm"] = {k: v + extra[k] if isinstance(v, int | float) and isinstance(extra.get(k), int | float)
+                             and not isinstance(v, bool) else v for k, v in llm.items()}
         log.info("generate: %s", counts)
         if counts["retryable_failures"]:
             log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "
@@ -287,6 +291,33 @@ def _llm_counts(generator: TreeGenerator, ray_stats: dict[str, Any]) -> dict[str
     if stats.get("cache_errors"):  # answers the cache could not store: a re-run asks them again
         out["cache_errors"] = stats["cache_errors"]
     return out
+
+
+def report_level(items: Iterable[ReportInput], cfg: Any, *, llm: Any = None, cache_dir: Any = None
+                 ) -> tuple[list[Query], list[Qrel], dict[str, Any]]:
+    """The stage's entry: every report's level queries and graded qrels (``cfg``: ``generate``), by the
+    templates or (``cfg.backend: llm``) by the LLM (``llm``: the ``llm`` config); none when
+    ``cfg.report.enabled`` is false."""
+    if not cfg.report.enabled:
+        return [], [], {"enabled": False}
+    if cfg.backend == "llm":
+        from fincprg.generate.report_llm import llm_report_queries
+
+        queries, qrels, counts = llm_report_queries(list(items), cfg.report, llm, cache_dir, cfg.language)
+    else:
+        queries, qrels, counts = template_report_queries(items, cfg.report.max_queries)
+    frames = Counter(str(q.provenance.get("frame")) for q in queries)
+    return queries, qrels, {"enabled": True, **counts, "queries": len(queries), "frames": dict(frames.most_common())}
+
+
+def write_report_level(ctx: StageContext, reports: dict[str, Report]) -> dict[str, Any]:
+    """Write generate/report_queries.jsonl and report_qrels.jsonl (:mod:`fincprg.generate.report_level`), whole
+    and atomically after the passages' batches: a resumed run makes them again (the LLM's from its cache)."""
+    queries, qrels, counts = report_level(group_reports(ctx.read(L.CHUNK, L.PASSAGES), reports), ctx.config.generate,
+                                          llm=ctx.config.llm, cache_dir=ctx.cache_dir)
+    atomic_write_jsonl(ctx.output(L.REPORT_QUERIES), queries)
+    atomic_write_jsonl(ctx.output(L.REPORT_QRELS), qrels)
+    return counts
 
 
 def write_hierarchy(ctx: StageContext, tally: QueryTally) -> int:

@@ -12,44 +12,31 @@ among six industry weeklies, or one company's report among six about another. An
 * no intent where the titles share neither (a grab-bag topic has no research intent); its companies' titles
   still make subqueries, written without a parent intent.
 
-Subqueries ask each named company's titles (their metric, event or expectation), the keywords two titles write
-(:func:`_keyword_question`) and, under a theme intent, the minority companies' titles. Forms vary by topic id
-and are deterministic.
+A company intent's frame comes from what its titles say (:mod:`fincprg.topics.frames`: an expectation, a measure,
+an event, a policy, a rating, a risk, a product, a market event, growth; a pair's is a comparison). Subqueries ask
+the titles of a company with more than half the topic's reports (their measure, event, expectation, policy or
+risk) and the keywords two titles write (:func:`_keyword_question`); a company with fewer of the reports is never
+named in one (issue 50). Every query carries its frame; forms vary by topic id and are deterministic.
 """
 from __future__ import annotations
 
-import hashlib
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import Any
 
+from fincprg.topics.frames import asked_period, company_intent, pair_intent, pick, signals, title_question
 from fincprg.topics.topic_input import TopicInput, common_run, surface_form
 
-TEMPLATE_ID, TEMPLATE_VERSION = "topic_intent.templates", 2
-
-_EXPECTATION = re.compile(r"符合预期|超预期|低于预期|不及预期|略低于预期|好于预期")
-_GROWTH = re.compile(r"增长|高增|大增|提升|上升|回升|增加|翻倍|放量|向好|改善")
-# the 股息率 family (分红率, 派息率, 股息率) follows the board's payout and the price, not demand as sales do
-_NOT_DRIVEN = frozenset({"产能", "股息率"})
-# measures that do not 「表现」: capacity is built, a multiple or a price is a level
-_NOT_PERFORMING = {
-    "产能": ("{c}{y}产能建设进展如何？", "{c}{y}产能扩张情况如何？"),
-    "PE": ("{c}{y}估值水平如何？",), "PB": ("{c}{y}估值水平如何？",), "PS": ("{c}{y}估值水平如何？",),
-    "市值": ("{c}{y}估值水平如何？",),
-}
-
+TEMPLATE_ID, TEMPLATE_VERSION = "topic_intent.templates", 3
 
 def _asked_period(title: str) -> str:
-    """The period a title reviews as a question names it (2022年上半年, 2020年二季度, 2021年), or ""."""
-    from fincprg.finance.reporting_period import asked_period, dominant_period
-
-    p = dominant_period(title)
-    return asked_period(p) if p is not None and p.year else ""
+    return asked_period(title)
 
 
 def _pick(key: str, forms: list[str]) -> str:
-    return forms[int(hashlib.md5(key.encode("utf-8")).hexdigest()[:8], 16) % len(forms)]
+    return pick(key, forms)
 
 
 @lru_cache(maxsize=1)
@@ -64,31 +51,8 @@ def _subject_terms() -> frozenset[str]:
 
 
 def _title_question(key: str, company: str, title: str) -> str:
-    """A question about one company's report title: its metric, its event, or whether results met
-    expectations. The period is the title's own (a report dated 2022 may be about 2021), with its part of the
-    year: a half-year review is asked as 2022年上半年, never as the whole of 2022."""
-    from fincprg.finance import METRIC_SYNONYMS, extract
-    from fincprg.finance.events import EVENTS, event_of
-    from fincprg.finance.surface import surface
-
-    f = extract(title)
-    y = _asked_period(title)
-    metrics = sorted(f.metrics, key=lambda m: min((title.find(s) for s in METRIC_SYNONYMS[m] if s in title),
-                                                  default=len(title)))
-    if metrics and metrics[0] != "目标价":
-        m = surface(metrics[0], title)
-        forms = ([q.format(c=company, y=y, m=m) for q in _NOT_PERFORMING[metrics[0]]]
-                 if metrics[0] in _NOT_PERFORMING else [f"{company}{y}{m}表现如何？", f"{company}{y}{m}的变化情况如何？"])
-        # asking what drove growth presumes the title says it grew; capacity is built and a payout decided
-        if _GROWTH.search(title) and metrics[0] not in _NOT_DRIVEN:
-            forms.append(f"{company}{y}{m}增长的驱动因素是什么？")
-        return _pick(key, forms)
-    event = event_of(title)
-    if event:
-        return _pick(key, [s.replace("{E}", company).replace("{P}", y) for s in EVENTS[event]])
-    if _EXPECTATION.search(title):
-        return _pick(key, [f"{company}{y}业绩是否符合预期？", f"{company}{y}业绩与市场预期相比如何？"])
-    return ""  # a bare 「X的业绩表现如何？」 asks nothing a passage could answer specifically
+    """A question about one company's report title (:func:`fincprg.topics.frames.title_question`)."""
+    return title_question(key, company, title)[1]
 
 
 # Events an industry question can be about, and how to ask it (「…行业疫情的前景如何？」 asks nothing).
@@ -308,26 +272,20 @@ def _sector_measure(k: str) -> bool:
     return bool(measure) and measure not in _COMPANY_MEASURES
 
 
-def _company_intent(key: str, names: list[str], companies: dict[str, list[str]], own: list[str]) -> str:
-    """The intent about one subject company, or two that share a theme."""
+def _company_intent(key: str, names: list[str], companies: dict[str, list[str]], own: list[str],
+                    used: Counter[str] | None = None) -> tuple[str, str]:
+    """(frame, intent) about one subject company, from what its titles say (:mod:`fincprg.topics.frames`), or a
+    comparison of two that share a theme."""
     # the period the companies' own titles review, with its part of the year; titles of different periods get none
     whens = {_asked_period(t) for n in names for t in companies[n]}
     when = whens.pop() if len(whens) == 1 else ""
     if len(names) == 2:
         a, b = names
-        theme = shared_theme(companies[a][0], companies[b][0]) or ""
-        if theme in a or theme in b:  # 「南方航空航空业务」: the name already says it
-            return _pick(key, [f"了解{a}和{b}{when}的业绩表现与前景", f"比较{a}和{b}{when}的经营表现"])
-        # 「X关于Y的研究观点」 reads as the company holding the view, 「在特斯拉领域」 a customer as a field
-        return _pick(key, [f"了解{a}和{b}{when}{theme}相关业务的表现与前景", f"比较{a}和{b}{when}{theme}业务的经营表现"])
+        return pair_intent(key, a, b, when, shared_theme(companies[a][0], companies[b][0]) or "")
     # a metric (营业收入) is no topic of a research view; an industry term or an event is
-    themes = [k for k in own if k in _theme_terms() or k in _INDUSTRY_EVENTS]
-    forms = [f"了解{names[0]}{when}的业绩表现与前景"]
-    if themes and themes[0] in _INDUSTRY_EVENTS:  # what the market does to the company
-        forms.append(f"了解{themes[0]}对{names[0]}{when}经营的影响")
-    elif themes:
-        forms.append(f"了解{names[0]}{when}{themes[0]}相关业务的进展与前景")
-    return _pick(key, forms)
+    themes = [k for k in own if k in _theme_terms()]
+    market = [k for k in own if k in _INDUSTRY_EVENTS]
+    return company_intent(key, names[0], when, signals(companies[names[0]], themes, market), used)
 
 
 def _theme_intent(key: str, theme: str, period: str, scope: str, titles: Sequence[str]) -> str:
@@ -345,16 +303,18 @@ def _theme_intent(key: str, theme: str, period: str, scope: str, titles: Sequenc
 
 
 def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents: int = 3,
-                     listed: Collection[str] = ()) -> list[dict[str, Any]]:
+                     listed: Collection[str] = (), used: dict[str, Counter[str]] | None = None) -> list[dict[str, Any]]:
     """At most one intent with up to ``max_subqueries`` subqueries, written from what the topic's titles share
     (the module docstring says how); intent "" (subqueries without a parent) when the titles share no subject,
     ``[]`` when nothing can be asked. ``listed``: listed companies' short
     names (a keyword that names one is a company, not a theme). ``max_intents`` is kept for the config: a topic
-    has one subject."""
+    has one subject. ``used``: level ("intent", "topic") -> the frames the topics before this one took, updated
+    here (:func:`fincprg.topics.frames.choose` spreads a level over its frames)."""
     from fincprg.finance.words import sound
 
     if max_intents < 1:
         return []
+    used = used if used is not None else {"intent": Counter(), "topic": Counter()}
     scope = f"{topic.industry}行业" if topic.industry else ""
     companies = topic_companies(topic.titles)
     terms = _subject_terms()
@@ -369,32 +329,52 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
     kws = [k for k in kws if sound(k)]
     key = topic.topic_id
 
-    def keyword_questions(words: list[str], room: int) -> list[str]:
-        out: list[str] = []
+    def keyword_questions(words: list[str], room: int) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
         for k in words if scope else ():  # without an industry a keyword question has no subject
             if len(out) >= room:
                 break
             q = _keyword_question(f"{key}|{k}", k, f"{topic.period_of(k)}{scope}", topic.industry, topic.titles,
                                   companies=bool(companies))
             if q:
-                out.append(q)
+                out.append((_keyword_frame(k), q))
         return out
 
-    def title_questions(names: Sequence[str]) -> list[str]:
-        return [q for c in names for t in companies[c] if (q := _title_question(f"{key}|{c}|{t}", c, t))]
+    def title_questions(names: Sequence[str]) -> list[tuple[str, str]]:
+        return [fq for c in names for t in companies[c]
+                if (fq := title_question(f"{key}|{c}|{t}", c, t, used["topic"]))[1]]
+
+    def result(frame: str, intent: str, subs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        subs = list({q: (f, q) for f, q in subs}.values())[:max_subqueries]  # first of each question
+        if subs:
+            used["intent"].update([frame] if intent else [])
+            used["topic"].update(f for f, _ in subs)
+        return [{"intent": intent, "subqueries": [q for _, q in subs],
+                 "frames": {"intent": frame, "subqueries": [f for f, _ in subs]}}] if subs else []
 
     names = topic_subjects(companies, len(topic.titles))
+    # a subquery names a company only where its reports are more than half the topic's (issue 50: a topic mixing
+    # companies was asked about one with few of its reports); a pair's comparison is the intent's alone
+    major = [c for c in names if 2 * len(companies[c]) > len(topic.titles)]
     if names:
         own = [k for k in kws if any(k in t for n in names for t in companies[n])]
-        subs = list(dict.fromkeys(title_questions(names)))[:max_subqueries]
-        subs = list(dict.fromkeys(subs + keyword_questions(own, max_subqueries - len(subs))))[:max_subqueries]
-        return [{"intent": _company_intent(key, names, companies, own), "subqueries": subs}] if subs else []
+        subs = title_questions(major)[:max_subqueries]
+        subs += keyword_questions(own, max_subqueries - len(dict.fromkeys(q for _, q in subs)))
+        return result(*_company_intent(key, names, companies, own, used["intent"]), subs)
     theme = shared_keyword(kws, topic.titles, topic.industry, listed, grown)
     if theme is None or not scope:
-        # no intent; each company's title still makes a question about the topic's reports (a parentless subquery)
-        subs = list(dict.fromkeys(title_questions(list(companies))))[:max_subqueries]
-        return [{"intent": "", "subqueries": subs}] if subs else []
+        # no shared theme and no company with most of the reports: nothing the topic as a whole is asked
+        return []
     subs = keyword_questions([theme, *(k for k in kws if k != theme)], max_subqueries)
-    subs = list(dict.fromkeys(subs + title_questions(list(companies))))[:max_subqueries]
     intent = _theme_intent(key, theme, topic.period_of(theme), scope, topic.titles)
-    return [{"intent": intent, "subqueries": subs}] if subs else []
+    return result("measure" if _sector_measure(theme) else "industry_event" if theme in _EVENT_INTENTS else "theme",
+                  intent, subs)
+
+
+def _keyword_frame(k: str) -> str:
+    """The frame of a keyword question (:func:`_keyword_question`): an industry event, a measure, a price or a
+    theme term."""
+    from fincprg.finance.events import EVENTS
+    from fincprg.finance.surface import canonical
+
+    return "industry_event" if k in EVENTS else "measure" if canonical(k) else "price" if k.endswith("价") else "theme"

@@ -39,13 +39,20 @@ def to_queries(topic_id: str, intents: list[dict[str, Any]], provenance: dict[st
     out: list[Query] = []
     for k, it in enumerate(intents):
         qid = f"qi:{topic_id}:{k}" if it["intent"] else None
+        # the templates name each query's frame (fincprg.topics.frames); an LLM's answer has none
+        frames = it.get("frames") or {}
+        sub_frames = frames.get("subqueries") or [None] * len(it["subqueries"])
         if qid is not None:
             out.append(Query(id=qid, level="intent", text=it["intent"], source_ids=(topic_id,),
-                             provenance=dict(provenance)))
-        for j, sq in enumerate(it["subqueries"]):
+                             provenance=_framed(provenance, frames.get("intent"))))
+        for j, (sq, f) in enumerate(zip(it["subqueries"], sub_frames, strict=True)):
             out.append(Query(id=f"qt:{topic_id}:{k}:{j}", level="topic", text=sq, source_ids=(topic_id,),
-                             parent_id=qid, provenance=dict(provenance)))
+                             parent_id=qid, provenance=_framed(provenance, f)))
     return out
+
+
+def _framed(provenance: dict[str, Any], frame: str | None) -> dict[str, Any]:
+    return {**provenance, "frame": frame} if frame else dict(provenance)
 
 
 def validate(answer: Any, *, max_intents: int = 3, max_subqueries: int = 5) -> list[dict[str, Any]]:

@@ -168,9 +168,10 @@ def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[
     tcfg = ctx.config.topics.classifier
     table = load_table(tcfg.stock_table if tcfg.stock_table is not None else ctx.config.finance.stock_table)
     listed = frozenset(table.code_of) if table else frozenset()  # a keyword naming one is a company, no theme
+    used: dict[str, Counter[str]] = {"intent": Counter(), "topic": Counter()}  # frames so far, in topic order
     for t in inputs:
         intents = template_intents(t, max_subqueries=cfg.max_subqueries, max_intents=cfg.max_intents,
-                                   listed=listed)
+                                   listed=listed, used=used)
         prov = {"generator": "templates", "template": TEMPLATE_ID, "version": TEMPLATE_VERSION,
                 "keywords": list(t.keywords[:3]), "industry": t.industry, "period": period_label(t.dates)}
         queries.extend(to_queries(t.topic_id, intents, prov))

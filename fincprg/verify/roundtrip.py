@@ -5,8 +5,8 @@ with the generator's (jieba, finance lexicon) reading of the text. Scoring is on
 batch of queries (scipy), so ~150k queries over ~30k passages stay a few matrix products, not a Python loop
 over pairs.
 
-* ``not_retrieved``: none of the query's own passages (sentence/passage level: its passage; topic and
-  intent: any passage of the topic's reports) is in the top ``k``.
+* ``not_retrieved``: none of the query's own passages (sentence/passage level: its passage; report level: any
+  passage of its report; topic and intent: any passage of the topic's reports) is in the top ``k``.
 * ``ambiguous``: at least ``n`` other, unrelated reports (another company's, or outside the topic) have a
   passage scoring within ``margin`` (relative) of the query's best own passage: it would match many
   reports about equally well.
@@ -283,6 +283,15 @@ class RoundTrip:
             if key not in targets:
                 same = {r for c in src.reports[p.report_id].companies for r in self.reports_of[c]}
                 targets[key] = Target(frozenset({src.passage_at[p.id]}), frozenset({p.report_id}), frozenset(same))
+            return targets[key]
+        if q.level == "report":  # a report question: every passage of its report is its own
+            p = src.passage(q.source)
+            assert p is not None
+            key = f"r:{p.report_id}"
+            if key not in targets:
+                same = {r for c in src.reports[p.report_id].companies for r in self.reports_of[c]}
+                own = frozenset(self.passages_of[p.report_id])
+                targets[key] = Target(own, frozenset({p.report_id}), frozenset(same))
             return targets[key]
         key = f"t:{q.source}"
         if key not in targets:

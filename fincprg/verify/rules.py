@@ -26,6 +26,7 @@ from fincprg.verify.figures import (check_amount, check_change_stated, check_com
                                     check_price_level, check_rate_level, check_risk, check_target_as_forecast,
                                     check_valuation)
 from fincprg.verify.related import check_related
+from fincprg.verify.reportlevel import check_report_claim
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.strict import check_garbled, check_in_sentence, check_vague, check_whole_year
 from fincprg.verify.sources import ReportInfo
@@ -35,7 +36,7 @@ from fincprg.verify.topical import check_topical, check_trend
 from fincprg.verify.verdict import Reason, Verdict
 
 SP = ("sentence", "passage")
-ALL = ("sentence", "passage", "topic", "intent")
+ALL = ("sentence", "passage", "report", "topic", "intent")
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,11 @@ def _topic_strict(r: Reading) -> Verdict | None:  # the example's source: "YYYY-
     return check_topic_strict(r.query, infos, sorted(r.names), [])
 
 
+def _report_claim(r: Reading) -> Verdict | None:  # the example's source: the report's title, a line, its body
+    title, _, body = r.source.partition("\n")
+    return check_report_claim(r.query, title, body, None)
+
+
 def _related(r: Reading) -> Verdict | None:  # the example's source: "company:industry" a line
     industry = dict(line.split(":", 1) for line in r.source.splitlines() if ":" in line)
     return check_related(r.query, sorted(industry), industry)
@@ -196,6 +202,9 @@ STAGE: tuple[Rule, ...] = (
            "a topic query's subject and period as its reports' titles give them", "answer", _topic_strict),
     _stage("topic_answer", ("topic", "intent"), (P, F, Reason.CONTRADICTED), "query, the topic's titles and dates",
            "every fact asked is in the topic's titles with the same reading", "answer", _topic_answer),
+    _stage("report_claim", ("report",), (Reason.GARBLED, P, Reason.CONTRADICTED), "query, its report's title, "
+           "passages and date", "a report question asks its claim, not its title copied, of a period and direction "
+           "the report gives", "answer", _report_claim),
     _stage("related", ("intent",), (Reason.UNRELATED_COMPANIES,), "query, the companies' industries",
            "an intent pairs related companies only", "related", _related),
     _stage("round_trip", ALL, (Reason.NOT_RETRIEVED, Reason.AMBIGUOUS), "query, the whole corpus",

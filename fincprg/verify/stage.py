@@ -1,7 +1,8 @@
 """Verify stage: keep or drop every generated query, with a reason a reader can check.
 
 Input records: ingest/reports.jsonl (Report), chunk/passages.jsonl (Passage), chunk/sentences.jsonl
-(Sentence), generate/queries.jsonl + qrels.jsonl (sentence/passage Query, direct Qrel),
+(Sentence), generate/queries.jsonl + qrels.jsonl (sentence/passage Query, direct Qrel), generate/report_queries.jsonl
++ report_qrels.jsonl (report-level Query, graded direct Qrel; :mod:`.reportlevel`),
 topics/queries.jsonl (topic/intent Query), topics/tree.json and assignments.jsonl (a topic's reports).
 
 Output records (OUT/verify, written at the end: a global stage):
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -33,6 +35,7 @@ from fincprg.spec import Prepared
 from fincprg.verify.answer import check_answer, check_topic_answer
 from fincprg.verify.checks import strict_checks
 from fincprg.verify.related import check_related
+from fincprg.verify.reportlevel import check_report_rules
 from fincprg.verify.roundtrip import RoundTrip
 from fincprg.verify.rules import RULES, stamp
 from fincprg.verify.sources import ReportInfo, listed_in, passage_subjects, report_info, topic_subjects
@@ -147,6 +150,8 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
     its rule (:mod:`.rules`), and a rule in ``disabled`` is skipped."""
     on = checks.union(("",))  # "": the rules no coarse switch turns off (the source's)
     run = {r.id for r in RULES if r.switch in on and r.id not in disabled}
+    if q.level == "report":
+        return check_report_rules(q, src, run, checks, disabled)
     if q.level in ("sentence", "passage"):
         p = src.passage(q.source_ids[0]) if q.source_ids else None
         if p is None or p.report_id not in src.reports:
@@ -206,7 +211,7 @@ def _asked_names(query: str, subjects: Subjects) -> frozenset[str]:
 
 
 def _judge_source(q: Ask, src: _Sources) -> str:
-    if q.level in ("sentence", "passage"):
+    if q.level in ("sentence", "passage", "report"):  # a report query: the passage stating its claim
         p = src.passage(q.source)
         assert p is not None
         return f"标题：{src.reports[p.report_id].title}\n{p.text}"
@@ -256,6 +261,7 @@ def run(ctx: Any) -> dict[str, Any]:
 def _stream(ctx: Any) -> Iterator[Query]:
     """Generate's queries, then topics': the order they are written in."""
     yield from ctx.read(L.GENERATE, L.QUERIES)
+    yield from ctx.read(L.GENERATE, L.REPORT_QUERIES)
     yield from ctx.read(L.TOPICS, L.QUERIES)
 
 
@@ -350,7 +356,8 @@ def _write(ctx: Any, verdicts: dict[str, Verdict], kept_ids: set[str]) -> list[d
                 yield q
 
     atomic_write_jsonl(ctx.output(L.QUERIES), kept())
-    atomic_write_jsonl(ctx.output(L.QRELS), (r for r in ctx.read(L.GENERATE, L.QRELS) if r.query_id in kept_ids))
+    direct = itertools.chain(ctx.read(L.GENERATE, L.QRELS), ctx.read(L.GENERATE, L.REPORT_QRELS))
+    atomic_write_jsonl(ctx.output(L.QRELS), (r for r in direct if r.query_id in kept_ids))
     atomic_write_jsonl(ctx.output(L.DROPPED), dropped)
     return dropped
 

@@ -71,7 +71,12 @@ def test_sample_build_has_six_subsets_loadable_and_leak_free(sample_build):
         for split in SPLITS:
             assert (d / "qrels" / f"{subset}-{split}.tsv").exists(), f"{subset}-{split}"
             corpus, queries, qrels = load_beir(d, f"{subset}-{split}")
-            if (subset, split) != ("topic", "test") or _labelled_topics(d) >= 2:
+            if subset == "topic" and _labelled_topics(d) == 0:
+                # since issue 50 the sample's topic queries name no company with half its topic's reports or less;
+                # the three left ask a theme and none is mined a label (eval/README.md, report-level): the files
+                # are header-only
+                assert not qrels
+            elif (subset, split) != ("topic", "test") or _labelled_topics(d) >= 2:
                 # topic-test can only be filled when at least two topic nodes carry labels (one stays in train)
                 assert qrels, f"qrels/{subset}-{split}.tsv has no labels"
             for qid, rels in qrels.items():
@@ -103,11 +108,13 @@ def test_sample_build_loads_with_datasets(sample_build, tmp_path):
     for subset in SUBSETS:
         for split in SPLITS:
             if counts[subset][split]["pairs"] == 0:
-                assert (subset, split) == ("topic", "test") and _labelled_topics(sample_build / "dataset") < 2
+                # topic-test needs two labelled topic nodes; since issue 50 the sample's topic queries have none
+                assert subset == "topic" and (split == "test" or _labelled_topics(sample_build / "dataset") == 0)
+                assert _labelled_topics(sample_build / "dataset") < 2
                 empty += 1
                 continue  # datasets cannot read a zero-row parquet file; the export leaves it out
             ds = datasets.load_dataset(hf, subset, split=split, cache_dir=cache)
             assert len(ds) == counts[subset][split]["pairs"]
             assert set(ds["corpus-id"]) <= ids and set(ds["query-id"]) <= qids
             loaded += 1
-    assert loaded + empty == 2 * len(SUBSETS) and empty <= 1
+    assert loaded + empty == 2 * len(SUBSETS) and empty <= (1 if _labelled_topics(sample_build / "dataset") else 2)

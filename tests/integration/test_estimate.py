@@ -13,6 +13,8 @@ from fincprg.estimate.tokens import TokenCounter
 
 LLM = ["--set", "generate.backend=llm", "--set", "topics.intents.backend=llm", "--set", "topics.viz=none",
        "--set", "llm.max_retries=0", "--set", "generate.batch_size=8",
+       # fincprg estimate does not count report-level requests yet (issue 50 left it): off here
+       "--set", "generate.report.enabled=false",
        # verify keeps every query: the estimate counts the traversal of all generated queries (with verify's checks
        # on it is an upper bound, since verify drops queries it cannot know of before they are generated)
        "--set", "verify.checks=[]"]

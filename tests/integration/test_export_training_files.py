@@ -81,7 +81,7 @@ def test_eval_slices_by_level_and_year(sample_dataset, tmp_path):
     levels = {r[3]: int(r[4]) for r in rows if r[2] == "level"}
     years = {r[3]: int(r[4]) for r in rows if r[2] == "year"}
     total = int((tmp_path / "results.csv").read_text("utf-8").splitlines()[1].split(",")[2])
-    assert set(levels) <= {"sentence", "passage", "topic"} and sum(levels.values()) == total
+    assert set(levels) <= {"sentence", "passage", "report", "topic"} and sum(levels.values()) == total
     assert sum(years.values()) == total and any(y.isdigit() for y in years)
     bad = CliRunner().invoke(app, ["eval", str(sample_dataset), "-r", "bm25", "--slice", "industry", "-q"])
     assert bad.exit_code == 2 and "level, year" in bad.output

@@ -31,7 +31,7 @@ def test_rewrite_replaces_copied_queries_and_refuses_lossy_rewrites(tmp_path, ll
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps(REPORT, ensure_ascii=False) + "\n", encoding="utf-8")
     llm_server.set_responder(_answer)
-    cfg = load_config(None, ["generate.backend=llm", f"llm.base_url={llm_server.base_url}", "llm.max_retries=0",
+    cfg = load_config(None, ["generate.backend=llm", "generate.report.enabled=false", f"llm.base_url={llm_server.base_url}", "llm.max_retries=0",
                              "generate.rewrite.enabled=true", "generate.complete=false", "chunk.sentence_chars=30"])
     out = tmp_path / "out"
     counts = run_pipeline(corpus, out, cfg, upto="generate", show_progress=False)[-1].counts

@@ -46,7 +46,10 @@ def test_ray_build_equals_local_build_byte_for_byte(tmp_path, sample_corpus):
         # the manifest says where the stage ran: ingest, topics and export stay in the driver
         assert ray_.manifest(stage)["engine"] == ("ray" if stage in ("chunk", "generate", "verify", "mine")
                                                   else "local")
-    assert local.manifest("mine")["counts"]["mined_qrels"] > 0  # the comparison covers mined labels
+    # the comparison covers the scored traversal; since issue 50 the sample's topic queries (its only mined labels
+    # came from subqueries naming a company with a minority of its topic's reports) leave no mined label to compare
+    spaces = local.manifest("mine")["counts"]["spaces"]
+    assert all(spaces[s]["pairs"] > 0 for s in ("sentence", "passage", "topic")), spaces
 
 
 def test_ray_llm_actors_share_one_rate_limit_and_match_local(tmp_path, sample_corpus, llm_server):

@@ -56,7 +56,7 @@ def _build(tmp_path, llm_server, monkeypatch, extra=()):
     corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in REPORTS), encoding="utf-8")
     llm_server.set_responder(_answer)
     monkeypatch.setenv("FINCPRG_TEST_KEY", "sk-test")
-    cfg = load_config(overrides=["generate.backend=llm", "generate.complete=false", f"llm.base_url={llm_server.base_url}",
+    cfg = load_config(overrides=["generate.backend=llm", "generate.report.enabled=false", "generate.complete=false", f"llm.base_url={llm_server.base_url}",
                                  "llm.api_key_env=FINCPRG_TEST_KEY", "llm.max_retries=0", "topics.viz=none",
                                  "topics.cluster.min_cluster_size=2", "topics.cluster.min_samples=1",
                                  "chunk.min_passage_chars=10", *extra])

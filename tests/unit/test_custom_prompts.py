@@ -77,7 +77,9 @@ def test_generate_sends_the_custom_prompt_and_records_it(tmp_path, llm_server, s
                              f"generate.prompt_file={p}", "run.sample_reports=2"])
     out = tmp_path / "out"
     run_pipeline(sample_corpus, out, cfg, upto="generate", show_progress=False)
-    assert llm_server.requests and all("自定义提示" in r["messages"][1]["content"] for r in llm_server.requests)
+    # every passage's request uses the custom tree prompt; the report level has its own (report_query)
+    trees = [r for r in llm_server.requests if "report_queries" not in r["messages"][1]["content"]]
+    assert trees and all("自定义提示" in r["messages"][1]["content"] for r in trees)
     queries = [json.loads(x) for x in (out / "generate" / "queries.jsonl").read_text("utf-8").splitlines()]
     prompt = load_prompt_file(p)
     assert queries and {q["provenance"]["template"] for q in queries} == {prompt.id}

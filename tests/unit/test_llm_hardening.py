@@ -151,7 +151,11 @@ def test_retry_failed_resends_only_the_failed_passages(llm_server, tmp_path, sam
     [gen_run] = [o for o in run_pipeline(sample_corpus, out, c, upto="generate", show_progress=False,
                                          retry_failed=True) if o.name == "generate"]
     assert gen_run.status == "retried"
-    assert len(llm_server.requests) == counts["retryable_failures"]  # each failed passage once, nothing else
+    # each failed passage once, nothing else; report-level requests the faults failed are asked again too
+    trees = [r for r in llm_server.requests if "report_queries" not in r["messages"][-1]["content"]
+             and "report_queries" not in r["messages"][1]["content"]]
+    assert len(trees) == counts["retryable_failures"]
+    assert len(llm_server.requests) - len(trees) == counts["report_level"]["failures"]
     assert gen_run.counts["retryable_failures"] == 0, gen_run.counts
     assert gen_run.counts["retried"] == gen_run.counts["recovered"] == counts["retryable_failures"]
 
