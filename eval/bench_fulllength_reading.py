@@ -127,8 +127,9 @@ def render(d: Path) -> str:
     md = ["## Full-length reports read blind (`eval/bench_fulllength_reading.py`, issue 48)", "",
           f"Built {m['date']} at commit {m['commit']}: {m['reports']} generated full-length reports (PDF form, "
           f"`eval._fullreports --part {m.get('part', 'held-out')} --seed {m['seed']}`, CFBenchmark bodies of that "
-          "part not used by any of "
-          f"{m['excluded_draws']} development draws; half company, half industry/weekly/strategy reports), "
+          "part, " + (f"none used by any of {m['excluded_draws']} development draws" if m["excluded_draws"] else
+                      "a part no rule was written from (no list of earlier draws was at hand, so a body an earlier "
+                      "reading showed may recur)") + "; half company, half industry/weekly/strategy reports), "
           "`fincprg build` with the default offline config. One new reader per sheet saw only the sheet and "
           f"shared/QUALITY_RUBRIC.md. Kept queries: {m['kept']}; drawn from the {m['drawn_from']} that "
           f"a reader can judge ({m['padding_left_out']} left out: they ask the report's own company or industry "
