@@ -88,17 +88,12 @@ def check_report_rules(q: Any, src: Any, run: set[str], checks: set[str], disabl
                        ) -> Verdict | None:
     """The rule checks of one report-level query, first failure first (``run``: the rule ids switched on);
     each Verdict carries its rule id."""
+    from fincprg.verify.sources import source_and_subject
     from fincprg.verify.strict import check_garbled
-    from fincprg.verify.subject import check_subject
 
-    p = src.passage(q.source_ids[0]) if q.source_ids else None
-    if p is None or p.report_id not in src.reports:
-        return Verdict(Reason.NO_SOURCE, "its report has no passage in the corpus", "source")
-    info = src.reports[p.report_id]
-    if "subject" in run:
-        v = check_subject(q.text, src.passage_subjects(p), listed=src.mentioned)
-        if v is not None:
-            return stamp(v, "subject")
+    p, info, v = source_and_subject(q, src, run, "its report has no passage in the corpus")
+    if v is not None or p is None or info is None:
+        return v
     if "answer" not in checks:
         return None
     if "garbled" in run and (v := check_garbled(q.text)) is not None:

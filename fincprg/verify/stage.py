@@ -38,7 +38,8 @@ from fincprg.verify.related import check_related
 from fincprg.verify.reportlevel import check_report_rules
 from fincprg.verify.roundtrip import RoundTrip
 from fincprg.verify.rules import RULES, stamp
-from fincprg.verify.sources import ReportInfo, listed_in, passage_subjects, report_info, topic_subjects
+from fincprg.verify.sources import (ReportInfo, listed_in, passage_subjects, report_info, source_and_subject,
+                                    topic_subjects)
 from fincprg.verify.strict import check_garbled
 from fincprg.verify.subject import Subjects, check_fact_owner, check_segment, check_subject, variants
 from fincprg.verify.summary import LEVELS
@@ -153,14 +154,9 @@ def check_rules(q: Query, src: _Sources, checks: set[str], industry_of: dict[str
     if q.level == "report":
         return check_report_rules(q, src, run, checks, disabled)
     if q.level in ("sentence", "passage"):
-        p = src.passage(q.source_ids[0]) if q.source_ids else None
-        if p is None or p.report_id not in src.reports:
-            return Verdict(Reason.NO_SOURCE, "its passage is not in the corpus", "source")
-        info = src.reports[p.report_id]
-        if "subject" in run:
-            v = check_subject(q.text, src.passage_subjects(p), listed=src.mentioned)
-            if v is not None:
-                return stamp(v, "subject")
+        p, info, v = source_and_subject(q, src, run, "its passage is not in the corpus")
+        if v is not None or p is None or info is None:
+            return v
         sentence = src.sentences.get(str(q.provenance.get("sentence_id"))) \
             if q.level == "sentence" and ("fact_owner" in run or "answer" in checks) else None
         if "fact_owner" in run:
