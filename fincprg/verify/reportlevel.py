@@ -13,7 +13,6 @@ question asks a claim, not a figure. What a report question can get wrong is its
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import re
 from difflib import SequenceMatcher
@@ -21,7 +20,7 @@ from typing import Any
 
 from fincprg.finance.extract import periods
 from fincprg.finance.reporting_period import normal_periods
-from fincprg.verify.verdict import Reason, Verdict
+from fincprg.verify.verdict import Reason, Verdict, stamp
 
 MAX_COPY = 10  # characters of the title a question may repeat in one run (a company name and a period fit)
 COPY_SHARE = 0.6  # ... and a run that is this share of the claim is the claim copied
@@ -77,11 +76,6 @@ def report_body(src: Any, report_id: str) -> str:
         last = (report_id, "\n".join(p.text for p in src.passages if p.report_id == report_id))
         src._report_body = last
     return last[1]
-
-
-def stamp(v: Verdict | None, rule: str) -> Verdict | None:
-    """``v`` with its rule's id (:func:`fincprg.verify.rules.stamp`, which imports this module)."""
-    return dataclasses.replace(v, rule=rule) if v is not None else None
 
 
 def check_report_rules(q: Any, src: Any, run: set[str], checks: set[str], disabled: frozenset[str]

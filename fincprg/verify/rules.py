@@ -8,7 +8,6 @@ stamps their ids the same way. ``verify.disable: [ids]`` switches rules off; ``f
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import re
 from collections.abc import Callable, Iterable
@@ -33,7 +32,7 @@ from fincprg.verify.sources import ReportInfo
 from fincprg.verify.subject import Subjects, check_fact_owner, check_segment, check_subject
 from fincprg.verify.topicrules import check_topic_strict
 from fincprg.verify.topical import check_topical, check_trend
-from fincprg.verify.verdict import Reason, Verdict
+from fincprg.verify.verdict import Reason, Verdict, stamp
 
 SP = ("sentence", "passage")
 ALL = ("sentence", "passage", "report", "topic", "intent")
@@ -56,11 +55,6 @@ class Rule:
     passes: Example | None = None
     switch: str = "answer"  # the coarse verify.checks entry that also runs it
     tested_by: str = ""
-
-
-def stamp(v: Verdict | None, rule: str) -> Verdict | None:
-    """``v`` with the id of the rule that gave it."""
-    return dataclasses.replace(v, rule=rule) if v is not None else None
 
 
 def _part_whole(r: Reading) -> Verdict | None:

@@ -17,7 +17,7 @@ from fincprg.finance import parse_title_company
 from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_of, same_broker
 from fincprg.verify.subject import Subjects, check_subject, industry_terms_in
-from fincprg.verify.verdict import Reason, Verdict
+from fincprg.verify.verdict import Reason, Verdict, stamp
 
 INDUSTRY_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
 
@@ -104,8 +104,6 @@ def topic_subjects(infos: Sequence[ReportInfo], industries: Iterable[str | None]
 def source_and_subject(q: Any, src: Any, run: set[str], missing: str) -> tuple[Any, Any, Verdict | None]:
     """A passage-sourced query's passage and report (``src``: verify's sources), or the Verdict that ends its
     checks: its passage is not in the corpus (``missing`` says what), or the ``subject`` rule (in ``run``) fails."""
-    from fincprg.verify.rules import stamp
-
     p = src.passage(q.source_ids[0]) if q.source_ids else None
     if p is None or p.report_id not in src.reports:
         return None, None, Verdict(Reason.NO_SOURCE, missing, "source")

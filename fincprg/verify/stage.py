@@ -37,14 +37,14 @@ from fincprg.verify.checks import strict_checks
 from fincprg.verify.related import check_related
 from fincprg.verify.reportlevel import check_report_rules
 from fincprg.verify.roundtrip import RoundTrip
-from fincprg.verify.rules import RULES, stamp
+from fincprg.verify.rules import RULES
 from fincprg.verify.sources import (ReportInfo, listed_in, passage_subjects, report_info, source_and_subject,
                                     topic_subjects)
 from fincprg.verify.strict import check_garbled
 from fincprg.verify.subject import Subjects, check_fact_owner, check_segment, check_subject, variants
 from fincprg.verify.summary import LEVELS
 from fincprg.verify.topicrules import as_of_year, check_topic_strict, infer_date
-from fincprg.verify.verdict import Reason, Verdict
+from fincprg.verify.verdict import Reason, Verdict, stamp
 
 log = logging.getLogger(__name__)
 N_EXAMPLES = 3

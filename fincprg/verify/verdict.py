@@ -2,6 +2,8 @@
 the rule that gave it (:mod:`.rules` stamps it). Kept apart from the rules so every check module can import it."""
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -36,3 +38,8 @@ class Verdict:
     reason: Reason
     detail: str
     rule: str = ""
+
+
+def stamp(v: Verdict | None, rule: str) -> Verdict | None:
+    """``v`` with the id of the rule that gave it."""
+    return dataclasses.replace(v, rule=rule) if v is not None else None
