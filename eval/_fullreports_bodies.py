@@ -120,8 +120,11 @@ def _stock_names() -> dict[str, tuple[str, str]]:
     return names
 
 
-# a name cited as a data source or a counterpart (「据卓创资讯数据」, 「采用华大九天」) does not make a body its own
-_CITED = re.compile(r"(?:据|根据|来源|来自|参考|采用|引用|援引|与|和|向|及|、)$")
+# a name cited as a data source or a counterpart (「据卓创资讯数据」, 「采用华大九天」), an investee or a new holder
+# (「出售隆基绿能部分股份」, 「引入比亚迪作为战略投资者」) or a comparable (「选取老板电器」, 「高于老板电器」) does not
+# make a body its own: filed under that name, the body's 公司 would say another issuer's figures of it
+_CITED = re.compile(r"(?:据|根据|来源|来自|参考|采用|引用|援引|与|和|向|及|、|出售|减持|增持|持有|投资|入股|参股|引入|"
+                    r"选取|高于|低于|超过|相较|对标|比如|例如|如|客户|供应|[（(])$")
 
 
 def issuer_hits(text: str, pattern: re.Pattern[str]) -> dict[str, int]:

@@ -310,16 +310,21 @@ def extract(text: str, *, company: str | None = None) -> FinanceFacts:
     text = text or ""
     companies: set[str] = {company} if company else set()
     codes: set[str] = set()
+    coded: set[str] = set()
     for m in _TEXT_CO_RE.finditer(text):
         # the run of characters before "（600519）" may carry a verb in front (推荐贵州茅台):
         # short names are 2-4 characters, so keep at most the last four
         nm = m.group("name")[-4:].lstrip("与和及同跟以、")
         if len(nm) >= 2 and _plausible_name(nm):
             companies.add(nm)
+            coded.add(nm)
         codes.add(m.group("code"))
     for m in _SUFFIX_CO_RE.finditer(text):
-        if _plausible_name(m.group("name")):
-            companies.add(m.group("name"))
+        # a suffix name that merely ends with a name written with its code carries a word in front of it
+        # (「同行安图生物(603658)」 is 安图生物's)
+        nm = m.group("name")
+        if _plausible_name(nm) and not any(nm != c and nm.endswith(c) for c in coded):
+            companies.add(nm)
     code_spans = []
     for m in _CODE_RE.finditer(text):
         codes.add(m.group(1))

@@ -189,6 +189,10 @@ def part_year(part: str, *texts: str, date: dt.date | None = None) -> int | None
             # a report of 2020-10 writing 「前三季度」 and only 「较2019年」 speaks of 2020's first three quarters: an
             # earlier year written beside a bare part is the comparison base, not the part's year
             latest = _latest_year(part, date)
+            if latest is not None and y < latest - 1:
+                # the passage's years are two or more before the latest such part: a full-length report's older
+                # section (a 2019 review inside a 2021 report), whose bare part is of 2019 or 2020: unclear
+                return None
             return latest if latest is not None and y < latest else y
     return None
 

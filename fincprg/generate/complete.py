@@ -95,6 +95,10 @@ def add_period(query: str, year: int | Period | None, company: str | None = None
     named = periods(normal_periods(query))
     if any(p.year for p in named):
         return query
+    day = _DAY.search(query)
+    if day:  # a figure of one day gets that day's year, written before the day, never a part of a year
+        y = day_year(int(day.group(1)), int(day.group(2)), context, date)
+        return query[:day.start()] + f"{y}年" + query[day.start():] if y else query
     period = year if isinstance(year, Period) else (Period(year, "FY") if year else None)
     bare = [p for p in named if p.part]
     if bare:
@@ -116,6 +120,29 @@ def add_period(query: str, year: int | Period | None, company: str | None = None
     if company and query.startswith(company):
         return company + label + query[len(company):]
     return label + query
+
+
+_DAY = re.compile(r"(?<![\d年])(\d{1,2})\s?月\s?(\d{1,2})\s?[日号]")
+
+
+def day_year(month: int, day: int, context: tuple[str, ...], date: dt.date | None) -> int | None:
+    """The year of a day written without one (「1月7日」): the year the context writes with that day, else the
+    report date's year or the one before, whichever puts the day in the half-year before the date; None when
+    neither does (a full-length report's older section)."""
+    for text in context:
+        m = re.search(rf"(20\d{{2}})\s?年\s?0?{month}\s?月\s?0?{day}\s?[日号]", text or "")
+        if m:
+            return int(m.group(1))
+    if date is None:
+        return None
+    for y in (date.year, date.year - 1):
+        try:
+            d = dt.date(y, month, day)
+        except ValueError:
+            return None
+        if dt.timedelta(0) <= date - d <= dt.timedelta(days=183):
+            return y
+    return None
 
 
 def complete_query(query: str, *, company: str | None, passage_text: str | None = None,

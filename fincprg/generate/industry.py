@@ -160,8 +160,13 @@ def is_segment(term: str, text: str) -> bool:
 
 
 def is_term(who: str, text: str, table: Any | None) -> bool:
-    """Whether the subject :func:`sentence_subject` found is an industry or market, not a listed company."""
-    return who in text and not (table is not None and any(m.name == who for m in table.mentions(who)))
+    """Whether the subject :func:`sentence_subject` found is an industry or market written in ``text``, not a listed
+    company."""
+    return who in text and not is_listed(who, table)
+
+
+def is_listed(who: str, table: Any | None) -> bool:
+    return table is not None and any(m.name == who for m in table.mentions(who))
 
 
 def report_broker(report: Any) -> str | None:

@@ -56,6 +56,7 @@ _BOILERPLATE = re.compile(
 # AlphaFin's header: 「研报题目是:<title>；目标价格是23.4，评分是7.0；研报摘要:」 (the title is no content)
 _HEADER = re.compile(r"研报题目是[:：].*?[；;]|评分是[\d.]+[；;，,]?|研报摘要[:：]|目标价格是目标价格未公布[，,；;]?")
 _RISK = re.compile(r"风险提示|风险因素")
+_A_DAY = re.compile(r"\d{1,2}\s?月\s?\d{1,2}\s?[日号]")
 _RATING = re.compile(r"(买入|增持|推荐|中性|减持|强烈推荐|审慎推荐)评级|评级.{0,4}(买入|增持|推荐|中性|减持)")
 _UP_WORD = {"营业收入": "增长", "归母净利润": "增长", "扣非净利润": "增长", "利润总额": "增长", "营业利润": "增长",
             "毛利": "增长", "销量": "增长", "出货量": "增长", "订单": "增长", "保费收入": "增长", "新业务价值": "增长"}
@@ -107,6 +108,8 @@ def metric_question(key: str, e: str, f: ph.Frame) -> str:
     subj = f"{e}{p}{a}{m}"
     if f.metric == "目标价":
         return ""  # each report on the company sets its own: undated, the question matches them all
+    if f.metric == "市值" and not f.forecast and not _A_DAY.search(p + a):
+        return ""  # a market value is of one day: 「2022年市值达到了多少」 names none, and the source's 「超600亿」 is no figure
     if f.forecast:
         if not f.number:
             return ""  # 「预计下半年收入增速有望延续」 gives no figure to ask for
@@ -182,7 +185,9 @@ class TemplateGenerator:
         period = default_period(text, item.report.title, date)
         broker = ind.report_broker(item.report)
         sq, named, previous = [], False, ""
-        industry_passage = not ind.about_companies(text, self.table, broker)
+        # a passage on the industry alone asks it of its unnamed figures, where it names the industry at all
+        industry_passage = not ind.about_companies(text, self.table, broker) and (
+            not subject or _speaks_of(text, subject))
         for s in item.sentences:
             who = ind.sentence_subject(_HEADER.sub("", s.text), subject, table=self.table, broker=broker,
                                        previous=previous, industry_passage=industry_passage)
@@ -191,12 +196,14 @@ class TemplateGenerator:
             # an industry or market is read in its sentence as the company is in a company report's: its figures
             # its own (the frames read 「行业」 before a metric as someone else's)
             body = s.text.replace(who, "公司") if who and ind.is_term(who, s.text, self.table) else s.text
+            # an industry's risk list (「电子行业面临哪些主要风险？」) is every report's on that industry: vague
             sq.append(self.sentence_query(body, who, key=s.id, date=date, passage_year=period, passage_text=text,
-                                          wide=True) if who else "")
+                                          wide=True) if who and not (_RISK.search(s.text) and not ind.is_listed(
+                                              who, self.table)) else "")
         # a passage on the industry alone is asked its main fact, as a company report's passage is; one that speaks
         # of companies by its first askable sentence's question (whose figure its main metric is, is unclear)
         pq = self.passage_query(item.passage.text, subject, key=item.passage.id, date=date, period=period) \
-            if subject and industry_passage else ""
+            if subject and industry_passage and not _RISK.search(text) else ""
         pq = pq or next((q for q in sq if q), "")
         if not pq:
             return Failure(stage="generate", item_id=item.passage.id, kind=NO_SUBJECT if not named else
@@ -324,9 +331,28 @@ class TemplateGenerator:
         event = ev.event_of(text)
         # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
         if event and (event in ev.CORPORATE_EVENTS or text.count(event) >= 2):
-            period = "" if period is None else asked_period(period)
-            return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]])
+            return _event_question(key, e, event, text, year, date)
         return ""
+
+
+def _event_question(key: str, e: str, event: str, text: str, year: int | None, date: dt.date | None) -> str:
+    """A passage's event asked in the period the sentence stating it gives, never the passage's main period
+    (「2020年上半年…渠道拓展」 where 2020H1 dates the profit); a sentence naming none asks nothing a reader can date
+    (「利率债受到哪些政策影响？」 matches every weekly), and a planned event is no progress."""
+    sent = next(x for x in re.split(r"[。！？!?]", text) if event in x)
+    where = next((c for c in ph.clauses(sent) if event in c), sent)
+    when, planned = ph.period_of(where if extract(where).periods else sent, sent, None, year, text, date=date,
+                                 by_day=False)
+    if not when or planned:
+        return ""
+    return _pick(key, [s.replace("{E}", e).replace("{P}", when) for s in ev.EVENTS[event]])
+
+
+def _speaks_of(text: str, industry: str) -> bool:
+    """Whether a passage names its report's industry (化工 of 化工行业): one that does not (a passage on helmet prices
+    in a chemicals report) is asked no 「化工行业…头盔销量」, its fact is no figure of that industry."""
+    stem = re.sub(r"(?:行业|产业|板块|市场)$", "", industry)
+    return bool(stem) and stem in text
 
 
 def default_period(text: str, title: str | None, date: dt.date | None) -> Period | None:

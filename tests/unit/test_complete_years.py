@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fincprg.finance import Period
 from fincprg.finance.reporting_period import dominant_year, recent_year, without_reference_years
 from fincprg.generate.complete import add_period, complete_query
 from fincprg.generate.templates import TemplateGenerator, title_subject
@@ -46,7 +47,7 @@ def test_s31_passage_gets_no_2002():
     subject = title_subject(report["title"])  # 利率债周报 -> 利率债: what the generator asks about
     assert subject == "利率债"
     pq = gen.passage_query(passage, subject, key="s31#p0", date=date)
-    assert pq and "2002" not in pq
+    assert "2002" not in pq  # (no passage query at all: its policy event is undated, 「利率债受到哪些政策影响？」 is vague)
     for i, sent in enumerate(passage.split("。")):
         assert "2002" not in gen.sentence_query(sent, subject, key=f"s31#p0#s{i}", date=date)
 
@@ -86,3 +87,27 @@ def test_a_comparison_base_is_no_reporting_year_of_the_passage():
     assert dominant_year(review) != 2019
     assert dominant_year("公司2021年营收30亿元，较2019年增长20%。") == 2021
     assert dominant_year("营收较2019年增长20%。") is None
+
+
+def test_a_day_gets_its_year_before_the_day_never_a_part_of_a_year_in_front_of_the_company():
+    # an industry report's query about another company than the report's: the year goes before the day
+    ctx = ("1月7日午间收盘，国芯科技市值117.29亿元。", "")
+    q = "国芯科技1月7日市值是多少？"
+    assert add_period(q, 2022, "当升科技", context=ctx, date=dt.date(2022, 3, 1)) == "国芯科技2022年1月7日市值是多少？"
+    # the passage's quarter is no period of a November day
+    assert add_period("美的集团11月14日市值是多少？", Period(2020, "Q1"), "美的集团",
+                      context=("2020年一季度营收…11月14日收盘", ""), date=dt.date(2020, 5, 1)) \
+        == "美的集团2019年11月14日市值是多少？"
+    # the year written with the day in the passage wins; a day far before the report's date gets none
+    assert add_period(q, 2022, None, context=("2021年1月7日，国芯科技市值…", ""), date=dt.date(2022, 3, 1)) \
+        == "国芯科技2021年1月7日市值是多少？"
+    assert add_period(q, 2022, None, context=ctx, date=dt.date(2022, 12, 1)) == q
+
+
+def test_a_bare_part_in_a_passage_two_years_older_than_the_report_is_of_no_year():
+    from fincprg.finance.reporting_period import part_year
+
+    # a full-length report of 2021-11 keeps a 2019 section: its 三季度 is 2019's or 2020's, not 2021's
+    text = "三季度公司销售费用率为6.2%，2019年前三季度营收46.78亿元。"
+    assert part_year("Q3", text, date=dt.date(2021, 11, 20)) is None
+    assert part_year("Q3", text, date=dt.date(2020, 11, 20)) == 2020  # a year before: still the comparison base

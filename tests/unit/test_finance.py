@@ -258,3 +258,9 @@ def test_the_plain_tokenizer_refuses_words_it_would_add_to_every_tokenizer():
         with pytest.raises(TypeError, match="shares jieba's dictionary"):
             change()
     assert "兆驰股份" not in _default_dictionary()[0] and _default_dictionary()[0]["银行"] > 0
+
+
+def test_a_word_in_front_of_a_coded_name_is_no_part_of_the_company():
+    # the suffix pattern (…生物) would read 「同行安图生物」 as a name; the code says the company is 安图生物
+    facts = extract("同行安图生物(603658)原材料自产率能达到70%。")
+    assert "安图生物" in facts.companies and "同行安图生物" not in facts.companies

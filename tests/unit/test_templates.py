@@ -166,3 +166,10 @@ def test_a_business_lead_in_or_a_listed_sum_is_no_figure_of_the_company():
     assert "收入" in ask("公司方面，2018年收入同比增长28.83%。") and "业务" not in ask("公司方面，2018年收入同比增长28.83%。")
     assert ask("2018年公司销售、管理和财务费用率合计同比提升0.26pct。") == ""
     assert "财务费用率" in ask("2018年公司销售、管理、财务费用率分别为2.4%、4.5%、0.2%。")
+
+
+def test_a_market_value_is_asked_only_of_the_day_it_is_written_for():
+    gen = TemplateGenerator()
+    yearly = gen.sentence_query("2022年公司市值达到620亿元，位居行业前列。", "星河科技", key="k")
+    daily = gen.sentence_query("2022年1月7日午间收盘，公司市值达到117.29亿元。", "星河科技", key="k")
+    assert yearly == "" and "1月7日" in daily and "市值" in daily
