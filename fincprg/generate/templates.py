@@ -37,6 +37,7 @@ from fincprg.finance.reporting_period import asked_period, dominant_period
 from fincprg.finance.surface import canonical
 from fincprg.generate import industry as ind
 from fincprg.generate import phrases as ph
+from fincprg.generate.complete import day_year
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.records import Failure, Report
 
@@ -56,7 +57,11 @@ _BOILERPLATE = re.compile(
 # AlphaFin's header: 「研报题目是:<title>；目标价格是23.4，评分是7.0；研报摘要:」 (the title is no content)
 _HEADER = re.compile(r"研报题目是[:：].*?[；;]|评分是[\d.]+[；;，,]?|研报摘要[:：]|目标价格是目标价格未公布[，,；;]?")
 _RISK = re.compile(r"风险提示|风险因素")
-_A_DAY = re.compile(r"\d{1,2}\s?月\s?\d{1,2}\s?[日号]")
+_H_SHARE = re.compile(r"H股|港股|\d{4,5}\.HK", re.IGNORECASE)
+_TRADING = re.compile(r"成交|股价|市值|收盘|换手|涨幅|跌幅")
+_TIMELESS = re.compile(r"长期以来|多年来|常年|历年来|历史上|一直以来")
+_DEIXIS = re.compile(r"本次|此次|上述|前述")
+_A_DAY = re.compile(r"(\d{1,2})\s?月\s?(\d{1,2})\s?[日号]")
 _RATING = re.compile(r"(买入|增持|推荐|中性|减持|强烈推荐|审慎推荐)评级|评级.{0,4}(买入|增持|推荐|中性|减持)")
 _UP_WORD = {"营业收入": "增长", "归母净利润": "增长", "扣非净利润": "增长", "利润总额": "增长", "营业利润": "增长",
             "毛利": "增长", "销量": "增长", "出货量": "增长", "订单": "增长", "保费收入": "增长", "新业务价值": "增长"}
@@ -175,7 +180,7 @@ class TemplateGenerator:
             return Failure(stage="generate", item_id=item.passage.id, kind="nothing_askable",
                            message="the template generator found no metric, forecast, risk or event "
                                    "to ask about in this passage", raw=item.passage.text[:200])
-        return QueryTree(item.passage.id, pq, sq, dict(self.provenance))
+        return QueryTree(item.passage.id, _tidy(pq), tuple(map(_tidy, sq)), dict(self.provenance))
 
     def _wide(self, item: PassageInput, subject: str | None) -> QueryTree | Failure:
         """An industry, strategy, macro or bond report's passage: each sentence asked about the company or industry
@@ -210,7 +215,7 @@ class TemplateGenerator:
                            "nothing_askable",
                            message="no sentence of this industry report's passage names a company or industry "
                                    "with a fact to ask about", raw=item.passage.text[:200])
-        return QueryTree(item.passage.id, pq, tuple(sq), dict(self.provenance))
+        return QueryTree(item.passage.id, _tidy(pq), tuple(map(_tidy, sq)), dict(self.provenance))
 
     # ------------------------------------------------------------ sentences
 
@@ -249,28 +254,19 @@ class TemplateGenerator:
                 best = f
                 if f.number:
                     break
+        if best is not None and _TIMELESS.search(text) and not extract(text).periods:
+            return ""  # 「长期以来毛利率40%左右」 is no figure of the passage's period
         if best is not None:
-            return metric_question(key, e, best)
+            q = metric_question(key, e, best)
+            # a trading figure of the H share (「H股成交额14.9亿港元」) asked of the company reads as its A share's
+            return "" if _H_SHARE.search(text) and _TRADING.search(q) else q
         event = ev.event_of(text)
         # a topical word (政策, 出口, 竞争) is about the company only in a clause naming it: 「2022年上半年家电
         # 行业出口规模…」 says nothing of the company's exports
         if event and event not in ev.CORPORATE_EVENTS and not any(
                 event in c and (e in c or "公司" in c) for c in ph.clauses(text)):
             event = None
-        if event:
-            # dated by the event's own clause where it names a period (「前三季度回购…，高于2019年全年」 is not of
-            # 2019), else as the whole sentence reads
-            where = next((c for c in ph.clauses(text) if event in c), text)
-            where = where if extract(where).periods else text
-            # (never the passage's: 「7月26日公司竞得采矿权」 after a 2018 dividend is no 2018 event)
-            period, fc = ph.period_of(where, text, None, year, passage_text, date=date, by_day=False)
-            forms = [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]]
-            if fc:
-                # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor
-                # 「投产的前景」; the market's outlook (需求, 政策) is no plan of the company's
-                return "" if event in ev.MARKET_EVENTS else f"{e}{period}{event}方面有哪些规划？"
-            return _pick(key, forms)
-        return ""
+        return _event_question(key, e, event, text, passage_text, year, date) if event else ""
 
     # ------------------------------------------------------------ passages
 
@@ -331,21 +327,36 @@ class TemplateGenerator:
         event = ev.event_of(text)
         # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
         if event and (event in ev.CORPORATE_EVENTS or text.count(event) >= 2):
-            return _event_question(key, e, event, text, year, date)
+            sent = next(x for x in re.split(r"[。！？!?]", text) if event in x)
+            return _event_question(key, e, event, sent, text, year, date)
         return ""
 
 
-def _event_question(key: str, e: str, event: str, text: str, year: int | None, date: dt.date | None) -> str:
-    """A passage's event asked in the period the sentence stating it gives, never the passage's main period
-    (「2020年上半年…渠道拓展」 where 2020H1 dates the profit); a sentence naming none asks nothing a reader can date
-    (「利率债受到哪些政策影响？」 matches every weekly), and a planned event is no progress."""
-    sent = next(x for x in re.split(r"[。！？!?]", text) if event in x)
-    where = next((c for c in ph.clauses(sent) if event in c), sent)
-    when, planned = ph.period_of(where if extract(where).periods else sent, sent, None, year, text, date=date,
-                                 by_day=False)
-    if not when or planned:
+def _event_question(key: str, e: str, event: str, sentence: str, passage_text: str, year: int | None,
+                    date: dt.date | None) -> str:
+    """An event asked in the period its own clause gives (「前三季度回购…，高于2019年全年」 is not of 2019), else its
+    sentence, else the year of the day it names (「7月26日公司中标…」 in a report of 2019-09: 2019); never the
+    passage's main period (「7月26日公司竞得采矿权」 after a 2018 dividend is no 2018 event; 「2020年上半年…渠道拓展」
+    where 2020H1 dates the profit). An event nothing dates asks nothing: undated, it matches every report on the
+    company."""
+    where = next((c for c in ph.clauses(sentence) if event in c), sentence)
+    where = where if extract(where).periods else sentence
+    period, fc = ph.period_of(where, sentence, None, year, passage_text, date=date, by_day=False)
+    day = None if period else _A_DAY.search(where)
+    y = day_year(int(day.group(1)), int(day.group(2)), (passage_text,), date) if day else None
+    period = period or (f"{y}年" if y else "")
+    if not period:
         return ""
-    return _pick(key, [s.replace("{E}", e).replace("{P}", when) for s in ev.EVENTS[event]])
+    if fc:
+        # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor 「投产的前景」;
+        # the market's outlook (需求, 政策) is no plan of the company's
+        return "" if event in ev.MARKET_EVENTS else f"{e}{period}{event}方面有哪些规划？"
+    return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]])
+
+
+def _tidy(query: str) -> str:
+    """Drop the source's own deixis (「2021年的本次发行费用」): out of its report, 本次 or 上述 points at nothing."""
+    return _DEIXIS.sub("", query)
 
 
 def _speaks_of(text: str, industry: str) -> bool:

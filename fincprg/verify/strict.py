@@ -178,11 +178,18 @@ def _vague_subject(bare: str) -> Verdict | None:
     return None
 
 
+_YEARLESS_DAY = re.compile(r"(?<![\d年])\d{1,2}\s?月\s?\d{1,2}\s?[日号]")
+
+
 def _vague_period(q: str, bare: str, ask: Ask, dated: bool) -> Verdict | None:
     """A month, a part of the year, a time-dependent figure, a change or a dated event asked with no period."""
     if ask.part == MONTH and not _MONTH_NAMED.search(q):
         # 「2022年单月市占率」 from 「1月单月市占率」: which month is lost
         return Verdict(Reason.VAGUE, "asks a single month's figure without naming the month")
+    day = _YEARLESS_DAY.search(q)
+    if day and not ask.years and not _REL_YEAR.search(q):
+        # 「国芯科技1月7日市值」: every year has a 1月7日
+        return Verdict(Reason.VAGUE, f"asks 「{day.group()}」 with no year; it matches every year's")
     if ask.explicit_part and ask.part != FY and not ask.years and not _REL_YEAR.search(COMPARE.sub("", q)):
         # 「一季度营收是多少」 matches every year's first quarter
         return Verdict(Reason.VAGUE, f"asks {ask.part} with no year; it matches every year's")

@@ -173,3 +173,18 @@ def test_a_market_value_is_asked_only_of_the_day_it_is_written_for():
     yearly = gen.sentence_query("2022年公司市值达到620亿元，位居行业前列。", "星河科技", key="k")
     daily = gen.sentence_query("2022年1月7日午间收盘，公司市值达到117.29亿元。", "星河科技", key="k")
     assert yearly == "" and "1月7日" in daily and "市值" in daily
+
+
+def test_no_deixis_of_the_source_and_no_h_share_trading_figure_asked_of_the_company():
+    gen = TemplateGenerator()
+    (tree,) = gen.generate([_item(sents=["2023年公司本次发行费用总额为8546.53万元，募集资金净额为5.2亿元。"])])
+    assert tree.sentence_queries[0] and "本次" not in tree.sentence_queries[0]
+    assert gen.sentence_query("2022年7月18日，公司H股成交额达到14.9亿港元，较前日放大。", "星河科技", key="k") == ""
+
+
+def test_a_long_run_figure_is_no_figure_of_the_passages_period():
+    gen = TemplateGenerator()
+    q = gen.sentence_query("长期以来公司毛利率维持在40%左右，盈利能力稳定。", "星河科技", key="k", passage_year=2020)
+    assert q == ""
+    assert "2020年" in gen.sentence_query("公司毛利率为40.2%，同比提升1.1个百分点。", "星河科技", key="k",
+                                          passage_year=2020)

@@ -331,3 +331,9 @@ def test_a_launch_bid_or_deal_asked_with_no_period_is_vague():
     assert check_vague("某酒业2021年推出了哪些新品？", "春节期间推出经典款和小瓶装。", ["某酒业"]) is None
     # a plan's content is one event, not one per year
     assert check_vague("某酒业股权激励计划的主要内容是什么？", "公司拟授予限制性股票1000万股。", ["某酒业"]) is None
+
+
+def test_a_day_without_a_year_is_vague():
+    src = "1月7日午间收盘，国芯科技市值117.29亿元。"
+    assert _reason(check_vague("国芯科技1月7日的市值为多少？", src)) == "vague"
+    assert check_vague("国芯科技2022年1月7日的市值为多少？", "2022年" + src) is None
