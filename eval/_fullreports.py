@@ -95,7 +95,9 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple
         rest = [b for i, bs in sorted(pools.industry_news.items()) if i != meta.industry for b in bs]
     else:
         ind = [b for b in pools.industry_bodies.get(meta.industry, []) if b not in own]
-        rest = [b for bs in pools.industry_bodies.values() for b in bs] + pools.loose
+        # a body about an unnamed 公司 has no place in an industry report, which heads each company's section with
+        # its name: after another company's section its 公司 would read as that company
+        rest = [b for bs in pools.industry_bodies.values() for b in bs] + [b for b in pools.loose if not _unnamed(b)]
     if meta.report_type == "strategy":
         own, ind = [], []
     for group in (own, ind, rest):
@@ -123,6 +125,14 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple
         if total >= target:
             break
     return paras, off, n_on
+
+
+_BARE_GONGSI = re.compile(r"(?:^|[，。；：、\s])(?:公司|该公司|本公司)(?!债|治理)")
+
+
+def _unnamed(body: list[list[str]]) -> bool:
+    """Whether a body speaks of a company it never names (「公司2020年半年报…」)."""
+    return any(_BARE_GONGSI.search(s) for p in body for s in p)
 
 
 def _named(body: list[list[str]], company: str, code: str) -> list[list[str]]:

@@ -122,9 +122,10 @@ def _stock_names() -> dict[str, tuple[str, str]]:
 
 # a name cited as a data source or a counterpart (「据卓创资讯数据」, 「采用华大九天」), an investee or a new holder
 # (「出售隆基绿能部分股份」, 「引入比亚迪作为战略投资者」) or a comparable (「选取老板电器」, 「高于老板电器」) does not
-# make a body its own: filed under that name, the body's 公司 would say another issuer's figures of it
+# make a body its own, nor does a shell or a parent (「通过大连热电进行重组」, 「成为大连热电控股股东」, 「控股子公司
+# 包钢股份」): filed under that name, the body's 公司 would say another issuer's figures of it
 _CITED = re.compile(r"(?:据|根据|来源|来自|参考|采用|引用|援引|与|和|向|及|、|出售|减持|增持|持有|投资|入股|参股|引入|"
-                    r"选取|高于|低于|超过|相较|对标|比如|例如|如|客户|供应|[（(])$")
+                    r"选取|高于|低于|超过|相较|对标|比如|例如|如|客户|供应|通过|成为|公司|[（(])$")
 
 
 def issuer_hits(text: str, pattern: re.Pattern[str]) -> dict[str, int]:

@@ -386,3 +386,13 @@ def sentence_frames(sentence: str, *, names: frozenset[str], others: frozenset[s
 
 def _lead_metrics(sentence: str) -> set[str]:
     return {canonical(m.group(0)) or m.group(0) for m in _METRIC_RE.finditer(sentence)}
+
+
+_DEIXIS = re.compile(r"本次|此次|上述|前述")
+
+
+def tidy(query: str) -> str:
+    """Drop the source's own deixis (「2021年的本次发行费用」): out of its report, 本次 or 上述 points at nothing; and
+    「当前」 beside a year (「2023年…当前估值」) contradicts it."""
+    query = _DEIXIS.sub("", query)
+    return re.sub(r"当前|目前", "", query) if re.search(r"20\d{2}年", query) else query

@@ -60,7 +60,6 @@ _RISK = re.compile(r"风险提示|风险因素")
 _H_SHARE = re.compile(r"H股|港股|\d{4,5}\.HK", re.IGNORECASE)
 _TRADING = re.compile(r"成交|股价|市值|收盘|换手|涨幅|跌幅")
 _TIMELESS = re.compile(r"长期以来|多年来|常年|历年来|历史上|一直以来")
-_DEIXIS = re.compile(r"本次|此次|上述|前述")
 _A_DAY = re.compile(r"(\d{1,2})\s?月\s?(\d{1,2})\s?[日号]")
 _RATING = re.compile(r"(买入|增持|推荐|中性|减持|强烈推荐|审慎推荐)评级|评级.{0,4}(买入|增持|推荐|中性|减持)")
 _UP_WORD = {"营业收入": "增长", "归母净利润": "增长", "扣非净利润": "增长", "利润总额": "增长", "营业利润": "增长",
@@ -180,7 +179,7 @@ class TemplateGenerator:
             return Failure(stage="generate", item_id=item.passage.id, kind="nothing_askable",
                            message="the template generator found no metric, forecast, risk or event "
                                    "to ask about in this passage", raw=item.passage.text[:200])
-        return QueryTree(item.passage.id, _tidy(pq), tuple(map(_tidy, sq)), dict(self.provenance))
+        return QueryTree(item.passage.id, ph.tidy(pq), tuple(map(ph.tidy, sq)), dict(self.provenance))
 
     def _wide(self, item: PassageInput, subject: str | None) -> QueryTree | Failure:
         """An industry, strategy, macro or bond report's passage: each sentence asked about the company or industry
@@ -215,7 +214,7 @@ class TemplateGenerator:
                            "nothing_askable",
                            message="no sentence of this industry report's passage names a company or industry "
                                    "with a fact to ask about", raw=item.passage.text[:200])
-        return QueryTree(item.passage.id, _tidy(pq), tuple(map(_tidy, sq)), dict(self.provenance))
+        return QueryTree(item.passage.id, ph.tidy(pq), tuple(map(ph.tidy, sq)), dict(self.provenance))
 
     # ------------------------------------------------------------ sentences
 
@@ -352,11 +351,6 @@ def _event_question(key: str, e: str, event: str, sentence: str, passage_text: s
         # the market's outlook (需求, 政策) is no plan of the company's
         return "" if event in ev.MARKET_EVENTS else f"{e}{period}{event}方面有哪些规划？"
     return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]])
-
-
-def _tidy(query: str) -> str:
-    """Drop the source's own deixis (「2021年的本次发行费用」): out of its report, 本次 or 上述 points at nothing."""
-    return _DEIXIS.sub("", query)
 
 
 def _speaks_of(text: str, industry: str) -> bool:

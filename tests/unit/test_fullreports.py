@@ -126,3 +126,19 @@ def test_score_keeps_a_cut_sentence_out_of_the_leak() -> None:
     s = score_report("公司2023年营业收入同比3/12毛利率提升1.2个百分点，盈利能力改善。", t)
     assert s["sentences_kept"] == 1
     assert s["leak_by_category"] == {"page_number": 4} and s["body_part_chars"] == len("公司2023年营业收入同比")
+
+
+def test_a_counterpart_shell_or_parent_does_not_make_a_body_its_own() -> None:
+    from eval._fullreports_bodies import issuer_hits
+
+    pat = re.compile("大连热电|恒力石化|包钢股份|隆基绿能")
+    text = ("康辉新材通过大连热电进行重组上市，恒力石化将成为大连热电控股股东。公司采购控股子公司包钢股份的稀土精矿。"
+            "上半年公司出售隆基绿能部分股份。恒力石化发布2022年一季报。")
+    assert issuer_hits(text, pat) == {"恒力石化": 2}
+
+
+def test_an_industry_report_holds_no_body_about_an_unnamed_company() -> None:
+    from eval._fullreports import _unnamed
+
+    assert _unnamed([["公司2020年上半年实现营收8.11亿元。"]])
+    assert not _unnamed([["2020年上半年行业营收增长8%，子公司数量增加。"]])

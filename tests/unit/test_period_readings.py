@@ -139,3 +139,8 @@ def test_a_figure_takes_the_day_nearest_it_and_an_event_its_days_year():
     s = "事件：格力电器于2020年4月12日晚间公告，将使用自有资金通过集中竞价方式回购公司股份。"
     qs = _questions(s, "格力电器", date=D)
     assert all("2020年" in q and "日" not in q for q in qs if q) and any(qs), qs
+
+
+def test_preliminary_results_are_an_actual_not_a_forecast():
+    v = _tense_rule()("奥佳华2019年净利润的预测值是多少？", "根据业绩快报，公司2019年净利润为3.98亿元，同比下降8%。")
+    assert v is not None and v.reason.value == "not_answered", v

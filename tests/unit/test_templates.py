@@ -188,3 +188,10 @@ def test_a_long_run_figure_is_no_figure_of_the_passages_period():
     assert q == ""
     assert "2020年" in gen.sentence_query("公司毛利率为40.2%，同比提升1.1个百分点。", "星河科技", key="k",
                                           passage_year=2020)
+
+
+def test_now_beside_a_year_is_dropped():
+    from fincprg.generate.phrases import tidy as _tidy
+
+    assert _tidy("平安银行2023年当前估值水平如何？") == "平安银行2023年估值水平如何？"
+    assert _tidy("平安银行当前估值水平如何？") == "平安银行当前估值水平如何？"
