@@ -144,7 +144,8 @@ def _seen(paras: list[list[str]], seen: frozenset[str]) -> bool:
 def load_cfb(part: str = "all", seen: frozenset[str] = frozenset()) -> Pools:
     """CFBenchmark bodies grouped by the listed company they name most, and sector news by Shenwan industry.
 
-    ``part`` keeps the CFBenchmark bodies of one part (``held-out`` or ``learn``, eval/_cfb_split.py); ``seen`` drops every
+    ``part`` keeps the CFBenchmark bodies and sector news of one part (``held-out`` or ``learn``, eval/_cfb_split.py);
+    ``seen`` drops every
     body or news item with a sentence in it (the body sentences of earlier draws), so a reading can draw reports
     no developer looked at."""
     from eval._cfb_split import part_of
@@ -173,8 +174,11 @@ def load_cfb(part: str = "all", seen: frozenset[str] = frozenset()) -> Pools:
             pools.company_meta[name] = (code, sw)
             pools.industry_bodies[sw].append(paras)
     with open(SHARED / "news" / "cfbenchmark_sector.jsonl", encoding="utf-8") as f:
-        for line in f:
+        for i, line in enumerate(f):
             row = json.loads(line)
+            # news is split like the bodies (by its line), so a developer's draws and a reading share no item
+            if part != "all" and part_of(f"cfbenchmark_sector:{i}") != part:
+                continue
             m = re.search(r"一级分类为：(\S+?)。", row["instruction"])
             if m and (paras := body(row["input"])) and not _seen(paras, seen):
                 pools.industry_bodies[m.group(1)].append(paras)
