@@ -125,7 +125,7 @@ def _stock_names() -> dict[str, tuple[str, str]]:
 # make a body its own, nor does a shell or a parent (「通过大连热电进行重组」, 「成为大连热电控股股东」, 「控股子公司
 # 包钢股份」): filed under that name, the body's 公司 would say another issuer's figures of it
 _CITED = re.compile(r"(?:据|根据|来源|来自|参考|采用|引用|援引|与|和|向|及|、|出售|减持|增持|持有|投资|入股|参股|引入|"
-                    r"选取|高于|低于|超过|相较|对标|比如|例如|如|客户|供应|通过|成为|公司|[（(])$")
+                    r"选取|高于|低于|超过|相较|对标|比如|例如|如|客户|供应|通过|成为|公司|收购|并购|[（(])$")
 
 
 def issuer_hits(text: str, pattern: re.Pattern[str]) -> dict[str, int]:

@@ -14,6 +14,12 @@ class PassageInput:
     report: Report
     passage: Passage
     sentences: tuple[Sentence, ...]
+    # the end of the report's text before this passage (:data:`BEFORE` characters): an industry report names a
+    # company once, atop its section, and its later passages write 公司 of it
+    before: str = ""
+
+
+BEFORE = 2000
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,35 @@ def issuers_named(text: str, table: Any | None, broker: str | None) -> set[str]:
     return named
 
 
+def _as_issuers(text: str, named: list[str], table: Any | None) -> list[str]:
+    """The names of ``named`` that ``text`` writes the way a report names the company it speaks of at least once
+    (:func:`fincprg.generate.subject.role`): not only as a customer (「战略客户万华化学」), partner or investee."""
+    import unicodedata
+
+    from fincprg.generate.subject import role
+
+    if not named or table is None:
+        return named
+    t = unicodedata.normalize("NFKC", text)
+    issuers = {o.key for o in table.occurrences(t) if role(t, o) == "issuer"}
+    return [n for n in named if n in issuers]
+
+
+def section_company(before: str, table: Any | None, broker: str | None) -> str | None:
+    """The company whose section a passage continues: the last listed company the report's text before it names
+    as the one it speaks of (atop its section: 「龙净环保（600388）：…」), or None."""
+    import unicodedata
+
+    from fincprg.generate.subject import role
+
+    if not before or table is None:
+        return None
+    t = unicodedata.normalize("NFKC", before)
+    named = set(companies_named(t, table, broker))
+    last = [o for o in table.occurrences(t) if o.key in named and role(t, o) == "issuer"]
+    return max(last, key=lambda o: o.start).key if last else None
+
+
 def about_companies(text: str, table: Any | None, broker: str | None) -> bool:
     """Whether a text speaks of a company: it names a listed one, or writes 公司 of one."""
     return bool(_SELF.search(text)) or bool(companies_named(text, table, broker))
@@ -125,6 +154,10 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     report's ``subject`` (「板块估值（PE-TTM）为48.6倍」 in a 计算机行业周报), as does a risk list (风险提示) that
     names no company."""
     named = companies_named(text, table, broker)
+    issuers = _as_issuers(text, named, table)
+    if named and not issuers:
+        return None  # only a customer, partner, investee or branch is named: the fact is someone else's
+    named = issuers
     risk = _RISK.search(text)
     if risk and named and min(text.find(n) for n in named) > risk.start():
         return None  # 「风险提示：公司长协谈判…吉祥航空2021年亏损」: the risks are of a 公司 named before, not of it

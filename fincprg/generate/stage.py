@@ -25,7 +25,7 @@ from fincprg.config import PipelineConfig
 from fincprg.errors import FincprgError
 from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.finance.stocks import stock_table
-from fincprg.generate.base import PassageInput, QueryTree, TreeGenerator
+from fincprg.generate.base import BEFORE, PassageInput, QueryTree, TreeGenerator
 from fincprg.generate.complete import complete_query
 from fincprg.generate.llm_tree import RETRYABLE_KINDS, TRUNCATED_PREFIX, failure_for
 from fincprg.generate.report_level import ReportInput, group_reports, template_report_queries
@@ -158,12 +158,15 @@ def iter_inputs(ctx: StageContext, reports: dict[str, Report]) -> Iterator[Passa
     """
     sentences = ctx.read(L.CHUNK, L.SENTENCES)
     pending = next(sentences, None)
+    report_id, before = None, ""
     for p in ctx.read(L.CHUNK, L.PASSAGES):
         sents = []
         while pending is not None and pending.passage_id == p.id:
             sents.append(pending)
             pending = next(sentences, None)
-        yield PassageInput(reports[p.report_id], p, tuple(sorted(sents, key=lambda s: s.order)))
+        before = before if p.report_id == report_id else ""
+        yield PassageInput(reports[p.report_id], p, tuple(sorted(sents, key=lambda s: s.order)), before)
+        report_id, before = p.report_id, (before + "\n" + p.text)[-BEFORE:]
     if pending is not None:
         raise RuntimeError(f"chunk/sentences.jsonl is not in passage order: sentence {pending.id} comes after "
                            "its passage; re-run the chunk stage (fincprg build --force)")

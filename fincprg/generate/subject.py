@@ -50,7 +50,9 @@ OWNED_BEFORE = re.compile(rf"(?:{_HOLDING}|控股|可比公司|可比|同业|对
 NOT_ISSUER_AFTER = re.compile(
     r"(?:、|等|集团|项目|基地|地区|园区|开发区|高新区|政府|国家|省|县|市(?![场值占盈净])|(?:与|和|同|向|为|对)(?:本)?公司|(?:战略)?(?:入股|投资|参股|增资|控股|持股|收购|认购)(?:了)?(?:本)?公司"
     # a broker hosting the meeting a report sums up (「在国信证券举办的TMT策略会上，亿联网络领导…」)
-    r"|举办|主办|研究所|策略会)")
+    r"|举办|主办|研究所|策略会"
+    # a broker's branch in a block trade (「信达证券北京某路营业部」) is a desk, not a company spoken of
+    r"|[\u4e00-\u9fff]{0,8}营业部)")
 # ... or with 公司 as another party later in its sentence: an investor or partner (「TCL科技具有公司所在行业…资源，
 # …与公司具有较高的协同效应」, 「…能够给公司带来…」)
 COMPANY_AS_OTHER = re.compile(r"(?:与|给)(?:本)?公司|公司所在")

@@ -25,7 +25,6 @@ or the industry its title names, never a fragment of the text; a passage without
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import logging
 import re
 from typing import Any
@@ -33,11 +32,12 @@ from typing import Any
 from fincprg.config import GenerateConfig
 from fincprg.finance import METRIC_SYNONYMS, Period, extract, parse_title_company
 from fincprg.finance import events as ev
-from fincprg.finance.reporting_period import asked_period, dominant_period
+from fincprg.finance.reporting_period import dominant_period
 from fincprg.finance.surface import canonical
 from fincprg.generate import industry as ind
 from fincprg.generate import phrases as ph
-from fincprg.generate.complete import day_year
+from fincprg.generate import questions as qs
+from fincprg.generate.complete import has_vague_subject
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.records import Failure, Report
 
@@ -60,15 +60,9 @@ _RISK = re.compile(r"风险提示|风险因素")
 _H_SHARE = re.compile(r"H股|港股|\d{4,5}\.HK", re.IGNORECASE)
 _TRADING = re.compile(r"成交|股价|市值|收盘|换手|涨幅|跌幅")
 _TIMELESS = re.compile(r"长期以来|多年来|常年|历年来|历史上|一直以来")
-_A_DAY = re.compile(r"(\d{1,2})\s?月\s?(\d{1,2})\s?[日号]")
+
 _RATING = re.compile(r"(买入|增持|推荐|中性|减持|强烈推荐|审慎推荐)评级|评级.{0,4}(买入|增持|推荐|中性|减持)")
-_UP_WORD = {"营业收入": "增长", "归母净利润": "增长", "扣非净利润": "增长", "利润总额": "增长", "营业利润": "增长",
-            "毛利": "增长", "销量": "增长", "出货量": "增长", "订单": "增长", "保费收入": "增长", "新业务价值": "增长"}
 
-
-def _pick(key: str, forms: list[str]) -> str:
-    """Deterministic choice (Python's hash() is salted per process)."""
-    return forms[int(hashlib.md5(key.encode("utf-8")).hexdigest()[:8], 16) % len(forms)]
 
 
 def report_company(report: Report) -> str | None:
@@ -98,43 +92,6 @@ _GENERIC_SUBJECT = frozenset("策略 宏观 市场 晨会 早报 晚报 行业 �
 def period_label(periods: frozenset[Period]) -> tuple[str, bool]:
     """A short Chinese label for the periods of a text and whether it is a forecast."""
     return ph.label(periods)
-
-
-def _dir_word(metric: str | None, direction: str | None) -> str:
-    if direction == "down":
-        return "下降"
-    return _UP_WORD.get(metric or "", "提升") if direction == "up" else ""
-
-
-def metric_question(key: str, e: str, f: ph.Frame) -> str:
-    """A question about one metric fact (several forms per intent)."""
-    p, a, m = f.period, f.aspect, f.surface or f.metric or ""
-    subj = f"{e}{p}{a}{m}"
-    if f.metric == "目标价":
-        return ""  # each report on the company sets its own: undated, the question matches them all
-    if f.metric == "市值" and not f.forecast and not _A_DAY.search(p + a):
-        return ""  # a market value is of one day: 「2022年市值达到了多少」 names none, and the source's 「超600亿」 is no figure
-    if f.forecast:
-        if not f.number:
-            return ""  # 「预计下半年收入增速有望延续」 gives no figure to ask for
-        if re.search(r"预测|预计|预期", subj):  # 「预测净利润」: no second 预测
-            return _pick(key, [f"{subj}是多少？", f"{subj}为多少？"])
-        return _pick(key, [f"预计{subj}是多少？", f"{subj}的预测值是多少？", f"{subj}预计能达到多少？",
-                           f"{subj}的预测是多少？"])
-    # a direction is asked only as written for this metric (frame()); a why only where a reason is written,
-    # a how-much only where a figure is
-    d = _dir_word(f.metric, f.direction)
-    if d and f.reason:
-        return _pick(key, [f"{subj}{d}的原因是什么？", f"{subj}{d}主要受哪些因素驱动？", f"{subj}{d}的主要原因有哪些？"])
-    if d and f.number and f.yoy:
-        return _pick(key, [f"{subj}同比{d}了多少？", f"{subj}较上年同期变化了多少？", f"{subj}的同比变化幅度是多少？"])
-    if d and f.number:  # the figure may be the level (「在手订单60亿元且持续提升」): ask it, not the change
-        return _pick(key, [f"{subj}是多少？", f"{e}{p}的{a}{m}为多少？"])
-    if d:
-        return ""  # a direction without a figure (「营收持续提升」) answers no 「变化趋势如何」 a reader would accept
-    if f.number:
-        return _pick(key, [f"{subj}是多少？", f"{subj}达到了多少？", f"{e}{p}的{a}{m}为多少？"])
-    return ""  # neither a figure nor a change is written: the sentence does not answer 「…表现如何」
 
 
 class TemplateGenerator:
@@ -179,7 +136,7 @@ class TemplateGenerator:
             return Failure(stage="generate", item_id=item.passage.id, kind="nothing_askable",
                            message="the template generator found no metric, forecast, risk or event "
                                    "to ask about in this passage", raw=item.passage.text[:200])
-        return QueryTree(item.passage.id, ph.tidy(pq), tuple(map(ph.tidy, sq)), dict(self.provenance))
+        return QueryTree(item.passage.id, self._finish(pq), tuple(map(self._finish, sq)), dict(self.provenance))
 
     def _wide(self, item: PassageInput, subject: str | None) -> QueryTree | Failure:
         """An industry, strategy, macro or bond report's passage: each sentence asked about the company or industry
@@ -188,7 +145,8 @@ class TemplateGenerator:
         text = _clean(item.passage.text)
         period = default_period(text, item.report.title, date)
         broker = ind.report_broker(item.report)
-        sq, named, previous = [], False, ""
+        section = ind.section_company(item.before, self.table, broker)
+        sq, named, previous = [], False, f"{section}。" if section else ""
         # a passage on the industry alone asks it of its unnamed figures, where it names the industry at all
         industry_passage = not ind.about_companies(text, self.table, broker) and (
             not subject or _speaks_of(text, subject))
@@ -214,7 +172,14 @@ class TemplateGenerator:
                            "nothing_askable",
                            message="no sentence of this industry report's passage names a company or industry "
                                    "with a fact to ask about", raw=item.passage.text[:200])
-        return QueryTree(item.passage.id, ph.tidy(pq), tuple(map(ph.tidy, sq)), dict(self.provenance))
+        return QueryTree(item.passage.id, self._finish(pq), tuple(map(self._finish, sq)), dict(self.provenance))
+
+    def _finish(self, query: str) -> str:
+        """The query tidied (:func:`~fincprg.generate.phrases.tidy`), or "" where it names two listed companies
+        (「一汽解放2019年华菱星马归属于上市公司股东的净利润」: a frame took the other one into its aspect)."""
+        if self.table is not None and len({m.name for m in self.table.mentions(query)}) > 1:
+            return ""
+        return ph.tidy(query)
 
     # ------------------------------------------------------------ sentences
 
@@ -233,7 +198,10 @@ class TemplateGenerator:
         names = frozenset(n for n in facts.companies if n)
         # another company counts only where the sentence names it with its code: 「比亚迪（002594）」
         others = sorted(n for n in facts.companies if n != company and re.search(re.escape(n) + r"\s*[（(]\s*\d{6}", text))
-        e = company if (company and (company in text or not others)) else (others[0] if others else "")
+        # a sentence writing 公司 speaks of the report's company, whoever else it names with a code (「主要由于三人行
+        # （605168）股价下跌，公司一季度归母净利润下降」)
+        e = company if (company and (company in text or not others or has_vague_subject(text))) \
+            else (others[0] if others else "")
         if wide and e != company:
             return ""  # an industry report's sentence is asked about whom it names (industry.sentence_subject)
         if not e:
@@ -242,7 +210,7 @@ class TemplateGenerator:
             # a risk list names risks, never their impact (no 「…的风险对X有何影响」); naming one risk in the
             # question (「面临电网投资不及预期等哪些风险」) writes part of the answer into it, which readers failed
             # about half the time, and a yes/no form (「需要关注X的风险吗」) is a list's line nobody asks
-            return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
+            return qs.pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         if _RATING.search(text) and not facts.metrics:
             return ""  # a rating is the report's of its date: undated, the question matches every report
         best: ph.Frame | None = None
@@ -256,7 +224,7 @@ class TemplateGenerator:
         if best is not None and _TIMELESS.search(text) and not extract(text).periods:
             return ""  # 「长期以来毛利率40%左右」 is no figure of the passage's period
         if best is not None:
-            q = metric_question(key, e, best)
+            q = qs.metric_question(key, e, best)
             # a trading figure of the H share (「H股成交额14.9亿港元」) asked of the company reads as its A share's
             return "" if _H_SHARE.search(text) and _TRADING.search(q) else q
         event = ev.event_of(text)
@@ -265,7 +233,7 @@ class TemplateGenerator:
         if event and event not in ev.CORPORATE_EVENTS and not any(
                 event in c and (e in c or "公司" in c) for c in ph.clauses(text)):
             event = None
-        return _event_question(key, e, event, text, passage_text, year, date) if event else ""
+        return qs.event_question(key, e, event, text, passage_text, year, date) if event else ""
 
     # ------------------------------------------------------------ passages
 
@@ -293,14 +261,14 @@ class TemplateGenerator:
             if not fperiod or re.search(r"季|半年|Q|H", fperiod):
                 pass  # no forecast years (a forecast is of years, 「三季度的盈利预测」 is none): asked below
             elif fm is None or canonical(fm.group(0)) in _VALUATION:
-                return _pick(key, [f"{e}{fperiod}的盈利预测是多少？", f"{e}{fperiod}的业绩预测如何？"])
+                return qs.pick(key, [f"{e}{fperiod}的盈利预测是多少？", f"{e}{fperiod}的业绩预测如何？"])
             else:
                 m = fm.group(0)
                 each = "分别" if "-" in fperiod else ""
-                return _pick(key, [f"预计{e}{fperiod}{m}{each}是多少？", f"{e}{fperiod}的盈利预测是多少？",
+                return qs.pick(key, [f"预计{e}{fperiod}{m}{each}是多少？", f"{e}{fperiod}的盈利预测是多少？",
                                    f"{e}{fperiod}{m}的预测如何？"])
         if _RISK.search(text) and not facts.metrics:
-            return _pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
+            return qs.pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         # a target price is the report's of its date: undated, the question would match every report
         order = [m for m in _metric_order(text, facts.metrics) if m != "目标价"] if facts.metrics else []
         if order:
@@ -319,38 +287,16 @@ class TemplateGenerator:
                 if seconds and not f.aspect and not f.forecast and f.number and main not in _VALUATION:
                     second = seconds[0].surface
                     period = f.period
-                    return _pick(key, [f"{e}{period}{f.surface}和{second}表现如何？",
+                    return qs.pick(key, [f"{e}{period}{f.surface}和{second}表现如何？",
                                        f"{e}{period}{f.surface}和{second}的变化情况如何？",
                                        f"{e}{period}的{f.surface}和{second}分别是多少？"])
-                return metric_question(key, e, f)
+                return qs.metric_question(key, e, f)
         event = ev.event_of(text)
         # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
         if event and (event in ev.CORPORATE_EVENTS or text.count(event) >= 2):
             sent = next(x for x in re.split(r"[。！？!?]", text) if event in x)
-            return _event_question(key, e, event, sent, text, year, date)
+            return qs.event_question(key, e, event, sent, text, year, date)
         return ""
-
-
-def _event_question(key: str, e: str, event: str, sentence: str, passage_text: str, year: int | None,
-                    date: dt.date | None) -> str:
-    """An event asked in the period its own clause gives (「前三季度回购…，高于2019年全年」 is not of 2019), else its
-    sentence, else the year of the day it names (「7月26日公司中标…」 in a report of 2019-09: 2019); never the
-    passage's main period (「7月26日公司竞得采矿权」 after a 2018 dividend is no 2018 event; 「2020年上半年…渠道拓展」
-    where 2020H1 dates the profit). An event nothing dates asks nothing: undated, it matches every report on the
-    company."""
-    where = next((c for c in ph.clauses(sentence) if event in c), sentence)
-    where = where if extract(where).periods else sentence
-    period, fc = ph.period_of(where, sentence, None, year, passage_text, date=date, by_day=False)
-    day = None if period else _A_DAY.search(where)
-    y = day_year(int(day.group(1)), int(day.group(2)), (passage_text,), date) if day else None
-    period = period or (f"{y}年" if y else "")
-    if not period:
-        return ""
-    if fc:
-        # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor 「投产的前景」;
-        # the market's outlook (需求, 政策) is no plan of the company's
-        return "" if event in ev.MARKET_EVENTS else f"{e}{period}{event}方面有哪些规划？"
-    return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]])
 
 
 def _speaks_of(text: str, industry: str) -> bool:

@@ -115,3 +115,23 @@ def test_an_industry_is_asked_no_risk_list_and_no_fact_of_a_passage_not_naming_i
     # the same passage naming the industry is asked about it
     (res,) = gen.generate([_item(["2020年电子行业营收达到1200亿元，同比增长35%，毛利率为20%。"])])
     assert res.passage_query.startswith("电子行业")
+
+
+def test_a_customer_or_a_brokers_branch_is_no_subject_and_a_query_names_one_company(table):
+    kw = {"table": table, "broker": "西南证券"}
+    # the fact is the unnamed supplier's: its customer is not asked about
+    assert sentence_subject("公司战略客户包括万华化学，2021年客户拓展顺利。", "化工行业", **kw) is None
+    assert sentence_subject("中控技术2021年新增战略客户万华化学。", "化工行业", **kw) == "中控技术"
+    # the selling desk of a block trade is no company the report speaks of
+    assert sentence_subject("信达证券北京某路营业部卖出中公教育1000万股。", "教育行业", **kw) == "中公教育"
+    gen = TemplateGenerator(table=table)
+    # a frame that took another listed company into its aspect: whose figure is unclear
+    assert gen._finish("一汽解放2019年宁德时代归属于上市公司股东的净利润达到了多少？") == ""
+    assert gen._finish("宁德时代2019年归母净利润达到了多少？") == "宁德时代2019年归母净利润达到了多少？"
+
+
+def test_a_sentence_writing_gongsi_asks_the_reports_company_not_another_coded_one():
+    gen = TemplateGenerator()
+    q = gen.sentence_query("受三人行（605168）股价下跌影响，2022年一季度公司归母净利润1.11亿元，同比下降20.57%。",
+                           "科大讯飞", key="k")
+    assert q.startswith("科大讯飞") and "三人行" not in q

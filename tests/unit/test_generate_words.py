@@ -81,7 +81,7 @@ def test_topic_keyword_questions_fit_the_keyword():
 
 def test_no_second_forecast_word():
     from fincprg.generate.phrases import Frame
-    from fincprg.generate.templates import metric_question
+    from fincprg.generate.questions import metric_question
 
     f = Frame(period="2023年", forecast=True, metric="净利润", surface="净利润", aspect="预测", number=True)
     for k in "abcdef":
