@@ -32,6 +32,8 @@ from fincprg.finance.crosscheck import (
     read_ask,
     read_facts,
 )
+from fincprg.verify.reading import Reading
+from fincprg.verify.registry import QS, QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
@@ -109,6 +111,12 @@ def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict 
     return None
 
 
+@rule("amount", SP, (Reason.NOT_ANSWERED,), QSN,
+      "an amount the source gives only as a change")
+def _amount(r: Reading) -> Verdict | None:
+    return check_amount(r.query, r.source, r.names)
+
+
 # rates whose level a query asks (「毛利率是多少」); a change is 「同比+0.3pct」, a level 「为42.7%」 or 「至15.98%」
 _RATE_FAMILIES = frozenset({"毛利率", "净利率", "费用率", "ROE", "净息差", "不良率", "产能利用率", "市占率"})
 _LEVEL_ASK = re.compile(r"多少|几何|水平|分别")
@@ -148,6 +156,12 @@ def check_price_level(query: str, source: str) -> Verdict | None:
     return None
 
 
+@rule("price_level", SP, (Reason.NOT_ANSWERED,), QS,
+      "a price's level the source gives only as a change")
+def _price_level(r: Reading) -> Verdict | None:
+    return check_price_level(r.query, r.source)
+
+
 def check_rate_level(query: str, source: str) -> Verdict | None:
     """``not_answered``: the query asks the level of a rate the source states only as a change."""
     q = norm(query)
@@ -161,6 +175,12 @@ def check_rate_level(query: str, source: str) -> Verdict | None:
         if not any(_states_level(re.split(r"[，,。；;]", s[e:e + 40])[0]) for e in mentions):
             return Verdict(Reason.NOT_ANSWERED, f"asks the level of {surface}; the source states only its change")
     return None
+
+
+@rule("rate_level", SP, (Reason.NOT_ANSWERED,), QS,
+      "a rate's level the source gives only as a change")
+def _rate_level(r: Reading) -> Verdict | None:
+    return check_rate_level(r.query, r.source)
 
 
 # a joined label: 「超市及家电」, 「芯片封装及测试」, 「超市 家电」 (AlphaFin lost its 「+」 and 「/」)
@@ -194,6 +214,12 @@ def check_combined(query: str, source: str, names: Iterable[str] = ()) -> Verdic
             return Verdict(Reason.NOT_ANSWERED, f"asks {part}'s {m.group()}; the source states only a remainder "
                            f"(「{s[max(0, near[0] - 2):near[0] + len(part)]}」)")
     return None
+
+
+@rule("combined", SP, (Reason.NOT_ANSWERED,), QSN,
+      "a part of a combined category, or a remainder")
+def _combined(r: Reading) -> Verdict | None:
+    return check_combined(r.query, r.source, r.names)
 
 
 _REMAINDER = re.compile(r"(?:其他|其它|其余|剩余)$")
@@ -234,6 +260,12 @@ def check_valuation(query: str, source: str) -> Verdict | None:
     return None
 
 
+@rule("valuation", SP, (Reason.FORECAST_MISMATCH,), QS,
+      "a multiple at today's price asked as reached")
+def _valuation(r: Reading) -> Verdict | None:
+    return check_valuation(r.query, r.source)
+
+
 _RISK_HEADING = re.compile(r"风险提示|风险因素")
 _RISK_LIST = re.compile(r"风险提示|风险因素|主要风险")
 _EFFECT_ASK = re.compile(r"影响|冲击|拖累")
@@ -259,6 +291,12 @@ def check_risk(query: str, source: str) -> Verdict | None:
     return None
 
 
+@rule("risk", SP, (Reason.NOT_ANSWERED,), QS,
+      "which risks, where the source only lists or refers to them")
+def _risk(r: Reading) -> Verdict | None:
+    return check_risk(r.query, r.source)
+
+
 _EARNINGS_FORECAST = re.compile(r"盈利预测|业绩预测|利润预测")
 _EARNINGS = frozenset({"净利润", "扣非净利润", "EPS", "营业收入"})
 
@@ -280,6 +318,12 @@ def check_earnings_forecast(query: str, source: str) -> Verdict | None:
         return Verdict(Reason.NOT_ANSWERED, f"asks an earnings forecast; the source gives no forecast figure of "
                        f"earnings{which}")
     return None
+
+
+@rule("earnings_forecast", SP, (Reason.NOT_ANSWERED,), QS,
+      "an earnings forecast for years the source does not forecast")
+def _earnings_forecast(r: Reading) -> Verdict | None:
+    return check_earnings_forecast(r.query, r.source)
 
 
 # an incentive plan's bar for its staff (考核目标, 目标值, 解除限售条件) is no one's forecast of the company's
@@ -308,6 +352,12 @@ def check_target_as_forecast(query: str, source: str) -> Verdict | None:
             return Verdict(Reason.NOT_ANSWERED, f"asks a forecast of {fam}; the source gives only an incentive plan's "
                            "targets for it")
     return None
+
+
+@rule("target_as_forecast", SP, (Reason.NOT_ANSWERED,), QS,
+      "a forecast the source gives only as a plan's targets")
+def _target_as_forecast(r: Reading) -> Verdict | None:
+    return check_target_as_forecast(r.query, r.source)
 
 
 # 「毛利率较上年同期变化了多少」, 「营收同比增长了多少」: the size of a change
@@ -354,3 +404,9 @@ def check_change_stated(query: str, source: str) -> Verdict | None:
             return Verdict(Reason.NOT_ANSWERED, f"asks how much {fam} changed in the period asked; the source "
                            "names that period's figure with no number (the numbers are another period's)")
     return None
+
+
+@rule("change_stated", SP, (Reason.NOT_ANSWERED,), QS,
+      "a change whose period has no number")
+def _change_stated(r: Reading) -> Verdict | None:
+    return check_change_stated(r.query, r.source)

@@ -8,7 +8,7 @@ from fincprg.verify.figures import (check_combined, check_earnings_forecast, che
 from fincprg.finance.crosscheck import periods, read_facts
 from fincprg.verify.scopes import check_part_whole
 from fincprg.verify.events import check_event
-from fincprg.verify.strict import check_garbled, check_vague
+from fincprg.verify.wording import check_garbled, check_vague
 
 
 def test_a_part_of_a_combined_category_is_not_answered():
