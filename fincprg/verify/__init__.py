@@ -6,7 +6,7 @@ One module per concern, each a pure function over texts and records:
   forecast (below the stages: mining's topic veto reads its trend rule too);
 * :mod:`.subject`: the company/industry a query names must be a subject of its source;
 * :mod:`.answer`: every fact the query asks is in the source with the same reading;
-* :mod:`.wording` and :mod:`.figures`: a strict reader's rules (boilerplate, vague asks, part as whole, events
+* :mod:`.wording`, :mod:`.figures` and :mod:`.forecasts`: a strict reader's rules (boilerplate, vague asks, part as whole, events
   without specifics; amounts and rate levels given only as changes, combined categories, risks only listed);
 * :mod:`.topical`: an open ask about a topic, or a metric's trend, needs a source stating it with specifics
   or a figure, not only an outlook;

@@ -17,6 +17,7 @@ from fincprg.verify import (  # noqa: F401 - imported for the rules each declare
     dated,
     events,
     figures,
+    forecasts,
     judge,
     related,
     reportlevel,

@@ -1,6 +1,6 @@
 """How a query is worded, and what it asks of its sentence: a strict reader's rules of sentence and passage
 queries (``garbled`` of every level), beyond subject and answerability. The other strict rules, by what they
-read: :mod:`.figures`, :mod:`.dated`, :mod:`.events`, :mod:`.scopes`, :mod:`.topical`, :mod:`.bases`.
+read: :mod:`.figures`, :mod:`.forecasts`, :mod:`.dated`, :mod:`.events`, :mod:`.scopes`, :mod:`.topical`, :mod:`.bases`.
 
 Each is a general rule over the query and its source text (verify's own reading, :mod:`fincprg.finance.crosscheck`):
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
-from fincprg.verify.figures import check_amount, check_change_stated, check_risk, check_target_as_forecast
+from fincprg.verify.figures import check_amount, check_change_stated, check_risk
+from fincprg.verify.forecasts import check_target_as_forecast
 from fincprg.finance.crosscheck import periods, read_facts
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.events import check_event
