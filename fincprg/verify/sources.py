@@ -16,11 +16,11 @@ from functools import cached_property
 from typing import Any
 
 from fincprg import layout as L
+from fincprg.contract import StageContext
 from fincprg.finance import parse_title_company
 from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_of, same_broker
 from fincprg.records import Passage, Query
-from fincprg.spec import StageContext
 from fincprg.verify.reading import Listed, Reading, ReportInfo, Subjects, variants
 from fincprg.verify.registry import ALL, TOPIC, rule
 from fincprg.verify.subject import industry_terms_in

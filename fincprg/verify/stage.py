@@ -31,9 +31,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from fincprg import layout as L
+from fincprg.contract import Prepared, StageContext
 from fincprg.io import atomic_write_jsonl, read_jsonl
 from fincprg.records import Query
-from fincprg.spec import Prepared, StageContext
 from fincprg.verify.roundtrip import RoundTrip
 from fincprg.verify.rules import first_failure, switched_on
 from fincprg.verify.sources import QueryReading, Sources

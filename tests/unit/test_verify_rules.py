@@ -92,8 +92,7 @@ def test_a_query_without_its_source_is_dropped_by_the_source_rule():
 
 def test_verify_disable_enters_the_signature_and_an_empty_list_leaves_it_as_it_was():
     from fincprg.config import load_config
-    from fincprg.pipeline.contract import STAGE_BY_NAME, signature
-    from fincprg.spec import declared_config
+    from fincprg.contract import STAGE_BY_NAME, declared_config, signature
 
     spec = STAGE_BY_NAME["verify"]
     default, off = load_config(), load_config(overrides=["verify.disable=[vague]"])
