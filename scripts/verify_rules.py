@@ -1,4 +1,5 @@
-"""Print verify's rule table (Markdown) from the registry in fincprg/verify/rules.py.
+"""Print verify's rule table (Markdown) from the registry (fincprg/verify/registry.py; fincprg/verify/rules.py
+loads every rule).
 
 README.md's verify section (between <!-- verify-rules:start --> and <!-- verify-rules:end -->) is this script's
 output; tests/unit/test_readme.py checks it, so the README cannot drift from the registry.

@@ -20,9 +20,9 @@ from fincprg.chunking.clean import Span, clean_and_cut
 from fincprg.chunking.quality import QualityScorer, make_scorer
 from fincprg.chunking.split import cut
 from fincprg.config import ChunkConfig
+from fincprg.contract import StageContext
 from fincprg.io import count_lines
 from fincprg.records import Passage, Removed, Report, Sentence
-from fincprg.spec import StageContext
 
 log = logging.getLogger(__name__)
 OUTPUTS = (L.PASSAGES, L.SENTENCES, L.REMOVED, L.CHUNK_STATS)

@@ -1,4 +1,4 @@
-"""CLI command ``fincprg rules``: list verify's rules (the registry in :mod:`fincprg.verify.rules`)."""
+"""CLI command ``fincprg rules``: list verify's rules (the registry, :mod:`fincprg.verify.registry`)."""
 from __future__ import annotations
 
 from typing import Annotated
@@ -11,8 +11,8 @@ def rules_cmd(
                                                               "holds instead of text.")] = False,
     examples: Annotated[bool, typer.Option(help="Show the example query each rule drops, with its source.")] = True,
 ) -> None:
-    """List verify's rules in the order it applies them: id, levels, the reasons it writes to dropped.jsonl, what
-    it checks and reads, and an example query (with its source) it drops.
+    """List verify's rules in the order it applies them: id, levels, the verify.checks switch that runs it, the
+    reasons it writes to dropped.jsonl, what it checks and reads, and an example query (with its source) it drops.
 
     Each dropped query's row in OUT/verify/dropped.jsonl names its rule in `rule`, and the verify manifest
     counts drops by rule (`counts.rules`). Switch rules off with `--set 'verify.disable=[vague,risk]'` (or

@@ -67,7 +67,7 @@ def _rewrite_requests(cfg: PipelineConfig, client: Any, trees: list[Request], co
 def _cluster(cfg: PipelineConfig, reports_file: Path, scratch: Path, show_progress: bool) -> dict[str, Any]:
     """The topics stage's estimate hook (its clustering step) in ``scratch``: topic inputs, nodes,
     report -> subtree, report -> industry."""
-    from fincprg.pipeline.contract import STAGE_BY_NAME
+    from fincprg.contract import STAGE_BY_NAME
     from fincprg.pipeline.runner import estimate_stage
 
     (scratch / L.STAGE_DIRS[L.INGEST]).mkdir(parents=True)

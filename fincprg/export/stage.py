@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from fincprg.config import ExportConfig
 
 from fincprg import layout as L
+from fincprg.contract import StageContext
 from fincprg.export import negatives as negatives_mod
 from fincprg.export import quality
 from fincprg.export.beir import SUBSETS, build_subset_qrels, write_qrels
@@ -80,7 +81,7 @@ class ExportInputs:
     manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # upstream stage -> its manifest
 
 
-def load_inputs(ctx: Any) -> ExportInputs:
+def load_inputs(ctx: StageContext) -> ExportInputs:
     """Read the upstream stage outputs the export spec declares."""
     return ExportInputs(
         # metadata only: the corpus file carries passage texts, never whole reports
@@ -262,7 +263,7 @@ def _diversity(inp: ExportInputs, ecfg: ExportConfig, passage_texts: dict[str, s
     return dataclasses.replace(inp, queries=queries, qrels=qrels), dedup, easiness, overlaps
 
 
-def run(ctx: Any) -> dict[str, Any]:
+def run(ctx: StageContext) -> dict[str, Any]:
     """Stage entry: read the build folder, write ``OUT/dataset``."""
     from fincprg.finance import register_companies
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
+from fincprg.contract import Prepared, StageContext
 from fincprg.errors import FincprgError
 from fincprg.finance import extra_words, register_companies, use_words
 from fincprg.finance.stocks import stock_table
@@ -38,7 +39,6 @@ from fincprg.generate.tally import QueryTally
 from fincprg.generate.templates import NO_SUBJECT, TemplateGenerator, report_company, title_subject
 from fincprg.io import atomic_write_jsonl, atomic_write_text, count_lines, read_jsonl
 from fincprg.records import Failure, Qrel, Query, Report
-from fincprg.spec import Prepared, StageContext
 
 log = logging.getLogger(__name__)
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.config import PDF_RULES
+from fincprg.contract import StageContext
 from fincprg.errors import InputError
 from fincprg.ingest.extra import read_extra_titles
 from fincprg.ingest.mapping import FieldMapper, to_report
@@ -36,7 +37,6 @@ from fincprg.ingest.readers import Raw, ReadStats, iter_corpus
 from fincprg.ingest.sample import sample_reports
 from fincprg.io import atomic_write_text, atomic_writer
 from fincprg.records import Rejection, Removed, Report
-from fincprg.spec import StageContext
 
 log = logging.getLogger(__name__)
 _ALL = ".all_reports.jsonl"

@@ -38,17 +38,17 @@ from fincprg.mine.spaces import (
     topic_spaces,
     window_space,
 )
+from fincprg.contract import Prepared, StageContext
 from fincprg.mine.traverse import N_BINS, MineEnv, SpaceResult, score_spaces
 from fincprg import layout as L
 from fincprg.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from fincprg.records import Passage, Qrel, Query, ScoredPair, Sentence, Topic
-from fincprg.spec import Prepared
 
 log = logging.getLogger(__name__)
 _SCORED = ".scored.jsonl"  # scratch: scored batches, committed one by one, deleted at the end
 
 
-def _load_topics(ctx: Any) -> tuple[dict[str, Topic], dict[str, str], dict[str, str | None]]:
+def _load_topics(ctx: StageContext) -> tuple[dict[str, Topic], dict[str, str], dict[str, str | None]]:
     nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
     assignments = list(ctx.read(L.TOPICS, L.ASSIGNMENTS))
     subtree = {a.report_id: a.subtree_topic for a in assignments if a.subtree_topic}
@@ -88,7 +88,7 @@ def ray_gpus(cfg: Any, ray: Any) -> float | None:
     return None if PAIR_SCORERS.get(cfg.mine.reranker.backend).gpu else 0.0
 
 
-def run(ctx: Any) -> dict[str, Any]:
+def run(ctx: StageContext) -> dict[str, Any]:
     """Traverse the configured spaces, veto, propagate; write pairs, histogram and mined qrels."""
     cfg = ctx.config.mine
     # one pass over the reports, their texts dropped: the tokenizer's company names and the topic rules' scopes
@@ -143,7 +143,7 @@ def run(ctx: Any) -> dict[str, Any]:
                      prefilter_top_k=cfg.prefilter.top_k if cfg.prefilter.enabled else None)
 
 
-def _boilerplate(ctx: Any, gen_queries: list[Query]) -> set[str]:
+def _boilerplate(ctx: StageContext, gen_queries: list[Query]) -> set[str]:
     """The ids of the queries asked of sentences and passages that many reports repeat (disclaimers, intros)."""
     cfg = ctx.config.mine
 
@@ -172,7 +172,7 @@ def _prepare_scorers(scorers: dict[str, Any], spaces: dict[str, list[Space]], te
     return inventory
 
 
-def _prefilter(ctx: Any, texts: dict[str, str], inventory: list[str]) -> Callable[[Space], Any]:
+def _prefilter(ctx: StageContext, texts: dict[str, str], inventory: list[str]) -> Callable[[Space], Any]:
     """The prefilter's neighbours: per space, the embedding top-k mask the scorer keeps to."""
     from fincprg.mine.prefilter import TextEmbedder, neighbour_mask  # noqa: PLC0415
 
@@ -189,7 +189,7 @@ def _prefilter(ctx: Any, texts: dict[str, str], inventory: list[str]) -> Callabl
     return neighbours
 
 
-def _score_resumably(ctx: Any, spaces: dict[str, list[Space]], envs: dict[str, MineEnv],
+def _score_resumably(ctx: StageContext, spaces: dict[str, list[Space]], envs: dict[str, MineEnv],
                      batch_size: int) -> dict[str, list[SpaceResult]]:
     """Score every space in batches, committing each batch's results to a scratch file, so a killed run
     resumes after its last committed batch (scores are a pure function of the pair, so a resumed run

@@ -1,5 +1,5 @@
 """What a stage gets from the runner: :class:`StageContext` (the implementation of
-:class:`fincprg.spec.StageContext`), its declared config, inputs and outputs, and ``map_batches``, the
+:class:`fincprg.contract.StageContext`), its declared config, inputs and outputs, and ``map_batches``, the
 resumable batch loop (local or on Ray) that map stages run their pure ``fn`` in.
 
 It knows a stage only through its spec: whether its batches may go to Ray (``spec.ray``), how many GPUs
@@ -20,8 +20,8 @@ from pydantic import BaseModel
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig, RayConfig
+from fincprg.contract import ConfigView, StageSpec
 from fincprg.io import JsonlAppender, atomic_write_json, batch_lines, count_lines
-from fincprg.spec import ConfigView, StageSpec
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -80,7 +80,7 @@ class StageContext:
     def input_path(self, stage: str, filename: str) -> Path:
         if (stage, filename) not in self.spec.reads:
             raise RuntimeError(f"stage {self.spec.name!r} reads {stage}/{filename}, which its StageSpec does not "
-                               "declare; add it to reads in fincprg/pipeline/contract.py")
+                               "declare; add it to reads in fincprg/contract.py")
         return self.build.require(stage, filename)
 
     def read(self, stage: str, filename: str, model: type[BaseModel] | None = None) -> Iterator[Any]:

@@ -9,8 +9,8 @@ import platform
 from pathlib import Path
 
 from fincprg import layout as L
+from fincprg.contract import StageSpec
 from fincprg.errors import InputError
-from fincprg.spec import StageSpec
 from fincprg.version import __version__
 
 

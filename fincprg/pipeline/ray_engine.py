@@ -11,7 +11,7 @@
   shared rate-limit actor (``llm.requests_per_minute`` / ``tokens_per_minute``), the same SQLite
   answer cache (a path every actor can open: one machine, or a shared file system on a cluster).
 
-A ``fn`` may carry a ``setup()`` method (see :class:`fincprg.spec.Prepared`): actors call it once before
+A ``fn`` may carry a ``setup()`` method (see :class:`fincprg.contract.Prepared`): actors call it once before
 their first batch, for process state the driver set up for itself (e.g. company names registered with jieba).
 
 It names no stage: what runs in an actor is the stage's own function (a batch ``fn``, or the LLM ``worker``

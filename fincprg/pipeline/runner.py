@@ -9,7 +9,7 @@ Map stages (``ctx.map_batches``) call a pure ``fn(batch) -> {output_file: record
 the same function can run in a Ray ``map_batches`` later because it touches no files.
 What a stage gets (:class:`StageContext`, ``map_batches``) is in :mod:`fincprg.pipeline.context`.
 
-The runner names no stage: it walks :data:`~fincprg.pipeline.contract.STAGES` and does what each spec asks
+The runner names no stage: it walks :data:`~fincprg.contract.STAGES` and does what each spec asks
 (a pre-check on the corpus, a corpus hash, a staged folder, the engine's limits on LLM actors).
 """
 from __future__ import annotations
@@ -25,16 +25,16 @@ from typing import Any
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig
+from fincprg.contract import (STAGE_BY_NAME, STAGES, ConfigView, StageSpec, declared_config, file_hashes, load_ref,
+                              signature)
 from fincprg.errors import ConfigError, InputError
 from fincprg.io import (atomic_write_json, discard_staging, hash_files, read_jsonl, recover_staging, staging_dir,
                         swap_in)
 from fincprg.llm.budget import Budget, BudgetExceeded, BuildStopped, use_budget
 from fincprg.llm.client import price_for
 from fincprg.pipeline.context import StageContext, _kill_point
-from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, file_hashes, signature
 from fincprg.pipeline.lock import build_lock
 from fincprg.pipeline.outputs import check_outputs, output_files, versions
-from fincprg.spec import ConfigView, StageSpec, declared_config, load_ref
 
 log = logging.getLogger(__name__)
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from fincprg.contract import StageContext
 from fincprg.finance import register_companies
 from fincprg.finance.industries import CITIC_INDUSTRIES, to_citic
 from fincprg import layout as L
@@ -154,7 +155,7 @@ def intent_prompt_config(cfg: Any) -> Any:
     return cfg.model_copy(update={"prompt": str(Path(cfg.prompt_file).resolve())})  # a path: loaded as a file
 
 
-def make_queries(inputs: list[TopicInput], ctx: Any) -> tuple[list[Query], list[Failure], dict[str, Any]]:
+def make_queries(inputs: list[TopicInput], ctx: StageContext) -> tuple[list[Query], list[Failure], dict[str, Any]]:
     cfg = ctx.config.topics.intents
     queries: list[Query] = []
     if cfg.backend == "llm":
@@ -182,7 +183,7 @@ _EMB, _CLUSTERED = ".embeddings.npy", ".clustered.json"  # scratch of the cluste
 
 
 
-def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
+def cluster_step(ctx: StageContext, cfg: Any, seed: int) -> dict[str, Any]:
     """Titles, industries, embeddings, clustering, tree, assignments and plots: the expensive part.
 
     Writes titles.jsonl, tree.json, assignments.jsonl and the HTML views, plus scratch files that let a
@@ -220,7 +221,7 @@ def cluster_step(ctx: Any, cfg: Any, seed: int) -> dict[str, Any]:
     return load_clustered(ctx)
 
 
-def save_model(ctx: Any, tree: TopicTree, cfg: Any) -> None:
+def save_model(ctx: StageContext, tree: TopicTree, cfg: Any) -> None:
     """Save the fitted BERTopic (engine ``bertopic``) to ``topics/bertopic/``; remove one an earlier run left
     when there is none now (the native engine, or a corpus too small for two topics)."""
     path = ctx.output(L.BERTOPIC_DIR + "/")
@@ -233,7 +234,7 @@ def save_model(ctx: Any, tree: TopicTree, cfg: Any) -> None:
     bertopic_engine.save(tree.model, path, bertopic_engine.describe(cfg, tree.reassigned, cfg.by_industry))
 
 
-def load_clustered(ctx: Any) -> dict[str, Any]:
+def load_clustered(ctx: StageContext) -> dict[str, Any]:
     """The clustering step's results, read back from its files (the same after a resume)."""
     titles = list(L.read_records(ctx.output(L.TITLES), L.TOPICS, L.TITLES))
     assignments = list(L.read_records(ctx.output(L.ASSIGNMENTS), L.TOPICS, L.ASSIGNMENTS))
@@ -244,7 +245,7 @@ def load_clustered(ctx: Any) -> dict[str, Any]:
             **json.loads(ctx.output(_CLUSTERED).read_text(encoding="utf-8"))}
 
 
-def estimate_inputs(ctx: Any) -> dict[str, Any]:
+def estimate_inputs(ctx: StageContext) -> dict[str, Any]:
     """The spec's ``estimate`` hook for ``fincprg estimate``: the clustering step (free and deterministic) and
     the topics the intents step would ask about; it sends nothing."""
     register_companies(ctx.read(L.INGEST, L.REPORTS))
@@ -254,7 +255,7 @@ def estimate_inputs(ctx: Any) -> dict[str, Any]:
             "industry": {a.report_id: a.industry for a in c["assignments"]}}
 
 
-def run(ctx: Any) -> dict[str, Any]:
+def run(ctx: StageContext) -> dict[str, Any]:
     """Run the topics stage (see the module docstring for inputs and outputs).
 
     Resumable in two steps: a run killed after clustering starts again at the intents.

@@ -1,26 +1,9 @@
-"""The examples of each strict rule (:mod:`.rules`), by rule id: (a query and source it must fail, one it must
-pass), and the Reading a rule reads. Drawn from the sample's and AlphaFin's builds, cut to the sentence that
-decides; tests/unit/test_verify_rules.py runs them."""
+"""The examples of each rule (:mod:`.registry`), by rule id: (a query and source it must fail, one it must
+pass). Drawn from the sample's and AlphaFin's builds, cut to the sentence that decides;
+tests/unit/test_verify_rules.py runs them, each read by its rule's ``example`` (``Rule.reads_example``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a strict rule reads of one sentence or passage query: the query, its passage and report title, its
-    sentence (sentence queries), and the names of the company it asks about."""
-
-    query: str
-    passage: str
-    title: str = ""
-    sentence: str | None = None
-    names: frozenset[str] = frozenset()
-
-    @property
-    def source(self) -> str:
-        """A sentence query is read against its sentence, a passage query against its passage and title."""
-        return self.sentence if self.sentence else f"{self.passage}\n{self.title}"
 
 
 @dataclass(frozen=True)
@@ -32,15 +15,11 @@ class Example:
     sentence: bool = False
     names: tuple[str, ...] = ()
 
-    def reading(self) -> Reading:
-        if self.sentence:
-            return Reading(self.query, self.source, "", self.source, frozenset(self.names))
-        return Reading(self.query, self.source, "", None, frozenset(self.names))
 
 # rule id -> (it must fail, it must pass); the strict rules' sources as chunk writes them (sentences.jsonl's
 # text, punctuation read by the chunker already), names as the stage reads them (the asked company's names)
 EXAMPLES: dict[str, tuple[Example, Example]] = {
-    # the stage's rules that read one text (their sources as each rule's adapter in rules.py reads them)
+    # the stage's rules that read one text (their sources as each rule's ``example`` function reads them)
     "subject": (
         Example('代理保险2020年占手续费收入是多少？', '代理保险收入占手续费收入的12%，同比提升2个百分点。', names=('招商银行',)),
         Example('招商银行2020年代理保险收入是多少？', '代理保险收入占手续费收入的12%，同比提升2个百分点。', names=('招商银行',)),

@@ -35,7 +35,10 @@ from fincprg.finance.crosscheck import (
     read_ask,
     read_facts,
 )
+from fincprg.verify._rule_examples import Example
 from fincprg.verify.events import events_in
+from fincprg.verify.reading import Reading, ReportInfo, TextReading
+from fincprg.verify.registry import SP, TOPIC, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 QUARTERS = frozenset({"Q1", "Q2", "Q3", "Q4", QS})
@@ -217,6 +220,12 @@ def check_answer(query: str, passage: str, *, title: str = "", sentence: str | N
     return _check_period_only(ask, f"{passage}\n{title}", date, ask_text=query)
 
 
+@rule("answer", SP, (Reason.METRIC_ABSENT, Reason.WRONG_PERIOD, Reason.FORECAST_MISMATCH, Reason.CONTRADICTED),
+      "query, sentence, passage, title, date", "every fact asked is in the source with the same reading", kind="stage")
+def _answer(r: Reading) -> Verdict | None:
+    return check_answer(r.query, r.passage, title=r.title, sentence=r.sentence, date=r.date, dated=r.dated)
+
+
 _COMPARED = re.compile(r"[较比]$")
 _PLAN = re.compile(r"规划|计划|目标|战略|布局|展望|将|指引|预期|有望|前景|趋势")
 
@@ -278,3 +287,16 @@ def check_topic_answer(query: str, titles: Sequence[tuple[str, dt.date | None]])
         if want and said and want not in said:
             return Verdict(Reason.CONTRADICTED, f"asks {metric} {want}; the titles say {'/'.join(sorted(said))}")
     return None
+
+
+def _topic_answer_example(ex: Example) -> Reading:  # the example's source: one report title a line
+    infos = [ReportInfo(str(i), t, None, frozenset(), "title", "company")
+             for i, t in enumerate(t for t in ex.source.splitlines() if t)]
+    return TextReading(ex.query, reports=infos)
+
+
+@rule("topic_answer", TOPIC, (Reason.WRONG_PERIOD, Reason.FORECAST_MISMATCH, Reason.CONTRADICTED),
+      "query, the topic's titles and dates", "every fact asked is in the topic's titles with the same reading",
+      kind="stage", example=_topic_answer_example)
+def _topic_answer(r: Reading) -> Verdict | None:
+    return check_topic_answer(r.query, [(i.title, i.date) for i in r.reports])

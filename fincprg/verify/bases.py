@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable
 
 from fincprg.finance.crosscheck import CLAUSE_SPLIT, METRICS, blank_names, metrics, norm, read_ask
+from fincprg.verify.reading import Reading
+from fincprg.verify.registry import QS, QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 _YOY_ASK = re.compile(r"同比|(?:较|比|相比|与)(?:上年|去年|上一年)(?:同期)?")
@@ -64,6 +66,12 @@ def check_base(query: str, source: str, names: Iterable[str] = ()) -> Verdict | 
     return None
 
 
+@rule("base", SP, (Reason.NOT_ANSWERED,), QSN,
+      "a change asked against a base the source does not use")
+def _base(r: Reading) -> Verdict | None:
+    return check_base(r.query, r.source, r.names)
+
+
 _VALUE_ASK = re.compile(r"市值")
 # 「价值541亿市值」, 「市值541亿」: a figure right before or after the word
 _VALUE_FIGURE = re.compile(r"(\d[\d\s.]*\s?(?:亿|万)?)(?:元)?\s?(?:的)?(?:总)?市值|市值(?:为|达|约|至|是)?\s?(\d[\d\s.]*\s?(?:亿|万)?)")
@@ -92,6 +100,12 @@ def check_valuation_parts(query: str, source: str, names: Iterable[str] = ()) ->
     return None
 
 
+@rule("valuation_parts", SP, (Reason.VAGUE,), QSN,
+      "a valuation of parts asked as the whole's")
+def _valuation_parts(r: Reading) -> Verdict | None:
+    return check_valuation_parts(r.query, r.source, r.names)
+
+
 _VALUATION_ASK = re.compile(r"估值(?:是否合理|水平|如何|怎样|高低)")
 _PART_WORDS = re.compile(r"资产|标的|业务|板块|子公司|项目")
 # a valuation level: 「估值较可比公司低估」, 「PE为8.3x」
@@ -114,3 +128,9 @@ def check_valued_part(query: str, source: str) -> Verdict | None:
         return Verdict(Reason.NOT_ANSWERED, "asks the company's valuation; the source states only a part's "
                        f"(「{s[max(0, parts[0].start() - 6):parts[0].end()]}」)")
     return None
+
+
+@rule("valued_part", SP, (Reason.NOT_ANSWERED,), QS,
+      "a value of a part asked as the whole's")
+def _valued_part(r: Reading) -> Verdict | None:
+    return check_valued_part(r.query, r.source)

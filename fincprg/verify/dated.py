@@ -16,6 +16,8 @@ import re
 
 from fincprg.finance.crosscheck import FY, METRICS, SENT_SPLIT, Fact, is_forecast, norm, periods, read_ask, read_facts
 from fincprg.finance.wordlists import alternation, read_for
+from fincprg.verify.reading import Reading
+from fincprg.verify.registry import QS, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 _WORDS = ("fincprg.finance", "dated.jsonl")
@@ -91,6 +93,12 @@ def check_day_figure(query: str, source: str) -> Verdict | None:
                    f"only (「{days[0]}」)")
 
 
+@rule("day_figure", SP, (Reason.WRONG_PERIOD,), QS,
+      "a figure of one day asked as a year's or as an average")
+def _day_figure(r: Reading) -> Verdict | None:
+    return check_day_figure(r.query, r.source)
+
+
 def _achieved(sentence: str, fact: Fact) -> bool:
     """A fact its sentence states as reported: no forecast word, a year at most, and 实现/报告期-like wording or a
     part of a year (forecasts are of years)."""
@@ -120,3 +128,9 @@ def check_actual_as_forecast(query: str, source: str) -> Verdict | None:
             return None
     return Verdict(Reason.NOT_ANSWERED, f"asks a forecast of {metrics[0]}; the source states it only as achieved, with "
                    "no forecast word")
+
+
+@rule("actual_as_forecast", SP, (Reason.NOT_ANSWERED,), QS,
+      "a forecast of a figure the source states only as achieved")
+def _actual_as_forecast(r: Reading) -> Verdict | None:
+    return check_actual_as_forecast(r.query, r.source)

@@ -1,5 +1,5 @@
 """Events a query asks about (收购, 回购, 股权激励, 中标 …) and whether the source states them, for the strict reader
-(:mod:`.strict`, whose checks use :func:`events_in`):
+(:mod:`.wording`, whose checks use :func:`events_in`):
 
 * ``not_answered``: it asks what/which of an event (收购, 回购, 中标 …) the source does not state with specifics (in
   the event's clause or the two after it), or states only as a commitment or a condition, or, asked as done
@@ -24,6 +24,8 @@ from fincprg.finance.crosscheck import (
     periods,
 )
 from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.verify.reading import Reading
+from fincprg.verify.registry import QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 # --- events ----------------------------------------------------------------------------------------------------
@@ -115,6 +117,12 @@ def check_event(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
             return Verdict(Reason.WRONG_PERIOD, f"asks the {min(asked)} {event}; the source names it as of "
                            f"{'/'.join(map(str, sorted(named)))}")
     return None
+
+
+@rule("event", SP, (Reason.NOT_ANSWERED, Reason.WRONG_PERIOD), QSN,
+      "an event the source does not state with specifics, or of another year")
+def _event(r: Reading) -> Verdict | None:
+    return check_event(r.query, r.source, r.names)
 
 
 def _named_years(sents: list[str], event: str) -> set[int]:

@@ -6,13 +6,11 @@
 * ``check_rate_level``: a rate's level (「财务费用率是多少」) the source states only as a change (「同比+0.3pct」);
 * ``check_combined``: a part's figure (「家电收入」) the source states only for a combined category
   (「超市及家电收入」, 「芯片封装及测试业务」) or as a remainder (「其他调味品收入」);
-* ``check_valuation``: a multiple at today's price on forecast earnings (「当前股价对应2020-2022年PB」) asked as
-  a figure reached (「PB达到了多少」);
-* ``check_earnings_forecast``: an earnings forecast (「盈利预测」) for years the source forecasts no earnings for;
-* ``check_target_as_forecast``: a forecast the source gives only as an incentive plan's targets;
 * ``check_change_stated``: the size of a period's change where the source gives that period's metric no number;
 * ``check_risk``: a risk's effect asked where the source only lists the risk (「风险提示：…」), or the risks asked
   where the source lists none (「详见正文」).
+
+Forecasts asked of figures the source gives otherwise (at today's price, as a plan's targets): :mod:`.forecasts`.
 """
 from __future__ import annotations
 
@@ -32,6 +30,8 @@ from fincprg.finance.crosscheck import (
     read_ask,
     read_facts,
 )
+from fincprg.verify.reading import Reading
+from fincprg.verify.registry import QS, QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
@@ -109,6 +109,12 @@ def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict 
     return None
 
 
+@rule("amount", SP, (Reason.NOT_ANSWERED,), QSN,
+      "an amount the source gives only as a change")
+def _amount(r: Reading) -> Verdict | None:
+    return check_amount(r.query, r.source, r.names)
+
+
 # rates whose level a query asks (「毛利率是多少」); a change is 「同比+0.3pct」, a level 「为42.7%」 or 「至15.98%」
 _RATE_FAMILIES = frozenset({"毛利率", "净利率", "费用率", "ROE", "净息差", "不良率", "产能利用率", "市占率"})
 _LEVEL_ASK = re.compile(r"多少|几何|水平|分别")
@@ -148,6 +154,12 @@ def check_price_level(query: str, source: str) -> Verdict | None:
     return None
 
 
+@rule("price_level", SP, (Reason.NOT_ANSWERED,), QS,
+      "a price's level the source gives only as a change")
+def _price_level(r: Reading) -> Verdict | None:
+    return check_price_level(r.query, r.source)
+
+
 def check_rate_level(query: str, source: str) -> Verdict | None:
     """``not_answered``: the query asks the level of a rate the source states only as a change."""
     q = norm(query)
@@ -161,6 +173,12 @@ def check_rate_level(query: str, source: str) -> Verdict | None:
         if not any(_states_level(re.split(r"[，,。；;]", s[e:e + 40])[0]) for e in mentions):
             return Verdict(Reason.NOT_ANSWERED, f"asks the level of {surface}; the source states only its change")
     return None
+
+
+@rule("rate_level", SP, (Reason.NOT_ANSWERED,), QS,
+      "a rate's level the source gives only as a change")
+def _rate_level(r: Reading) -> Verdict | None:
+    return check_rate_level(r.query, r.source)
 
 
 # a joined label: 「超市及家电」, 「芯片封装及测试」, 「超市 家电」 (AlphaFin lost its 「+」 and 「/」)
@@ -196,6 +214,12 @@ def check_combined(query: str, source: str, names: Iterable[str] = ()) -> Verdic
     return None
 
 
+@rule("combined", SP, (Reason.NOT_ANSWERED,), QSN,
+      "a part of a combined category, or a remainder")
+def _combined(r: Reading) -> Verdict | None:
+    return check_combined(r.query, r.source, r.names)
+
+
 _REMAINDER = re.compile(r"(?:其他|其它|其余|剩余)$")
 
 
@@ -218,20 +242,6 @@ def _joined(s: str, i: int, n: int) -> bool:
         return False
     return (len(before) == 2 and before[1] in _JOIN + " " and _WORD_CHAR.match(before[0]) is not None) \
         or (len(after) == 2 and after[0] in _JOIN and _WORD_CHAR.match(after[1]) is not None)
-
-
-_VALUATION = re.compile(r"PE|PB|PS|市盈率|市净率|估值", re.I)
-_REACHED = re.compile(r"达到了?|实现了?|录得")
-_AT_PRICE = re.compile(r"对应|当前股价|现价|最新股价")
-
-
-def check_valuation(query: str, source: str) -> Verdict | None:
-    """``forecast_mismatch``: a multiple the source gives at today's price (「当前股价对应…PB」) asked as reached."""
-    q, s = norm(query), norm(source)
-    if _VALUATION.search(q) and _REACHED.search(q) and _AT_PRICE.search(s):
-        return Verdict(Reason.FORECAST_MISMATCH, "asks a valuation multiple as a figure reached; the source gives "
-                       "it at today's price on forecast earnings")
-    return None
 
 
 _RISK_HEADING = re.compile(r"风险提示|风险因素")
@@ -259,58 +269,12 @@ def check_risk(query: str, source: str) -> Verdict | None:
     return None
 
 
-_EARNINGS_FORECAST = re.compile(r"盈利预测|业绩预测|利润预测")
-_EARNINGS = frozenset({"净利润", "扣非净利润", "EPS", "营业收入"})
+@rule("risk", SP, (Reason.NOT_ANSWERED,), QS,
+      "which risks, where the source only lists or refers to them")
+def _risk(r: Reading) -> Verdict | None:
+    return check_risk(r.query, r.source)
 
 
-def check_earnings_forecast(query: str, source: str) -> Verdict | None:
-    """``not_answered``: an earnings forecast asked for years (「2023-2025年的盈利预测」) the source gives no
-    forecast figure of earnings for (only 2025's, or 「维持盈利预测」 with none)."""
-    q = norm(query)
-    if not _EARNINGS_FORECAST.search(q):
-        return None
-    ask = read_ask(q)
-    facts = [f for f in read_facts(norm(source)) if f.forecast and f.metric in _EARNINGS]
-    if ask.explicit_part:
-        facts = [f for f in facts if f.part == ask.part]
-    stated = frozenset().union(*(f.years for f in facts))
-    missing = sorted(ask.years - stated)
-    if not facts or missing:
-        which = f" for {'、'.join(map(str, missing))}" if facts else ""
-        return Verdict(Reason.NOT_ANSWERED, f"asks an earnings forecast; the source gives no forecast figure of "
-                       f"earnings{which}")
-    return None
-
-
-# an incentive plan's bar for its staff (考核目标, 目标值, 解除限售条件) is no one's forecast of the company's
-# earnings; a 业绩目标 outside such a plan (「公司公布2023年业绩目标」) is the management's guidance, a forecast
-_TARGET_WORDS = re.compile(r"考核目标|考核指标|目标值|触发值|业绩考核|考核条件|解锁条件|行权条件|解除限售条件")
-_INCENTIVE = re.compile(r"激励|限售|解锁|行权|考核|期权|限制性|员工持股")
-
-
-def check_target_as_forecast(query: str, source: str) -> Verdict | None:
-    """``not_answered``: a forecast asked (「预计…2021-2022年净利润是多少」, 「销量的预测值」) where the source's only
-    forecast figures of that metric are an incentive plan's targets (「净利润考核目标分别由50 55亿元提升至68 82亿元」)."""
-    q = norm(query)
-    ask = read_ask(q)
-    if not (ask.forecast and ask.figure) or _TARGET_WORDS.search(q) or "业绩目标" in q:
-        return None
-    s = norm(source)
-    def blank(m: re.Match[str]) -> str:
-        return " " * len(m.group())
-
-    bare = "".join(re.sub("业绩目标", blank, part) if _INCENTIVE.search(part) else part
-                   for part in re.split(r"(?<=[。！？!?；;\n])", _TARGET_WORDS.sub(blank, s)))
-    with_targets, without = read_facts(s), read_facts(bare)
-    for fam in ask.metrics:
-        if any(f.metric == fam and f.forecast for f in with_targets) \
-                and not any(f.metric == fam and f.forecast for f in without):
-            return Verdict(Reason.NOT_ANSWERED, f"asks a forecast of {fam}; the source gives only an incentive plan's "
-                           "targets for it")
-    return None
-
-
-# 「毛利率较上年同期变化了多少」, 「营收同比增长了多少」: the size of a change
 _CHANGE_SIZE_ASK = re.compile(r"(?:变化|变动|提升|增长|下降|减少|增加|下滑|上升|回升)了?多少|增速(?:是|为)多少|(?:增|降)幅(?:是|为)?多少")
 
 
@@ -354,3 +318,9 @@ def check_change_stated(query: str, source: str) -> Verdict | None:
             return Verdict(Reason.NOT_ANSWERED, f"asks how much {fam} changed in the period asked; the source "
                            "names that period's figure with no number (the numbers are another period's)")
     return None
+
+
+@rule("change_stated", SP, (Reason.NOT_ANSWERED,), QS,
+      "a change whose period has no number")
+def _change_stated(r: Reading) -> Verdict | None:
+    return check_change_stated(r.query, r.source)

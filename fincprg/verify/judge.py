@@ -11,8 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from fincprg.verify.registry import ALL, Rule, register
 from fincprg.verify.verdict import Reason, Verdict
 
+# run by the stage on the queries every other rule kept, when verify.judge.backend is llm
+register(Rule("judge", ALL, (Reason.JUDGE_NOT_ANSWERED,), "query, source", "the optional LLM judge answers it",
+              switch="", kind="stage",
+              tested_by="tests/integration/test_verify_stage.py::test_the_llm_judge_drops_what_it_finds_unanswered"))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 writes it; tests/unit/test_readme.py checks the README against it)."""
 from __future__ import annotations
 
-from fincprg.verify.rules import RULES, STRICT, Rule
+from fincprg.verify.registry import Rule
+from fincprg.verify.rules import all_rules
 
 _CUT = 60  # characters of an example's source shown
 
@@ -18,12 +19,11 @@ def _example(rule: Rule) -> str:
 
 
 def text_lines(examples: bool = True) -> list[str]:
-    """One block per rule, in the order verify applies them: id, reasons, levels, what it checks and reads, and
-    the example it must fail."""
+    """One block per rule, in the order verify applies them: id, kind, levels, switch, reasons, what it checks
+    and reads, and the example it must fail."""
     lines = []
-    for r in RULES:
-        kind = "strict" if r in STRICT else "stage"
-        lines.append(f"{r.id}  [{kind}; {', '.join(r.levels)}]  -> {', '.join(r.reasons)}")
+    for r in all_rules():
+        lines.append(f"{r.id}  [{r.kind}; {', '.join(r.levels)}; switch {r.switches()}]  -> {', '.join(r.reasons)}")
         lines.append(f"    {r.doc}; reads {r.reads}")
         if examples:
             lines.append(f"    e.g. {_example(r)}")
@@ -32,9 +32,10 @@ def text_lines(examples: bool = True) -> list[str]:
 
 def markdown() -> str:
     """The rules as a Markdown table, in the order verify applies them."""
-    rows = ["| rule id | levels | reasons | checks | example it drops |", "|---|---|---|---|---|"]
-    for r in RULES:
+    rows = ["| rule id | levels | switch | reasons | checks | example it drops |", "|---|---|---|---|---|---|"]
+    for r in all_rules():
         ex = "—" if r.fails is None else f"「{r.fails.query}」 against 「{_short(r.fails.source)}」"
-        rows.append(f"| `{r.id}` | {', '.join(r.levels)} | {', '.join(f'`{x}`' for x in r.reasons)} | {r.doc} "
+        reasons = ", ".join(f"`{x}`" for x in r.reasons)
+        rows.append(f"| `{r.id}` | {', '.join(r.levels)} | {r.switches()} | {reasons} | {r.doc} "
                     f"| {ex.replace('|', '/')} |")
     return "\n".join(rows)

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fincprg.finance.crosscheck import norm
+from fincprg.verify._rule_examples import Example
+from fincprg.verify.reading import Reading, Subjects, TextReading
+from fincprg.verify.registry import rule
 from fincprg.verify.verdict import Reason, Verdict
 
 
@@ -28,3 +31,14 @@ def check_related(query: str, candidates: Sequence[str], industry_of: Mapping[st
         pairs = ", ".join(f"{n} ({i})" for n, i in known.items())
         return Verdict(Reason.UNRELATED_COMPANIES, f"pairs companies of different industries: {pairs}")
     return None
+
+
+def _related_example(ex: Example) -> Reading:  # the example's source: "company:industry" a line
+    industry = dict(line.split(":", 1) for line in ex.source.splitlines() if ":" in line)
+    return TextReading(ex.query, subjects=Subjects(frozenset(industry)), industry_of=industry)
+
+
+@rule("related", ("intent",), (Reason.UNRELATED_COMPANIES,), "query, the companies' industries",
+      "an intent pairs related companies only", switch="related", kind="stage", example=_related_example)
+def _related(r: Reading) -> Verdict | None:
+    return check_related(r.query, sorted(r.subjects.companies), r.industry_of)

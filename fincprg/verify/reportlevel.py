@@ -16,11 +16,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from difflib import SequenceMatcher
-from typing import Any
 
 from fincprg.finance.extract import periods
 from fincprg.finance.reporting_period import normal_periods
-from fincprg.verify.verdict import Reason, Verdict, stamp
+from fincprg.verify._rule_examples import Example
+from fincprg.verify.reading import Reading, TextReading
+from fincprg.verify.registry import rule
+from fincprg.verify.verdict import Reason, Verdict
 
 MAX_COPY = 10  # characters of the title a question may repeat in one run (a company name and a period fit)
 COPY_SHARE = 0.6  # ... and a run that is this share of the claim is the claim copied
@@ -69,30 +71,13 @@ def check_report_claim(query: str, title: str, body: str, date: dt.date | None) 
     return None
 
 
-def report_body(src: Any, report_id: str) -> str:
-    """A report's passages joined (read once per report: its questions come one after another)."""
-    last = getattr(src, "_report_body", None)
-    if last is None or last[0] != report_id:
-        last = (report_id, "\n".join(p.text for p in src.passages if p.report_id == report_id))
-        src._report_body = last
-    return last[1]
+def _report_claim_example(ex: Example) -> Reading:  # the example's source: the report's title, a line, its body
+    title, _, body = ex.source.partition("\n")
+    return TextReading(ex.query, title=title, body=body, level="report")
 
 
-def check_report_rules(q: Any, src: Any, run: set[str], checks: set[str], disabled: frozenset[str]
-                       ) -> Verdict | None:
-    """The rule checks of one report-level query, first failure first (``run``: the rule ids switched on);
-    each Verdict carries its rule id."""
-    from fincprg.verify.sources import source_and_subject
-    from fincprg.verify.strict import check_garbled
-
-    p, info, v = source_and_subject(q, src, run, "its report has no passage in the corpus")
-    if v is not None or p is None or info is None:
-        return v
-    if "answer" not in checks:
-        return None
-    if "garbled" in run and (v := check_garbled(q.text)) is not None:
-        return stamp(v, "garbled")
-    if "report_claim" in run:
-        return stamp(check_report_claim(q.text, info.title, report_body(src, p.report_id), info.date),
-                     "report_claim")
-    return None
+@rule("report_claim", ("report",), (Reason.GARBLED, Reason.WRONG_PERIOD, Reason.CONTRADICTED),
+      "query, its report's title, passages and date", "a report question asks its claim, not its title copied, of "
+      "a period and direction the report gives", kind="stage", example=_report_claim_example)
+def _report_claim(r: Reading) -> Verdict | None:
+    return check_report_claim(r.query, r.title, r.body, r.date)

@@ -27,7 +27,18 @@ from typing import Any, overload
 
 import numpy as np
 
+from fincprg.verify.registry import ALL, Rule, register
 from fincprg.verify.verdict import Reason, Verdict
+
+# run by the stage over the whole corpus, after the per-query rules (no per-query check)
+register(Rule("round_trip", ALL, (Reason.NOT_RETRIEVED, Reason.AMBIGUOUS), "query, the whole corpus",
+              "character BM25 ranks an own passage in the top k, and not many unrelated reports as high",
+              switch="round_trip", kind="stage", tested_by="tests/unit/test_verify_checks.py::test_round_trip_finds_"
+              "the_own_passage_and_flags_ambiguous_queries"))
+register(Rule("round_trip_dense", ALL, (Reason.NOT_RETRIEVED_DENSE,), "query, the whole corpus",
+              "verify.dense.model ranks an own passage in the top k", switch="round_trip", kind="stage",
+              tested_by="tests/integration/test_verify_stage.py::test_the_dense_round_trip_drops_what_the_bi_encoder_"
+              "does_not_retrieve"))
 
 _FLOOR_BATCH = 4096  # queries per batch of own_floors
 _KEEP = re.compile(r"[0-9A-Za-z\u3400-\u9fff]+")

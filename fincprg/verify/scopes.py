@@ -23,6 +23,8 @@ from fincprg.finance.crosscheck import (
     periods,
     read_ask,
 )
+from fincprg.verify.reading import Reading
+from fincprg.verify.registry import QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")
@@ -291,6 +293,20 @@ def check_part_whole(query: str, source: str, names: Iterable[str], start: int =
     return None
 
 
+@rule("part_whole", SP, (Reason.NOT_ANSWERED,), "query, passage up to its sentence, asked names",
+      "the company's metric asked where the source states it only for a part")
+def _part_whole(r: Reading) -> Verdict | None:
+    """A sentence is read in its passage, since a sentence that opens on its figure speaks of the subject of the
+    one before (「顶立科技是…龙头。上半年实现净利润7671万元」)."""
+    if not r.sentence:
+        return check_part_whole(r.query, f"{r.passage}\n{r.title}", r.names)
+    p, s = norm(r.passage), norm(r.sentence)
+    at = p.find(s)
+    if at < 0:
+        return check_part_whole(r.query, r.sentence, r.names)
+    return check_part_whole(r.query, p[:at + len(s)], r.names, start=at)
+
+
 # 「国内商用车销量」, 「全球锂电池出货量」: a market's volume, named by its scope and its product (「国内销量」 alone,
 # 「国内市场收入」 and 「海外业务」 are the company's own)
 _MARKET = re.compile(r"(?:国内|全国|我国|全球|全行业|行业)([\u4e00-\u9fffA-Za-z]{1,8}?)"
@@ -313,3 +329,9 @@ def check_market_as_company(query: str, source: str, names: Iterable[str]) -> Ve
             return Verdict(Reason.WRONG_SUBJECT, f"asks 「{m.group()}」 of the company; the source states it as the "
                            "market's, not the company's")
     return None
+
+
+@rule("market_as_company", SP, (Reason.WRONG_SUBJECT,), QSN,
+      "a market's volume or index asked as the company's")
+def _market_as_company(r: Reading) -> Verdict | None:
+    return check_market_as_company(r.query, r.source, r.names)

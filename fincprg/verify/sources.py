@@ -1,4 +1,5 @@
-"""What a query is checked against: each report's subject and kind, and each source's valid subjects.
+"""What a query is checked against: each report's subject and kind, each source's valid subjects, the corpus read
+once (:class:`Sources`), and one query as the rules read it over them (:class:`QueryReading`).
 
 A report's company comes from its metadata, else its title (「景津装备（603279）：…」), else, for a report
 without either, from its body: the listed company (stock table) the body names most, and more often than
@@ -8,33 +9,25 @@ wrote a report (its metadata, or ingest's reading of its masthead and legal text
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
+from fincprg import layout as L
+from fincprg.contract import StageContext
 from fincprg.finance import parse_title_company
 from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_of, same_broker
-from fincprg.verify.subject import Subjects, check_subject, industry_terms_in
-from fincprg.verify.verdict import Reason, Verdict, stamp
+from fincprg.records import Passage, Query
+from fincprg.verify.reading import Listed, Reading, ReportInfo, Subjects, variants
+from fincprg.verify.registry import ALL, TOPIC, rule
+from fincprg.verify.subject import industry_terms_in
+from fincprg.verify.topicrules import as_of_year, infer_date
+from fincprg.verify.verdict import Reason, Verdict
 
 INDUSTRY_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
-
-
-@dataclass(frozen=True)
-class ReportInfo:
-    """A report's metadata as verify needs it (never its text)."""
-
-    id: str
-    title: str
-    date: dt.date | None
-    companies: frozenset[str]
-    subject_from: str  # metadata | title | body | none
-    kind: str  # company | industry | unknown
-    industry: str | None = None
-    date_inferred: bool = False  # an undated report read as of its as-of year (verify.stage)
-    broker: str | None = None  # who wrote it (metadata, or ingest's reading of its masthead and legal text)
 
 
 def report_info(report: Any, table: Any | None = None) -> ReportInfo:
@@ -101,15 +94,186 @@ def topic_subjects(infos: Sequence[ReportInfo], industries: Iterable[str | None]
     return Subjects(frozenset(companies), frozenset(terms), "topic")
 
 
-def source_and_subject(q: Any, src: Any, run: set[str], missing: str) -> tuple[Any, Any, Verdict | None]:
-    """A passage-sourced query's passage and report (``src``: verify's sources), or the Verdict that ends its
-    checks: its passage is not in the corpus (``missing`` says what), or the ``subject`` rule (in ``run``) fails."""
-    p = src.passage(q.source_ids[0]) if q.source_ids else None
-    if p is None or p.report_id not in src.reports:
-        return None, None, Verdict(Reason.NO_SOURCE, missing, "source")
-    info = src.reports[p.report_id]
-    if "subject" in run:
-        v = check_subject(q.text, src.passage_subjects(p), listed=src.mentioned)
-        if v is not None:
-            return p, info, stamp(v, "subject")
-    return p, info, None
+def asked_names(query: str, subjects: Subjects) -> frozenset[str]:
+    """The names of the company a query asks about: those of its subjects it writes. Another listed name in the
+    passage is a peer (or a common word: 机器人 is a stock), never read as the company."""
+    asked = [vs for vs in (frozenset(variants(c)) for c in subjects.companies) if any(v in query for v in vs)]
+    return frozenset().union(*asked) if asked else subjects.names
+
+
+class Sources:
+    """Everything a query is checked against, read once."""
+
+    def __init__(self, ctx: StageContext, table: Any | None, sentence_ids: set[str]):
+        self.table = table
+        self.reports: dict[str, ReportInfo] = {}
+        for r in ctx.read(L.INGEST, L.REPORTS):
+            info = report_info(r, table)
+            if info.date is None:  # undated: read as of the latest year it states actual results for
+                info = dataclasses.replace(info, date=infer_date(as_of_year([r.text])), date_inferred=True)
+            self.reports[r.id] = info
+        # titles without bodies (ingest.extra_titles) are sources of their topics' queries, never of a passage's
+        self.titles_only = {r.id: report_info(r, table) for r in L.read_extra_titles(ctx)}
+        self.passages = list(ctx.read(L.CHUNK, L.PASSAGES))
+        self.passage_at = {p.id: i for i, p in enumerate(self.passages)}
+        # only the sentences a sentence query is read against (a few in four at 16x): bounded memory (issue 23)
+        self.sentences = {s.id: s.text for s in ctx.read(L.CHUNK, L.SENTENCES) if s.id in sentence_ids}
+        self.nodes = L.read_topic_tree(ctx.input_path(L.TOPICS, L.TREE)).by_id()
+        self.assign = {a.report_id: a for a in ctx.read(L.TOPICS, L.ASSIGNMENTS)}
+        self._mentions: dict[str, tuple[str, ...]] = {}
+        self._subjects: dict[str, Subjects] = {}  # a topic's
+        self._last: tuple[str, Subjects] | None = None  # the last passage's (see passage_subjects)
+        self._read: set[str] = set()  # passages whose subjects were read
+        self._no_subject = 0  # of those, how many had none
+        self._body: tuple[str, str] | None = None  # the last report's passages joined (report_body)
+
+    def mentioned(self, text: str, cache: bool = True) -> tuple[str, ...]:
+        """The listed companies ``text`` names (:func:`~fincprg.verify.sources.listed_in`), cached per text."""
+        if self.table is None:
+            return ()
+        if text in self._mentions:
+            return self._mentions[text]
+        got = listed_in(self.table, text)
+        if cache:
+            self._mentions[text] = got
+        return got
+
+    def release(self) -> None:
+        """Drop what only the rule checks read (sentences, the per-text caches) before the round trip's index."""
+        self.sentences, self._mentions, self._subjects = {}, {}, {}
+
+    def report_body(self, report_id: str) -> str:
+        """A report's passages joined (one report at a time: its questions come one after another)."""
+        if self._body is None or self._body[0] != report_id:
+            self._body = (report_id, "\n".join(p.text for p in self.passages if p.report_id == report_id))
+        return self._body[1]
+
+    def passages_without_subject(self) -> int:
+        """Passages of known reports from which no subject can be read (each read once: those the rules read
+        were counted then)."""
+        for p in self.passages:
+            if p.id not in self._read and p.report_id in self.reports:
+                self.passage_subjects(p)
+        return self._no_subject
+
+    def passage(self, pid: str) -> Passage | None:
+        i = self.passage_at.get(pid)
+        return self.passages[i] if i is not None else None
+
+    def passage_subjects(self, p: Passage) -> Subjects:
+        """A passage's subjects. Only the last passage's are kept: its queries come one after another (held for
+        every passage they were ~80k objects at 16x, for no hit)."""
+        if self._last is None or self._last[0] != p.id:
+            info = self.reports[p.report_id]
+            got = passage_subjects(info, p.text, self.mentioned(f"{p.text}\n{info.title}", cache=False))
+            if p.id not in self._read:
+                self._read.add(p.id)
+                self._no_subject += got.empty
+            self._last = (p.id, got)
+        return self._last[1]
+
+    def topic_reports(self, topic_id: str) -> list[ReportInfo]:
+        """The topic's reports and its titles without bodies: what its intent and subqueries are read against."""
+        node = self.nodes.get(topic_id)
+        found = (self.reports.get(r) or self.titles_only.get(r) for r in (node.title_ids if node else ()))
+        return [i for i in found if i is not None]
+
+    def topic_has_reports(self, topic_id: str) -> bool:
+        """Whether a report of the corpus (one with passages) is in the topic, not only titles without bodies."""
+        node = self.nodes.get(topic_id)
+        return any(r in self.reports for r in (node.title_ids if node else ()))
+
+    def topic_subjects(self, topic_id: str) -> Subjects:
+        key = f"topic:{topic_id}"
+        if key not in self._subjects:
+            infos = self.topic_reports(topic_id)
+            inds = [(self.assign[i.id].industry if i.id in self.assign else None) or i.industry for i in infos]
+            self._subjects[key] = topic_subjects(infos, inds, self.mentioned("\n".join(i.title for i in infos)))
+        return self._subjects[key]
+
+
+
+class QueryReading:
+    """One query as the rules read it (:class:`~fincprg.verify.reading.Reading`) over the corpus' sources, built
+    once per query. Each field is looked up the first time a rule reads it: a rule switched off costs nothing
+    (a report's body, a passage's subjects), and what no rule reads is never looked up."""
+
+    def __init__(self, q: Query, src: Sources, industry_of: Mapping[str, str | None]):
+        self.query, self.level, self.industry_of = q.text, q.level, industry_of
+        self._q, self._src = q, src
+        self._topic = q.source_ids[0] if q.source_ids else ""
+
+    @cached_property
+    def _found(self) -> tuple[Passage, ReportInfo] | None:
+        """A passage-sourced query's passage and report; None when either is not in the corpus."""
+        p = self._src.passage(self._q.source_ids[0]) if self._q.source_ids else None
+        return None if p is None or p.report_id not in self._src.reports else (p, self._src.reports[p.report_id])
+
+    @property
+    def _hit(self) -> tuple[Passage, ReportInfo]:
+        assert self._found is not None, "the source rule runs first"
+        return self._found
+
+    @cached_property
+    def missing(self) -> str | None:
+        if self.level in TOPIC:
+            return None if self.reports else f"topic {self._topic!r} has no reports"
+        if self._found is not None:
+            return None
+        return "its report has no passage in the corpus" if self.level == "report" \
+            else "its passage is not in the corpus"
+
+    @property
+    def passage(self) -> str:
+        return "" if self.level in TOPIC else self._hit[0].text
+
+    @property
+    def title(self) -> str:
+        return "" if self.level in TOPIC else self._hit[1].title
+
+    @property
+    def date(self) -> dt.date | None:
+        return None if self.level in TOPIC else self._hit[1].date
+
+    @property
+    def dated(self) -> bool:
+        return self.level in TOPIC or not self._hit[1].date_inferred
+
+    @cached_property
+    def sentence(self) -> str | None:
+        if self.level != "sentence":
+            return None
+        return self._src.sentences.get(str(self._q.provenance.get("sentence_id")))
+
+    @cached_property
+    def subjects(self) -> Subjects:
+        if self.level in TOPIC:
+            return self._src.topic_subjects(self._topic)
+        return self._src.passage_subjects(self._hit[0])
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        return asked_names(self.query, self.subjects)
+
+    @property
+    def listed(self) -> Listed:
+        return self._src.mentioned
+
+    @cached_property
+    def reports(self) -> Sequence[ReportInfo]:
+        return self._src.topic_reports(self._topic) if self.level in TOPIC else ()
+
+    @cached_property
+    def body(self) -> str:
+        return self._src.report_body(self._hit[0].report_id)
+
+    @property
+    def source(self) -> str:
+        return self.sentence if self.sentence else f"{self.passage}\n{self.title}"
+
+
+@rule("source", ALL, (Reason.NO_SOURCE,), "the corpus", "its passage or topic is in the corpus", switch="",
+      kind="stage", required=True,
+      tested_by="tests/unit/test_verify_rules.py::test_a_query_without_its_source_is_dropped_by_the_source_rule")
+def _source(r: Reading) -> Verdict | None:
+    return None if r.missing is None else Verdict(Reason.NO_SOURCE, r.missing)

@@ -1,9 +1,9 @@
 """Subject: the company or industry a query names must be a real subject of its source.
 
-Valid subjects of a source (:class:`Subjects`): the report's company (metadata, title, or for an untitled
-report the listed company its body names most), the listed companies the source text itself names (the
-stock table's ``mentions``), and for industry/strategy reports and topic-level queries the industry terms
-(CITIC names and lexicon) the source is about. A query that names none of them is dropped:
+Valid subjects of a source (:class:`~fincprg.verify.reading.Subjects`): the report's company (metadata, title,
+or for an untitled report the listed company its body names most), the listed companies the source text itself
+names (the stock table's ``mentions``), and for industry/strategy reports and topic-level queries the industry
+terms (CITIC names and lexicon) the source is about. A query that names none of them is dropped:
 
 * ``wrong_subject``: it leads with another listed company, a broker (「国信传媒」), or an industry term or
   segment standing in for the report's company (「汽车电子」 in a company report);
@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from functools import lru_cache
 
 from fincprg.finance.crosscheck import PART_WORDS, SURFACES, longest_first, norm
 from fincprg.finance.ordinary import ordinary_lead
 from fincprg.finance.segments import COMPANY_LEVEL, SEGMENT, WHOLE_BEFORE, sector_move
 from fincprg.finance.wordlists import read_entries
+from fincprg.verify._rule_examples import Example
+from fincprg.verify.reading import Reading, Subjects, TextReading, variants
+from fincprg.verify.registry import ALL, SP, example_reading, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject
@@ -66,35 +69,6 @@ def industry_terms_in(text: str) -> set[str]:
     """The industry terms a text names (an industry report's valid subjects)."""
     t = norm(text)
     return {w for w in industry_terms() if w in t}
-
-
-def variants(name: str) -> set[str]:
-    """Ways a query may write a company's name: as is, without a share-class or ST mark, without a legal suffix."""
-    n = norm(name)
-    out = {n}
-    base = re.sub(r"^\*?ST", "", n)
-    base = re.sub(r"(?:-[A-Z]{1,2}|[AB])$", "", base)
-    out.add(base)
-    out.add(re.sub(r"(?:股份)?有限公司$|集团股份$", "", base))
-    return {v for v in out if len(v) >= 2}
-
-
-@dataclass(frozen=True)
-class Subjects:
-    """What may be a query's subject for one source."""
-
-    companies: frozenset[str] = frozenset()
-    industries: frozenset[str] = frozenset()  # only for industry/strategy reports and topic level
-    kind: str = "company"  # company | industry | topic
-    broker: str | None = None  # the broker that wrote the source: never a subject
-    names: frozenset[str] = field(default=frozenset(), init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "names", frozenset(v for c in self.companies for v in variants(c)))
-
-    @property
-    def empty(self) -> bool:
-        return not self.companies and not self.industries
 
 
 def _broker_forms(broker: str) -> set[str]:
@@ -169,6 +143,17 @@ def check_subject(query: str, subjects: Subjects, *, listed: Callable[[str], Ite
     return Verdict(Reason.FRAGMENT_SUBJECT, f"「{phrase}」 is a fragment of the text, not a company or industry")
 
 
+def _subject_example(ex: Example) -> Reading:  # the example's names: the source's companies
+    return TextReading(ex.query, ex.source, subjects=Subjects(frozenset(ex.names)))
+
+
+@rule("subject", ALL, (Reason.NO_SUBJECT, Reason.WRONG_SUBJECT, Reason.FRAGMENT_SUBJECT),
+      "query, the source's subjects", "names a company or industry the source is about", switch="subject",
+      kind="stage", example=_subject_example)
+def _subject(r: Reading) -> Verdict | None:
+    return check_subject(r.query, r.subjects, listed=r.listed)
+
+
 # 公司 as the company speaking of itself (not 上市公司, 龙头公司, 各公司, 子公司: aggregates or parts)
 _FULL_STOP = re.compile(r"[。！？!?]")
 # (not 公司股东: 「归属于上市公司股东的净利润」 cut by a line break at 上市)
@@ -221,6 +206,25 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
 
 
 _ANNOUNCES = r"(?:[^，,。；;]{0,4}(?:发布|公告|公布|披露)|作为)"  # ... or stands as the sentence's subject
+# an example's listed companies: those it writes with a stock code
+_CODED = re.compile(r"([\u4e00-\u9fffA-Z]{2,6})[（(]\d{6}[）)]")
+
+
+def _coded(text: str) -> list[str]:
+    return _CODED.findall(text)
+
+
+def _fact_owner_example(ex: Example) -> Reading:
+    r = example_reading(ex)
+    return replace(r, subjects=Subjects(frozenset(ex.names) | frozenset(_coded(r.passage))), listed=_coded)
+
+
+@rule("fact_owner", SP, (Reason.WRONG_SUBJECT,), "query, sentence (a passage: those writing its metric), the listed "
+      "companies they name", "a company or industry is asked a fact its source states of it, not of another listed "
+      "company", switch="subject", kind="stage", example=_fact_owner_example)
+def _fact_owner(r: Reading) -> Verdict | None:
+    return check_fact_owner(r.query, r.sentence, r.subjects, r.listed,
+                            passage=r.passage if r.level == "passage" else None)
 
 
 def check_segment(query: str, passage: str, subjects: Subjects, listed: Callable[[str], Iterable[str]]
@@ -249,3 +253,14 @@ def check_segment(query: str, passage: str, subjects: Subjects, listed: Callable
 def _in_title(text: str, name: str) -> bool:
     """A name only inside 《》 (a drama 《新世界》, a book) names no company."""
     return all(re.search(r"《[^》]{0,10}$", text[:m.start()]) for m in re.finditer(re.escape(name), text))
+
+
+def _segment_example(ex: Example) -> Reading:
+    return replace(example_reading(ex), subjects=Subjects(frozenset(ex.names)), listed=_coded)
+
+
+@rule("segment", SP, (Reason.WRONG_SUBJECT,), "query, passage, the listed companies they name", "a company's segment "
+      "(X板块, X业务) is not asked as an industry, nor asked a figure only the whole company has", switch="subject",
+      kind="stage", example=_segment_example)
+def _segment(r: Reading) -> Verdict | None:
+    return check_segment(r.query, r.passage, r.subjects, r.listed)

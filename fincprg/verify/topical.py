@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from fincprg.finance.crosscheck import CLAUSE_SPLIT, SENT_SPLIT, blank_names, blank_periods, is_forecast, norm
 from fincprg.finance.crosscheck.trend import ASKS_AHEAD, OUTLOOK, RISK, unanswered_trend
 from fincprg.verify.events import SPECIFIC
+from fincprg.verify.reading import Reading
+from fincprg.verify.registry import QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 # topic -> the words that name it in a query and in a source sentence
@@ -82,6 +84,12 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     return None
 
 
+@rule("topical", SP, (Reason.NOT_ANSWERED,), QSN,
+      "an open ask about a topic no sentence states with specifics")
+def _topical(r: Reading) -> Verdict | None:
+    return check_topical(r.query, r.source, r.names)
+
+
 def _states(sent: str, topic: str, ahead: bool, impact: bool, company: re.Pattern[str]) -> bool:
     if topic not in topics_in(sent) or all(_national(sent, m.start(), company) for m in _TOPIC_RE.finditer(sent)
                                            if _WORD_OF[m.group()] == topic):
@@ -127,3 +135,9 @@ def check_trend(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
         return None
     return Verdict(Reason.NOT_ANSWERED, f"asks how {what} went; the source states no figure for it, only a "
                    "direction, a plan or an outlook")
+
+
+@rule("trend", SP, (Reason.NOT_ANSWERED,), QSN,
+      "a metric's trend the source states only as an outlook")
+def _trend(r: Reading) -> Verdict | None:
+    return check_trend(r.query, r.source, r.names)

@@ -31,7 +31,9 @@ from fincprg.finance.crosscheck import (
     read_ask,
 )
 from fincprg.finance.lexicon import content_words
-from fincprg.verify.sources import ReportInfo
+from fincprg.verify._rule_examples import Example
+from fincprg.verify.reading import Reading, ReportInfo, Subjects, TextReading
+from fincprg.verify.registry import TOPIC, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 _INTERIM_PARTS = frozenset({"H1", "9M", "Q1", "Q2", "Q3", "Q4", "Q"})
@@ -144,6 +146,19 @@ def check_topic_strict(query: str, infos: Sequence[ReportInfo], companies: Itera
                 return Verdict(Reason.FRAGMENT_SUBJECT, f"「{t}」 is cut from 「{longer[0]}{t}」 in the titles")
             break
     return None
+
+
+def _topic_strict_example(ex: Example) -> Reading:  # the example's source: "YYYY-MM-DD title" a line
+    infos = [ReportInfo(str(i), t, dt.date.fromisoformat(d), frozenset(ex.names), "title", "company")
+             for i, (d, _, t) in enumerate(line.partition(" ") for line in ex.source.splitlines() if line)]
+    return TextReading(ex.query, reports=infos, subjects=Subjects(frozenset(ex.names)))
+
+
+@rule("topic_strict", TOPIC, (Reason.FRAGMENT_SUBJECT, Reason.WRONG_PERIOD, Reason.WRONG_SUBJECT),
+      "query, the topic's reports", "a topic query's subject and period as its reports' titles give them",
+      kind="stage", example=_topic_strict_example)
+def _topic_strict(r: Reading) -> Verdict | None:
+    return check_topic_strict(r.query, r.reports, r.subjects.companies, r.subjects.industries, listed=r.listed)
 
 
 def infer_date(year: int | None) -> dt.date | None:

@@ -173,3 +173,33 @@ def test_dropped_rows_name_their_rule_and_verify_disable_switches_rules_off(tmp_
     assert dropped.get(QUERIES["代工出货量"], {}).get("reason") != "contradicted"
     with pytest.raises(ConfigError, match="verify.disable"):
         _build(tmp_path / "bad", llm_server, monkeypatch, ["verify.disable=[no_such_rule]"])
+
+
+def test_a_rule_declared_in_the_registry_runs_in_verify_and_is_listed(tmp_path, llm_server, monkeypatch):
+    """The stage runs what the registry holds: a rule declared with ``@rule`` (here a test's, right after
+    ``subject``) drops the query it fails with its id stamped, and ``fincprg rules`` lists it."""
+    from typer.testing import CliRunner
+
+    from fincprg.cli import app
+    from fincprg.verify import registry
+    from fincprg.verify.verdict import Reason, Verdict
+
+    target = QUERIES["代工业务收入"]  # kept by every built-in rule (the first test above)
+
+    @registry.rule("test_dummy", registry.SP, (Reason.VAGUE,), "query", "a test's rule", kind="stage",
+                   after="subject")
+    def _dummy(r):  # noqa: ANN001, ANN202 - a test's check
+        return Verdict(Reason.VAGUE, "the test's rule read it") if r.query == target else None
+
+    try:
+        _, outcomes, dropped = _build(tmp_path, llm_server, monkeypatch)
+        assert (dropped[target]["rule"], dropped[target]["detail"]) == ("test_dummy", "the test's rule read it")
+        assert outcomes["verify"].counts["rules"]["test_dummy"] == 1
+        listed = CliRunner().invoke(app, ["rules"])
+        assert listed.exit_code == 0 and "test_dummy  [stage; sentence, passage; switch answer]" in listed.output
+        # listed in its place: after subject, before the rules that follow subject in ORDER
+        ids = [line.split()[0] for line in listed.output.splitlines() if line and not line.startswith(" ")]
+        assert ids[ids.index("subject") + 1] == "test_dummy"
+    finally:
+        registry.unregister("test_dummy")
+    assert "test_dummy" not in [r.id for r in registry.ordered()]

@@ -7,10 +7,10 @@ import shutil
 import pytest
 
 from fincprg.config import load_config
+from fincprg.contract import STAGE_BY_NAME, signature
 from fincprg.errors import ConfigError
 from fincprg.generate.llm_tree import PROMPT_VARIABLES
 from fincprg.llm.prompts import check_variables, load_prompt_file, stage_prompt
-from fincprg.pipeline.contract import STAGE_BY_NAME, signature
 from fincprg.pipeline.runner import run_pipeline
 
 GOOD = """---

@@ -5,12 +5,11 @@ import pytest
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig, RayConfig, load_config
+from fincprg.contract import STAGE_BY_NAME, STAGES, ConfigView
 from fincprg.errors import ConfigError
 from fincprg.llm.budget import Budget
 from fincprg.pipeline import ray_engine, runner
-from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES
 from fincprg.pipeline.context import StageContext
-from fincprg.spec import ConfigView
 
 
 def _view(stage: str, cfg: PipelineConfig) -> ConfigView:

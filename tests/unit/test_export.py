@@ -108,7 +108,7 @@ def write_build(out: Path) -> dict[str, list]:
 
 def write_manifests(out: Path, signatures: dict[str, str], cfg: PipelineConfig | None = None) -> None:
     """Upstream manifests as the runner writes them: each records its stage's declared config."""
-    from fincprg.spec import declared_config
+    from fincprg.contract import declared_config
 
     for stage in ("ingest", "chunk", "generate", "topics", "verify", "mine"):
         spec = STAGE_BY_NAME[stage]

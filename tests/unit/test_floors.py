@@ -18,8 +18,8 @@ PKG = Path(__file__).resolve().parents[2] / "fincprg"
 
 # lowest first; a package may import its own floor and those below (the package graph is checked for loops)
 FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("ground", frozenset({"errors", "version", "records", "io", "config", "config_sections", "registry", "layout", "spec",
-                         "manifest_counts"})),
+    ("ground", frozenset({"errors", "version", "records", "io", "config", "config_sections", "registry", "layout",
+                         "codehash", "contract", "manifest_counts"})),
     ("libraries", frozenset({"finance", "models", "llm", "evaluate"})),
     ("stages", frozenset({"ingest", "chunking", "generate", "topics", "verify", "mine", "export"})),
     ("engine", frozenset({"pipeline"})),
@@ -27,8 +27,8 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("entry points", frozenset({"cli", "__main__", "fincprg"})),
 )
 FLOOR_OF = {pkg: i for i, (_, pkgs) in enumerate(FLOORS) for pkg in pkgs}
-# the engine modules that must not know any stage; pipeline/contract.py is the table of stages itself
-ENGINE = ("runner.py", "context.py", "ray_engine.py", "outputs.py", "lock.py", "codehash.py")
+# the engine modules that must not know any stage (the table of stages is the contract's, fincprg/contract.py)
+ENGINE = ("runner.py", "context.py", "ray_engine.py", "outputs.py", "lock.py")
 
 
 def _package(f: Path, root: Path = PKG) -> str:

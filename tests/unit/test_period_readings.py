@@ -102,13 +102,13 @@ def test_a_forecast_in_its_source_is_no_actual(query, source):
     ("牧原股份2021年价格走势如何？", ("牧原股份",)),
 ])
 def test_a_price_of_no_product_is_vague(query, names):
-    from fincprg.verify.strict import check_vague
+    from fincprg.verify.wording import check_vague
     v = check_vague(query, "2020年均价为32.64元/公斤，同比上涨62%，2021年价格走势向下。", names)
     assert v is not None and v.reason.value == "vague", v
 
 
 def test_a_price_of_a_product_is_asked():
-    from fincprg.verify.strict import check_vague
+    from fincprg.verify.wording import check_vague
     assert check_vague("牧原股份2020年生猪均价为多少？", "2020年生猪均价为32.64元/公斤。", ("牧原股份",)) is None
 
 

@@ -128,7 +128,7 @@ def test_an_unknown_rule_fails_before_anything_is_written_naming_the_real_comman
 
 
 def test_verify_disable_is_a_set_so_order_and_repeats_keep_the_signature():
-    from fincprg.pipeline.contract import STAGE_BY_NAME, signature
+    from fincprg.contract import STAGE_BY_NAME, signature
 
     cfgs = [load_config(bundled_pipeline("offline"), [f"verify.disable={d}"])
             for d in ("[risk,vague]", "[vague,risk]", "[vague,vague,risk]")]

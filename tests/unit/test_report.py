@@ -140,8 +140,7 @@ def test_eval_results_of_another_dataset_are_marked_stale(tmp_path):
 
 def test_report_names_the_backends_and_flags_offline_stand_ins(tmp_path):
     from fincprg.config import PipelineConfig, load_config
-    from fincprg.pipeline.contract import STAGE_BY_NAME
-    from fincprg.spec import declared_config
+    from fincprg.contract import STAGE_BY_NAME, declared_config
 
     out = make_build(tmp_path)
     producer = load_config(None, ["mine.reranker.backend=flag", "mine.reranker.model=/m/bge-reranker-v2-m3"])

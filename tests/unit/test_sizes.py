@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fincprg.pipeline.contract import STAGES
+from fincprg.contract import STAGES
 
 PKG = Path(__file__).resolve().parents[2] / "fincprg"
 MAX_MODULE_LINES = 400

@@ -10,8 +10,7 @@ import pytest
 
 from fincprg import layout as L
 from fincprg.config import PipelineConfig, load_config
-from fincprg.pipeline.contract import STAGE_BY_NAME, STAGES, signature
-from fincprg.spec import ConfigView, UndeclaredConfigError
+from fincprg.contract import STAGE_BY_NAME, STAGES, ConfigView, UndeclaredConfigError, signature
 from fincprg.pipeline.runner import StageContext
 
 PKG = Path(__file__).resolve().parents[2] / "fincprg"
@@ -188,7 +187,7 @@ def _touch(path: Path) -> None:
 
 
 def test_editing_a_module_a_stage_imports_changes_its_signature_and_no_other(tmp_path, monkeypatch):
-    from fincprg.pipeline import codehash
+    from fincprg import codehash
 
     root = _edited_copy(tmp_path)
     cfg = PipelineConfig()
@@ -202,7 +201,7 @@ def test_editing_a_module_a_stage_imports_changes_its_signature_and_no_other(tmp
 
 
 def test_code_hash_covers_lazy_imports_layout_and_data_but_not_unimported_modules(tmp_path):
-    from fincprg.pipeline.codehash import code_hash, stage_files
+    from fincprg.codehash import code_hash, stage_files
 
     root = _edited_copy(tmp_path)
     hashes = {s.name: code_hash(s, root) for s in STAGES}
@@ -253,7 +252,18 @@ def test_specs_readers_and_outputs_use_the_artifact_table(tmp_path):
 
 
 def test_a_spec_cannot_read_a_file_no_stage_writes():
-    from fincprg.spec import StageSpec
+    from fincprg.contract import StageSpec
 
     with pytest.raises(KeyError, match="artifact table"):
         StageSpec("x", "m:f", (), ((L.CHUNK, "passages.json"),))
+
+
+@pytest.mark.parametrize("spec", STAGES, ids=lambda s: s.name)
+def test_each_stage_entry_is_typed_with_the_context_protocol(spec):
+    """A stage's ``run(ctx)`` names the protocol it programs against (fincprg.contract.StageContext), not Any."""
+    import typing
+
+    from fincprg import contract
+
+    hints = typing.get_type_hints(spec.hook("entry"))
+    assert hints.get("ctx") is contract.StageContext, f"{spec.entry}: ctx is {hints.get('ctx')}"

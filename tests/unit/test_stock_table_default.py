@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from fincprg.config import bundled_pipeline, load_config
+from fincprg.contract import STAGE_BY_NAME, signature
 from fincprg.errors import ConfigError
 from fincprg.finance.stocks import BUNDLED, bundled_table_path, stock_table, table_path
-from fincprg.pipeline.contract import STAGE_BY_NAME, signature
 from fincprg.topics.stage import label_industries
 from fincprg.topics.titles import Title
 

@@ -8,7 +8,8 @@ from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.stocks import stock_table
 from fincprg.generate.industry import industry_term, sentence_subject
 from fincprg.verify.sources import listed_in
-from fincprg.verify.subject import Subjects, check_segment, check_subject
+from fincprg.verify.reading import Subjects
+from fincprg.verify.subject import check_segment, check_subject
 
 
 @pytest.fixture(scope="module")

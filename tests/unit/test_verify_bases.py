@@ -2,7 +2,7 @@
 base, and a company's market value asked where the source values only its parts (shapes from blind readings,
 sources made up). Each rule drops the failing reading and keeps the acceptable one beside it."""
 from fincprg.verify.bases import check_base, check_valuation_parts, check_valued_part
-from fincprg.verify.checks import strict_checks
+from fincprg.verify.rules import check_strict
 
 _LISTING = "募集资金到位后公司偿还部分借款，2019年财务费用同比减少1.5亿元，资产负债率从上市前的52%降至31%。"
 
@@ -43,9 +43,9 @@ def test_a_market_value_of_parts_is_no_value_of_the_company():
 
 
 def test_the_strict_checks_apply_both_bases():
-    assert strict_checks("某能源2019年资产负债率同比下降了多少？", _LISTING, "某能源：上市首年", _LISTING,
+    assert check_strict("某能源2019年资产负债率同比下降了多少？", _LISTING, "某能源：上市首年", _LISTING,
                          frozenset({"某能源"})) is not None
-    assert strict_checks("某物流2022年市值的预测值是多少？", _PARTS, "某物流：生态赋能", _PARTS,
+    assert check_strict("某物流2022年市值的预测值是多少？", _PARTS, "某物流：生态赋能", _PARTS,
                          frozenset({"某物流"})) is not None
 
 
@@ -62,7 +62,7 @@ def test_a_valuation_of_a_part_is_no_valuation_of_the_company():
 
 def test_a_cost_to_income_ratio_states_no_revenue():
     cost = "支出端，2021年部分常态化支出力度加大，成本收入较上年提高2.59pct至21.52%。"
-    v = strict_checks("某银行2021年收入较上年同期变化了多少？", cost, "某银行：战略推进", cost, frozenset({"某银行"}))
+    v = check_strict("某银行2021年收入较上年同期变化了多少？", cost, "某银行：战略推进", cost, frozenset({"某银行"}))
     assert v is not None and v.reason == "not_in_sentence"
     rev = "2021年营业收入较上年增长10.8%，成本收入比21.52%。"
-    assert strict_checks("某银行2021年收入较上年同期变化了多少？", rev, "某银行：战略推进", rev, frozenset({"某银行"})) is None
+    assert check_strict("某银行2021年收入较上年同期变化了多少？", rev, "某银行：战略推进", rev, frozenset({"某银行"})) is None

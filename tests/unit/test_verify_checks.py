@@ -11,7 +11,8 @@ from fincprg.finance.crosscheck import FY, H1, M9, Q1, periods, read_ask, read_f
 from fincprg.verify.related import check_related
 from fincprg.verify.roundtrip import CharBM25, Target, char_tokens, judge_ranking
 from fincprg.verify.sources import passage_subjects, report_info
-from fincprg.verify.subject import Subjects, check_subject, lead
+from fincprg.verify.reading import Subjects
+from fincprg.verify.subject import check_subject, lead
 from fincprg.records import Report
 
 D19, D21, D22 = dt.date(2020, 4, 28), dt.date(2021, 8, 30), dt.date(2022, 5, 1)

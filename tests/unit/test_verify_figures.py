@@ -3,12 +3,12 @@ the failing reading and keeps the acceptable one beside it."""
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
-from fincprg.verify.figures import (check_combined, check_earnings_forecast, check_rate_level, check_risk,
-                                    check_valuation)
+from fincprg.verify.figures import check_combined, check_rate_level, check_risk
+from fincprg.verify.forecasts import check_earnings_forecast, check_valuation
 from fincprg.finance.crosscheck import periods, read_facts
 from fincprg.verify.scopes import check_part_whole
 from fincprg.verify.events import check_event
-from fincprg.verify.strict import check_garbled, check_vague
+from fincprg.verify.wording import check_garbled, check_vague
 
 
 def test_a_part_of_a_combined_category_is_not_answered():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fincprg.records import Report
 from fincprg.verify.sources import passage_subjects, report_info
-from fincprg.verify.subject import Subjects, check_fact_owner, check_subject
+from fincprg.verify.reading import Subjects
+from fincprg.verify.subject import check_fact_owner, check_subject
 
 
 class Table:  # what verify uses of fincprg.finance.stocks.StockTable

@@ -8,11 +8,12 @@ from __future__ import annotations
 import datetime as dt
 
 from fincprg.verify.answer import check_answer
-from fincprg.verify.figures import check_amount, check_change_stated, check_risk, check_target_as_forecast
+from fincprg.verify.figures import check_amount, check_change_stated, check_risk
+from fincprg.verify.forecasts import check_target_as_forecast
 from fincprg.finance.crosscheck import periods, read_facts
 from fincprg.verify.scopes import check_market_as_company, check_part_whole
 from fincprg.verify.events import check_event
-from fincprg.verify.strict import check_garbled, check_vague, check_whole_year
+from fincprg.verify.wording import check_garbled, check_vague, check_whole_year
 from fincprg.verify.topicrules import as_of_year
 
 NAMES = ["华鼎股份"]

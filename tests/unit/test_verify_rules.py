@@ -1,6 +1,6 @@
-"""verify's rule registry (fincprg/verify/rules.py): every strict rule fails its failing example with one of its
-reasons and passes its passing one; ids are unique; the loop honours verify.disable; and no check writes a
-reason outside the Reason enum."""
+"""verify's rule registry (fincprg/verify/registry.py, loaded by fincprg/verify/rules.py): every rule with examples
+fails its failing example with one of its reasons and passes its passing one; ids are unique; the loop honours
+verify.disable; and no check writes a reason outside the Reason enum."""
 from __future__ import annotations
 
 import re
@@ -8,40 +8,46 @@ from pathlib import Path
 
 import pytest
 
-from fincprg.verify.rules import BY_ID, RULES, STRICT, Reading, strict_checks, unknown
+from fincprg.verify.reading import TextReading
+from fincprg.verify.registry import ORDER
+from fincprg.verify.rules import all_rules, by_id, first_strict_failure, unknown
 from fincprg.verify.verdict import Reason
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-WITH_EXAMPLES = [r for r in RULES if r.check is not None]
+RULES = all_rules()
+BY_ID = by_id()
+WITH_EXAMPLES = [r for r in RULES if not r.tested_by]
 
 
 @pytest.mark.parametrize("rule", WITH_EXAMPLES, ids=[r.id for r in WITH_EXAMPLES])
 def test_each_rule_fails_and_passes_its_examples(rule):
     assert rule.fails is not None and rule.passes is not None, f"{rule.id} has no examples"
     assert rule.check is not None
-    v = rule.check(rule.fails.reading())
+    v = rule.check(rule.reads_example(rule.fails))
     assert v is not None, f"{rule.id} passes the query it must fail: {rule.fails.query}"
     assert v.reason in rule.reasons, f"{rule.id} gave {v.reason}, not one of its declared {rule.reasons}"
-    assert rule.check(rule.passes.reading()) is None, f"{rule.id} fails the query it must pass: {rule.passes.query}"
+    assert rule.check(rule.reads_example(rule.passes)) is None, \
+        f"{rule.id} fails the query it must pass: {rule.passes.query}"
 
 
 def test_the_loop_stamps_the_rule_id_and_skips_disabled_rules():
     ex = BY_ID["vague"].fails
     assert ex is not None
-    first = strict_checks(ex.reading())
+    reading = BY_ID["vague"].reads_example(ex)
+    first = first_strict_failure(reading)
     assert first is not None and first.rule and first.rule in BY_ID
     # switched off, the rule no longer decides: the next rule in order (or none) does
-    later = strict_checks(ex.reading(), frozenset({first.rule}))
+    later = first_strict_failure(reading, frozenset({first.rule}))
     assert later is None or later.rule != first.rule
-    everything = frozenset(r.id for r in STRICT)
-    assert strict_checks(ex.reading(), everything) is None
+    everything = frozenset(r.id for r in RULES if r.kind == "strict")
+    assert first_strict_failure(reading, everything) is None
 
 
 def test_ids_are_unique_and_every_reason_belongs_to_a_rule():
     ids = [r.id for r in RULES]
-    assert len(ids) == len(set(ids))
+    assert ids == list(ORDER)  # every rule declared once, each in its place
     declared = {x for r in RULES for x in r.reasons}
     assert declared == set(Reason)
     assert unknown(["vague", "round_trip"]) == [] and unknown(["nope", "source"]) == ["nope", "source"]
@@ -58,11 +64,11 @@ def test_no_reason_string_is_written_outside_the_registry():
 
 
 def test_a_sentence_query_is_read_against_its_sentence():
-    r = Reading("q", "passage", "title", "sentence")
-    assert r.source == "sentence" and Reading("q", "passage", "title").source == "passage\ntitle"
+    r = TextReading("q", "passage", "title", "sentence")
+    assert r.source == "sentence" and TextReading("q", "passage", "title").source == "passage\ntitle"
 
 
-@pytest.mark.parametrize("rule", [r for r in RULES if r.check is None], ids=lambda r: r.id)
+@pytest.mark.parametrize("rule", [r for r in RULES if r.tested_by], ids=lambda r: r.id)
 def test_a_rule_that_reads_the_corpus_names_the_test_that_runs_its_examples(rule):
     path, _, name = rule.tested_by.partition("::")
     assert path and (ROOT / path).is_file(), f"{rule.id}: no test named"
@@ -86,8 +92,7 @@ def test_a_query_without_its_source_is_dropped_by_the_source_rule():
 
 def test_verify_disable_enters_the_signature_and_an_empty_list_leaves_it_as_it_was():
     from fincprg.config import load_config
-    from fincprg.pipeline.contract import STAGE_BY_NAME, signature
-    from fincprg.spec import declared_config
+    from fincprg.contract import STAGE_BY_NAME, declared_config, signature
 
     spec = STAGE_BY_NAME["verify"]
     default, off = load_config(), load_config(overrides=["verify.disable=[vague]"])

@@ -1,13 +1,13 @@
-"""The strict reader's rules (fincprg.verify.strict, .topicrules): one failing and one passing query each."""
+"""The strict reader's rules (fincprg.verify.wording, .topicrules): one failing and one passing query each."""
 from __future__ import annotations
 
 import datetime as dt
 
 from fincprg.finance.crosscheck import periods
-from fincprg.verify.sources import ReportInfo
+from fincprg.verify.reading import ReportInfo
 from fincprg.verify.scopes import check_part_whole
 from fincprg.verify.events import check_event
-from fincprg.verify.strict import check_garbled, check_in_sentence, check_vague
+from fincprg.verify.wording import check_garbled, check_in_sentence, check_vague
 from fincprg.verify.topicrules import as_of_year, check_topic_strict
 
 
@@ -203,7 +203,7 @@ def test_a_company_total_needs_a_figure_for_the_company():
 
 
 def test_part_of_year_without_a_year_is_vague():
-    from fincprg.verify.strict import check_vague
+    from fincprg.verify.wording import check_vague
 
     v = check_vague("美的集团一季度营业收入是多少？", "2023年一季度公司营收增长10%。")
     assert v is not None and v.reason == "vague"
@@ -211,7 +211,7 @@ def test_part_of_year_without_a_year_is_vague():
 
 
 def test_market_share_without_its_business_is_vague():
-    from fincprg.verify.strict import check_vague
+    from fincprg.verify.wording import check_vague
 
     src = "公司流感疫苗批签发份额达46%，两融市占率4.99%。"
     v = check_vague("公司2020年市占率是多少？", src)

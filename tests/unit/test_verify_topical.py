@@ -6,7 +6,7 @@ import datetime as dt
 from fincprg.verify.answer import check_answer
 from fincprg.finance.crosscheck import periods
 from fincprg.verify.scopes import check_part_whole
-from fincprg.verify.strict import check_vague
+from fincprg.verify.wording import check_vague
 from fincprg.verify.topical import check_topical, check_trend
 
 
@@ -133,7 +133,7 @@ def test_a_risk_flagged_table_name_yields_to_the_name_written_beside_its_code(tm
 
 
 def test_a_unit_without_its_number_a_nameless_month_and_a_level_without_a_figure():
-    from fincprg.verify.strict import check_garbled
+    from fincprg.verify.wording import check_garbled
 
     assert check_garbled("某榨菜2019年的万吨榨菜产能为多少？") is not None
     assert check_garbled("某榨菜2019年营收是多少亿元？") is None

@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib
 import re
 
+from fincprg.contract import STAGE_BY_NAME
 from fincprg.finance.crosscheck.spans import PART_WORDS, directions, periods
 from fincprg.finance.events import event_of
 from fincprg.finance.wordlists import alternation, read_entries, read_for
-from fincprg.pipeline.codehash import PKG, stage_files
-from fincprg.pipeline.contract import STAGE_BY_NAME
+from fincprg.codehash import PKG, stage_files
 from fincprg.verify.events import events_in
 
 GENERATOR_EVENTS = PKG / "finance" / "data" / "events.jsonl"

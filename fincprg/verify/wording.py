@@ -1,4 +1,6 @@
-"""A strict reader's checks of sentence and passage queries, beyond subject and answerability.
+"""How a query is worded, and what it asks of its sentence: a strict reader's rules of sentence and passage
+queries (``garbled`` of every level), beyond subject and answerability. The other strict rules, by what they
+read: :mod:`.figures`, :mod:`.forecasts`, :mod:`.dated`, :mod:`.events`, :mod:`.scopes`, :mod:`.topical`, :mod:`.bases`.
 
 Each is a general rule over the query and its source text (verify's own reading, :mod:`fincprg.finance.crosscheck`):
 
@@ -31,6 +33,8 @@ from fincprg.finance.crosscheck import (
 )
 from fincprg.verify.answer import FLOWS
 from fincprg.verify.events import WHAT, events_in
+from fincprg.verify.reading import Reading
+from fincprg.verify.registry import ALL, QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
 
 _CHANGE_ASK = re.compile(r"变化|变动|增长|增速|提升|提高|下降|下滑|降低|改善|回升|原因|驱动|因素|表现")
@@ -102,6 +106,18 @@ def check_garbled(query: str) -> Verdict | None:
     return None
 
 
+# a topic query is read against titles, so its garbled rule is part of reading its subject: `verify.checks`
+# without subject switches it off there, without answer everywhere else
+_GARBLED_SWITCH = {"sentence": "answer", "passage": "answer", "report": "answer", "topic": "subject",
+                   "intent": "subject"}
+
+
+@rule("garbled", ALL, (Reason.GARBLED,), "query", "copies boilerplate, repeats a fragment, keeps a template's slot",
+      switch=_GARBLED_SWITCH)
+def _garbled(r: Reading) -> Verdict | None:
+    return check_garbled(r.query)
+
+
 
 # 「预计…有哪些进展」, 「力争…增长了多少」: a forecast or target word with a question about what was achieved
 _MIXED_TENSE = re.compile(r"(?:预计|预期|力争|计划|目标|有望)[^？?]{0,24}?(?:有哪些进展|进展如何|了多少|达到了|实现了)")
@@ -158,6 +174,12 @@ def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict |
     ask = read_ask(q)
     verdict = _vague_period(q, bare, ask, dated)
     return verdict if verdict is not None else _vague_part(q, bare, norm(source), ask)
+
+
+@rule("vague", SP, (Reason.VAGUE, Reason.WRONG_SUBJECT), QSN,
+      "a time-dependent figure with no period, a product metric without its product, an ask no passage answers alone")
+def _vague(r: Reading) -> Verdict | None:
+    return check_vague(r.query, r.source, r.names)
 
 
 def _vague_subject(bare: str) -> Verdict | None:
@@ -305,6 +327,12 @@ def check_in_sentence(query: str, sentence: str, names: Iterable[str] = ()) -> V
     return None
 
 
+@rule("in_sentence", ("sentence",), (Reason.NOT_IN_SENTENCE,), "query, sentence, asked names",
+      "the sentence itself names what a sentence query asks")
+def _in_sentence(r: Reading) -> Verdict | None:
+    return check_in_sentence(r.query, r.sentence, r.names) if r.sentence else None
+
+
 def check_whole_year(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``wrong_period``: a year's figure of a measure without a metric of its own (「2020年的资产负债率为多少」,
     「存货周转天数」) where the source writes that year only with a part (「截止2020年月」, 「2022年前三季度」); an
@@ -319,3 +347,9 @@ def check_whole_year(query: str, source: str, names: Iterable[str] = ()) -> Verd
         return Verdict(Reason.WRONG_PERIOD, f"asks {sorted(ask.years)} as a whole year; the source gives it only as "
                        f"{'/'.join(sorted({str(p.part) for p in of_year}))}")
     return None
+
+
+@rule("whole_year", SP, (Reason.WRONG_PERIOD,), QSN,
+      "a whole year's figure of a year the source gives only in part")
+def _whole_year(r: Reading) -> Verdict | None:
+    return check_whole_year(r.query, r.source, r.names)

@@ -4,19 +4,28 @@ Imports are read with :mod:`ast` (never executed), lazy ones inside functions in
 ``llm/`` or ``layout.py`` changes the signature of exactly the stages that can run that code, and an edit
 to a module no stage imports (the report, the CLI) re-runs nothing. A package's ``data/`` folder (the
 finance lexicons) counts as part of each of its modules. The engine's own modules are not hashed: it moves
-bytes, and the same bytes either way is what the engine tests check.
+bytes, and the same bytes either way is what the engine tests check. The contract (:mod:`fincprg.contract`) is:
+every stage imports it, and a change to it (the table of stages, how a signature is made) re-runs every stage.
+
+Ground floor, below the contract whose signatures use it: a stage is anything that names its modules.
 """
 from __future__ import annotations
 
 import ast
 import functools
 from pathlib import Path
+from typing import Protocol
 
 from fincprg.io import hash_files
-from fincprg.spec import StageSpec
 
-PKG = Path(__file__).resolve().parents[1]  # the fincprg package folder
-_SPEC_HOOKS = ("entry", "gpus", "llm_actors", "precheck", "source_hash", "estimate")
+PKG = Path(__file__).resolve().parent  # the fincprg package folder
+
+
+class Stage(Protocol):
+    """What the code hash reads of a stage's spec (:class:`fincprg.contract.StageSpec`)."""
+
+    def modules(self) -> list[str]:
+        """The modules its entry and engine hooks name."""
 
 
 def module_file(root: Path, name: str) -> Path | None:
@@ -58,21 +67,15 @@ def imported_files(modules: list[str], root: Path = PKG) -> set[Path]:
     return seen
 
 
-def stage_modules(spec: StageSpec) -> list[str]:
-    """The modules a stage's spec names: its entry and its engine hooks."""
-    refs = [getattr(spec, h) for h in _SPEC_HOOKS]
-    return [r.split(":")[0] for r in refs if r]
-
-
-def stage_files(spec: StageSpec, root: Path = PKG) -> list[Path]:
+def stage_files(spec: Stage, root: Path = PKG) -> list[Path]:
     """What a stage's code hash covers: its modules' closure plus the ``data/`` folders of their packages."""
-    files = imported_files(stage_modules(spec), root)
+    files = imported_files(spec.modules(), root)
     data = {f.parent / "data" for f in files}
     extra = {p for d in data if d.is_dir() for p in d.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     return sorted(files | extra)
 
 
-def code_hash(spec: StageSpec, root: Path | None = None) -> str:
+def code_hash(spec: Stage, root: Path | None = None) -> str:
     """Hash of the source a stage's output depends on (see the module docstring)."""
     root = root or PKG  # looked up at call time: a test points it at an edited copy
     return hash_files(stage_files(spec, root), root)
