@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -101,6 +102,10 @@ def asked_names(query: str, subjects: Subjects) -> frozenset[str]:
     return frozenset().union(*asked) if asked else subjects.names
 
 
+SECTION_CHARS = 2000  # the text before a passage read for its section's company (generate.base.BEFORE)
+_GONGSI = re.compile(r"(?<![子母])公司(?!债)")
+
+
 class Sources:
     """Everything a query is checked against, read once."""
 
@@ -165,12 +170,27 @@ class Sources:
         every passage they were ~80k objects at 16x, for no hit)."""
         if self._last is None or self._last[0] != p.id:
             info = self.reports[p.report_id]
-            got = passage_subjects(info, p.text, self.mentioned(f"{p.text}\n{info.title}", cache=False))
+            named = self.mentioned(f"{p.text}\n{info.title}", cache=False)
+            got = passage_subjects(info, p.text, named + self.section_company(p, info, named))
             if p.id not in self._read:
                 self._read.add(p.id)
                 self._no_subject += got.empty
             self._last = (p.id, got)
         return self._last[1]
+
+    def section_company(self, p: Passage, info: ReportInfo, named: tuple[str, ...]) -> tuple[str, ...]:
+        """An industry report names a company atop its section and then writes 公司 of it: a passage naming no
+        company that writes 公司 continues the section of the company the text before it names last (as the
+        generator reads it, generate.industry.section_company)."""
+        if info.kind != "industry" or named or not _GONGSI.search(p.text):
+            return ()
+        i, before = self.passage_at.get(p.id, 0), ""
+        while i > 0 and len(before) < SECTION_CHARS and self.passages[i - 1].report_id == p.report_id:
+            i -= 1
+            before = self.passages[i].text + "\n" + before
+        before = before[-SECTION_CHARS:]
+        names = [n for n in self.mentioned(before, cache=False) if not same_broker(n, info.broker)]
+        return (max(names, key=before.rfind),) if names else ()
 
     def topic_reports(self, topic_id: str) -> list[ReportInfo]:
         """The topic's reports and its titles without bodies: what its intent and subqueries are read against."""
