@@ -56,7 +56,19 @@ def ordinary_name(name: str, text: str, code: str | None) -> bool:
     """
     if code and code in text:
         return False
-    return ordinary_word(name) and not full_named(name, text)
+    return (ordinary_word(name) and not full_named(name, text)) or runs_into_word(name, text)
+
+
+def runs_into_word(name: str, text: str) -> bool:
+    """Whether every 「中国X」 name in ``text`` is 中国 before a longer word (「中国动力电池装机量」: China's 动力电池, not
+    中国动力; 「中国银行卡」): a country before a noun, no company."""
+    if not name.startswith("中国") or len(name) < 4:
+        return False
+    from fincprg.finance.lexicon import plain_tokenizer
+
+    freq, rest = plain_tokenizer().FREQ, name[2:]
+    hits = [m.end() for m in re.finditer(re.escape(name), text)]
+    return bool(hits) and all(any(freq.get(rest + text[end:end + j]) for j in (1, 2)) for end in hits)
 
 
 def ordinary_lead(phrase: str) -> str | None:

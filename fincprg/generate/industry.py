@@ -125,9 +125,12 @@ def _as_issuers(text: str, named: list[str], table: Any | None) -> list[str]:
     return [n for n in named if n in issuers]
 
 
+_HEADED = re.compile(r"\s*[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}")
+
+
 def section_company(before: str, table: Any | None, broker: str | None) -> str | None:
     """The company whose section a passage continues: the last listed company the report's text before it names
-    as the one it speaks of (atop its section: 「龙净环保（600388）：…」), or None."""
+    with its code, as a section is headed (「龙净环保（600388）：…」), or None."""
     import unicodedata
 
     from fincprg.generate.subject import role
@@ -136,7 +139,10 @@ def section_company(before: str, table: Any | None, broker: str | None) -> str |
         return None
     t = unicodedata.normalize("NFKC", before)
     named = set(companies_named(t, table, broker))
-    last = [o for o in table.occurrences(t) if o.key in named and role(t, o) == "issuer"]
+    # atop its section a report names the company with its code (「龙净环保（600388）：」); a name without one is a
+    # customer, peer or partner the section mentions (「获得宁德时代定点采购订单」)
+    last = [o for o in table.occurrences(t) if o.key in named and role(t, o) == "issuer"
+            and _HEADED.match(t, o.end)]
     return max(last, key=lambda o: o.start).key if last else None
 
 
@@ -172,6 +178,8 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     if named:
         if len(named) == 1:
             return named[0]
+        if len({_part_of(text, n) for n in named}) > 1:
+            return None  # a chunk joining one company's last sentence to the next one's heading: whose figures?
         lead = min(named, key=lambda n: text.find(n))
         return lead if text.find(lead) < _LEAD else None
     if _SELF.search(text):
@@ -184,6 +192,11 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     if term and term != subject and not industry_passage and is_segment(term, text):
         return None  # 「焦炭板块2021Q1实现焦炭销量…」 in a passage on a 公司's businesses: its segment, no industry
     return term
+
+
+def _part_of(text: str, name: str) -> int:
+    """Which sentence of ``text`` (split at 。！？ and line ends) first names ``name``."""
+    return len(re.findall(r"[。！？!?\n]", text[:text.find(name)]))
 
 
 def is_segment(term: str, text: str) -> bool:

@@ -104,6 +104,7 @@ def asked_names(query: str, subjects: Subjects) -> frozenset[str]:
 
 SECTION_CHARS = 2000  # the text before a passage read for its section's company (generate.base.BEFORE)
 _GONGSI = re.compile(r"(?<![子母])公司(?!债)")
+_CODE = r"\s*[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}"
 
 
 class Sources:
@@ -189,8 +190,10 @@ class Sources:
             i -= 1
             before = self.passages[i].text + "\n" + before
         before = before[-SECTION_CHARS:]
-        names = [n for n in self.mentioned(before, cache=False) if not same_broker(n, info.broker)]
-        return (max(names, key=before.rfind),) if names else ()
+        # named with its code, as a section is headed (「龙净环保（600388）：」), not a customer or peer it mentions
+        heads = {n: max(m.start() for m in found) for n in self.mentioned(before, cache=False)
+                 if not same_broker(n, info.broker) and (found := list(re.finditer(re.escape(n) + _CODE, before)))}
+        return (max(heads, key=heads.__getitem__),) if heads else ()
 
     def topic_reports(self, topic_id: str) -> list[ReportInfo]:
         """The topic's reports and its titles without bodies: what its intent and subqueries are read against."""

@@ -135,3 +135,16 @@ def test_a_sentence_writing_gongsi_asks_the_reports_company_not_another_coded_on
     q = gen.sentence_query("受三人行（605168）股价下跌影响，2022年一季度公司归母净利润1.11亿元，同比下降20.57%。",
                            "科大讯飞", key="k")
     assert q.startswith("科大讯飞") and "三人行" not in q
+
+
+def test_a_chunk_joining_two_companies_sentences_and_a_section_headed_with_a_code(table):
+    from fincprg.generate.industry import section_company
+
+    kw = {"table": table, "broker": "西南证券"}
+    joined = ("未来，闻泰科技与联想平板的共同目标是做到安卓平板市场第一。\n"
+              "紫光国微（002049）：事件：公司发布2021年中报，实现营业收入22.92亿元。")
+    assert sentence_subject(joined, "电子行业", **kw) is None
+    # a section is headed with its code; a customer the section mentions after it is no section company
+    before = "龙净环保（600388）：环保设备龙头。公司客户包括宁德时代，11月获得宁德时代定点采购订单。"
+    assert section_company(before, table, "西南证券") == "龙净环保"
+    assert section_company("公司客户包括宁德时代，11月获得宁德时代定点采购订单。", table, "西南证券") is None

@@ -111,3 +111,12 @@ def test_a_securities_firm_rating_another_company_is_not_the_subject(table):
     # the firm's own results keep it the subject
     own = "兴业证券2021年上半年营业收入26亿元，同比增长7.8%。"
     assert sentence_subject(own, None, table=table, broker=None) == "兴业证券"
+
+
+def test_china_before_a_longer_word_is_no_china_prefixed_company():
+    from fincprg.finance.ordinary import ordinary_name
+
+    assert ordinary_name("中国动力", "2020年，中国动力电池装机量62.85GWh。", "600482")  # China's 动力电池
+    assert not ordinary_name("中国动力", "中国动力2020年营收增长12%。", "600482")
+    assert ordinary_name("中国银行", "持有中国银行卡的客户。", "601988")
+    assert not ordinary_name("中国平安", "中国平安寿险业务新业务价值下降。", "601318")
