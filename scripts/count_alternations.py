@@ -1,7 +1,7 @@
 """Count regex alternation bars written as code (issue 51, "patterns as data").
 
 Every ``|`` in a non-docstring string literal of a module under ``fincprg/`` counts: word alternations belong in
-word lists (``fincprg/*/data/*.jsonl``, compiled by :func:`fincprg.finance.wordlists.alternation`), so the count
+word lists (``fincprg/*/data/*.jsonl``, compiled by :func:`fincprg.wordlists.alternation`), so the count
 measures how much vocabulary is still written as regex source. Docstrings are left out (they explain patterns,
 they are not patterns); f-string pieces count like any other literal.
 

@@ -10,10 +10,10 @@ re-checked per passage (digit-dominated passages). Text that lost its layout is 
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
-from importlib import resources
+
+from fincprg.wordlists import alternation, read_entries
 
 # ---------------------------------------------------------------- patterns
 _LEAD = r"^[\s\d一二三四五六七八九十、.．()（）【】\[\]#*■●◆◇•·>-]*"
@@ -40,11 +40,8 @@ PERSON_CUE = re.compile(r"硕士|博士|学士|毕业|加入|从业|执业|曾�
 # The first page's sidebar: field labels (「总股本（亿股）：3.39」) and section labels (「股票数据」, 「相关报告」) are
 # data (data/sidebar.jsonl); a related report is a numbered title in 《》 (「1.《XX：估值处于历史低位》2024-10-08」).
 def _words(kind: str) -> str:
-    """data/sidebar.jsonl's words of one kind as an alternation, longest first. (finance.wordlists does the same
-    for finance's lists; chunk reads no finance, so its code hash does not follow finance's data.)"""
-    text = resources.files("fincprg.chunking").joinpath("data", "sidebar.jsonl").read_text(encoding="utf-8")
-    words = [e["word"] for e in map(json.loads, filter(str.strip, text.splitlines())) if e["kind"] == kind]
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    """data/sidebar.jsonl's words of one kind as an alternation, longest first."""
+    return alternation(e for e in read_entries("fincprg.chunking", "sidebar.jsonl") if e["kind"] == kind)
 
 
 SIDEBAR_FIELDS, SIDEBAR_SECTIONS = _words("field"), _words("section")

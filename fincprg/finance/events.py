@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.wordlists import alternation, read_entries
 
 # fincprg/finance/data/events.jsonl: one event a line, its word (with the context it must not stand in), its
 # kinds and its question stems ({E}: the company, {P}: the period)

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fincprg.finance.wordlists import alternation, read_entries, read_for, word_pattern
+from fincprg.wordlists import alternation, read_entries, read_for, word_pattern
 
 # ---------------------------------------------------------------- records
 

@@ -23,7 +23,7 @@ import re
 from functools import lru_cache
 
 from fincprg.finance.clauses import SENTENCE, metric_clauses
-from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.wordlists import alternation, read_entries
 
 # Sentences that promise, condition, prescribe or warn instead of reporting what happened.
 NOT_STATING = re.compile(

@@ -23,7 +23,7 @@ from fincprg.finance.reporting_period import (asked_period, figure_day, normal_p
                                                without_base_periods)
 from fincprg.finance.reporting_period import text_periods as _text_periods
 from fincprg.finance.surface import canonical
-from fincprg.finance.wordlists import alternation, read_for
+from fincprg.wordlists import alternation, read_for
 from fincprg.finance.words import pos_tags, sound, words
 
 _DIRS = ("fincprg.finance", "directions.jsonl")  # up/down words, read by several readers

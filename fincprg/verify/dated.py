@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from fincprg.finance.crosscheck import FY, METRICS, SENT_SPLIT, Fact, is_forecast, norm, periods, read_ask, read_facts
-from fincprg.finance.wordlists import alternation, read_for
+from fincprg.wordlists import alternation, read_for
 from fincprg.verify.verdict import Reason, Verdict
 
 _WORDS = ("fincprg.finance", "dated.jsonl")

@@ -23,7 +23,7 @@ from fincprg.finance.crosscheck import (
     norm,
     periods,
 )
-from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.wordlists import alternation, read_entries
 from fincprg.verify.verdict import Reason, Verdict
 
 # --- events ----------------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from fincprg.finance.crosscheck import (
     read_ask,
     read_facts,
 )
-from fincprg.finance.wordlists import WordLists, alternation
+from fincprg.wordlists import WordLists, alternation
 from fincprg.verify.verdict import Reason, Verdict
 
 _W = WordLists("fincprg.verify")  # verify/data/words.jsonl

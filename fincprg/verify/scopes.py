@@ -23,7 +23,7 @@ from fincprg.finance.crosscheck import (
     periods,
     read_ask,
 )
-from fincprg.finance.wordlists import WordLists, alternation
+from fincprg.wordlists import WordLists, alternation
 from fincprg.verify.verdict import Reason, Verdict
 
 _W = WordLists("fincprg.verify")  # verify/data/words.jsonl

@@ -29,7 +29,7 @@ from fincprg.finance.crosscheck import (
     periods,
     read_ask,
 )
-from fincprg.finance.wordlists import WordLists
+from fincprg.wordlists import WordLists
 from fincprg.verify.answer import FLOWS
 from fincprg.verify.events import WHAT, events_in
 from fincprg.verify.verdict import Reason, Verdict

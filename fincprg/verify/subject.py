@@ -20,7 +20,7 @@ from functools import lru_cache
 from fincprg.finance.crosscheck import PART_WORDS, SURFACES, longest_first, norm
 from fincprg.finance.ordinary import ordinary_lead
 from fincprg.finance.segments import COMPANY_LEVEL, SEGMENT, WHOLE_BEFORE, sector_move
-from fincprg.finance.wordlists import read_entries
+from fincprg.wordlists import read_entries
 from fincprg.verify.verdict import Reason, Verdict
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject

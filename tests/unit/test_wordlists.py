@@ -7,7 +7,7 @@ import re
 
 from fincprg.finance.crosscheck.spans import PART_WORDS, directions, periods
 from fincprg.finance.events import event_of
-from fincprg.finance.wordlists import alternation, read_entries, read_for
+from fincprg.wordlists import alternation, read_entries, read_for
 from fincprg.pipeline.codehash import PKG, stage_files
 from fincprg.pipeline.contract import STAGE_BY_NAME
 from fincprg.verify.events import events_in

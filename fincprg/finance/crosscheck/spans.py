@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fincprg.finance.wordlists import alternation, read_for
+from fincprg.wordlists import alternation, read_for
 
 # --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
 METRICS: dict[str, tuple[str, ...]] = {

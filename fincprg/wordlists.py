@@ -5,7 +5,9 @@ An entry has its ``word`` and, where a longer text holds the word without meanin
 stand in: ``not_before`` (a negative lookbehind: 进 before 出口 makes 进出口, no export) and ``not_after`` (a negative
 lookahead: 定增 before 长, 速, 幅 or 量 is 稳定增长, no private placement). Words are matched longest first, so
 定向增发 is taken whole rather than as 增发. A data file counts in the code hash of every stage whose modules sit
-in its package (:mod:`fincprg.pipeline.codehash`), so editing a list re-runs the stages that read it.
+in its package (:mod:`fincprg.pipeline.codehash`), so editing a list re-runs the stages that read it. This module sits
+at the package root, in no package with a ``data/`` folder, so chunking and ingest read their own lists with it
+without their code hash following finance's.
 
 A fact several readers share is written once: a direction word's ``direction`` or a part-of-the-year word's
 ``part`` is one line, and its ``readers`` name the code that looks for it (their lists differ on purpose);
