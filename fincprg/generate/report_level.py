@@ -27,7 +27,7 @@ from typing import Any
 
 from fincprg.finance import extract, parse_title_company
 from fincprg.finance.easiness import bigrams
-from fincprg.finance.events import CORPORATE_EVENTS, EVENTS, event_of
+from fincprg.finance.events import CORPORATE_EVENTS, EVENT_QUESTIONS, event_of
 from fincprg.finance.extract import Period, periods
 from fincprg.finance.reporting_period import asked_period, dominant_period, normal_periods, part_year
 from fincprg.finance.surface import surface
@@ -201,7 +201,7 @@ def frame(clause: str, c: Claim, key: str) -> tuple[str, str]:
         return "metric", _pick(key, [f"{s}{p}{m}表现如何？", f"{s}{p}{m}的变化情况如何？"])
     event = event_of(clause)
     if event and event in CORPORATE_EVENTS:
-        return "event", _pick(key, [q.replace("{E}", s).replace("{P}", p) for q in EVENTS[event]])
+        return "event", _pick(key, [q.replace("{E}", s).replace("{P}", p) for q in EVENT_QUESTIONS[event]])
     rating = _RATING.search(clause)
     if rating:
         r = rating.group(1) or rating.group(2)

@@ -257,7 +257,7 @@ class TemplateGenerator:
             where = where if extract(where).periods else text
             # (never the passage's: 「7月26日公司竞得采矿权」 after a 2018 dividend is no 2018 event)
             period, fc = ph.period_of(where, text, None, year, passage_text, date=date, by_day=False)
-            forms = [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]]
+            forms = [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENT_QUESTIONS[event]]
             if fc:
                 # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor
                 # 「投产的前景」; the market's outlook (需求, 政策) is no plan of the company's
@@ -325,7 +325,7 @@ class TemplateGenerator:
         # a topical word written once (研发, 政策, 渠道) is no passage's main fact; a corporate event is
         if event and (event in ev.CORPORATE_EVENTS or text.count(event) >= 2):
             period = "" if period is None else asked_period(period)
-            return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENTS[event]])
+            return _pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENT_QUESTIONS[event]])
         return ""
 
 

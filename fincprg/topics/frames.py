@@ -139,7 +139,7 @@ def title_question(key: str, company: str, title: str, used: Mapping[str, int] |
     """(frame, question) about one company's report title: one of its signals (measure, event, expectation,
     policy, risk), chosen by ``key``. The period is the title's own, with its part of the year: a half-year review
     is asked as 2022年上半年, never as the whole of 2022. ("", "") where the title says nothing a passage answers."""
-    from fincprg.finance.events import EVENTS, event_of
+    from fincprg.finance.events import EVENT_QUESTIONS, event_of
 
     y = asked_period(title)
     options: dict[str, list[str]] = {}
@@ -156,7 +156,7 @@ def title_question(key: str, company: str, title: str, used: Mapping[str, int] |
     event = event_of(title)
     if event:
         options["valuation" if event == "估值" else "event"] = [
-            s.replace("{E}", company).replace("{P}", y) for s in EVENTS[event]]
+            s.replace("{E}", company).replace("{P}", y) for s in EVENT_QUESTIONS[event]]
     if _EXPECTATION.search(title):
         options["expectation"] = [f"{company}{y}业绩是否符合预期？", f"{company}{y}业绩与市场预期相比如何？"]
     if _POLICY.search(title):
