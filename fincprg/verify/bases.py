@@ -66,7 +66,7 @@ def check_base(query: str, source: str, names: Iterable[str] = ()) -> Verdict | 
     return None
 
 
-_VALUE_ASK = re.compile(r"市值")
+_MARKET_VALUE_ASK = re.compile(r"市值")
 # 「价值541亿市值」, 「市值541亿」: a figure right before or after the word
 _VALUE_FIGURE = re.compile(r"(\d[\d\s.]*\s?[亿万]?)(?:元)?\s?(?:的)?(?:总)?市值|市值[为达约至是]?\s?(\d[\d\s.]*\s?[亿万]?)")
 # a whole named before the value in its clause: the company, 综合/合计/整体/总
@@ -78,7 +78,7 @@ def check_valuation_parts(query: str, source: str, names: Iterable[str] = ()) ->
     """``vague``: the company's 市值 asked (no business named) where the source states several values, each of
     a part, and none of the whole."""
     q = norm(query)
-    if not _VALUE_ASK.search(q) or _PART_ASKED.search(q):
+    if not _MARKET_VALUE_ASK.search(q) or _PART_ASKED.search(q):
         return None
     s = norm(source)
     named = [n for n in names if len(n) >= 2]
@@ -95,7 +95,7 @@ def check_valuation_parts(query: str, source: str, names: Iterable[str] = ()) ->
 
 
 _VALUATION_ASK = re.compile("估值" + _W.pattern("valuation_aspect"))
-_PART_WORDS = _W.compile("valued_part")
+_VALUED_PART = _W.compile("valued_part")
 # a valuation level: 「估值较可比公司低估」, 「PE为8.3x」
 _LEVEL = re.compile(rf"估值(?:水平)?\s?{_W.pattern('valuation_level')}|{_W.pattern('multiple')}[^，,。；;]{{0,12}}\d", re.I)
 # 「拟置入资产估值」, 「标的估值」: the level of a part
@@ -106,7 +106,7 @@ def check_valued_part(query: str, source: str) -> Verdict | None:
     """``not_answered``: the company's valuation asked (「估值是否合理」) where every valuation level the source states
     is of a part (assets to be injected, a target, a business)."""
     q = norm(query)
-    if not _VALUATION_ASK.search(q) or _PART_WORDS.search(q):
+    if not _VALUATION_ASK.search(q) or _VALUED_PART.search(q):
         return None
     s = norm(source)
     levels = list(_LEVEL.finditer(s))

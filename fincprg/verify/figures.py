@@ -32,8 +32,8 @@ from fincprg.finance.crosscheck import (
     read_ask,
     read_facts,
 )
-from fincprg.wordlists import WordLists, alternation
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation
 
 _W = WordLists("fincprg.verify")  # verify/data/words.jsonl
 # a change or a share asked (「收入增速」, 「收入占比」), not an amount or a level
@@ -76,14 +76,14 @@ def _figure_near(s: str, mention: re.Match[str], figure: re.Pattern[str]) -> boo
 # (目前在手订单) and a kind alone (「主营业务收入」, 「产品销量」)
 _NO_PART = _W.compile("not_a_part")
 # a part's kind after its name: 「国外市场」 states its amounts as 「国外9 97亿元」
-_PART_WORDS = re.compile(_W.pattern("part_kind_end") + "$")
+_PART_KIND_END = re.compile(_W.pattern("part_kind_end") + "$")
 
 
 def _part_of(q: str, m: re.Match[str]) -> str:
     """The part a query's metric mention is asked of (「西部区域收入」 -> 西部区域), '' for the company's."""
     head = re.split(r"[\s的年\d和及与、]", q[:m.start()])[-1]
     head = _NO_PART.sub("", head)[-6:]
-    named = len(_PART_WORDS.sub("", head)) >= 2  # 「业务」 alone is the company's business
+    named = len(_PART_KIND_END.sub("", head)) >= 2  # 「业务」 alone is the company's business
     return head if named and re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", head) else ""
 
 
@@ -104,7 +104,7 @@ def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict 
         of_part = [x for x in mentions if asked and asked in _before(s, x.start())[-len(asked) - 2:]]
         # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」); a
         # part's may follow its name alone (「营收分别为国内18 92亿元、国外9 97亿元」)
-        core = _PART_WORDS.sub("", asked)
+        core = _PART_KIND_END.sub("", asked)
         if of_part and len(core) >= 2 and re.search(re.escape(core) + rf"\s?(?:{_AMOUNT.pattern})", s, re.I):
             continue
         if not any(_figure_near(s, x, _AMOUNT) for x in of_part or mentions):

@@ -23,8 +23,8 @@ from fincprg.finance.crosscheck import (
     periods,
     read_ask,
 )
-from fincprg.wordlists import WordLists, alternation
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation
 
 _W = WordLists("fincprg.verify")  # verify/data/words.jsonl
 

@@ -29,10 +29,10 @@ from fincprg.finance.crosscheck import (
     periods,
     read_ask,
 )
-from fincprg.wordlists import WordLists
 from fincprg.verify.answer import FLOWS
 from fincprg.verify.events import WHAT, events_in
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists
 
 _W = WordLists("fincprg.verify")  # verify/data/words.jsonl
 # how or why a flow changed (「净利润变化的原因」)

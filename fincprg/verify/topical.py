@@ -43,7 +43,7 @@ _WORD_OF = {w: t for t, ws in TOPICS.items() for w in ws}
 _TOPIC_RE = re.compile(alternation(_WORD_OF))
 # an open ask (a figure asked with 多少 is the figure rules' business)
 _OPEN = _W.compile("open_ask")
-_FIGURE_ASK = re.compile(r"多少|几")
+_COUNT_ASK = re.compile(r"多少|几")
 # the broker's own view or earlier report (「我们预计2021Q2公司新开门店数稳步回升」, 「我们在前期报告《…》即阐述了公司
 # 渠道管理有所精进」) is no statement of the company's progress or plan: specifics written after it in their sentence
 # are the analyst's, whatever the query asks
@@ -68,7 +68,7 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     impact, without the topic acting."""
     q = blank_names(norm(query), names)  # 「海外星」 names no 海外 topic
     asked = topics_in(q)
-    if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or RISK.search(q):
+    if not asked or not _OPEN.search(q) or _COUNT_ASK.search(q) or RISK.search(q):
         return None
     ahead = is_forecast(q) or bool(ASKS_AHEAD.search(q))
     impact = bool(_IMPACT_ASK.search(q))
