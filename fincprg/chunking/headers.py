@@ -20,6 +20,10 @@ import math
 import re
 from collections import Counter, defaultdict
 
+from fincprg.wordlists import WordLists
+
+_W = WordLists("fincprg.chunking")  # chunking/data/words.jsonl
+
 # k/n, k / n and 第k页 共n页: a page number. Decimals and longer slash runs (4.00/3.20, 2024E/2025E) are not.
 _PAGE = re.compile(
     r"(?<![\d.,/])(\d{1,3})\s?/\s?(\d{1,3})(?![\d.,/%])"
@@ -29,12 +33,12 @@ _PAGE = re.compile(
 _PAGE_ALONE = (re.compile(r"(?<![\d.\-])-\s?(\d{1,3})\s?-(?![\d.])"),)
 # Phrases a running header or footer carries: a pointer to the legal text at the end, or the broker's name as
 # footers write it (「本报告版权属于XX证券股份有限公司」, 「XX证券股份有限公司研究所」; a source line says XX证券研究所).
-_LEGAL_ANCHOR = re.compile(r"(?:请务必|敬请|请仔细|请)(?:阅读|参阅|参见|查阅)|版权属于|股份有限公司研究所")
+_LEGAL_ANCHOR = re.compile(rf"{_W.pattern('please')}{_W.pattern('read_verb')}|版权属于|股份有限公司研究所")
 _DIGIT = re.compile(r"\d")
 _DIGITS = re.compile(r"\d+")
 _SENT_END = "。！？；!?;"
-_SOURCE = re.compile(r"(?:资料来源|数据来源|来源)\s?[：:][^。；]*?(?:研究所整理|研究所测算|研究所|研究中心|研究部|研究|整理|测算)")
-_CAPTION = re.compile(r"(?:图表|附图|附表|图|表)\s?\d{1,3}\s?[：:]")
+_SOURCE = re.compile(rf"{_W.pattern('source_label')}\s?[：:][^。；]*?{_W.pattern('source_end_word')}")
+_CAPTION = re.compile(_W.pattern("caption_zh") + r"\s?\d{1,3}\s?[：:]")
 WINDOW = 60  # the longest header part grown on either side of its anchor
 MIN_REPEATS = 3  # a header is seen on at least this many pages
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from fincprg.chunking import rules as R
 from fincprg.chunking.headers import running_header_spans
 from fincprg.chunking.split import CLOSERS
+from fincprg.wordlists import WordLists
 
 LONG_LINE = 400  # a logical line longer than this is judged sentence by sentence (the sample's longest: 264)
 WRAP_MIN_LINES = 8  # fewer lines say nothing about a wrap width
@@ -40,19 +41,18 @@ _ENDS = "。！？；!?;"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORDY = re.compile(r"[\u4e00-\u9fffA-Za-z]")
 
+_W = WordLists("fincprg.chunking")  # chunking/data/words.jsonl
 # Where a flattened report changes from one kind of text to another without a full stop.
-_BLOCK_HEAD = (r"(?<![读阅见后的之及和与])(?:免责声明|免责条款|分析师声明|分析师承诺|投资评级说明|评级说明|特别声明|"
-               r"法律声明|重要声明|一般声明|版权声明|声明与承诺|作者声明|特别提示|重要披露|披露声明|免责申明|分析师简介|"
-               r"作者简介|研究员简介|研究团队简介)")
-_BODY_HEAD = (r"(?<=[\s\d)）》」\]】A-Za-z%])(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示[：:]|投资建议[：:])"
+_BLOCK_HEAD = r"(?<![读阅见后的之及和与])" + _W.pattern("block_head")
+_BODY_HEAD = (rf"(?<=[\s\d)）》」\]】A-Za-z%])(?:{_W.pattern('body_heading')}|{_W.pattern('body_head_label')}[：:])"
               # a short heading with a colon right after a date or a bracket (「…》2023-10-30本周观点：」), where a
               # sidebar's last field meets the body
               r"|(?:(?<=\d{4}-\d\d-\d\d)|(?<=\d{4}-\d\d-\d\d\s)|(?<=[》」)）])|(?<=[》」)）]\s))"
-              r"(?!资料来源|数据来源|来源|单位|注)[\u4e00-\u9fff]{2,6}[：:]")
+              rf"(?!{_W.pattern('not_a_heading')})[\u4e00-\u9fff]{{2,6}}[：:]")
 # 「图表3：」 opens a caption even right after a heading (「投资要点图表3：…」); a lone 图/表 only after a non-letter
 # or where its source line follows before any full stop (「…营收上量加速图 3 XX存货…来源：Wind，…」)
-_CAPTION_START = (r"(?:图表|(?<![\u4e00-\u9fff])(?:附图|附表|图|表))\s?\d{1,3}(?:[-.．]\d+)?\s?[：:]"
-                  r"|(?:图表|附图|附表|图|表)\s?\d{1,3}(?:[-.．]\d+)?(?:\s?[：:]|\s)(?=[^。]{0,600}?来源\s?[：:])")
+_CAPTION_START = (rf"(?:图表|(?<![\u4e00-\u9fff]){_W.pattern('caption_lone')})\s?\d{{1,3}}(?:[-.．]\d+)?\s?[：:]"
+                  rf"|{_W.pattern('caption_zh')}\s?\d{{1,3}}(?:[-.．]\d+)?(?:\s?[：:]|\s)(?=[^。]{{0,600}}?来源\s?[：:])")
 # a sidebar's fields run together in a flattened first page: 「…2024-08-20公司评级：增持（维持）6个月目标价：…」
 _SIDEBAR_START = (R.SIDEBAR_FIELD.pattern + r"|(?:(?<!\d)|(?<=\d{4}-\d\d-\d\d))\d{1,2}\s?[.、．]\s?《"
                   + rf"|(?<=[)）\d%])(?:{R.SIDEBAR_SECTIONS})")
@@ -60,7 +60,7 @@ _CUT_BEFORE = re.compile("|".join((_BLOCK_HEAD, _BODY_HEAD, _CAPTION_START, _SID
 _CUT_AFTER = re.compile(
     r"[。！？；!?;][" + re.escape(CLOSERS) + r"]*"
     # a chart's source line ends its caption: 「资料来源：Wind，XX证券研究所」, 「来源：国家统计局，XX研究」
-    r"|(?:资料来源|数据来源|来源)\s?[：:][^。；\n]{0,60}?(?:研究所整理|研究所测算|研究所|研究中心|研究部|研究|整理|测算)"
+    rf"|{_W.pattern('source_label')}\s?[：:][^。；\n]{{0,60}}?{_W.pattern('source_end_word')}"
     r"|(?:\.{6,}|．{6,}|…{3,}|·{6,})\s?\d{1,3}"  # a table-of-contents entry ends at its page number
     r"|》\s?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"  # a related report ends at its date
 )

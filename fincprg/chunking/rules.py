@@ -10,41 +10,31 @@ re-checked per passage (digit-dominated passages). Text that lost its layout is 
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
-from importlib import resources
+
+from fincprg.wordlists import WordLists, alternation, read_entries
 
 # ---------------------------------------------------------------- patterns
+_W = WordLists("fincprg.chunking")  # chunking/data/words.jsonl
 _LEAD = r"^[\s\d一二三四五六七八九十、.．()（）【】\[\]#*■●◆◇•·>-]*"
 
-DISCLAIMER_HEAD = re.compile(
-    _LEAD + r"(?:免责声明|免责条款|分析师声明|分析师承诺|评级说明|投资评级说明|投资评级的说明|投资评级标准|"
-    r"评级标准|评级体系|重要声明|特别声明|法律声明|一般声明|版权声明|声明与承诺|作者声明|特别提示|重要提示|信息披露|重要披露|"
-    r"披露声明|免责申明|Disclaimer|IMPORTANT DISCLOSURES)",
-    re.IGNORECASE,
-)
+DISCLAIMER_HEAD = re.compile(_LEAD + _W.pattern("disclaimer_head"), re.IGNORECASE)
+# the legal text's phrases: fixed ones from the list, the ones with a gap or a variant written here
 LEGAL_PHRASE = re.compile(
-    r"本报告仅供|不构成(?:任何)?(?:对[^。]{0,12})?投资建议|据此(?:做出|作出)|版权(?:归|均属|所有)|"
-    r"未经[^。]{0,12}书面(?:许可|授权|同意)|证券投资咨询(?:业务)?资格|不作任何保证|不保证其?准确性|"
-    r"不对任何人因使用|请务必阅读|投资者(?:不应|应当)?[^。]{0,6}独立判断|市场有风险，投资需谨慎|"
-    r"本公司不会因接收人|仅反映[^。]{0,10}判断|法律责任|过往的?表现亦?不应作为|证券头寸|利益冲突|版权(?:属于|为)"
+    _W.pattern("legal_phrase") + r"|不构成(?:任何)?(?:对[^。]{0,12})?投资建议|据此(?:做出|作出)|版权(?:归|均属|所有)|"
+    r"未经[^。]{0,12}书面(?:许可|授权|同意)|证券投资咨询(?:业务)?资格|不保证其?准确性|"
+    r"投资者(?:不应|应当)?[^。]{0,6}独立判断|仅反映[^。]{0,10}判断|过往的?表现亦?不应作为|版权(?:属于|为)"
 )
-ANALYST_HEAD = re.compile(
-    _LEAD + r"(?:分析师简介|作者简介|研究员简介|分析师介绍|研究团队简介|团队介绍|公司简介与联系方式|"
-    r"分析师[：:]|研究助理[：:]|联系人[：:]|作者[：:]|证券分析师[：:])"
-)
-ANALYST_CUE = re.compile(r"执业证书编号|执业编号|SAC\s*(?:执业|编号|No)|(?<![A-Za-z0-9])S\d{13}(?!\d)|证书编号")
-PERSON_CUE = re.compile(r"硕士|博士|学士|毕业|加入|从业|执业|曾任|任职|研究员|分析师|经验|邮箱|电话")
+ANALYST_HEAD = re.compile(_LEAD + rf"(?:{_W.pattern('analyst_heading')}|{_W.pattern('analyst_label')}[：:])")
+ANALYST_CUE = re.compile(_W.pattern("analyst_cue") + r"|SAC\s*(?:执业|编号|No)|(?<![A-Za-z0-9])S\d{13}(?!\d)")
+PERSON_CUE = _W.compile("person_cue")
 
 # The first page's sidebar: field labels (「总股本（亿股）：3.39」) and section labels (「股票数据」, 「相关报告」) are
 # data (data/sidebar.jsonl); a related report is a numbered title in 《》 (「1.《XX：估值处于历史低位》2024-10-08」).
 def _words(kind: str) -> str:
-    """data/sidebar.jsonl's words of one kind as an alternation, longest first. (finance.wordlists does the same
-    for finance's lists; chunk reads no finance, so its code hash does not follow finance's data.)"""
-    text = resources.files("fincprg.chunking").joinpath("data", "sidebar.jsonl").read_text(encoding="utf-8")
-    words = [e["word"] for e in map(json.loads, filter(str.strip, text.splitlines())) if e["kind"] == kind]
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    """data/sidebar.jsonl's words of one kind as an alternation, longest first."""
+    return alternation(e for e in read_entries("fincprg.chunking", "sidebar.jsonl") if e["kind"] == kind)
 
 
 SIDEBAR_FIELDS, SIDEBAR_SECTIONS = _words("field"), _words("section")
@@ -58,36 +48,36 @@ SIDEBAR = re.compile(  # a related report may be wrapped: 「2.《XX：需求边
 # where an address can: unbounded `[...]+@` rescanned a long run of letters from every start (quadratic).
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 PHONE = re.compile(
-    r"(?:电话|联系电话|传真|手机|Tel|TEL|Fax|FAX)\s*[：:]?\s*\+?[\d\-()（） ]{7,20}\d"
+    _W.pattern("phone_label") + r"\s*[：:]?\s*\+?[\d\-()（） ]{7,20}\d"
     r"|(?<![\d.])(?:0\d{2,3}-\d{7,8}|400-?\d{3}-?\d{4}|1[3-9]\d{9})(?![\d.])"
 )
-ADDRESS = re.compile(r"(?:地址|办公地址|通讯地址|邮编|邮政编码)\s*[：:][^\n。；;]{2,60}")
-CONTACT_LABEL = re.compile(r"(?:邮箱|电子邮件|E-?mail|Email)\s*[：:]\s*", re.IGNORECASE)
+ADDRESS = re.compile(_W.pattern("address_label") + r"\s*[：:][^\n。；;]{2,60}")
+CONTACT_LABEL = re.compile(_W.pattern("email_label") + r"\s*[：:]\s*", re.IGNORECASE)
 URL = re.compile(
     r"(?:https?://|www\.)[\x21-\x7e]+"
-    r"|(?<![@\w.])[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.(?:com|cn|net|org|gov|edu|hk)(?:\.cn)?"
+    r"|(?<![@\w.])[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\." + _W.pattern("url_tld") + r"(?:\.cn)?"
     r"(?:/[\x21-\x7e]*)?(?![\w])"
 )
-URL_LABEL = re.compile(r"(?:更多研究报告请访问|公司网址|网址|网站|官网|链接|详见|请访问)\s*[：:]?\s*$")
+URL_LABEL = re.compile(_W.pattern("url_label") + r"\s*[：:]?\s*$")
+CAPTION_START = re.compile(r"^\s*" + _W.pattern("caption_word") + r"\s*[0-9一二三四五六七八九十]+", re.IGNORECASE)
 CAPTION = re.compile(
-    r"^\s*(?:图表?|表|附图|附表|Figure|Fig\.?|Table|Exhibit|Chart)\s*[0-9一二三四五六七八九十]+(?:[-.．][0-9]+)?"
-    r"\s*(?:[:：.、]|\s)"
-    r"|^\s*(?:资料来源|数据来源|来源|Source|Sources)\s*[:：]",
+    CAPTION_START.pattern + r"(?:[-.．][0-9]+)?\s*(?:[:：.、]|\s)"
+    rf"|^\s*(?:{_W.pattern('source_label')}|{_W.pattern('source_label_en')})\s*[:：]",
     re.IGNORECASE,
 )
 # the source line that ends a chart or table cut from flattened text (「…未评级来源：Wind，XX研究」)
-SOURCE_END = re.compile(r"(?:资料来源|数据来源|来源)\s*[:：][^。\n]{0,80}$")
-CAPTION_START = re.compile(r"^\s*(?:图表?|表|附图|附表|Figure|Fig\.?|Table|Exhibit|Chart)\s*[0-9一二三四五六七八九十]+", re.IGNORECASE)
+SOURCE_END = re.compile(_W.pattern("source_label") + r"\s*[:：][^。\n]{0,80}$")
 TRAILING_SOURCE = re.compile(r"(?:资料来源|数据来源|(?<![\u4e00-\u9fff])来源)\s*[:：][^。\n]{0,80}$")
 NOISE = re.compile(
     r"^[-—–\s]*\d{1,4}[-—–\s]*$|^第\s*\d+\s*页(?:\s*[/,，]?\s*共\s*\d+\s*页)?$|^\d+\s*/\s*\d+$"
     r"|^(?:Page|P\.?)\s*\d+(?:\s*(?:of|/)\s*\d+)?$"
     r"|^.{0,60}?(?:\.{6,}|．{6,}|…{3,}|·{6,})\s*\d{1,4}$"  # table-of-contents lines with dot leaders
     r"|^(?:图表目录|插图目录|表格目录|目\s?录)$"
-    r"|^(?:请务必|敬请)(?:阅读|参阅)[^。]{0,30}(?:声明|条款|说明)[^。]{0,10}$|^(?:证券研究报告|公司研究|行业研究)(?:\s*[|｜/·].{0,20})?$",
+    r"|^(?:请务必|敬请)(?:阅读|参阅)[^。]{0,30}(?:声明|条款|说明)[^。]{0,10}$"
+    rf"|^{_W.pattern('report_kind_line')}(?:\s*[|｜/·].{{0,20}})?$",
     re.IGNORECASE,
 )
-_NUM_CELL = re.compile(r"^[+\-−(（]?[\d,.]+[)）]?(?:%|‰|x|X|倍|pct|bp)?$|^\d{4}(?:[QHEA]\d?|Q[1-4]|H[12]|E|A)$|^[-—–]+$|^N/?A$")
+_NUM_CELL = re.compile(rf"^[+\-−(（]?[\d,.]+[)）]?{_W.pattern('cell_unit')}?$|^\d{{4}}(?:[QHEA]\d?|Q[1-4]|H[12]|E|A)$|^[-—–]+$|^N/?A$")
 _SENT_PUNCT = re.compile(r"[。！？；，]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -190,15 +180,14 @@ def block_rule(line: str, sentence: bool = False) -> str | None:
 
 # Rating definitions (「增持，相对涨幅介于5%与15%之间；」) and the legal text's own words: a sentence of a
 # disclaimer block says one of these even where it holds no legal phrase.
-_BLOCK_WORDS = re.compile(
-    r"本报告|本公司|投资者|评级|基准|声明|客户|报告中|涨幅|跌幅|涨跌幅|跑赢|跑输|强于大市|弱于大市|同步大市|"
-    r"买入|增持|减持|卖出|回避|推荐|中性|看好|看淡|转载|复制|引用|损失|责任|证券业协会|执业资格"
-)
+_BLOCK_WORDS = _W.compile("block_word")
 # The legal text's own words, without rating words (a body's 「维持买入评级」 is not legal text).
 # (客户, 损失, 责任 and the like are a body's words too: 「前五大客户收入占比」.)
-LEGAL_WORDS = re.compile(r"本报告|本公司|投资者|报告中|转载|复制|证券业协会|执业资格|证券投资咨询|利益冲突|声明|版权")
+LEGAL_WORDS = _W.compile("legal_word")
 # A body heading ends a block in a flattened report: the body goes on after it.
-BODY_HEAD = re.compile(_LEAD + r"(?:投资要点|核心观点|报告摘要|主要观点|事件[：:]|风险提示|盈利预测|投资建议[：:])")
+BODY_HEAD = re.compile(_LEAD + rf"(?:{_W.pattern('body_head')}|{_W.pattern('body_label')}[：:])")
+# a disclaimer block's own words, line by line (its rating words included)
+_DISCLAIMER_CUE = _W.compile("disclaimer_cue")
 
 
 def continues_block(rule: str, line: str, sentence: bool = False,
@@ -221,7 +210,7 @@ def continues_block(rule: str, line: str, sentence: bool = False,
     if len(s) <= 40 or block_rule(s):
         return True
     cue = LEGAL_PHRASE if rule == "disclaimer" else PERSON_CUE
-    extra = re.compile(r"本报告|本公司|投资者|评级|基准|声明|客户") if rule == "disclaimer" else ANALYST_CUE
+    extra = _DISCLAIMER_CUE if rule == "disclaimer" else ANALYST_CUE
     return bool(cue.search(s) or extra.search(s) or EMAIL.search(s))
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 
-from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.wordlists import alternation, read_entries
 
 # fincprg/finance/data/events.jsonl: one event a line, its word (with the context it must not stand in), its
 # kinds and its question stems ({E}: the company, {P}: the period)
 _ENTRIES = read_entries("fincprg.finance", "events.jsonl")
-EVENTS: dict[str, tuple[str, ...]] = {e["word"]: tuple(e["questions"]) for e in _ENTRIES}
-# events that are facts in themselves; the other EVENTS keywords are topics a passage may merely touch
+EVENT_QUESTIONS: dict[str, tuple[str, ...]] = {e["word"]: tuple(e["questions"]) for e in _ENTRIES}
+# events that are facts in themselves; the other EVENT_QUESTIONS keywords are topics a passage may merely touch
 CORPORATE_EVENTS = frozenset(e["word"] for e in _ENTRIES if "corporate" in e.get("kinds", ()))
 # what the market does to a company, not what it plans: 「常熟银行2022年需求方面有哪些规划」 asks nothing
 MARKET_EVENTS = frozenset(e["word"] for e in _ENTRIES if "market" in e.get("kinds", ()))
@@ -22,6 +22,6 @@ _EVENT_RE = re.compile(alternation(_ENTRIES))
 
 
 def event_of(text: str) -> str | None:
-    """The first event keyword of :data:`EVENTS` written in ``text``."""
+    """The first event keyword of :data:`EVENT_QUESTIONS` written in ``text``."""
     m = _EVENT_RE.search(text)
     return m.group(0) if m else None

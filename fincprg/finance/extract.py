@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fincprg.finance.wordlists import alternation, read_entries, read_for, word_pattern
+from fincprg.wordlists import WordLists, alternation, read_entries, read_for, word_pattern
+
+_W = WordLists("fincprg.finance")  # finance/data/words.jsonl
 
 # ---------------------------------------------------------------- records
 
@@ -225,11 +227,11 @@ def _dictionary_words() -> frozenset[str]:
 # A title names a company as «prefix* name sep? code», e.g. 「【华泰证券】公司点评-贵州茅台（600519.SH）：…」.
 # Prefixes: a bracketed tag (broker, column), «text-» / «text|», or «text：» where the text reads like a
 # report label (a bare «电子行业：重点推荐中芯国际（688981）» would otherwise yield 重点推荐中芯国际).
-_LABEL_WORDS = "公司|个股|点评|深度|研究|报告|覆盖|跟踪|调研|快评|速评|简评|动态|证券|年报|季报|中报|业绩|首次"
+_LABEL_WORDS = _W.pattern("title_label")
 _PREFIX = (
     r"(?:[【\[](?!\s*(?:SH|SZ|BJ|HK)?\.?\d+)[^】\]]{1,20}[】\]]"
     r"|[^()（）:：\-—－|｜\[\]【】\d]{1,12}[-—－|｜]"
-    rf"|[^()（）:：\-—－|｜\[\]【】\d]{{0,10}}(?:{_LABEL_WORDS})[^()（）:：\-—－|｜\[\]【】\d]{{0,10}}[:：])\s*"
+    rf"|[^()（）:：\-—－|｜\[\]【】\d]{{0,10}}{_LABEL_WORDS}[^()（）:：\-—－|｜\[\]【】\d]{{0,10}}[:：])\s*"
 )
 # short names: Chinese/Latin, optional *ST; a trailing -U/-W/-B (科创板/HKEX share classes) is dropped
 _TNAME = r"(?P<name>\*?[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z·]{1,11}?)(?:-[A-Z]{1,2})?"
@@ -247,7 +249,7 @@ _TITLE_RE = re.compile(
     re.IGNORECASE,
 )
 # report words glued to the name: 贵州茅台点评（600519）, 贵州茅台深度报告[600519]
-_NAME_TAIL = re.compile(r"(?:公司|年报|季报|中报|首次覆盖|动态|深度|跟踪|点评|研究|报告|快评|简评|速评)+$")
+_NAME_TAIL = re.compile(_W.pattern("name_tail") + "+$")
 _QUOTES = "「」『』“”\"'《》"
 
 

@@ -14,6 +14,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from fincprg.wordlists import WordLists
+
 log = logging.getLogger(__name__)
 
 _LOCK = threading.Lock()
@@ -23,8 +25,7 @@ _ADDED: set[str] = set()
 _CONTENT = re.compile(r"[\u4e00-\u9fff0-9A-Za-z]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 # The words that frame a question rather than say what it asks, and punctuation (the rules rewrite drops them).
-QUESTION = re.compile(r"请问|请|是多少|为多少|有多少|多少|是什么|什么|怎么样|怎样|如何|为何|为什么|哪些|哪个|哪家|"
-                      r"哪里|是否|有没有|吗|呢|呀|[？?！!。，,；;：:]")
+QUESTION = re.compile(WordLists("fincprg.finance").pattern("question_frame") + r"|[？?！!。，,；;：:]")  # data/words.jsonl
 # Fillers around what a question asks: 「营收是多少？」, 「的营收为多少」 and 「营收能达到了多少」 all ask 「营收多少」,
 # while the asking word itself (多少, 原因, 如何) stays, since it tells an amount from a cause.
 _FILLER = re.compile(r"(?:是|为|有|能?达到了?|了)(?=多少)|的|[？?！!。，,；;：:\s]")

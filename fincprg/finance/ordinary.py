@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from fincprg.finance.wordlists import read_entries
+from fincprg.wordlists import read_entries
 
 # jieba tags of ordinary words (n, v, …) and places (ns); a short name the dictionary knows as one of these is
 # ambiguous, when jieba counts it often enough to be an everyday word (a rare entry is mostly the company itself)

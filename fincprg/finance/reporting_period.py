@@ -12,7 +12,7 @@ import re
 from collections import Counter
 
 from fincprg.finance.extract import Period, periods
-from fincprg.finance.wordlists import alternation, read_for
+from fincprg.wordlists import alternation, read_for
 
 # Years that anchor a comparison rather than name the period a text is about:
 # 创2002年以来新低, 自2020年起, 2019年底以来, 2015年以前, 2019年3月至今.

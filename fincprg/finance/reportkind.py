@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Any
 
 from fincprg.finance.extract import parse_title_company
-from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.wordlists import alternation, read_entries
 
 KINDS = ("company", "industry", "strategy", "macro", "bond")
 _SEP = r"[｜|·•　/\s]"

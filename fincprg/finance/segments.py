@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import re
 
+from fincprg.wordlists import WordLists
+
+_W = WordLists("fincprg.finance")  # finance/data/words.jsonl
 # the words that close a segment's name (「焦炭板块」, 「火电业务」, 「汽车分部」, 「消费者事业部」)
-SEGMENT_SCOPE = "板块|业务|分部|事业部"
+SEGMENT_SCOPE = _W.pattern("segment_scope")
 # a segment's name leading a clause: up to eight characters before its scope word
-SEGMENT = re.compile(rf"((?:(?![年的])[\u4e00-\u9fffA-Za-z]){{1,8}}?)(?:{SEGMENT_SCOPE})")
+SEGMENT = re.compile(rf"((?:(?![年的])[\u4e00-\u9fffA-Za-z]){{1,8}}?){SEGMENT_SCOPE}")
 # words before 业务/板块 that take in the whole company (主营业务收入 is the company's)
-WHOLE_BEFORE = re.compile(r"(?:主营|全部|所有|各|整体|核心|主要|其他|相关)$")
+WHOLE_BEFORE = re.compile(_W.pattern("whole_before") + "$")
 # figures only the whole company has: what its shareholders earn, per share, on equity, in the market
-COMPANY_LEVEL = re.compile(r"归母|归属于(?:上市公司|母公司)|扣非|每股|净资产收益率|市值|市盈率|股息率|"
-                           r"(?<![A-Za-z])(?:EPS|ROE|PE|PB)(?![A-Za-z])")
+COMPANY_LEVEL = re.compile(_W.pattern("company_level") + r"|(?<![A-Za-z])(?:EPS|ROE|PE|PB)(?![A-Za-z])")
 # the stock market's sector: its move, valuation or flows (not a segment's 「焦炭均价同比上涨652元/吨」)
-_SECTOR_MOVE = re.compile(r"板块(?:整体|指数)?(?:上涨|下跌|涨|跌|领涨|领跌|表现)|涨幅|跌幅|跑赢|跑输|估值|市盈率|PE|"
-                          r"指数|成交额|资金|持仓|超配|低配|行情|个股|股价|本周|上周|本月|上月")
+_SECTOR_MOVE = re.compile(rf"板块(?:整体|指数)?{_W.pattern('sector_verb')}|{_W.pattern('sector_word')}")
 
 
 def sector_move(text: str) -> bool:

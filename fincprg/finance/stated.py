@@ -8,7 +8,7 @@ nothing to agree on. A source states:
   (:func:`asked_kinds`: an amount, a growth rate, a share; 「表现如何」 takes any), outside commitment,
   conditional and prescriptive sentences (:data:`NOT_STATING`), and, when the question names no business
   segment, in a clause that is not about one (「线上渠道营业收入3亿元」 does not give the total);
-- an event question's fact (分红, 回购, 增持, 中标 …, :data:`EVENTS`) when a sentence names the event
+- an event question's fact (分红, 回购, 增持, 中标 …, :data:`ASKED_AND_STATED`) when a sentence names the event
   outside its asides and quoted titles, with specifics (an amount, a count, a date; an amount or count
   when the question asks 多少), is no commitment, condition, policy, risk note or
   shareholder table, and names the asked year when it names years (a 2017 dividend plan does not
@@ -23,42 +23,43 @@ import re
 from functools import lru_cache
 
 from fincprg.finance.clauses import SENTENCE, metric_clauses
-from fincprg.finance.wordlists import alternation, read_entries
+from fincprg.wordlists import WordLists, alternation, read_entries
 
-# Sentences that promise, condition, prescribe or warn instead of reporting what happened.
-NOT_STATING = re.compile(
-    r"承诺|(?<!若)若(?!干)|如果|倘若|假如|如若|一旦|如违反|违反|违约|应当|应于|应按|不得|(?<!无)须|必须|将按照|将依照"
-    r"|原则上|保证")
+_W = WordLists("fincprg.finance")  # finance/data/words.jsonl
+# Sentences that promise, condition, prescribe or warn instead of reporting what happened (若干 is 'several', 若若 no
+# condition twice, 无须 'need not').
+NOT_STATING = re.compile(_W.pattern("not_stating") + r"|(?<!若)若(?!干)|(?<!无)须")
 # An event is not stated by a risk note, a policy or rule, or a shareholder table either.
-NOT_STATING_EVENT = re.compile(r"可能|风险|政策|章程|规划|持股比例|持股数量|股东名称|股东性质|质押或冻结")
-# Event questions (fincprg/finance/data/stated_events.jsonl): a word of the question -> what a stating sentence
-# must name, in file order (the first event a question asks is the one read)
-EVENTS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+NOT_STATING_EVENT = _W.compile("not_stating_event")
+# Event questions (fincprg/finance/data/stated_events.jsonl): per event, the words a question asks it by and the
+# words a stating sentence must name, in file order (the first event a question asks is the one read)
+ASKED_AND_STATED: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (re.compile(alternation(e["asked"])), re.compile(alternation(e["stated"])))
     for e in read_entries("fincprg.finance", "stated_events.jsonl"))
 # Specifics of an event: an amount or count with its unit, or a date.
-_AMOUNT = re.compile(r"\d+(?:\.\d+)?\s*(?:万|亿)?(?:元|股|家|个|项|笔|份|人|名|吨|%)")
+_AMOUNT = re.compile(r"\d+(?:\.\d+)?\s*[万亿]?[元股家个项笔份人名吨%]")
 _SPECIFIC = re.compile(_AMOUNT.pattern + r"|\d{1,2}月\d{1,2}日")
 _ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)|《[^《》]*》")
 _YEAR = re.compile(r"(?<!\d)(19[89]\d|20[0-4]\d)(?!\d)")
 
-_GROWTH = re.compile(r"增长|增速|增幅|同比|环比|下降|下滑|减少|提升|提高|上升|降低|增加|变动|变化|增减|yoy|YoY")
-_SHARE = re.compile(r"占比|占.{0,8}比|比重|份额|渗透率")
-_ANY = re.compile(r"如何|怎样|怎么样|表现|情况|变化趋势")
+# the words that make a figure asked or stated a change (growth), a share, or anything (「表现如何」)
+_GROWTH_KIND = _W.compile("growth_kind")
+_SHARE_KIND = re.compile(_W.pattern("share_kind") + r"|占.{0,8}比")
+_ANY_KIND = _W.compile("any_kind")
 # A clause about a business segment rather than the whole company.
-SEGMENT = re.compile(r"业务|产品|渠道|地区|区域|板块|分部|子公司|线上|线下|海外|境外|国内|外销|内销|门店|其中|事业部")
+SEGMENT = _W.compile("segment_word")
 
 
 def asked_kinds(question: str) -> frozenset[str]:
     """What figure a metric question asks: ``growth``, ``share``, ``value`` (an amount or the ratio
     itself), or ``any`` (「…表现如何」)."""
     out = set()
-    if _GROWTH.search(question):
+    if _GROWTH_KIND.search(question):
         out.add("growth")
-    if _SHARE.search(question):
+    if _SHARE_KIND.search(question):
         out.add("share")
     if not out:
-        out.add("any" if _ANY.search(question) and "多少" not in question else "value")
+        out.add("any" if _ANY_KIND.search(question) and "多少" not in question else "value")
     return frozenset(out)
 
 
@@ -73,9 +74,9 @@ def _kind(number: object, clause: str, metric: str) -> str:
         return "growth"
     if unit != "%":
         return "value"
-    if _GROWTH.search(clause):
+    if _GROWTH_KIND.search(clause):
         return "growth"
-    if _SHARE.search(clause):
+    if _SHARE_KIND.search(clause):
         return "share"
     return "value" if _is_ratio(metric) else "growth"
 
@@ -109,7 +110,7 @@ def states_metric(text: str, metric: str, question: str) -> bool:
 
 def event_of(question: str) -> re.Pattern[str] | None:
     """What a stating sentence must name when ``question`` asks about an event (None: not an event question)."""
-    return next((s for q, s in EVENTS if q.search(question)), None)
+    return next((s for q, s in ASKED_AND_STATED if q.search(question)), None)
 
 
 @lru_cache(maxsize=65_536)

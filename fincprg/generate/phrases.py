@@ -23,10 +23,11 @@ from fincprg.finance.reporting_period import (asked_period, figure_day, normal_p
                                                without_base_periods)
 from fincprg.finance.reporting_period import text_periods as _text_periods
 from fincprg.finance.surface import canonical
-from fincprg.finance.wordlists import alternation, read_for
 from fincprg.finance.words import pos_tags, sound, words
+from fincprg.wordlists import WordLists, alternation, read_for
 
 _DIRS = ("fincprg.finance", "directions.jsonl")  # up/down words, read by several readers
+_W = WordLists("fincprg.generate")  # generate/data/words.jsonl
 CLAUSE = re.compile(r"[，。；！？;!?\n：:]|,(?!\d{3})")
 # Function words, verbs and fillers that bound a phrase. Longest first; words that merely contain a
 # delimiter character (作为, 以及, 其中) are listed themselves so they are taken whole.
@@ -41,14 +42,12 @@ DELIMITERS = tuple(sorted(set("""
 的 在 和 与 及 为 了 对 将 从 由 把 是 等 且 但 或 于 较 至 达 约 共 均 各 该 此 这
 """.split()), key=len, reverse=True))
 _DELIM_RE = re.compile("|".join(re.escape(d) for d in DELIMITERS))
-_BRIDGE = re.compile(r"(?:实现了|实现|分别|的|全年|合计|累计|整体|单季度|单季|报告期内|期内|当期|本期)+$")
+_BRIDGE = re.compile(_W.pattern("bridge") + "+$")
 _NON_PHRASE = re.compile(r"[^\u4e00-\u9fffA-Za-z]")  # digits, spaces, punctuation end a phrase
 _METRIC_RE = metric_surface_pattern(s for syns in METRIC_SYNONYMS.values() for s in syns)
 CLAUSE_METRIC = _METRIC_RE
 # A measure the metric list lacks, written with its figure or its change: 收益率为2.4%, 发行额同比下降.
-_MEASURE = re.compile(r"(?:收益率|增速|利率|规模|发行量|发行额|融资额|产量|指数|涨幅|跌幅|金额|总额|"
-                      r"成交额|吞吐量|发电量|用电量|客座率|渗透率|开工率|利用率)"
-                      r"(?=[为达约至]|同比|环比|\s*[-+]?\d|上涨|下跌|下降|增长|上升|回落|下行|上行)")
+_MEASURE = re.compile(rf"{_W.pattern('measure')}(?=[为达约至]|\s*[-+]?\d|{_W.pattern('measure_change')})")
 # Measures that say nothing without what they measure: 「安靠智电2019年金额是多少？」
 # (and a price is always of a product: 「农林牧渔行业2020年的均价」 asks the price of nothing; 吨价 is the company's
 # own per-ton price, its one product's)
@@ -56,16 +55,16 @@ _NEEDS_OBJECT = frozenset("金额 总额 规模 指数 涨幅 跌幅 增速".spl
 # ... and an action is no object: 「投资金额」 of which project, 「交易金额」 of which deal
 _BARE_ACTIONS = frozenset("投资 交易 成交 融资 募资 签约 采购".split())
 _PART_WORD = re.compile(r"前三季度|[一二三四]季度|上半年|下半年|全年|[1-4]Q|Q[1-4]|[12]H|H[12]")
-REASON = re.compile(r"主要系|主要由于|主要因为|主要受|由于|得益于|受益于|受.{1,12}影响|原因|所致|带动|拉动|驱动")
-FORECAST = re.compile(r"预计|预测|预期|有望|展望|指引|\d{2,4}E(?![A-Za-z])")
+REASON = re.compile(_W.pattern("reason") + r"|受.{1,12}影响")
+FORECAST = re.compile(_W.pattern("forecast_cue") + r"|\d{2,4}E(?![A-Za-z])")
 _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
 # 「同比增长-54%」: growth by a negative figure is a fall
 _NEGATIVE = re.compile(r"\s*(?:了|为|达|约)?\s*[-−－]\s*\d")
 # a figure given as a range (「实现归母净利润2.48亿元-3.76亿元，同比增长39.69%至112.02%」) is a preannouncement's estimate:
 # asked as achieved it is not answered, asked as a forecast readers split, so it is not asked
 # (both ends in one unit: 「增长5.08%至41.91亿元」 is a change and the level it reached)
-_RANGE = re.compile(r"\d[\d.]*\s*(?:亿元|亿|万元|万|元)?\s*(?:-|~|～|至|到|—)\s*\d[\d.]*\s*(?:亿|万|元)"
-                    r"|\d[\d.]*\s*%\s*(?:-|~|～|至|到|—)\s*-?\d[\d.]*\s*%")
+_RANGE = re.compile(r"\d[\d.]*\s*(?:亿元|亿|万元|万|元)?\s*[-~～至到—]\s*\d[\d.]*\s*[亿万元]"
+                    r"|\d[\d.]*\s*%\s*[-~～至到—]\s*-?\d[\d.]*\s*%")
 # a metric's direction: fincprg/finance/data/directions.jsonl's "frame" words
 _DIRECTION = re.compile(f"(?P<down>{alternation(read_for(*_DIRS, 'frame', direction='down'))})"
                         f"|(?P<up>{alternation(read_for(*_DIRS, 'frame', direction='up'))})")
@@ -250,16 +249,15 @@ def period_of(clause: str, sentence: str, passage_year: int | Period | None, yea
 
 
 # Before a metric, these say the figure is someone else's: a subsidiary's, a customer's, a peer's.
-_FOREIGN = re.compile(r"子公司|孙公司|旗下|母公司|控股股东|大股东|参股|合资|客户|竞争对手|竞品|同行|可比公司|行业(?:整体|平均)?|全国|全球|"
-                      r"我国")
+_FOREIGN = _W.compile("foreign")
 _PROPER_TAGS = ("nr", "nrt", "nt")  # jieba: person, transliterated and organisation names (特斯拉)
 # A sentence that opens by splitting the company's figures: its metrics are a segment's, not the company's.
-_SPLIT = re.compile(r"^\s*(?:分(?:业务|产品|板块|品类|区域|地区|渠道|下游|季度|业态|品牌|行业)|其中|细分)")
+_SPLIT = re.compile(r"^\s*" + _W.pattern("split_opening"))
 # A business's lead-in (「餐厨项目方面，2018年收入同比增长28.83%」): the figures after it are that business's (a
 # region or a cost heading, 海外方面 or 期间费用方面, names no business whose figures they are).
-_LEAD = re.compile(r"^\s*(?P<part>[\u4e00-\u9fffA-Za-z]{2,8}?(?:业务|板块|项目|分部|事业部))方面[，,：:]")
+_LEAD = re.compile(rf"^\s*(?P<part>[\u4e00-\u9fffA-Za-z]{{2,8}}?{_W.pattern('business_unit')})方面[，,：:]")
 # A clause naming the company as a whole: its figure is the company's own, whatever segment came before.
-_WHOLE = re.compile(r"公司|整体|总体|合计|全公司")
+_WHOLE = _W.compile("whole")
 
 
 def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()) -> bool:
@@ -277,12 +275,16 @@ def foreign_head(head: str, others: frozenset[str] = frozenset(), own: frozenset
 # the size of a market is the market's, not its companies' (「2035年中国航空市场规模为1.6万亿元」 in an airline's
 # report); a company's sales in a market (「海外市场收入」) are its own
 _MARKET_SIZE = frozenset({"规模", "空间", "容量", "渗透率", "市场规模", "市场空间"})
-_MARKET_ASPECT = re.compile(r"(?:市场|行业|产业|赛道)$")
+_MARKET_ASPECT = re.compile(_W.pattern("market_word") + "$")
 # a change measured from a base other than a year earlier
-_OTHER_BASE = re.compile(r"环比|较(?:年初|期初|上年末|去年末|年末|上季度|上季)|上市前|发行前")
-_CONTINUES = re.compile(r"\s*(?:[\d.%\s]|同比|环比|较上年同期|较上年|较去年同期|较去年|较年初|较同期|yoy|YoY|分别|均|"
-                       r"有所|大幅|小幅|略有|略微|明显|显著|持续|进一步|继续|增速|增幅|降幅|约)*"
+_OTHER_BASE = _W.compile("other_base")
+_CONTINUES = re.compile(rf"\s*(?:[\d.%\s]|{_W.pattern('continues_lead')})*"
                        f"(?:{alternation(read_for(*_DIRS, 'continues'))})")
+# a change against a year earlier: 同比, a percentage, 较上年 (not 较上年末, a balance's base)
+_YOY = re.compile(_W.pattern("yoy_mark") + r"|较上年(?!末)")
+_YOY_WORD = _W.compile("yoy_word")
+# 「销售、管理和财务费用率合计」: the sum of a list
+_SUM = re.compile(r"\s*" + _W.pattern("sum_word"))
 
 
 def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str], passage_year: int | Period | None,
@@ -324,7 +326,7 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
     share = bool(re.match(r"(?:预测)?(?:占比|比重|占)", clause[m.end():]))  # 「净利润预测占比」: a share of it
     # 「销售、管理和财务费用率合计」: the list's sum, no figure of the last item's
     share = share or bool(re.search(r"[、/]", clause[max(0, m.start() - 12):m.start()])
-                          and re.match(r"\s*(?:合计|共计|总计|之和|加总|总和)", clause[m.end():]))
+                          and _SUM.match(clause[m.end():]))
     reason = bool(REASON.search(clause))
     for c in rest:
         if reason or _first_metric(c) or _MEASURE.search(c):
@@ -340,9 +342,9 @@ def frame(clause: str, next_clause: str, sentence: str, *, names: frozenset[str]
                  direction=direction, number=number,
                  # a figure right after the change word is the change (「增长47.5%」), even where AlphaFin lost the %
                  # (a change from another base is none: 「环比上升5.7pct至256%」, 「较年初增长8%」 are asked as levels)
-                 yoy=bool(re.search(r"同比|较上年(?!末)|yoy|YoY|%|百分点|pct", tail + follow)
+                 yoy=bool(_YOY.search(tail + follow)
                           or (d is not None and re.match(r"\s*\d", d.string[d.end():])))
-                     and not (_OTHER_BASE.search(tail + follow) and not re.search(r"同比|yoy|YoY", tail + follow)),
+                     and not (_OTHER_BASE.search(tail + follow) and not _YOY_WORD.search(tail + follow)),
                  reason=reason)
 
 

@@ -27,29 +27,31 @@ from typing import Any
 
 from fincprg.finance import extract, parse_title_company
 from fincprg.finance.easiness import bigrams
-from fincprg.finance.events import CORPORATE_EVENTS, EVENTS, event_of
+from fincprg.finance.events import CORPORATE_EVENTS, EVENT_QUESTIONS, event_of
 from fincprg.finance.extract import Period, periods
 from fincprg.finance.reporting_period import asked_period, dominant_period, normal_periods, part_year
 from fincprg.finance.surface import surface
 from fincprg.generate.industry import WIDE_TYPES
 from fincprg.generate.templates import _HEADER, default_period, report_company, title_subject
 from fincprg.records import Passage, Qrel, Query, Report
+from fincprg.wordlists import WordLists
 
 TEMPLATE_ID, TEMPLATE_VERSION = "report-templates", "1"
 STATES, ANSWERS = 2, 1  # grades: the passage that states the claim, the report's other passages
 
-_LEAD = re.compile(r"(?:事件|投资要点|核心观点|主要观点|摘要|报告摘要|事项)\s*[:：]?\s*")
+_W = WordLists("fincprg.generate")  # generate/data/words.jsonl
+_LEAD = re.compile(_W.pattern("report_lead") + r"\s*[:：]?\s*")
 _SENTENCE = re.compile(r"[^。！？!?\n]{8,}")
 _CLAUSE = re.compile(r"[，,；;。：:！!？?\s]+")
-_RESULTS = re.compile(r"(?:20\d{2}年?)?(?:年报|年度报告|半年报|中报|半年度报告|一季报|三季报|季报|业绩预告|业绩快报|年度业绩)")
-_EXPECT = re.compile(r"超预期|超出预期|符合预期|低于预期|不及预期|好于预期|略低于预期|略超预期")
-_UP = re.compile(r"增长|高增|大增|提升|上升|回升|增加|翻倍|放量|向好|改善|提速|加速")
-_DOWN = re.compile(r"下滑|下降|下跌|减少|承压|亏损|回落|放缓|收窄|不及")
-_RATING = re.compile(r"(买入|增持|推荐|强烈推荐|审慎推荐|优于大市|跑赢行业|中性)评级|评级.{0,3}(买入|增持|推荐|中性)")
-_OUTLOOK = re.compile(r"看好|受益|有望|成长|拐点|景气|空间|放量|迎来|加速|打开|开启|布局|发力|突破|驱动")
-_VERBS = re.compile(r"^(?:我们|持续|继续|长期|坚定|仍然|依然|积极|未来)*(?:看好|关注|期待|静待|预计|认为)?(?:公司)?")
+_RESULTS = re.compile(r"(?:20\d{2}年?)?" + _W.pattern("results_release"))
+_EXPECT = _W.compile("expectation")
+_UP = _W.compile("up_word")
+_DOWN = _W.compile("down_word")
+_RATING = re.compile(rf"({_W.pattern('rating')})评级|评级.{{0,3}}({_W.pattern('rating_short')})")
+_OUTLOOK = _W.compile("outlook")
+_VERBS = re.compile(rf"^{_W.pattern('stance_adverb')}*{_W.pattern('stance_verb')}?(?:公司)?")
 _PHRASE = re.compile(r"^[\u4e00-\u9fffA-Za-z]{4,18}$")
-_TAIL = re.compile(r"(?:值得期待|可期|不改|无忧|向好|持续|显著|突显|凸显|亮眼|依旧|仍在|在即)+$")
+_TAIL = re.compile(_W.pattern("claim_tail") + "+$")
 _QUOTES = re.compile(r"[“”\"'「」『』《》]")
 # a statement's headline measures: asked of a report as its results, not as one figure
 _RESULT_METRICS = frozenset({"营业收入", "归母净利润", "扣非净利润", "净利润", "利润总额", "营业利润"})
@@ -199,7 +201,7 @@ def frame(clause: str, c: Claim, key: str) -> tuple[str, str]:
         return "metric", _pick(key, [f"{s}{p}{m}表现如何？", f"{s}{p}{m}的变化情况如何？"])
     event = event_of(clause)
     if event and event in CORPORATE_EVENTS:
-        return "event", _pick(key, [q.replace("{E}", s).replace("{P}", p) for q in EVENTS[event]])
+        return "event", _pick(key, [q.replace("{E}", s).replace("{P}", p) for q in EVENT_QUESTIONS[event]])
     rating = _RATING.search(clause)
     if rating:
         r = rating.group(1) or rating.group(2)

@@ -31,26 +31,25 @@ from collections import Counter
 from typing import Any
 
 from fincprg.finance.ordinary import ordinary_name
+from fincprg.wordlists import WordLists
+
+_W = WordLists("fincprg.generate")  # generate/data/words.jsonl
 
 OPENING = 200  # characters: where a report names the company it is about
 MIN_DOMINANT = 3
-# who buys, holds or owns whom: read per place (NOT_ISSUER_BEFORE) and body-wide (OWNED_BEFORE)
-_HOLDING = "收购|并购|参股|入股|子公司|控股股东|实际控制人|母公司|大股东"
+# who buys, holds or owns whom (收购, 子公司, 控股股东 …): read per place (NOT_ISSUER_BEFORE) and body-wide (OWNED_BEFORE)
 # a company named right after these is someone the issuer deals with, buys, cites, owns or is owned by, or lists
-# beside others (「我」: a name that starts inside 我国)
-NOT_ISSUER_BEFORE = re.compile(
-    r"(?:、|与|和|同|及|跟|向|(?<![认成作因行视])为|给|对|进入|通过|包括|例如|如|联合|携手|引入|持有|根据|据|我|"
-    r"股东|客户|供应商|合作伙伴|战略投资者|投资者|同行|参考|相比|"
-    # an investee the issuer trades (「上半年公司出售隆基绿能部分股份」, 「投资隆基绿能的会计核算方法变更」)
-    rf"出售|投资|{_HOLDING})$")
+# beside others (「我」: a name that starts inside 我国), or an investee the issuer trades (「上半年公司出售隆基绿能部分
+# 股份」, 「投资隆基绿能的会计核算方法变更」)
+_HOLDING = _W.pattern("holding")
+NOT_ISSUER_BEFORE = re.compile(f"(?:{_W.pattern('not_issuer_before')}|{_HOLDING})$")
 # the company after these is one the issuer holds, bought or is owned by: never the issuer, wherever else it is named
 # (not 持有: 「控股股东将直接持有X」 is the parent holding the issuer), or one it is compared with as a peer
-OWNED_BEFORE = re.compile(rf"(?:{_HOLDING}|控股|可比公司|可比|同业|对标|对比)$")
-# ... or right before these: a list goes on, it acts on 公司 as investor or parent, or it is a place or group
+OWNED_BEFORE = re.compile(f"(?:{_HOLDING}|{_W.pattern('owned_before')})$")
+# ... or right before these: a list goes on, it acts on 公司 as investor or parent, or it is a place or group, or a
+# broker hosting the meeting a report sums up (「在国信证券举办的TMT策略会上，亿联网络领导…」)
 NOT_ISSUER_AFTER = re.compile(
-    r"(?:、|等|集团|项目|基地|地区|园区|开发区|高新区|政府|国家|省|县|市(?![场值占盈净])|(?:与|和|同|向|为|对)(?:本)?公司|(?:战略)?(?:入股|投资|参股|增资|控股|持股|收购|认购)(?:了)?(?:本)?公司"
-    # a broker hosting the meeting a report sums up (「在国信证券举办的TMT策略会上，亿联网络领导…」)
-    r"|举办|主办|研究所|策略会"
+    rf"(?:{_W.pattern('not_issuer_after')}|[与和同向为对](?:本)?公司|(?:战略)?{_W.pattern('stake_verb')}(?:了)?(?:本)?公司"
     # a broker's branch in a block trade (「信达证券北京某路营业部」) is a desk, not a company spoken of
     r"|[\u4e00-\u9fff]{0,8}营业部)")
 # ... or with 公司 as another party later in its sentence: an investor or partner (「TCL科技具有公司所在行业…资源，

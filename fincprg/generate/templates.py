@@ -40,6 +40,7 @@ from fincprg.generate import questions as qs
 from fincprg.generate.complete import has_vague_subject
 from fincprg.generate.base import PassageInput, QueryTree
 from fincprg.records import Failure, Report
+from fincprg.wordlists import WordLists
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +48,11 @@ TEMPLATE_ID = "finance-templates"
 TEMPLATE_VERSION = "3"
 
 MIN_SENTENCE_CHARS = 12
+_W = WordLists("fincprg.generate")  # generate/data/words.jsonl
 # measures of the share price, not of the business: not a passage's second metric nor a forecast's subject
 _VALUATION = frozenset({"目标价", "PE", "PB", "PS", "市值"})
 NO_SUBJECT = "no_subject"  # Failure kind: the passage's report has no subject to ask about
-_BOILERPLATE = re.compile(
-    r"免责|声明|分析师|执业证书|证书编号|请务必阅读|仅供参考|不构成.{0,6}建议|评级说明|评级标准|联系人|电话|邮箱|"
-    r"E-?mail|www\.|http|本报告|研究所|版权|信息披露|特别提示|证券研究报告"
-)
+_BOILERPLATE = re.compile(_W.pattern("boilerplate") + r"|不构成.{0,6}建议")
 # AlphaFin's header: 「研报题目是:<title>；目标价格是23.4，评分是7.0；研报摘要:」 (the title is no content)
 _HEADER = re.compile(r"研报题目是[:：].*?[；;]|评分是[\d.]+[；;，,]?|研报摘要[:：]|目标价格是目标价格未公布[，,；;]?")
 _RISK = re.compile(r"风险提示|风险因素")
@@ -61,7 +60,7 @@ _H_SHARE = re.compile(r"H股|港股|\d{4,5}\.HK", re.IGNORECASE)
 _TRADING = re.compile(r"成交|股价|市值|收盘|换手|涨幅|跌幅")
 _TIMELESS = re.compile(r"长期以来|多年来|常年|历年来|历史上|一直以来")
 
-_RATING = re.compile(r"(买入|增持|推荐|中性|减持|强烈推荐|审慎推荐)评级|评级.{0,4}(买入|增持|推荐|中性|减持)")
+_RATING = re.compile(rf"({_W.pattern('sentence_rating')})评级|评级.{{0,4}}({_W.pattern('sentence_rating_short')})")
 
 
 
@@ -80,12 +79,13 @@ def title_subject(title: str | None) -> str | None:
     if m:
         return m.group(1)
     head = re.sub(r"^\s*(?:20\d{2}年度?)?(?:[一二三四]季度|中期|上半年|下半年)?", "", title or "")
-    m = re.match(r"([\u4e00-\u9fffA-Za-z]{2,8}?)(?:投资策略|策略展望|策略|周报|月报|日报|周评|月评|专题|点评|深度报告)[:：]",
-                 head)
+    m = _STRATEGY_TITLE.match(head)
     name = re.sub(r"(?:投资)?策略$", "", m.group(1)) if m else ""  # 「A股策略深度报告：」 is about A股
     return name if len(name) >= 2 and name not in _GENERIC_SUBJECT else None
 
 
+# 「A股策略：」, 「利率债周报：」: a market or strategy report's subject before its kind
+_STRATEGY_TITLE = re.compile(rf"([\u4e00-\u9fffA-Za-z]{{2,8}}?){_W.pattern('strategy_title')}[:：]")
 _GENERIC_SUBJECT = frozenset("策略 宏观 市场 晨会 早报 晚报 行业 公司 个股 投资 研究 固收 债市".split())
 
 

@@ -27,16 +27,15 @@ left is read in order and joined across line wraps and page breaks by :mod:`finc
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from fincprg.ingest.pdf_join import ENDS, body_text, ends_sentence
 from fincprg.ingest.pdf_page import Page, Seg
+from fincprg.wordlists import read_entries
 
 
 BAND = 0.09  # top and bottom share of the page height where running headers and footers sit
@@ -55,10 +54,8 @@ _DATE = re.compile(r"(20\d{2})\s*[年\-/.]\s*(\d{1,2})\s*[月\-/.]\s*(\d{1,2})")
 
 @functools.lru_cache(maxsize=None)
 def _words(block: str) -> tuple[str, ...]:
-    """The headings that start a ``block`` ("disclaimer", "toc"): ``data/pdf_blocks.jsonl``, one entry a line
-    (read here, not through fincprg.finance.wordlists, which would bring the finance package into ingest)."""
-    text = resources.files("fincprg.ingest").joinpath("data", "pdf_blocks.jsonl").read_text(encoding="utf-8")
-    return tuple(e["word"] for e in map(json.loads, filter(str.strip, text.splitlines())) if e["block"] == block)
+    """The headings that start a ``block`` ("disclaimer", "toc"): ``data/pdf_blocks.jsonl``, one entry a line."""
+    return tuple(e["word"] for e in read_entries("fincprg.ingest", "pdf_blocks.jsonl") if e["block"] == block)
 
 
 def _norm(text: str) -> str:

@@ -27,11 +27,14 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 
-_EXPECTATION = re.compile(r"符合预期|超预期|低于预期|不及预期|略低于预期|好于预期")
-_GROWTH = re.compile(r"增长|高增|大增|提升|上升|回升|增加|翻倍|放量|向好|改善")
-_POLICY = re.compile(r"政策|监管|集采|医保|补贴|新规|改革")
-_RATING = re.compile(r"评级|买入|增持|首次覆盖|推荐")
-_RISK = re.compile(r"承压|拖累|下滑|下降|亏损|不及预期|低于预期|压制|放缓|回落")
+from fincprg.wordlists import WordLists
+
+_W = WordLists("fincprg.topics")  # topics/data/words.jsonl: what a report title says
+_EXPECTATION = _W.compile("title_expectation")
+_GROWTH = _W.compile("title_growth")
+_POLICY = _W.compile("title_policy")
+_RATING = _W.compile("title_rating")
+_RISK = _W.compile("title_risk")
 # the 股息率 family (分红率, 派息率, 股息率) follows the board's payout and the price, not demand as sales do
 NOT_DRIVEN = frozenset({"产能", "股息率"})
 # measures that do not 「表现」: capacity is built, a multiple or a price is a level
@@ -139,7 +142,7 @@ def title_question(key: str, company: str, title: str, used: Mapping[str, int] |
     """(frame, question) about one company's report title: one of its signals (measure, event, expectation,
     policy, risk), chosen by ``key``. The period is the title's own, with its part of the year: a half-year review
     is asked as 2022年上半年, never as the whole of 2022. ("", "") where the title says nothing a passage answers."""
-    from fincprg.finance.events import EVENTS, event_of
+    from fincprg.finance.events import EVENT_QUESTIONS, event_of
 
     y = asked_period(title)
     options: dict[str, list[str]] = {}
@@ -156,7 +159,7 @@ def title_question(key: str, company: str, title: str, used: Mapping[str, int] |
     event = event_of(title)
     if event:
         options["valuation" if event == "估值" else "event"] = [
-            s.replace("{E}", company).replace("{P}", y) for s in EVENTS[event]]
+            s.replace("{E}", company).replace("{P}", y) for s in EVENT_QUESTIONS[event]]
     if _EXPECTATION.search(title):
         options["expectation"] = [f"{company}{y}业绩是否符合预期？", f"{company}{y}业绩与市场预期相比如何？"]
     if _POLICY.search(title):

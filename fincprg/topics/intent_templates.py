@@ -44,10 +44,10 @@ def _subject_terms() -> frozenset[str]:
     """Keywords that can carry a question: industry lexicon terms, metric words and event words."""
     from fincprg.finance import METRIC_SYNONYMS
     from fincprg.finance.industries import lexicon
-    from fincprg.finance.events import EVENTS
+    from fincprg.finance.events import EVENT_QUESTIONS
 
     words = {w for ws in lexicon().values() for w in ws} | {w for ws in METRIC_SYNONYMS.values() for w in ws}
-    return frozenset(w.lower() for w in words | set(EVENTS) if len(w) >= 2)
+    return frozenset(w.lower() for w in words | set(EVENT_QUESTIONS) if len(w) >= 2)
 
 
 def _title_question(key: str, company: str, title: str) -> str:
@@ -105,7 +105,7 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
     where two titles and a third of them write it (one bank's 净息差 title is no view of the banks' 净息差), and a
     company measure is never asked of the industry."""
     from fincprg.finance.industries import lexicon
-    from fincprg.finance.events import EVENTS
+    from fincprg.finance.events import EVENT_QUESTIONS
     from fincprg.finance.surface import canonical
 
     written = sum(k.lower() in t.lower() for t in titles)
@@ -117,7 +117,7 @@ def _keyword_question(key: str, k: str, scope: str, industry: str | None, titles
         return ""
     if names_industry(k, industry) == "within":  # 「汽车零部件」 already says 汽车行业
         scope = scope.replace(f"{industry}行业", "")
-    if k in EVENTS:  # company events (回购, 股权激励) are no industry question
+    if k in EVENT_QUESTIONS:  # company events (回购, 股权激励) are no industry question
         return _INDUSTRY_EVENTS.get(k, "").replace("{S}", scope)
     measure = canonical(k)
     if measure:  # a measure has no 前景
@@ -171,9 +171,9 @@ def _theme_terms() -> frozenset[str]:
     and event words (净利率, 疫情) are written in reports of any industry and make no shared theme."""
     from fincprg.finance import METRIC_SYNONYMS
     from fincprg.finance.industries import lexicon
-    from fincprg.finance.events import EVENTS
+    from fincprg.finance.events import EVENT_QUESTIONS
 
-    generic = {w.lower() for ws in METRIC_SYNONYMS.values() for w in ws} | set(EVENTS)
+    generic = {w.lower() for ws in METRIC_SYNONYMS.values() for w in ws} | set(EVENT_QUESTIONS)
     return frozenset(w for ws in lexicon().values() for w in ws if len(w) >= 2 and w.lower() not in generic)
 
 
@@ -374,7 +374,7 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
 def _keyword_frame(k: str) -> str:
     """The frame of a keyword question (:func:`_keyword_question`): an industry event, a measure, a price or a
     theme term."""
-    from fincprg.finance.events import EVENTS
+    from fincprg.finance.events import EVENT_QUESTIONS
     from fincprg.finance.surface import canonical
 
-    return "industry_event" if k in EVENTS else "measure" if canonical(k) else "price" if k.endswith("价") else "theme"
+    return "industry_event" if k in EVENT_QUESTIONS else "measure" if canonical(k) else "price" if k.endswith("价") else "theme"

@@ -17,13 +17,15 @@ from fincprg.finance.crosscheck import CLAUSE_SPLIT, METRICS, blank_names, metri
 from fincprg.verify.reading import Reading
 from fincprg.verify.registry import QS, QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation
 
-_YOY_ASK = re.compile(r"同比|(?:较|比|相比|与)(?:上年|去年|上一年)(?:同期)?")
+_W = WordLists("fincprg.verify")  # verify/data/words.jsonl
+_COMPARED = _W.pattern("compare_with")  # 较, 比, 相比, 与: what a base follows
+_YOY_ASK = re.compile(rf"同比|{_COMPARED}{_W.pattern('year_before')}(?:同期)?")
 # a base other than a year earlier, named in the clause of the metric
-_OTHER_BASE = re.compile(r"上市前|上市之前|发行前|IPO前|环比|(?:较|比|相比|与)(?:年初|期初|上年末|去年末|年末|年底|上季度|"
-                         r"上一季度|上季|上月|前期|上半年末|[一二三]季度末|Q[1-3]末)")
+_OTHER_BASE = re.compile(rf"{_W.pattern('listing_base')}|{_COMPARED}(?:{_W.pattern('earlier_base')}|[一二三]季度末|Q[1-3]末)")
 # a year-earlier base; 「较上年末」 is the year-end balance, another base
-_YOY_SAID = re.compile(r"同比|yoy|(?:较|比|相比|与)(?:上年|去年|上一年|\d{2,4}年)(?!末|底)|上年同期|去年同期", re.I)
+_YOY_SAID = re.compile(rf"同比|yoy|{_COMPARED}(?:{_W.pattern('year_before')}|\d{{2,4}}年)(?![末底])|上年同期|去年同期", re.I)
 # what ends the words before a change asked: 「2019年上半年资产负债率同比」 asks 资产负债率
 _WORD_END = re.compile(r"年|季度|月|的|H[12]|Q[1-4]|\d|\s")
 
@@ -31,7 +33,7 @@ _WORD_END = re.compile(r"年|季度|月|的|H[12]|Q[1-4]|\d|\s")
 def _clauses_with(source: str, surfaces: Iterable[str]) -> list[str]:
     """Each clause naming one of ``surfaces``, with the clause after it where that names no metric
     (「营收2.2亿元，同比增长55.6%」: a change in a clause of its own belongs to the metric before it)."""
-    pat = re.compile("|".join(map(re.escape, sorted(surfaces, key=len, reverse=True))))
+    pat = re.compile(alternation(surfaces))
     clauses = CLAUSE_SPLIT.split(source)
     out = []
     for i, c in enumerate(clauses):
@@ -72,19 +74,19 @@ def _base(r: Reading) -> Verdict | None:
     return check_base(r.query, r.source, r.names)
 
 
-_VALUE_ASK = re.compile(r"市值")
+_MARKET_VALUE_ASK = re.compile(r"市值")
 # 「价值541亿市值」, 「市值541亿」: a figure right before or after the word
-_VALUE_FIGURE = re.compile(r"(\d[\d\s.]*\s?(?:亿|万)?)(?:元)?\s?(?:的)?(?:总)?市值|市值(?:为|达|约|至|是)?\s?(\d[\d\s.]*\s?(?:亿|万)?)")
+_VALUE_FIGURE = re.compile(r"(\d[\d\s.]*\s?[亿万]?)(?:元)?\s?(?:的)?(?:总)?市值|市值[为达约至是]?\s?(\d[\d\s.]*\s?[亿万]?)")
 # a whole named before the value in its clause: the company, 综合/合计/整体/总
-_WHOLE = re.compile(r"公司|综合|合计|整体|总市值|加总|合并|目标市值")
-_PART_ASKED = re.compile(r"业务|板块|分部|子公司")
+_WHOLE = _W.compile("value_whole")
+_PART_ASKED = _W.compile("part_asked")
 
 
 def check_valuation_parts(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
     """``vague``: the company's 市值 asked (no business named) where the source states several values, each of
     a part, and none of the whole."""
     q = norm(query)
-    if not _VALUE_ASK.search(q) or _PART_ASKED.search(q):
+    if not _MARKET_VALUE_ASK.search(q) or _PART_ASKED.search(q):
         return None
     s = norm(source)
     named = [n for n in names if len(n) >= 2]
@@ -106,20 +108,19 @@ def _valuation_parts(r: Reading) -> Verdict | None:
     return check_valuation_parts(r.query, r.source, r.names)
 
 
-_VALUATION_ASK = re.compile(r"估值(?:是否合理|水平|如何|怎样|高低)")
-_PART_WORDS = re.compile(r"资产|标的|业务|板块|子公司|项目")
+_VALUATION_ASK = re.compile("估值" + _W.pattern("valuation_aspect"))
+_VALUED_PART = _W.compile("valued_part")
 # a valuation level: 「估值较可比公司低估」, 「PE为8.3x」
-_LEVEL = re.compile(r"估值(?:水平)?\s?(?:较|低|高|处于|为|仅|约|偏|明显|合理|已|均|在)|(?:PE|PB|PS|市盈率|市净率)[^，,。；;]{0,12}\d",
-                    re.I)
+_LEVEL = re.compile(rf"估值(?:水平)?\s?{_W.pattern('valuation_level')}|{_W.pattern('multiple')}[^，,。；;]{{0,12}}\d", re.I)
 # 「拟置入资产估值」, 「标的估值」: the level of a part
-_PART_LEVEL = re.compile(r"(?:资产|标的|业务|板块|子公司|项目|置入|注入)的?(?:估值|PE|PB|市盈率|市净率)", re.I)
+_PART_LEVEL = re.compile(rf"(?:{_W.pattern('valued_part')}|置入|注入)的?{_W.pattern('part_valuation')}", re.I)
 
 
 def check_valued_part(query: str, source: str) -> Verdict | None:
     """``not_answered``: the company's valuation asked (「估值是否合理」) where every valuation level the source states
     is of a part (assets to be injected, a target, a business)."""
     q = norm(query)
-    if not _VALUATION_ASK.search(q) or _PART_WORDS.search(q):
+    if not _VALUATION_ASK.search(q) or _VALUED_PART.search(q):
         return None
     s = norm(source)
     levels = list(_LEVEL.finditer(s))

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 
 from fincprg.finance.crosscheck import FY, METRICS, SENT_SPLIT, Fact, is_forecast, norm, periods, read_ask, read_facts
-from fincprg.finance.wordlists import alternation, read_for
 from fincprg.verify.reading import Reading
 from fincprg.verify.registry import QS, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation, read_for
 
 _WORDS = ("fincprg.finance", "dated.jsonl")
 
@@ -32,7 +32,8 @@ _DAY = re.compile(rf"(?:(?:19|20)\d{{2}}\s?年\s?)?\d{{1,2}}\s?月\s?\d{{1,2}}\s
 _PUBLISHED = re.compile(rf"[^，,。；;：:]{{0,12}}?(?:{_words('published')})")
 _POINT = re.compile(_words("point"))
 _ACHIEVED = re.compile(_words("achieved"))
-_FIGURE_ASK = re.compile(r"多少|几何|达到|为何|水平")
+# a figure or a level asked (verify/data/words.jsonl)
+_FIGURE_OR_LEVEL_ASK = WordLists("fincprg.verify").compile("figure_or_level_ask")
 _AVERAGE = re.compile(r"均价|平均")
 _TENSELESS = frozenset({"目标价", "估值"})  # neither actual nor forecast (answer.NO_TENSE)
 
@@ -72,7 +73,7 @@ def check_day_figure(query: str, source: str) -> Verdict | None:
     """``wrong_period``: the query asks a year's figure or an average (「2020年生猪均价为多少」) and every sentence of
     the source stating it dates it to one day and names no reporting period of its own."""
     q = norm(query)
-    if figure_days(q) or not _FIGURE_ASK.search(q) or not (read_ask(q).years or _AVERAGE.search(q)):
+    if figure_days(q) or not _FIGURE_OR_LEVEL_ASK.search(q) or not (read_ask(q).years or _AVERAGE.search(q)):
         return None
     asked = _asked_measures(q)
     if asked is None:

@@ -23,40 +23,42 @@ from fincprg.finance.crosscheck import (
     norm,
     periods,
 )
-from fincprg.finance.wordlists import alternation, read_entries
 from fincprg.verify.reading import Reading
 from fincprg.verify.registry import QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation, read_entries
+
+_W = WordLists("fincprg.verify")  # verify/data/words.jsonl
 
 # --- events ----------------------------------------------------------------------------------------------------
 # fincprg/verify/data/events.jsonl: event -> the words that name it, verify's own (not the generator's list)
 _ENTRIES = read_entries("fincprg.verify", "events.jsonl")
-EVENTS: dict[str, tuple[str, ...]] = {ev: tuple(e["word"] for e in _ENTRIES if e["event"] == ev)
+EVENT_WORDS: dict[str, tuple[str, ...]] = {ev: tuple(e["word"] for e in _ENTRIES if e["event"] == ev)
                                       for ev in dict.fromkeys(e["event"] for e in _ENTRIES)}
 # events whose specifics are names: 「特斯拉等客户」, 「客户包括宁德时代、比亚迪」
-_NAMED = {"客户": re.compile(r"[\u4e00-\u9fffA-Za-z]{2,}等(?:[\u4e00-\u9fff]{0,6})客户|客户(?:包括|有|如|涵盖|为|主要为)"
-                           r"[\u4e00-\u9fffA-Za-z]{2,}|(?:向|为)[\u4e00-\u9fffA-Za-z]{2,}(?:供货|配套|供应)")}
+_NAMED = {"客户": re.compile(rf"[\u4e00-\u9fffA-Za-z]{{2,}}等(?:[\u4e00-\u9fff]{{0,6}})客户|客户{_W.pattern('customer_verb')}"
+                           rf"[\u4e00-\u9fffA-Za-z]{{2,}}|[向为][\u4e00-\u9fffA-Za-z]{{2,}}{_W.pattern('supply_verb')}")}
 # 「分红型两全保险」 is an insurance product, not a dividend
-_NOT_EVENT = re.compile(r"分红型|分红险|分红保险")
-_EVENT_OF = {w: e for e, ws in EVENTS.items() for w in ws}
+_NOT_EVENT = _W.compile("not_an_event")
+_EVENT_OF = {w: e for e, ws in EVENT_WORDS.items() for w in ws}
 # 稳定增长 holds no 定增, nor 新增发电量 an 增发: the entries' not_before / not_after
 _EVENT_RE = re.compile(alternation(_ENTRIES))
-WHAT = re.compile(r"哪些|哪个|哪家|什么|主要内容|具体|进展|对象|价格|多少|规模|金额|情况|如何|怎样")
+WHAT = _W.compile("what_ask")
 # 「拟收购」, 「为…收购兼并提供支持」: an event planned or prepared for has not happened, which a question asking what
 # happened (「收购了」, 「完成」) needs
 _DONE = re.compile(r"了|(?<!通)过|完成|实施")
-_PLAN_BEFORE = re.compile(r"^\s*为|拟|计划|筹划|有望|或将|未来|意向|准备")
+_PLAN_BEFORE = re.compile(r"^\s*为|" + _W.pattern("plan_before"))
 # what raised money goes to: asked (「定增募集资金用于哪些项目」) and stated (「用于年产5万吨…项目」, 「投向…」)
-_ASKS_USES = re.compile(r"(?:募集|募资|资金|定增|增发|可转债|转债|发行)[^？?]*(?:用于|投向|用途|哪些项目)")
+_ASKS_USES = re.compile(rf"{_W.pattern('fund_raising')}[^？?]*{_W.pattern('fund_use_ask')}")
 _USES = re.compile(r"项目|用于[^，,。；;]{2,}|投向[^，,。；;]{2,}|投入[^，,。；;]{2,}建设")
 # 「股权激励的授予对象和价格是多少」 asks a price: 「5 33元 股」, not 「1695 6万份」 or 「3 37亿元」
-_ASKS_PRICE = re.compile(r"价格|授予价|行权价|回购价|发行价|转让价")
+_ASKS_PRICE = _W.compile("event_price")
 _PRICE = re.compile(r"\d[\d\s.]*(?:港|美)?元")
 # events whose price is one of their terms (a new product's 价格 is the product's, not the event's)
 _PRICED = frozenset({"股权激励", "回购", "定增", "收购"})
 # an event named as a point in time (「相比于刚收购时」) states no event (时代, 时间 are words of their own)
 _TIME_REF = re.compile(r"\s?时(?![代间点期刻候效])")
-_PLAN_AFTER = re.compile(r"^[^，,。；;]*?(?:提供支持|做准备|奠定基础|创造条件)")
+_PLAN_AFTER = re.compile(r"^[^，,。；;]*?" + _W.pattern("groundwork"))
 
 
 def _states_event(sent: str, hit: re.Match[str], done: bool, projects: bool = False) -> bool:
@@ -79,11 +81,11 @@ def _states_event(sent: str, hit: re.Match[str], done: bool, projects: bool = Fa
 
 
 # a figure with its unit, a quoted name or an organisation (a bare 「1」 is a list number)
-SPECIFIC = re.compile(r"\d[\d\s.]*\s?(?:%|亿|万|元|股|人|家|个|项|倍|吨|台|辆|名|份|款|条|座|平方|公里|亩|GW|MW)|[「」“”《》\"]"
-                       r"|[\u4e00-\u9fff]{2,}(?:公司|集团|股份|科技|药业|银行|医院|大学|研究院)")
+SPECIFIC = re.compile(rf"\d[\d\s.]*\s?{_W.pattern('specific_unit')}|[「」“”《》\"]"
+                       rf"|[\u4e00-\u9fff]{{2,}}{_W.pattern('organisation')}")
 
 def events_in(text: str) -> set[str]:
-    """The events (EVENTS keys) a text names."""
+    """The events (EVENT_WORDS keys) a text names."""
     return {_EVENT_OF[m.group()] for m in _EVENT_RE.finditer(_NOT_EVENT.sub("保险", text))}
 
 

@@ -33,25 +33,30 @@ from fincprg.finance.crosscheck import (
 from fincprg.verify.reading import Reading
 from fincprg.verify.registry import QS, QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation
 
-_CHANGE_ASK = re.compile(r"增长|增速|增幅|同比|环比|变化|变动|提升|下降|减少|增加|下滑|降幅|占比|比例|比重|份额|倍")
+_W = WordLists("fincprg.verify")  # verify/data/words.jsonl
+# a change or a share asked (「收入增速」, 「收入占比」), not an amount or a level
+_CHANGE_OR_SHARE_ASK = _W.compile("change_or_share_ask")
 
 
 # families whose plain 「是多少」 asks an amount (a sum of money, a count of goods), not a rate or a multiple
 _AMOUNT_FAMILIES = frozenset({"营业收入", "净利润", "扣非净利润", "现金流", "订单", "销量", "出货量", "产量", "吞吐量",
                               "发电量", "保费", "市值", "业务量", "市场规模", "新业务价值"})
-_AMOUNT_ASK = re.compile(r"(?:为|是|达到了?|有|实现了?|共)多少|多少(?:亿|万)|金额|规模")
-_SURFACE_RES = {f: re.compile("|".join(map(re.escape, sorted(METRICS[f], key=len, reverse=True))))
+_AMOUNT_ASK = _W.compile("amount_ask")
+_SURFACE_RES = {f: re.compile(alternation(METRICS[f]))
                 for f in _AMOUNT_FAMILIES}
 # 「47 2 万标准箱」: AlphaFin bodies lost their decimal points, so a figure may hold spaces
-_AMOUNT = re.compile(r"\d[\d\s.,]*\s?(?:亿|万|千|百)?\s?(?:元|美元|吨|辆|台|标准箱|标箱|箱|件|千瓦时|度|kWh|GWh|MWh|GW|MW|"
-                     r"部|套|张|人次|头|只|平方米|平米|m2)|\d[\d\s.,]*\s?(?:亿|万)", re.I)
+_AMOUNT = re.compile(rf"\d[\d\s.,]*\s?[亿万千百]?\s?{_W.pattern('amount_unit')}|\d[\d\s.,]*\s?[亿万]", re.I)
+
+
+_LEAD_IN_END = re.compile(rf"\s*{_W.pattern('topic_marker')}?\s*")  # 「营收方面，」: the lead-in's end
 
 
 def _after(s: str, end: int) -> str:
     """Up to 30 characters after a metric, within its clause (「营收方面，实现…」 crosses its lead-in)."""
     parts = re.split(r"[，,]", re.split(r"[。；;！？!?]", s[end:end + 30])[0])
-    if len(parts) > 1 and re.fullmatch(r"\s*(?:方面|来看|而言|上|看)?\s*", parts[0]):
+    if len(parts) > 1 and _LEAD_IN_END.fullmatch(parts[0]):
         return parts[0] + parts[1]
     return parts[0]
 
@@ -69,16 +74,16 @@ def _figure_near(s: str, mention: re.Match[str], figure: re.Pattern[str]) -> boo
 # words before a metric that qualify no part: the metric's own prefixes and the verbs that state it
 # words before a metric that name no part: the metric's own prefixes, the verbs that state it, a time
 # (目前在手订单) and a kind alone (「主营业务收入」, 「产品销量」)
-_NO_PART = re.compile(r"公司|集团|营业|主营|归母|扣非|实现|完成|录得|全年|单季|累计|合计|总|目前|当前|现有|在手")
+_NO_PART = _W.compile("not_a_part")
 # a part's kind after its name: 「国外市场」 states its amounts as 「国外9 97亿元」
-_PART_WORDS = re.compile(r"(?:市场|区域|地区|业务|渠道|板块|产品|分部)$")
+_PART_KIND_END = re.compile(_W.pattern("part_kind_end") + "$")
 
 
 def _part_of(q: str, m: re.Match[str]) -> str:
     """The part a query's metric mention is asked of (「西部区域收入」 -> 西部区域), '' for the company's."""
     head = re.split(r"[\s的年\d和及与、]", q[:m.start()])[-1]
     head = _NO_PART.sub("", head)[-6:]
-    named = len(_PART_WORDS.sub("", head)) >= 2  # 「业务」 alone is the company's business
+    named = len(_PART_KIND_END.sub("", head)) >= 2  # 「业务」 alone is the company's business
     return head if named and re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", head) else ""
 
 
@@ -87,7 +92,7 @@ def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict 
     change or a share (「收入同比增长19.7%」); for a part (「西部区域收入」), the part's own mentions decide
     (another channel's 「线上渠道收入6 30亿元」 answers nothing of the region's)."""
     q = norm(query)
-    if not _AMOUNT_ASK.search(q) or _CHANGE_ASK.search(q):
+    if not _AMOUNT_ASK.search(q) or _CHANGE_OR_SHARE_ASK.search(q):
         return None
     s = norm(source)
     bare = blank_periods(q)
@@ -99,7 +104,7 @@ def check_amount(query: str, source: str, names: Iterable[str] = ()) -> Verdict 
         of_part = [x for x in mentions if asked and asked in _before(s, x.start())[-len(asked) - 2:]]
         # a figure with its unit within a few characters after the metric (or before: 「42.7亿元的收入」); a
         # part's may follow its name alone (「营收分别为国内18 92亿元、国外9 97亿元」)
-        core = _PART_WORDS.sub("", asked)
+        core = _PART_KIND_END.sub("", asked)
         if of_part and len(core) >= 2 and re.search(re.escape(core) + rf"\s?(?:{_AMOUNT.pattern})", s, re.I):
             continue
         if not any(_figure_near(s, x, _AMOUNT) for x in of_part or mentions):
@@ -117,10 +122,9 @@ def _amount(r: Reading) -> Verdict | None:
 
 # rates whose level a query asks (「毛利率是多少」); a change is 「同比+0.3pct」, a level 「为42.7%」 or 「至15.98%」
 _RATE_FAMILIES = frozenset({"毛利率", "净利率", "费用率", "ROE", "净息差", "不良率", "产能利用率", "市占率"})
-_LEVEL_ASK = re.compile(r"多少|几何|水平|分别")
-_CHANGE_WORD = re.compile(r"同比|环比|较上年|较去年|提升|下降|增加|减少|上升|下滑|降低|提高|改善|变动|上行|下行|收窄|扩大")
-_RATE_RE = re.compile("|".join(map(re.escape, sorted((w for f in _RATE_FAMILIES for w in METRICS[f] if len(w) >= 2
-                                                       or w.isascii()), key=len, reverse=True))))
+_LEVEL_ASK = _W.compile("level_ask")
+_CHANGE_WORD = _W.compile("change_word")
+_RATE_RE = re.compile(alternation(w for f in _RATE_FAMILIES for w in METRICS[f] if len(w) >= 2 or w.isascii()))
 _CHANGE_UNIT = re.compile(r"[\d\s.]*(?:pct|pcts|个百分点|bp|bps)", re.I)
 
 
@@ -136,8 +140,8 @@ def _states_level(clause: str) -> bool:
 
 
 # a price asked as a level (「售价达到了多少」) needs one with its currency (「均价5600元/吨」), not only a change
-_PRICE_ASK = re.compile(r"(售价|均价|单价|价格)(?:达到了?|为|是)?多少")
-_PRICE_LEVEL = re.compile(r"\d[\d\s.,]*\s?(?:万|千)?\s?(?:元|美元|港元)")
+_PRICE_ASK = re.compile(rf"({_W.pattern('price_word')})(?:达到了?|为|是)?多少")
+_PRICE_LEVEL = re.compile(r"\d[\d\s.,]*\s?[万千]?\s?(?:元|美元|港元)")
 
 
 def check_price_level(query: str, source: str) -> Verdict | None:
@@ -145,7 +149,7 @@ def check_price_level(query: str, source: str) -> Verdict | None:
     (「主要产品售价同比降幅在8-16%」)."""
     q = norm(query)
     m = _PRICE_ASK.search(q)
-    if m is None or _CHANGE_ASK.search(q):
+    if m is None or _CHANGE_OR_SHARE_ASK.search(q):
         return None
     s = norm(source)
     mentions = list(re.finditer(re.escape(m.group(1)), s))
@@ -163,7 +167,7 @@ def _price_level(r: Reading) -> Verdict | None:
 def check_rate_level(query: str, source: str) -> Verdict | None:
     """``not_answered``: the query asks the level of a rate the source states only as a change."""
     q = norm(query)
-    if not _LEVEL_ASK.search(q) or _CHANGE_ASK.search(q):
+    if not _LEVEL_ASK.search(q) or _CHANGE_OR_SHARE_ASK.search(q):
         return None
     s = norm(source)
     for surface in sorted({m.group() for m in _RATE_RE.finditer(q)}, key=len, reverse=True):
@@ -183,10 +187,8 @@ def _rate_level(r: Reading) -> Verdict | None:
 
 # a joined label: 「超市及家电」, 「芯片封装及测试」, 「超市 家电」 (AlphaFin lost its 「+」 and 「/」)
 _JOIN = "及和与、+/&"
-_SURFACES_RE = re.compile("|".join(map(re.escape, sorted((w for f in ("营业收入", "净利润", "毛利率", "销量", "产量",
-                                                                        "市占率") for w in METRICS[f]),
-                                                          key=len, reverse=True))))
-_PART_SUFFIX = re.compile(r"(?:业务|产品|板块|类|系列|品类|分部)+$")
+_SURFACES_RE = re.compile(alternation(w for f in ("营业收入", "净利润", "毛利率", "销量", "产量", "市占率") for w in METRICS[f]))
+_PART_SUFFIX = re.compile(_W.pattern("part_suffix") + "+$")
 
 
 def check_combined(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
@@ -220,7 +222,7 @@ def _combined(r: Reading) -> Verdict | None:
     return check_combined(r.query, r.source, r.names)
 
 
-_REMAINDER = re.compile(r"(?:其他|其它|其余|剩余)$")
+_REMAINDER = re.compile(_W.pattern("remainder") + "$")
 
 
 def _listed(s: str, i: int) -> bool:
@@ -244,10 +246,12 @@ def _joined(s: str, i: int, n: int) -> bool:
         or (len(after) == 2 and after[0] in _JOIN and _WORD_CHAR.match(after[1]) is not None)
 
 
-_RISK_HEADING = re.compile(r"风险提示|风险因素")
-_RISK_LIST = re.compile(r"风险提示|风险因素|主要风险")
-_EFFECT_ASK = re.compile(r"影响|冲击|拖累")
-_NO_DETAIL = re.compile(r"详见|见正文|参见|请参阅|见报告")
+_RISK_HEADING = _W.compile("risk_heading")
+_RISK_LIST = _W.compile("risk_list")
+_EFFECT_ASK = _W.compile("risk_effect")
+_EFFECT_STATED = re.compile(rf"风险[^。；;]{{0,30}}{_W.pattern('risk_effect')}")  # 「…风险对公司业绩影响」
+_NO_DETAIL = _W.compile("no_detail")
+_WHICH_ASK = _W.compile("which_ask")
 
 
 def check_risk(query: str, source: str) -> Verdict | None:
@@ -256,12 +260,12 @@ def check_risk(query: str, source: str) -> Verdict | None:
     if "风险" not in q:
         return None
     lists = [m.end() for m in _RISK_LIST.finditer(s)]
-    if _EFFECT_ASK.search(q) and lists and not re.search(r"风险[^。；;]{0,30}(?:影响|冲击|拖累)", s[:lists[0]]):
+    if _EFFECT_ASK.search(q) and lists and not _EFFECT_STATED.search(s[:lists[0]]):
         return Verdict(Reason.NOT_ANSWERED, "asks a risk's effect; the source only lists it under 风险提示")
-    if re.search(r"哪些|什么", q) and lists and all(_NO_DETAIL.search(re.split(r"[。；;]", s[e:])[0]) for e in lists):
+    if _WHICH_ASK.search(q) and lists and all(_NO_DETAIL.search(re.split(r"[。；;]", s[e:])[0]) for e in lists):
         return Verdict(Reason.NOT_ANSWERED, "asks which risks; the source's 风险提示 refers elsewhere (详见正文)")
     heads = [m for m in _RISK_HEADING.finditer(s)]
-    if re.search(r"哪些|什么", q) and heads and len(heads) == len(lists) \
+    if _WHICH_ASK.search(q) and heads and len(heads) == len(lists) \
             and not re.search(r"[\u4e00-\u9fff]{2}", s[heads[-1].end():].split("\n")[0]):
         # a sentence that ends on its 「风险提示。」 heading: the risks are in the next one (the title appended
         # after a passage is no risk)
@@ -275,7 +279,8 @@ def _risk(r: Reading) -> Verdict | None:
     return check_risk(r.query, r.source)
 
 
-_CHANGE_SIZE_ASK = re.compile(r"(?:变化|变动|提升|增长|下降|减少|增加|下滑|上升|回升)了?多少|增速(?:是|为)多少|(?:增|降)幅(?:是|为)?多少")
+# 「毛利率较上年同期变化了多少」, 「营收同比增长了多少」: the size of a change
+_CHANGE_SIZE_ASK = re.compile(rf"{_W.pattern('change_verb')}了?多少|增速[是为]多少|[增降]幅[是为]?多少")
 
 
 def _sized(s: str, f: Fact, years: frozenset[int]) -> bool:

@@ -16,10 +16,13 @@ from fincprg.finance.crosscheck import norm, read_ask, read_facts
 from fincprg.verify.reading import Reading
 from fincprg.verify.registry import QS, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists
 
-_VALUATION = re.compile(r"PE|PB|PS|市盈率|市净率|估值", re.I)
-_REACHED = re.compile(r"达到了?|实现了?|录得")
-_AT_PRICE = re.compile(r"对应|当前股价|现价|最新股价")
+_W = WordLists("fincprg.verify")  # verify/data/words.jsonl
+
+_VALUATION = _W.compile("valuation", re.I)
+_REACHED = _W.compile("reached")
+_AT_PRICE = _W.compile("at_price")
 
 
 def check_valuation(query: str, source: str) -> Verdict | None:
@@ -37,7 +40,7 @@ def _valuation(r: Reading) -> Verdict | None:
     return check_valuation(r.query, r.source)
 
 
-_EARNINGS_FORECAST = re.compile(r"盈利预测|业绩预测|利润预测")
+_EARNINGS_FORECAST = _W.compile("earnings_forecast")
 _EARNINGS = frozenset({"净利润", "扣非净利润", "EPS", "营业收入"})
 
 
@@ -68,8 +71,8 @@ def _earnings_forecast(r: Reading) -> Verdict | None:
 
 # an incentive plan's bar for its staff (考核目标, 目标值, 解除限售条件) is no one's forecast of the company's
 # earnings; a 业绩目标 outside such a plan (「公司公布2023年业绩目标」) is the management's guidance, a forecast
-_TARGET_WORDS = re.compile(r"考核目标|考核指标|目标值|触发值|业绩考核|考核条件|解锁条件|行权条件|解除限售条件")
-_INCENTIVE = re.compile(r"激励|限售|解锁|行权|考核|期权|限制性|员工持股")
+_TARGET_WORDS = _W.compile("incentive_target")
+_INCENTIVE = _W.compile("incentive")
 
 
 def check_target_as_forecast(query: str, source: str) -> Verdict | None:

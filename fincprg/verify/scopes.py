@@ -26,32 +26,33 @@ from fincprg.finance.crosscheck import (
 from fincprg.verify.reading import Reading
 from fincprg.verify.registry import QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation
+
+_W = WordLists("fincprg.verify")  # verify/data/words.jsonl
 
 _WHOLE_METRICS = ("营业收入", "净利润", "扣非净利润", "ROE", "毛利率", "净利率", "EPS", "新业务价值", "保费", "发电量")
 # an adjusted total (「剔除防疫类用品公司总收入」) is no more the company's figure than a segment's
-_ADJUSTED = re.compile(r"剔除|扣除(?!非)|不含|除去")
+_ADJUSTED = _W.compile("adjusted")
 # assets to be bought or injected: their figures (「拟注入资产20年整体净利率16%」) are not yet the company's
-_TARGET = re.compile(r"拟注入|拟置入|注入资产|置入资产|拟收购|被收购|收购标的|标的(?:公司|资产)?")
-_PART_MARK = re.compile(r"其中|分业务|分产品|分地区|分渠道|分板块|分部|旗下|子公司|参股|联营|合营|客户|同行|可比公司|"
-                        r"竞争对手|全国|全球|全行业|行业|国内|海外|境外|境内|业务|渠道|板块|产品|品类|地区|区域|门店|"
-                        r"线上|线下|事业部|项目|品牌|药业|科技|电子|医药|制药|分公司|" + _TARGET.pattern)
+_TARGET = _W.compile("target_asset")
+_PART_MARK = _W.compile("part_mark")  # (the target's words among them)
 # 集团 alone or after the company (本集团, 公司集团); 「联发集团」 is another group, often a subsidiary
 _WHOLE_MARK = re.compile(r"(?<!子)(?<!分)公司|本公司|(?:(?<=公司)|(?<=本)|(?<![\u4e00-\u9fffA-Za-z]))集团(?!旗下)|合并|整体|"
                          r"综合|上市公司")
 # 主营业务收入 is the company's, 移动主营业务收入 a segment's: the prefix is read off before the marks
 _MAIN_PREFIX = re.compile(r"(?:主营业务|主营)$")
 # 收入占比 / 收入结构 / 营收贡献率 is a share, not the amount
-_SHARE_AFTER = re.compile(r"的?(?:占比|比重|份额|结构|占|贡献)")
+_SHARE_AFTER = re.compile("的?" + _W.pattern("share_after"))
 _FIGURE = re.compile(r"\d")
 # 「合同额…为同期收入3 2x」: a multiple of the metric, not its figure
-_TIMES_AFTER = re.compile(r"\s?的?[\d\s.]+\s?(?:x|X|倍)")
+_TIMES_AFTER = re.compile(r"\s?的?[\d\s.]+\s?[xX倍]")
 # 「占收入总额的7%」, 「占公司毛利润比例」: the metric is the base of another thing's share; what a part 「贡献公司
 # 2020H1归母净利润」 is that part's own figure
-_SHARE_BASE = re.compile(r"(?:占|贡献)(?:公司|本公司|总|整体)?的?$")
+_SHARE_BASE = re.compile(rf"(?:占|贡献){_W.pattern('of_whole')}?的?$")
 # 「收入增速分别为16%、31%」 in one period: the figures of several parts named before
 _SEVERAL = re.compile(r"^[^，,。；;]{0,6}分别")
 # a subsidiary named by the company's short name (人保寿险, 平安银行 of 中国平安)
-_SUB_SUFFIX = r"(?:寿险|财险|产险|健康险?|养老|人寿|银行|证券|资管|资产|租赁|信托|基金|期货|国际|香港)"
+_SUB_SUFFIX = _W.pattern("subsidiary_suffix")
 _CLAUSE = re.compile(r"[。！？!?；;\n，,：:（(]")
 
 
@@ -62,37 +63,35 @@ def _metric_surfaces() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=1)
 def _metric_words() -> re.Pattern[str]:
-    return re.compile("|".join(sorted(map(re.escape, set(_metric_surfaces())), key=len, reverse=True)))
+    return re.compile(alternation(set(_metric_surfaces())))
 
 
 # a clause earlier in the sentence that sets what the following clauses speak of: 「LED业务方面，全年营收…」,
 # 「其中联营企业海得威…，2022年营业收入…」, 「除平膜业务…，营业收入下滑」
 # a named plant (「杨房沟电站…投产，…拉动发电量增长」) is one of the company's or an associate's, not all of them
 # (「控股电站」, 「所属电厂」, 「火电机组」 are all of a kind)
-_PLANT = (r"(?!控股|所属|下属|旗下|全部|在运|运营|投运|并网|火电|水电|风电|核电|光伏|燃煤|燃气|各类)"
-          r"[\u4e00-\u9fff]{2}(?:电站|电厂|机组)")
-_TOPIC_CLAUSE = re.compile(r"(?:业务|板块|产品|分部|地区|渠道|品牌)(?:方面|而言|来看|上)[，,：:]|子公司|联营|合营|参股|旗下|"
-                           r"除[^，,。]{1,12}(?:业务|产品|板块)|" + _PLANT + "|" + _TARGET.pattern)
+_PLANT = rf"(?!{_W.pattern('plant_of_kind')})[\u4e00-\u9fff]{{2}}{_W.pattern('plant')}"
+_TOPIC_CLAUSE = re.compile(rf"{_W.pattern('topic_part')}{_W.pattern('topic_end')}[，,：:]|{_W.pattern('affiliate')}|"
+                           rf"除[^，,。]{{1,12}}{_W.pattern('business_kind')}|{_PLANT}|{_W.pattern('target_asset')}")
 # a sentence that opens on its figure (「上半年实现净利润…」) speaks of the previous sentence's subject; a named
 # one (「顶立科技是国内…龙头」) other than the company is a subsidiary or a peer
-_SUBJECT_HEAD = re.compile(r"\s*(?:\d\s*)?([\u4e00-\u9fffA-Za-z]{2,8}?)(?:是|系|为|作为|已|于|主营|成立|入选|拥有|目前)")
-_NOT_SUBJECT = re.compile(r"公司|我们|本次|目前|其中|同时|此外|市场|行业|集团|报告|预计|随着|由于|受益|国内|全球")
-_OPENS_ON_FIGURE = re.compile(r"\s*(?:[\d\s]+年|今年|去年|上半年|下半年|全年|前三季度|[一二三四]季度|Q[1-4]|H[12])*\s*"
-                              r"(?:实现|完成|录得|取得)?\s*(?:营业|营收|收入|净利|归母|扣非|毛利)")
+_SUBJECT_HEAD = re.compile(rf"\s*(?:\d\s*)?([\u4e00-\u9fffA-Za-z]{{2,8}}?){_W.pattern('subject_verb')}")
+_NOT_SUBJECT = _W.compile("not_subject")
+_OPENS_ON_FIGURE = re.compile(rf"\s*(?:[\d\s]+年|{_W.pattern('opening_period')}|[一二三四]季度|Q[1-4]|H[12])*\s*"
+                              rf"{_W.pattern('achieve_verb')}?\s*{_W.pattern('figure_head')}")
 # 「代销金融资产方面，公司实现收入11亿元」: a lead-in names the part the sentence's later clauses speak of, even where
 # they write 公司; an aspect of the company itself (盈利能力, 费用, a metric) or its name is no part
 # a numbered heading (「3 房地产业务 公司积极推动…，22H1收入2 7亿元」) does the same
 _LEAD_IN = re.compile(r"([\u4e00-\u9fffA-Za-z]{2,12})方面[，,：:]"
-                      r"|(?:^|\s)[1-9]\s?[、.)）]?\s?([\u4e00-\u9fff]{2,10}(?:业务|板块|分部|事业部))(?:\s|[：:])")
-_ASPECT_LEAD = re.compile(r"公司|集团|主营|盈利|费用|业绩|经营|财务|整体|总体|估值|成本|现金|负债|运营|管理|治理|分红|报表|"
-                          r"基本面|数据|季度|年度|全年|半年|规模|指标|端$|一|另")
+                      rf"|(?:^|\s)[1-9]\s?[、.)）]?\s?([\u4e00-\u9fff]{{2,10}}{_W.pattern('segment_kind')})(?:\s|[：:])")
+_ASPECT_LEAD = re.compile(rf"{_W.pattern('aspect_lead')}|端$")
 # an explicit whole in the clause itself overrides a lead-in
-_EXPLICIT_WHOLE = re.compile(r"整体|合并|总营收|总收入|全公司|上市公司")
+_EXPLICIT_WHOLE = _W.compile("explicit_whole")
 # words before a metric that take in all of a kind, not a part of it, or that report it (「公司发布年报，2022年
 # 实现收入」)
-_ALL_OF_KIND = re.compile(r"控股|所属|下属|全部|在运|运营|投运|并网|电站|电厂|机组|发布|公布|公告|披露")
+_ALL_OF_KIND = _W.compile("all_of_kind")
 # tense and adjustment words before a metric qualify nothing (「未扣非预测净利润」 is still the net profit)
-_TENSE_WORDS = re.compile(r"未扣非|扣非前|预测|预计|一致预期|实际|测算")
+_TENSE_WORDS = _W.compile("tense_word")
 
 
 def _prev_sentence(t: str, sent_start: int) -> int:
@@ -129,7 +128,7 @@ def _subsidiaries(names: list[str]) -> re.Pattern[str] | None:
     shorts = {s for s in shorts if len(s) >= 2}
     if not shorts:
         return None
-    return re.compile(f"(?:{'|'.join(map(re.escape, longest_first(shorts)))}){_SUB_SUFFIX}")
+    return re.compile(f"(?:{alternation(longest_first(shorts))}){_SUB_SUFFIX}")
 
 
 def _part_lead_in(earlier: str) -> bool:
@@ -171,7 +170,7 @@ def metric_scopes(text: str, surfaces: Iterable[str], names: Iterable[str], *, f
     「收入占比21%」 state no amount or rate of the company's revenue). Mentions before ``since`` are read (they
     may set a subject) but not returned."""
     t = norm(text)
-    pat = re.compile("|".join(sorted(map(re.escape, surfaces), key=len, reverse=True)))
+    pat = re.compile(alternation(surfaces))
     kept = [n for n in longest_first(names) if len(n) >= 2]  # 中国平安 before 平安
     text_of = _Text(t, kept, _subsidiaries(kept), figures)
     out: list[bool | None] = []
@@ -309,8 +308,8 @@ def _part_whole(r: Reading) -> Verdict | None:
 
 # 「国内商用车销量」, 「全球锂电池出货量」: a market's volume, named by its scope and its product (「国内销量」 alone,
 # 「国内市场收入」 and 「海外业务」 are the company's own)
-_MARKET = re.compile(r"(?:国内|全国|我国|全球|全行业|行业)([\u4e00-\u9fffA-Za-z]{1,8}?)"
-                     r"(销量|产量|出货量|需求量|装机量|保有量|渗透率|市场规模)")
+_MARKET = re.compile(rf"{_W.pattern('market_scope')}([\u4e00-\u9fffA-Za-z]{{1,8}}?)({_W.pattern('market_volume')})")
+_OWN_MARKET = _W.compile("own_market_mark")  # 「国内市场收入」, 「海外业务销量」: the company's own
 
 
 def check_market_as_company(query: str, source: str, names: Iterable[str]) -> Verdict | None:
@@ -321,7 +320,7 @@ def check_market_as_company(query: str, source: str, names: Iterable[str]) -> Ve
     subs = _subsidiaries(names)
     q, s = _as_company(norm(query), names, subs), _as_company(norm(source), names, subs)
     for m in _MARKET.finditer(q):
-        if re.search(r"市场|业务|板块|地区|公司", m.group(1)) or "公司" not in q[:m.start()]:
+        if _OWN_MARKET.search(m.group(1)) or "公司" not in q[:m.start()]:
             continue
         stated = list(re.finditer(re.escape(m.group()), s))
         clauses = [s[max((c.end() for c in _CLAUSE.finditer(s, 0, x.start())), default=0):x.start()] for x in stated]

@@ -20,27 +20,27 @@ from functools import lru_cache
 from fincprg.finance.crosscheck import PART_WORDS, SURFACES, longest_first, norm
 from fincprg.finance.ordinary import ordinary_lead
 from fincprg.finance.segments import COMPANY_LEVEL, SEGMENT, WHOLE_BEFORE, sector_move
-from fincprg.finance.wordlists import read_entries
 from fincprg.verify._rule_examples import Example
 from fincprg.verify.reading import Reading, Subjects, TextReading, variants
 from fincprg.verify.registry import ALL, SP, example_reading, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation, read_entries
+
+_W = WordLists("fincprg.verify")  # verify/data/words.jsonl
 
 # research houses whose name (「国信传媒」: 国信证券's media team) is not a report subject
 # (verify's own list, fincprg/verify/data/brokers.jsonl), longest first: a phrase takes the longest broker it starts
 # with (中信建投, not 中信), whatever the file's order
 BROKERS = tuple(longest_first(e["word"] for e in read_entries("fincprg.verify", "brokers.jsonl")))
-_BROKER_TAIL = re.compile(r"证券|研究所|研究院|研究|团队|分析师|宏观|策略|固收|首席")
+_BROKER_TAIL = _W.compile("broker_tail")
 GENERIC = ("公司", "该公司", "本公司", "我们", "行业", "市场", "国内", "全球", "海外", "企业", "上市公司", "集团",
            "板块", "标的", "个股", "龙头", "同行", "其", "该")
-_PREFIX = re.compile(r"^(?:请问|我想了解|想了解|了解一下|了解|预计|预测|投资|关于|比较|对比|分析|研究|评估|如何看待|"
-                     r"怎么看待?|截至|截止|根据|据|在|受到?|从|对于?)")
-_LEAD_TIME = re.compile(r"^(?:近期|目前|当前|未来|近年来?|今年|去年|明年|本年度?|\d{2,4}\s?(?:[-~至到]\s?\d{2,4})?"
-                        r"(?:年(?:度)?|E|A)?|" + "|".join(re.escape(w) for ws in PART_WORDS.values() for w in ws) + r")[，,]?")
-_STOP = re.compile(r"[\d\s]|的|在|是|有|对|将|与|和|及|、|，|,|？|\?|：|:|。|如何|怎样|怎么|什么|哪些|多少|是否|为何|"
-                   r"为什么|面临|需要|受到|主要|目前|未来|近期|相关|方面|业务|板块|产品|同比|环比|预计|实现|达到|占|已|"
-                   r"通过|能否|情况|表现|变化|增长|提升|下降|下滑|出货|销售|发展|前景|风险|未来|年|季度|月|"
-                   + "|".join(map(re.escape, SURFACES)))
+_PREFIX = re.compile("^" + _W.pattern("query_prefix"))
+# (the part-of-the-year words in the cross-check's order, after the list's words and a year)
+_LEAD_TIME = re.compile(rf"^(?:{_W.pattern('lead_time')}|\d{{2,4}}\s?(?:[-~至到]\s?\d{{2,4}})?(?:年(?:度)?|E|A)?|"
+                        + "|".join(re.escape(w) for ws in PART_WORDS.values() for w in ws) + r")[，,]?")
+# where a query's lead phrase ends (only where: the words' order does not matter)
+_STOP = re.compile(rf"[\d\s、，,？?：:。]|{_W.pattern('lead_stop')}|{alternation(SURFACES)}")
 
 
 # what strategy, macro and bond reports are about besides industries: markets, indices, asset classes, the economy
@@ -51,7 +51,7 @@ MARKET_TERMS = ("A股", "港股", "美股", "沪深300", "上证指数", "上证
                 "中国经济", "美国经济", "进出口", "房地产投资", "基建投资", "制造业投资", "北向资金", "公募基金")
 
 
-_RAW_END = re.compile(r"[\d\s]|的|如何|怎样|什么|哪些|多少|是否|为何|为什么|[？?，,。]")
+_RAW_END = re.compile(rf"[\d\s？?，,。]|{_W.pattern('raw_end')}")
 _METRIC_WORDS = frozenset(SURFACES)
 
 

@@ -21,6 +21,9 @@ from fincprg.verify.events import SPECIFIC
 from fincprg.verify.reading import Reading
 from fincprg.verify.registry import QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists, alternation
+
+_W = WordLists("fincprg.verify")  # verify/data/words.jsonl
 
 # topic -> the words that name it in a query and in a source sentence
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -39,22 +42,21 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "提价": ("提价", "涨价", "降价"),
 }
 _WORD_OF = {w: t for t, ws in TOPICS.items() for w in ws}
-_TOPIC_RE = re.compile("|".join(sorted(map(re.escape, _WORD_OF), key=len, reverse=True)))
+_TOPIC_RE = re.compile(alternation(_WORD_OF))
 # an open ask (a figure asked with 多少 is the figure rules' business)
-_OPEN = re.compile(r"进展|拓展|扩张|情况|如何|怎样|有何影响|什么影响|趋势|何时|哪些")
-_FIGURE_ASK = re.compile(r"多少|几")
+_OPEN = _W.compile("open_ask")
+_COUNT_ASK = re.compile(r"多少|几")
 # the broker's own view or earlier report (「我们预计2021Q2公司新开门店数稳步回升」, 「我们在前期报告《…》即阐述了公司
 # 渠道管理有所精进」) is no statement of the company's progress or plan: specifics written after it in their sentence
 # are the analyst's, whatever the query asks
-_BROKER_VIEW = re.compile(r"我们(?:认为|判断|预计|预测|预期|看好|期待|估计|在|此前|前期|之前)")
+_BROKER_VIEW = re.compile("我们" + _W.pattern("broker_view_verb"))
 # the nation's figures (海关 data) are no company's 出口 or 需求 (国内, 全球 may be the company's markets)
-_NATION = re.compile(r"我国|全国|全行业|海关|统计局")
+_NATION = _W.compile("nation")
 # an impact asked (「疫情对X经营有何影响」) is stated only where the topic acts on something: 「受疫情影响」,
 # 「疫情导致…」, 「并购增厚业绩」; 「为应对疫情调整产品结构」 states the company's response, not the impact
-_IMPACT_ASK = re.compile(r"有何影响|什么影响|影响如何|哪些影响")
+_IMPACT_ASK = _W.compile("impact_ask")
 _CAUSED_BY = re.compile(r"(?:受|(?<![归原基])因|由于|受益于|叠加)[^，,。；;]{0,6}$")
-_EFFECT = re.compile(r"影响|冲击|拖累|导致|造成|致使|使(?!用)|带来|带动|拉动|推动|增厚|贡献|并表|停工|停产|推迟|延迟|放缓|"
-                     r"承压|受损|利好|受益|扰动|下滑|下降|减少|降低|上升|提升|增加|增长|改善|摊薄")
+_EFFECT = _W.compile("effect")
 
 
 def topics_in(text: str) -> set[str]:
@@ -68,7 +70,7 @@ def check_topical(query: str, source: str, names: Iterable[str] = ()) -> Verdict
     impact, without the topic acting."""
     q = blank_names(norm(query), names)  # 「海外星」 names no 海外 topic
     asked = topics_in(q)
-    if not asked or not _OPEN.search(q) or _FIGURE_ASK.search(q) or RISK.search(q):
+    if not asked or not _OPEN.search(q) or _COUNT_ASK.search(q) or RISK.search(q):
         return None
     ahead = is_forecast(q) or bool(ASKS_AHEAD.search(q))
     impact = bool(_IMPACT_ASK.search(q))

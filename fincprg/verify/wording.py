@@ -36,37 +36,35 @@ from fincprg.verify.events import WHAT, events_in
 from fincprg.verify.reading import Reading
 from fincprg.verify.registry import ALL, QSN, SP, rule
 from fincprg.verify.verdict import Reason, Verdict
+from fincprg.wordlists import WordLists
 
-_CHANGE_ASK = re.compile(r"变化|变动|增长|增速|提升|提高|下降|下滑|降低|改善|回升|原因|驱动|因素|表现")
-_FIGURE_ASK = re.compile(r"多少|是多少|为多少|达到|几何|多大|多高")
+_W = WordLists("fincprg.verify")  # verify/data/words.jsonl
+# how or why a flow changed (「净利润变化的原因」)
+_CHANGE_ASK = _W.compile("change_or_cause_ask")
+_FIGURE_ASK = _W.compile("figure_ask")
 # words that set a period without a year (目前 is a period for a stock such as capacity, not for a flow)
-_REL_YEAR = re.compile(r"今年|去年|明年|本年|当年|上年|报告期|期内")
-_REL_PERIOD = re.compile(_REL_YEAR.pattern + r"|近[一二三两五\d]+年|过去|同期|季度|月份?")
-_NOW = re.compile(r"目前|当前|现有|截至|截止|最新|现阶段")
+_REL_YEAR = _W.compile("relative_year")
+_REL_PERIOD = re.compile(rf"{_W.pattern('relative_period')}|近[一二三两五\d]+年")
+_NOW = _W.compile("now")
 _STOCKS = frozenset({"产能", "市占率", "订单", "市值"})
 # time-dependent figures the metric table does not carry
-_TIMED_WORDS = re.compile(r"价格|均价|单价|吞吐量|覆盖率|拨备|负债率|周转|装机|用户数|客户数|门店数|员工数|存款|贷款|"
-                          r"资产规模|管理规模|保有量|渗透率|产量|销量|出货量|产能|收入|利润|营收|EPS|每股收益|ROE|毛利率|"
-                          r"净利率|股息|分红|销售金额|销售面积|签约金额|合同销售|客座率|载客率|入住率|出租率|开工率|利用率|"
-                          r"上座率|装载率|不良率|净息差")
+_TIMED_WORDS = _W.compile("timed_figure")
 # capacity/price/volume/output: a source states them per product
 _PRODUCT_METRICS = ("产能", "价格", "均价", "单价", "售价", "吨价", "销量", "产量", "出货量", "开工率", "产能利用率",
                     "市占率", "市场份额", "份额", "渗透率")
-_NOT_PRODUCT = re.compile(r"(?:公司|本公司|集团|其|现有|总|合计|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|达到|"
-                          r"共|累计|目前|当前|主要|整体|平均|销售|出厂|市场|产品|年化|全年|年|月|季度|的|了|和|及|与|"
-                          r"实现|完成|全部|权益|可|将|已|为|至|达|约|[\d.%万亿吨元个件台套辆]+)$")
-_MODIFIERS = re.compile(r"现有|有效|名义|在建|规划|新增|设计|已有|拥有|具备|形成|累计|目前|当前|主要|整体|平均|合计|总")
+_NOT_PRODUCT = re.compile(rf"(?:{_W.pattern('not_product')}|[\d.%万亿吨元个件台套辆]+)$")
+_MODIFIERS = _W.compile("capacity_modifier")
 
 
 # --- boilerplate -----------------------------------------------------------------------------------------------
-_BOILER = re.compile(r"超过[^，,。？?]{0,12}(?:资产总额|净资产|总资产|营业收入)的?\d*%?|承诺|应当|不得|将按照|违约|赔偿|"
-                     r"若[^，,。？?]{1,20}则|如果[^，,。？?]{1,20}(?:超过|低于|达到)")
+_BOILER = re.compile(rf"超过[^，,。？?]{{0,12}}{_W.pattern('share_base')}的?\d*%?|{_W.pattern('legal_word')}|"
+                     rf"若[^，,。？?]{{1,20}}则|如果[^，,。？?]{{1,20}}{_W.pattern('threshold_verb')}")
 _RESULTS = frozenset({"营业收入", "净利润", "扣非净利润"})
 _SURFACE_RE = re.compile("|".join(map(re.escape, SURFACES)))
 
 
 # a unit with no number before it (「2019年的万吨榨菜产能」: 「20万吨榨菜产能」 lost its figure)
-_BARE_UNIT = re.compile(r"(?<![\d\s.少几数百千])(?:万吨|亿元|万元|万辆|万台|万股|亿股|万平|万方)")
+_BARE_UNIT = re.compile(rf"(?<![\d\s.少几数百千]){_W.pattern('bare_unit')}")
 _MONTH_NAMED = re.compile(r"\d\s?月|[一二三四五六七八九十]+月|M\d")
 
 
@@ -120,7 +118,7 @@ def _garbled(r: Reading) -> Verdict | None:
 
 
 # 「预计…有哪些进展」, 「力争…增长了多少」: a forecast or target word with a question about what was achieved
-_MIXED_TENSE = re.compile(r"(?:预计|预期|力争|计划|目标|有望)[^？?]{0,24}?(?:有哪些进展|进展如何|了多少|达到了|实现了)")
+_MIXED_TENSE = re.compile(rf"{_W.pattern('plan_word')}[^？?]{{0,24}}?{_W.pattern('achieved_ask')}")
 
 
 def _repeat(q: str) -> str | None:
@@ -143,17 +141,17 @@ def _has_period(query: str) -> bool:
 # events that happen at a time, each year its own (a plan's content, 股权激励计划, is one event)
 _DATED_EVENTS = frozenset({"新产品", "中标", "合同", "收购"})
 # a report's own verdict or valuation: dated by the report, not by the company's periods
-_OF_REPORT = re.compile(r"目标价|目标股价|投资评级|评级|估值|市盈率|市净率|(?<![A-Za-z])P[EBS](?![A-Za-z])", re.I)
+_OF_REPORT = re.compile(rf"{_W.pattern('report_verdict')}|(?<![A-Za-z])P[EBS](?![A-Za-z])", re.I)
 # an evaluation with no aspect (「泸州老窖的投资价值如何」) matches any report on the company
-_OPEN_ASK = re.compile(r"(?:的)?(?:投资价值|投资亮点|发展前景|前景|发展|经营|表现|情况|看点)(?:如何|怎样|怎么样|有哪些)[？?]?$")
+_OPEN_ASK = re.compile(rf"(?:的)?{_W.pattern('open_aspect')}{_W.pattern('how_ask')}[？?]?$")
 
 
 # 「招商轮船BDTI指数同比提升了多少」: an index measures a market, never one company
 _INDEX = re.compile(r"指数(?!化)")
 # an amount of an action with nothing acted on (「云海金属投资金额是多少」)
 # a price (or its trend) with nothing priced: 「均价为多少」, 「价格走势如何」
-_BARE_PRICE = re.compile(r"(?:平均)?(?:均价|价格|单价|售价)(?:走势|水平|变化|趋势)?")
-_BARE_AMOUNT = re.compile(r"(?:投资|交易|成交|融资|募资|签约|采购)(?:金额|总额|额|规模)")
+_BARE_PRICE = re.compile(rf"(?:平均)?{_W.pattern('price_word')}{_W.pattern('price_trend')}?")
+_BARE_AMOUNT = re.compile(_W.pattern("deal_word") + _W.pattern("amount_word"))
 
 
 def check_vague(query: str, source: str, names: Iterable[str] = ()) -> Verdict | None:
@@ -262,8 +260,7 @@ def _vague_part(q: str, bare: str, src: str, ask: Ask) -> Verdict | None:
 
 
 # 「分部净利润」, 「子公司收入」: a part's figure with the part unnamed
-_ANY_PART = re.compile(r"(?:^|公司|的|年|\s)((?:各|分)?(?:分部|业务板块|板块|子公司|事业部|分业务|分产品)的?"
-                       r"(?:营业收入|收入|营收|净利润|利润|毛利率|净利率|业绩))")
+_ANY_PART = re.compile(rf"(?:^|公司|的|年|\s)([各分]?{_W.pattern('part_kind')}的?{_W.pattern('results_metric')})")
 _SHARE_WORDS = ("市场份额", "市场占有率", "市占率", "份额")
 
 
@@ -283,13 +280,17 @@ def _share_figures(text: str, word: str, years: frozenset[int]) -> list[str]:
 
 
 # 「年产1500吨三氯蔗糖」, 「5000t/a甲乙基麦芽酚」 (AlphaFin writes 「5000t a」): a capacity with its product
-_CAPACITY = re.compile(r"(?:年产(?:能)?\s?[\d.\s]+(?:万|千)?(?:吨|台|辆|套|片|件|GWh|GW|MW)|"
-                       r"[\d.]+\s?(?:万|千)?(?:吨|t)\s?[/ ]\s?(?:年|a))\s?([A-Za-z\u4e00-\u9fff]{2,5})")
+_CAPACITY = re.compile(rf"(?:年产(?:能)?\s?[\d.\s]+[万千]?{_W.pattern('capacity_unit')}|"
+                       r"[\d.]+\s?[万千]?[吨t]\s?[/ ]\s?[年a])\s?([A-Za-z\u4e00-\u9fff]{2,5})")
 
 
 def _capacities(text: str) -> set[str]:
     """The products the source states a capacity of (first two characters, so 三氯蔗糖 and 三氯蔗糖项目 are one)."""
     return {m.group(1)[:2] for m in _CAPACITY.finditer(text) if not m.group(1).startswith(("产能", "项目", "规模"))}
+
+
+# the words a product's name follows (「公司实现TDI产能」, 「需求带动MDI销量」): cut with everything before them
+_PRODUCT_LEAD = re.compile(rf"^.*{_W.pattern('product_lead')}")
 
 
 def _qualifiers(text: str, word: str) -> list[str]:
@@ -300,8 +301,7 @@ def _qualifiers(text: str, word: str) -> list[str]:
             continue
         before = text[max(0, m.start() - 8):m.start()].rstrip()  # 「红四煤矿 产能240万吨」: a lost 「（」
         run = re.search(r"[A-Za-z0-9\u4e00-\u9fff]*$", before).group()  # type: ignore[union-attr]
-        run = re.sub(r"^.*(?:公司|集团|实现|完成|拥有|具备|形成|其中|改善|增长|下降|提升|上涨|下跌|回落|需求|同比|环比|"
-                     r"受益|带动|推动|叠加|影响)", "", run)
+        run = _PRODUCT_LEAD.sub("", run)
         run = _MODIFIERS.sub("", run)
         for _ in range(4):
             run = _NOT_PRODUCT.sub("", run)

@@ -19,7 +19,7 @@ PKG = Path(__file__).resolve().parents[2] / "fincprg"
 # lowest first; a package may import its own floor and those below (the package graph is checked for loops)
 FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("ground", frozenset({"errors", "version", "records", "io", "config", "config_sections", "registry", "layout",
-                         "codehash", "contract", "manifest_counts"})),
+                         "codehash", "contract", "manifest_counts", "wordlists"})),
     ("libraries", frozenset({"finance", "models", "llm", "evaluate"})),
     ("stages", frozenset({"ingest", "chunking", "generate", "topics", "verify", "mine", "export"})),
     ("engine", frozenset({"pipeline"})),

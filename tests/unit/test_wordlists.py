@@ -1,16 +1,18 @@
 """Word lists as data (issue 39): the event, direction, part-of-the-year, metric and broker vocabularies are JSONL files compiled by
-fincprg/finance/wordlists.py, and each file is part of the code hash of the stages that read it."""
+fincprg/wordlists.py, and each file is part of the code hash of the stages that read it."""
 from __future__ import annotations
 
 import importlib
 import re
 
+import pytest
+
+from fincprg.codehash import PKG, stage_files
 from fincprg.contract import STAGE_BY_NAME
 from fincprg.finance.crosscheck.spans import PART_WORDS, directions, periods
 from fincprg.finance.events import event_of
-from fincprg.finance.wordlists import alternation, read_entries, read_for
-from fincprg.codehash import PKG, stage_files
 from fincprg.verify.events import events_in
+from fincprg.wordlists import WordLists, alternation, read_entries, read_for
 
 GENERATOR_EVENTS = PKG / "finance" / "data" / "events.jsonl"
 STATED_EVENTS = PKG / "finance" / "data" / "stated_events.jsonl"
@@ -121,3 +123,51 @@ def test_each_metric_surface_names_one_metric_and_keeps_its_exceptions():
     assert figures.extract("成本收入比为30%").metrics == frozenset()
     assert figures.extract("生产能力较强").metrics == frozenset()
     assert figures.extract("产能达到10万吨，收入增长").metrics == frozenset({"产能", "营业收入"})
+
+
+# --- a package's named vocabularies (issue 51: patterns as data) ---------------------------------------------------
+VOCABULARIES = {pkg: PKG / pkg / "data" / "words.jsonl" for pkg in ("chunking", "finance", "generate", "topics", "verify")}
+
+
+def test_each_vocabulary_file_writes_a_word_once_with_its_lists_and_known_fields():
+    for pkg in VOCABULARIES:
+        entries = read_entries(f"fincprg.{pkg}", "words.jsonl")
+        words = [e["word"] for e in entries]
+        assert len(words) == len(set(words)), [w for w in words if words.count(w) > 1]
+        for e in entries:
+            assert e["word"] and e["lists"] and len(e["lists"]) == len(set(e["lists"])), (pkg, e)
+            assert set(e) <= {"word", "lists", "not_before", "not_after", "note"}, (pkg, e)
+            assert all(re.fullmatch(r"[a-z][a-z_]*", name) for name in e["lists"]), (pkg, e)
+
+
+def test_each_vocabulary_is_read_by_its_package_and_compiles():
+    """A list no code reads is dead data; every list a package names is in its file (WordLists raises otherwise)."""
+    for pkg, path in VOCABULARIES.items():
+        lists = {name for e in read_entries(f"fincprg.{pkg}", "words.jsonl") for name in e["lists"]}
+        source = "\n".join(p.read_text(encoding="utf-8") for p in (PKG / pkg).rglob("*.py"))
+        unread = sorted(n for n in lists if f'"{n}"' not in source and f"'{n}'" not in source)
+        assert not unread, (pkg, unread)
+        w = WordLists(f"fincprg.{pkg}")
+        for name in lists:
+            assert re.compile(w.pattern(name)).fullmatch(w.words(name)[0]), (pkg, name)
+
+
+def test_word_lists_name_a_vocabulary_and_read_it_longest_first():
+    w = WordLists("fincprg.verify")
+    assert w.compile("change_or_cause_ask").search("毛利率为何下降")
+    assert w.compile("reached").match("达到了多少").group() == "达到了"  # 达到了 before 达到
+    # an entry's exception holds in every list it is in: 扣除非经常性损益 is no adjustment, 扣除后 is
+    assert not w.compile("adjusted").search("扣除非经常性损益") and w.compile("adjusted").search("扣除防疫收入后")
+    with pytest.raises(KeyError, match="verify/data/words.jsonl"):
+        w.words("no_such_list")
+
+
+def test_each_vocabulary_file_is_in_the_code_hash_of_the_stages_that_read_it():
+    files = {name: set(stage_files(STAGE_BY_NAME[name])) for name in ("chunk", "generate", "topics", "verify", "mine")}
+    assert VOCABULARIES["chunking"] in files["chunk"]
+    assert VOCABULARIES["generate"] in files["generate"]
+    assert VOCABULARIES["topics"] in files["topics"]
+    assert VOCABULARIES["verify"] in files["verify"] and VOCABULARIES["verify"] not in files["generate"]
+    assert all(VOCABULARIES["finance"] in files[name] for name in ("generate", "topics", "verify", "mine"))
+    # chunk reads no finance: the reader sits at the package root, in no package with a data/ folder
+    assert not any("finance" in f.parts for f in files["chunk"])

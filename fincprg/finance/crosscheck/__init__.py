@@ -2,7 +2,7 @@
 
 Deliberately apart from ``fincprg.finance.extract`` and ``fincprg.generate.phrases`` (the generator's reading): a
 second, small reader catches what the first one misread instead of agreeing with it. It shares no reading code with
-them, only the word-list files (:mod:`fincprg.finance.wordlists`), each entry filtered by its ``readers`` tag
+them, only the word-list files (:mod:`fincprg.wordlists`), each entry filtered by its ``readers`` tag
 (``crosscheck``), so a word both must know is written once. The verify stage checks every query with it, and mining's topic veto
 reads its trend rule (:mod:`fincprg.finance.crosscheck.trend`), so it sits below both stages.
 """

@@ -9,7 +9,9 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fincprg.finance.wordlists import alternation, read_for
+from fincprg.wordlists import WordLists, alternation, read_for
+
+_W = WordLists("fincprg.finance")  # finance/data/words.jsonl
 
 # --- metrics: family -> surface forms (longest match wins) -----------------------------------------------------
 METRICS: dict[str, tuple[str, ...]] = {
@@ -91,7 +93,7 @@ _YEAR_RE = re.compile(
     rf"(?<![\d.])(?P<a>{_Y4})(?:\s?[-~至到/—]\s?|\s)(?P<b>{_Y4})(?=\s?[年E])"  # a range
     rf"|(?<![\d.])(?P<a2>{_Y2})(?:\s?[-~至到/—]\s?|\s)(?P<b2>{_Y2})(?=\s?[年E])"
     # (「2054 97亿元」 is 2054.97亿元 with its point lost, not the year 2054)
-    rf"|(?<![\d.])(?P<y4>{_Y4})(?![\d.]?\d)(?!(?:\s\d{{1,4}})?\s?(?:万|亿|元|个|家|台|吨|辆|股|人|户|套|倍|%|mm|bp))"
+    rf"|(?<![\d.])(?P<y4>{_Y4})(?![\d.]?\d)(?!(?:\s\d{{1,4}})?\s?{_W.pattern('year_unit')})"
     rf"|(?<![\dA-Za-z.])(?P<y2>{_Y2})(?=年(?!代)|[EA](?![A-Za-z])|Q[1-4]|H[12]|FY)"
     rf"|(?<=[1-4][HQ])(?P<y2b>{_Y2})(?!\d)"
     r"|FY(?P<fy>\d{2})(?!\d)", re.I)
@@ -102,31 +104,30 @@ _REL_RE = re.compile(f"(?:{'|'.join(_RELATIVE)})(?!同期)")
 _YEAR_GAP = re.compile(r"[\s/、,，和及与-]*(?:年|E|A)?[\s/、,，和及与-]*", re.I)
 
 # a commitment or a condition (承诺, 若…, 不低于): what it names has not happened (若干 is 'several')
-CONDITIONAL = re.compile(r"承诺|若(?!干)|如果|如若|假如|倘若|应当|不得|将按照|须|违约|赔偿|补偿|义务|不低于|不超过|届时")
+CONDITIONAL = _W.compile("conditional")
 
 # --- forecast and direction -----------------------------------------------------------------------------------
-_EXPECT_NOT_FORECAST = re.compile(r"(?:符合|超|超出|低于|不及|好于|高于|略低于|略超|不达|大超|基本符合)"
-                                  r"(?:我们|市场|公司)?的?预期")
+_EXPECT_NOT_FORECAST = re.compile(rf"{_W.pattern('verdict_verb')}{_W.pattern('expect_holder')}?的?预期")
 # 「给予25倍PE，对应市值…」, 「合理市值」: a valuation built on forecast earnings; an incentive plan's 考核目标 is
 # a target, not a result; a company's 业绩预告 (preannouncement) is its estimate, not the reported figure
-_FORECAST_RE = re.compile(r"预计|预测|预期|有望|展望|指引|盈利预测|预告|将实现|将达到|(?<=\d)E(?![A-Za-z])|未来"
+_FORECAST_RE = re.compile(_W.pattern("forecast_word") + r"|(?<=\d)E(?![A-Za-z])"
                           # 「长期海外市占率将提升」: a change that will happen; 「公司长期业绩提升的三驱动」 an outlook
                           # (长期借款, 长期股权投资, 长期以来 … are no outlook)
-                          r"|将(?:持续|继续|进一步|逐步|有所)?(?:提升|增长|下降|回升|改善|提高|扩大|下滑|加速|放缓|回落|恢复)"
+                          rf"|将{_W.pattern('will_adverb')}?{_W.pattern('will_change')}"
                           r"|长期(?![借股应待负资投以])"
                           # 「下调公司2022 2023 2024年营业收入分别至…」: a revised forecast
                           r"|(?:上调|下调)(?:公司|了)?\s?(?:(?:19|20)?\d{2}[\s\-~至、/]*)+年"
-                          r"|给予|合理(?:估值|市值|价值)|目标市值|考核目标|考核指标|业绩目标|目标值|触发值")
+                          r"|合理(?:估值|市值|价值)")
 _FLASH_FIGURE = re.compile(r"预计(?:实现|完成)")
 _UP, _DOWN, _FLAT = "up", "down", "flat"
 _DIRS = ("fincprg.finance", "directions.jsonl")  # the direction words, one line each
 # phrase -> direction of the metric it follows; rate phrases first (增速放缓: the metric still grew)
 _DIRECTIONS: tuple[tuple[str, str | None], ...] = (
-    (r"(?:降幅|跌幅)(?:有所|明显|大幅)?(?:收窄|扩大|缩小|加大)", _DOWN),
-    (r"(?:增速|增幅|增长率|增长速度)(?:有所|小幅|明显|大幅)?(?:放缓|下降|回落|下滑|收窄|降低|减缓|提升|加快|提高|上升|扩大)", _UP),
+    (_W.pattern("fall_rate") + _W.pattern("gap_degree") + "?" + _W.pattern("gap_change"), _DOWN),
+    (_W.pattern("growth_rate") + _W.pattern("rate_degree") + "?" + _W.pattern("rate_change"), _UP),
     (r"亏损(?:有所|大幅)?(?:收窄|减少)|减亏|扭亏为盈|扭亏", _UP),
     (r"亏损(?:有所|大幅)?扩大|由盈转亏|转亏|首亏", _DOWN),
-    (r"[未不没无]有?(?:出现|发生|见)?(?:明显|大幅|显著)?(?:的)?(?:增长|提升|上升|增加|下降|下滑|减少|下跌|回落)", None),
+    (rf"[未不没无]有?(?:出现|发生|见)?{_W.pattern('change_degree')}?(?:的)?{_W.pattern('negated_change')}", None),
     (r"(?:同比|基本|大致|整体|保持)?持平", _FLAT),
     (r"(?:同比|环比|yoy)\s?\+\s?\d", _UP),
     (r"(?:同比|环比|yoy)\s?[-−]\s?\d", _DOWN),

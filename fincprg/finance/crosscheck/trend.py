@@ -12,20 +12,22 @@ from collections.abc import Iterable
 
 from fincprg.finance.crosscheck.facts import read_ask
 from fincprg.finance.crosscheck.spans import CLAUSE_SPLIT, blank_names, blank_periods, is_forecast, metrics, norm
+from fincprg.wordlists import WordLists
+
+_W = WordLists("fincprg.finance")  # finance/data/words.jsonl
 
 # a risk question names its risks (「医保谈判降价等哪些风险」): figures.check_risk reads it
 RISK = re.compile(r"风险")
 # a sentence that only looks ahead states no progress: 「看好渠道下沉」, 「有望受益于海外拓展」
 # (「有助公司强化…渠道」, 「有利于拓展海外」: what a thing may do for the topic, not what was done)
-OUTLOOK = re.compile(r"有望|看好|期待|值得|计划|拟|将|未来|展望|预计|预期|潜力|空间|或将|可期|有保障|审核|审批中|推进中"
-                     r"|有助|有利于")
+OUTLOOK = _W.compile("outlook")
 # the query itself asks a plan or an outlook: a look-ahead sentence with specifics answers it
-ASKS_AHEAD = re.compile(r"规划|计划|前景|展望|目标")
+ASKS_AHEAD = _W.compile("asks_ahead")
 
 # 「…的变化趋势如何」, 「…表现如何」: the whole question asks how one or more metrics went
 # (「估值水平如何」: a level asked is answered by a figure too)
-_TREND = re.compile(r"的?(?:变化趋势|趋势|变化情况|表现|走势|变化|水平)(?:如何|怎样|怎么样)[？?]?$")
-_JOIN = re.compile(r"和|及|与|、|以及")
+_TREND = re.compile(rf"的?{_W.pattern('trend_word')}{_W.pattern('how_word')}[？?]?$")
+_JOIN = _W.compile("join_word")
 
 
 def unanswered_trend(query: str, source: str, names: Iterable[str] = ()) -> str | None:
