@@ -60,15 +60,20 @@ def ordinary_name(name: str, text: str, code: str | None) -> bool:
 
 
 def runs_into_word(name: str, text: str) -> bool:
-    """Whether every 「中国X」 name in ``text`` is 中国 before a longer word (「中国动力电池装机量」: China's 动力电池, not
-    中国动力; 「中国银行卡」): a country before a noun, no company."""
-    if not name.startswith("中国") or len(name) < 4:
-        return False
+    """Whether every mention of ``name`` in ``text`` runs into a longer word: its last character starts a common
+    word of three or more (「数字人民币」: 人民币, not the company 数字人), or a 「中国X」 name is 中国 before a longer
+    word (「中国动力电池装机量」: China's 动力电池, not 中国动力; 「中国银行卡」)."""
     from fincprg.finance.lexicon import plain_tokenizer
 
-    freq, rest = plain_tokenizer().FREQ, name[2:]
-    hits = [m.end() for m in re.finditer(re.escape(name), text)]
-    return bool(hits) and all(any(freq.get(rest + text[end:end + j]) for j in (1, 2)) for end in hits)
+    freq = plain_tokenizer().FREQ
+    ends = [m.end() for m in re.finditer(re.escape(name), text)]
+
+    def runs_on(end: int) -> bool:
+        if any((freq.get(name[-1] + text[end:end + j]) or 0) >= COMMON_FREQ for j in (2, 3)):
+            return True
+        return name.startswith("中国") and len(name) >= 4 and any(freq.get(name[2:] + text[end:end + j])
+                                                                   for j in (1, 2))
+    return bool(ends) and all(runs_on(e) for e in ends)
 
 
 def ordinary_lead(phrase: str) -> str | None:

@@ -120,3 +120,6 @@ def test_china_before_a_longer_word_is_no_china_prefixed_company():
     assert not ordinary_name("中国动力", "中国动力2020年营收增长12%。", "600482")
     assert ordinary_name("中国银行", "持有中国银行卡的客户。", "601988")
     assert not ordinary_name("中国平安", "中国平安寿险业务新业务价值下降。", "601318")
+    # the last character starting a common word: 「数字人民币」 is the currency, not 数字人
+    assert ordinary_name("数字人", "数字人民币试点范围扩大。", "920670")
+    assert not ordinary_name("平安银行", "平安银行业务结构持续优化。", "000001")
