@@ -56,6 +56,9 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
+_LABELS = ("accepted_judged", "accepted_fp", "vetoed_judged", "vetoed_synonymous")
+
+
 def estimate(judged: list[dict[str, Any]], threshold: float, intervals: list[Interval],
              population: dict[str, dict[str, dict[str, int]]],
              decisions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -68,63 +71,86 @@ def estimate(judged: list[dict[str, Any]], threshold: float, intervals: list[Int
         population: ``{space: {interval_label: {"above": n, "below": n}}}`` pair counts in the build.
         decisions: latest human decision per pair key, applied when given.
     """
-    levels: dict[str, Any] = {}
     spaces = sorted({j["space"] for j in judged} | set(population),
                     key=level_rank)
-    for space in spaces:
-        rows = [j for j in judged if j["space"] == space]
-        by_iv: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for j in rows:
-            by_iv[j["interval"]].append(j)
-        tot = {"above": [0, 0, 0], "below": [0, 0, 0]}  # judged, errors, population-weighted errors
-        # the labels actually written: accepted pairs (above threshold, not vetoed) and vetoed ones
-        lab = {"accepted_judged": 0, "accepted_fp": 0, "vetoed_judged": 0, "vetoed_synonymous": 0}
-        weight = {"above": 0, "below": 0}
-        failed = human = 0
-        iv_rows = []
-        for iv in intervals:
-            pop = population.get(space, {}).get(iv.label, {"above": 0, "below": 0})
-            c = {"above": [0, 0], "below": [0, 0]}  # judged, errors per side
-            scores = []
-            for j in by_iv.get(iv.label, []):
-                s, from_human = effective_score(j, decisions)
-                human += from_human
-                if s is None:
-                    failed += 1
-                    continue
-                scores.append(s)
-                if j.get("accepted"):
-                    lab["accepted_judged"] += 1
-                    lab["accepted_fp"] += s < 3
-                elif j.get("veto"):
-                    lab["vetoed_judged"] += 1
-                    lab["vetoed_synonymous"] += s > 3
-                side = "above" if j["score"] >= threshold else "below"
-                c[side][0] += 1
-                c[side][1] += (s < 3) if side == "above" else (s > 3)
-            for side in ("above", "below"):
-                tot[side][0] += c[side][0]
-                tot[side][1] += c[side][1]
-                if c[side][0]:
-                    tot[side][2] += pop[side] * c[side][1] / c[side][0]
-                    weight[side] += pop[side]
-            iv_rows.append({
-                "interval": iv.label, "lo": iv.lo, "hi": iv.hi,
-                "population": pop["above"] + pop["below"], "population_above": pop["above"],
-                "sampled": len(by_iv.get(iv.label, [])), "judged": c["above"][0] + c["below"][0],
-                "fp": c["above"][1], "fn": c["below"][1], "judged_above": c["above"][0],
-                "judged_below": c["below"][0],
-                "mean_judge": round(sum(scores) / len(scores), 3) if scores else None,
-            })
-        levels[space] = {
-            "sampled": len(rows), "judged": len(rows) - failed, "failed": failed, "human_decided": human,
-            "fp": tot["above"][1], "judged_above": tot["above"][0], "fp_rate": _rate(tot["above"][1], tot["above"][0]),
-            "fp_weighted_rate": round(tot["above"][2] / weight["above"], 4) if weight["above"] else None,
-            "fn": tot["below"][1], "judged_below": tot["below"][0], "fn_rate": _rate(tot["below"][1], tot["below"][0]),
-            "fn_weighted_rate": round(tot["below"][2] / weight["below"], 4) if weight["below"] else None,
-            **lab, "intervals": iv_rows,
-        }
-    return levels
+    return {space: _level_estimate([j for j in judged if j["space"] == space], threshold, intervals,
+                                   population.get(space, {}), decisions)
+            for space in spaces}
+
+
+def _level_estimate(rows: list[dict[str, Any]], threshold: float, intervals: list[Interval],
+                    population: dict[str, dict[str, int]],
+                    decisions: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """One level's estimate: its intervals' tallies summed, the weighted rates from its ``population``."""
+    by_iv: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for j in rows:
+        by_iv[j["interval"]].append(j)
+    tot = {"above": [0, 0, 0], "below": [0, 0, 0]}  # judged, errors, population-weighted errors
+    # the labels actually written: accepted pairs (above threshold, not vetoed) and vetoed ones
+    lab = dict.fromkeys(_LABELS, 0)
+    weight = {"above": 0, "below": 0}
+    failed = human = 0
+    iv_rows = []
+    for iv in intervals:
+        pop = population.get(iv.label, {"above": 0, "below": 0})
+        t = _tally(by_iv.get(iv.label, []), threshold, decisions)
+        failed += t["failed"]
+        human += t["human"]
+        for k in _LABELS:
+            lab[k] += t[k]
+        for side in ("above", "below"):
+            tot[side][0] += t[side][0]
+            tot[side][1] += t[side][1]
+            if t[side][0]:
+                tot[side][2] += pop[side] * t[side][1] / t[side][0]
+                weight[side] += pop[side]
+        iv_rows.append(_interval_row(iv, pop, len(by_iv.get(iv.label, [])), t))
+    return {
+        "sampled": len(rows), "judged": len(rows) - failed, "failed": failed, "human_decided": human,
+        "fp": tot["above"][1], "judged_above": tot["above"][0], "fp_rate": _rate(tot["above"][1], tot["above"][0]),
+        "fp_weighted_rate": round(tot["above"][2] / weight["above"], 4) if weight["above"] else None,
+        "fn": tot["below"][1], "judged_below": tot["below"][0], "fn_rate": _rate(tot["below"][1], tot["below"][0]),
+        "fn_weighted_rate": round(tot["below"][2] / weight["below"], 4) if weight["below"] else None,
+        **lab, "intervals": iv_rows,
+    }
+
+
+def _tally(rows: list[dict[str, Any]], threshold: float,
+           decisions: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """One interval's counts: judged and errors per side of the threshold, the written labels' counts
+    (:data:`_LABELS`), judge failures (excluded from the rest), human decisions, and the scores."""
+    t: dict[str, Any] = {"above": [0, 0], "below": [0, 0], "scores": [], "failed": 0, "human": 0,
+                         **dict.fromkeys(_LABELS, 0)}
+    for j in rows:
+        s, from_human = effective_score(j, decisions)
+        t["human"] += from_human
+        if s is None:
+            t["failed"] += 1
+            continue
+        t["scores"].append(s)
+        if j.get("accepted"):
+            t["accepted_judged"] += 1
+            t["accepted_fp"] += s < 3
+        elif j.get("veto"):
+            t["vetoed_judged"] += 1
+            t["vetoed_synonymous"] += s > 3
+        side = "above" if j["score"] >= threshold else "below"
+        t[side][0] += 1
+        t[side][1] += (s < 3) if side == "above" else (s > 3)
+    return t
+
+
+def _interval_row(iv: Interval, pop: dict[str, int], sampled: int, t: dict[str, Any]) -> dict[str, Any]:
+    """The interval's row of summary.json (paper Fig. 5) from its :func:`_tally`."""
+    scores = t["scores"]
+    return {
+        "interval": iv.label, "lo": iv.lo, "hi": iv.hi,
+        "population": pop["above"] + pop["below"], "population_above": pop["above"],
+        "sampled": sampled, "judged": t["above"][0] + t["below"][0],
+        "fp": t["above"][1], "fn": t["below"][1], "judged_above": t["above"][0],
+        "judged_below": t["below"][0],
+        "mean_judge": round(sum(scores) / len(scores), 3) if scores else None,
+    }
 
 
 def summary_markdown(s: dict[str, Any]) -> str:

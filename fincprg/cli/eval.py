@@ -58,30 +58,12 @@ def eval_cmd(
         if metric not in METRICS:
             raise FincprgError(f"--metric {metric!r} is not one of {', '.join(METRICS)}")
         if results is not None:
-            from fincprg.evaluate.harness import read_results_csv
-
-            if correlate is None:
-                raise FincprgError("--results only makes sense with --correlate")
-            by_subset = read_results_csv(results, metric)
+            by_subset = _read_results(results, metric, correlate)
         else:
-            if dataset is None:
-                raise FincprgError("give a DATASET folder (or --results CSV with --correlate)")
-            from fincprg.evaluate.harness import format_markdown, run_eval, write_outputs
-
-            res = run_eval(dataset, retriever or None, subsets=subset or None, split=split, k=k,
-                           show_progress=not quiet, keep_runs=save_runs, slices=slice_ or None)
-            typer.echo(format_markdown(res))  # stdout holds the tables only: `fincprg eval ... > results.md`
-            if out is not None:
-                for p in write_outputs(res, out):
-                    typer.echo(f"wrote {p}", err=True)
-            failed = res.failures
-            by_subset = res.metric(metric)
+            by_subset, failed = _run_retrievers(dataset, retriever, subset, split, k, out, save_runs, slice_,
+                                                metric, quiet)
         if correlate is not None:
-            from fincprg.evaluate.correlation import correlate as corr
-            from fincprg.evaluate.correlation import read_scores_csv
-
-            typer.echo(f"\n### Correlation of {metric} with {correlate.name}\n")
-            typer.echo(corr(read_scores_csv(correlate), by_subset))
+            _print_correlation(correlate, metric, by_subset)
     except HANDLED as e:
         fail(e)
     if failed:
@@ -90,3 +72,39 @@ def eval_cmd(
                     "tables' notes); the other retrievers' results are complete", err=True, fg=typer.colors.RED)
         raise typer.Exit(RETRIEVER_FAILED_EXIT)
 
+
+def _read_results(results: Path, metric: str, correlate: Optional[Path]) -> dict[str, dict[str, float]]:
+    """``metric`` per subset and retriever from an earlier results.csv (only for --correlate)."""
+    from fincprg.errors import FincprgError
+    from fincprg.evaluate.harness import read_results_csv
+
+    if correlate is None:
+        raise FincprgError("--results only makes sense with --correlate")
+    return read_results_csv(results, metric)
+
+
+def _run_retrievers(dataset: Optional[Path], retriever: Optional[list[str]], subset: Optional[list[str]], split: str,
+                    k: int, out: Optional[Path], save_runs: bool, slice_: Optional[list[str]], metric: str,
+                    quiet: bool) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """Run and print the retrievers' tables (and write them to ``out``); ``metric`` per subset, and the failures."""
+    from fincprg.errors import FincprgError
+
+    if dataset is None:
+        raise FincprgError("give a DATASET folder (or --results CSV with --correlate)")
+    from fincprg.evaluate.harness import format_markdown, run_eval, write_outputs
+
+    res = run_eval(dataset, retriever or None, subsets=subset or None, split=split, k=k,
+                   show_progress=not quiet, keep_runs=save_runs, slices=slice_ or None)
+    typer.echo(format_markdown(res))  # stdout holds the tables only: `fincprg eval ... > results.md`
+    if out is not None:
+        for p in write_outputs(res, out):
+            typer.echo(f"wrote {p}", err=True)
+    return res.metric(metric), res.failures
+
+
+def _print_correlation(correlate: Path, metric: str, by_subset: dict[str, dict[str, float]]) -> None:
+    from fincprg.evaluate.correlation import correlate as corr
+    from fincprg.evaluate.correlation import read_scores_csv
+
+    typer.echo(f"\n### Correlation of {metric} with {correlate.name}\n")
+    typer.echo(corr(read_scores_csv(correlate), by_subset))

@@ -145,6 +145,12 @@ def _mined_notes(stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[s
     return ["", "Mined labels:", "", *notes] if notes else []
 
 
+_LICENCE = ("", "## Licence", "",
+            "The passages are excerpts of the source research reports and inherit the licence and terms of use "
+            "of the corpus they came from; check them before redistributing. Generated queries and labels "
+            "follow the same terms.", "")
+
+
 def render_card(
     *,
     cfg: PipelineConfig,
@@ -168,6 +174,25 @@ def render_card(
            "answers as a whole; beyond the paper), topic queries from clustered report titles, direct labels, and indirect positives mined by comparing equivalent queries "
            "(`fincprg build`).", "",
            "## How the queries were made", ""]
+    out += _query_lines(cfg, query_levels, generators, templates, used)
+    out += _statistics_lines(corpus, stats)
+    out += _split_lines(cfg, dropped)
+    if train_examples is not None:
+        out += [f"`train/flagembedding.jsonl`: {train_examples} training queries (`all` subset, train split) "
+                "with hard negatives from training-report passages only; no negative is a known positive "
+                "(direct or mined, any subset) or has the same text as one.", ""]
+        out += negatives_lines(negatives)
+    out += list(extra)  # sections of other modules, e.g. export.quality's diversity and difficulty
+    out += loading_lines(labelled_splits(stats), signatures.get("export"))
+    out += _provenance_lines(cfg, signatures)
+    out += _LICENCE
+    return "\n".join(out)
+
+
+def _query_lines(cfg: PipelineConfig, query_levels: Mapping[str, int], generators: Mapping[str, Counter[str]],
+                 templates: Counter[str], used: Mapping[str, Mapping[str, Any]] | None) -> list[str]:
+    """How the queries were made: each level's count by generator, the models, the templates and prompts."""
+    out: list[str] = []
     for level in ("sentence", "passage", "report", "intent", "topic"):
         gens = generators.get(level)
         if query_levels.get(level):
@@ -182,10 +207,15 @@ def render_card(
     if templates:
         out += ["", "Templates / prompts and versions (from query provenance):", ""]
         out += [f"- `{t}`: {n} queries" for t, n in sorted(templates.items())]
-    out += ["", "## Statistics", "",
-            f"Corpus: {corpus['passages']} passages from {corpus['reports']} reports "
-            f"({corpus['reports_train']} train, {corpus['reports_test']} test), "
-            f"average passage length {corpus['avg_passage_chars']} characters.", ""]
+    return out
+
+
+def _statistics_lines(corpus: Mapping[str, Any], stats: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """The corpus and ingest counts, Table 1, and what is missing or adds nothing."""
+    out = ["", "## Statistics", "",
+           f"Corpus: {corpus['passages']} passages from {corpus['reports']} reports "
+           f"({corpus['reports_train']} train, {corpus['reports_test']} test), "
+           f"average passage length {corpus['avg_passage_chars']} characters.", ""]
     if corpus.get("untitled") or corpus.get("undated") or corpus.get("rejected"):
         out += [f"Ingest: {corpus.get('rejected', 0)} input records rejected (reasons in `ingest/rejected.jsonl` of "
                 f"the build); {corpus.get('untitled', 0)} reports without a title, which get bottom-up queries only "
@@ -195,7 +225,12 @@ def render_card(
     out += ["", "Average passage length is over the distinct passages each file labels relevant."]
     out += _missing_splits(stats)
     out += _mined_notes(stats)
-    out += ["", "## Subsets and splits", "",
+    return out
+
+
+def _split_lines(cfg: PipelineConfig, dropped: Mapping[str, int]) -> list[str]:
+    """What each subset holds, and how reports, topic queries and labels were split."""
+    return ["", "## Subsets and splits", "",
             "- `sentence`: sentence queries, direct labels (query ⊂ passage); `sentence-mined`: the same "
             "queries with direct + mined labels.",
             "- `passage`: passage queries, direct labels (query ≡ passage); `passage-mined`: direct + mined.",
@@ -216,23 +251,16 @@ def render_card(
             f"(here: {dropped.get('cross_split', 0)} cross-split labels dropped, {dropped.get('dangling', 0)} with "
             "unknown query/passage ids dropped).",
             "- The corpus is shared by both splits (BEIR convention).", ""]
-    if train_examples is not None:
-        out += [f"`train/flagembedding.jsonl`: {train_examples} training queries (`all` subset, train split) "
-                "with hard negatives from training-report passages only; no negative is a known positive "
-                "(direct or mined, any subset) or has the same text as one.", ""]
-        out += negatives_lines(negatives)
-    out += list(extra)  # sections of other modules, e.g. export.quality's diversity and difficulty
-    out += loading_lines(labelled_splits(stats), signatures.get("export"))
-    out += ["## Provenance", "",
-            "Pipeline config hash of the stages that produced this dataset (each stage's declared keys as recorded "
-            f"in its manifest, runtime-only knobs excluded): `{config_hash(cfg)}`.", "",
-            "Stage signatures (config + input hashes) of the build that made this dataset:", ""]
+
+
+def _provenance_lines(cfg: PipelineConfig, signatures: Mapping[str, str | None]) -> list[str]:
+    """The config hash and each stage's signature, so a reader can tell which build made the dataset."""
+    out = ["## Provenance", "",
+           "Pipeline config hash of the stages that produced this dataset (each stage's declared keys as recorded "
+           f"in its manifest, runtime-only knobs excluded): `{config_hash(cfg)}`.", "",
+           "Stage signatures (config + input hashes) of the build that made this dataset:", ""]
     out += [f"- {stage}: `{sig or 'unknown'}`" for stage, sig in signatures.items()]
-    out += ["", "## Licence", "",
-            "The passages are excerpts of the source research reports and inherit the licence and terms of use "
-            "of the corpus they came from; check them before redistributing. Generated queries and labels "
-            "follow the same terms.", ""]
-    return "\n".join(out)
+    return out
 
 
 def verify_lines(manifest: Mapping[str, Any] | None) -> list[str]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Literal
 
 from fincprg.records import Topic, TopicAssignment
@@ -156,7 +156,22 @@ def ensure_topic_test(
     if evaluate(unit_split)[1]:
         return dict(unit_split)
     sizes = Counter(units.values())
-    total = sum(sizes.values())
+    best = _cheapest_move(topics, units, unit_split, under, topic_labels, evaluate, sizes, seed)
+    if best is None:
+        return dict(unit_split)
+    moved, locked = best
+    out = {u: ("test" if u in locked else s) for u, s in unit_split.items()}
+    _give_back(out, locked, sizes, round(sum(sizes.values()) * test_fraction), seed)
+    log.info("export split: moved topic node %s to test (no topic label would otherwise be in test)", moved)
+    return out
+
+
+def _cheapest_move(topics: list[str], units: Mapping[str, str], unit_split: Mapping[str, str],
+                   under: Mapping[str, set[str]], topic_labels: Mapping[str, set[str]],
+                   evaluate: Callable[[Mapping[str, str]], tuple[set[str], set[str]]], sizes: Mapping[str, int],
+                   seed: int) -> tuple[str, set[str]] | None:
+    """The topic node to move to test, and the units that go with it: among the moves that put the node's labels in
+    test and keep some topic label in train, the one moving fewest reports (ties: hash, then id)."""
     best: tuple[tuple[int, float, str], set[str]] | None = None
     for t in topics:
         need = {units[r] for r in under.get(t, set()) | set(topic_labels[t]) if r in units}
@@ -170,20 +185,17 @@ def ensure_topic_test(
         key = (cost, unit_hash(seed, f"topic:{t}"), t)
         if best is None or key < best[0]:
             best = (key, need)
-    if best is None:
-        return dict(unit_split)
-    locked = best[1]
-    out = {u: ("test" if u in locked else s) for u, s in unit_split.items()}
-    # Give back other test units (hash order) while that brings the test share closer to target.
-    target = round(total * test_fraction)
+    return None if best is None else (best[0][2], best[1])
+
+
+def _give_back(out: dict[str, str], locked: set[str], sizes: Mapping[str, int], target: int, seed: int) -> None:
+    """Give back other test units (hash order) to train while that brings the test share closer to ``target``."""
     taken = sum(sizes[u] for u, s in out.items() if s == "test")
     for u in sorted((u for u, s in out.items() if s == "test" and u not in locked),
                     key=lambda u: (unit_hash(seed, u), u)):
         if abs(taken - sizes[u] - target) < abs(taken - target):
             out[u] = "train"
             taken -= sizes[u]
-    log.info("export split: moved topic node %s to test (no topic label would otherwise be in test)", best[0][2])
-    return out
 
 
 def topic_reports(nodes: Mapping[str, Topic]) -> dict[str, set[str]]:

@@ -1,6 +1,7 @@
 """Map one raw input record onto a :class:`~fincprg.records.Report` (or a Rejection saying why not)."""
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import re
@@ -138,18 +139,51 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper, *, need_text: bo
     Raises:
         InputError: a report has no text and ``ingest.skip_empty`` is false.
     """
-    plan = mapper.plan(tuple(raw.fields))
+    vals, meta = _pick(raw, mapper)
+    src = raw.source
+    got = _clean_fields(vals, src)
+    if isinstance(got, Rejection):
+        return got
+    cleaned, removed = got
+    title, text, rid = cleaned["title"], cleaned["text"], cleaned["id"]
+    if text is None and not need_text:
+        text = ""
+    if (missing := _missing(title, text, rid, src, cfg)) is not None:
+        return missing
+    title = title or ""  # untitled: bottom-up generation runs; topics and title-based completion skip it
+    if rid is None:
+        # Stable across runs and input order: the same report always gets the same id.
+        rid = "r" + hashlib.sha1(f"{title}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    date = _date(vals.get("date"), meta, src, rid, cfg)
+    if isinstance(date, Rejection):
+        return date
+    if removed:
+        meta["_control_chars_removed"] = removed
+    company, code = cleaned["company"], _norm_code(vals.get("stock_code"))
+    if company is None or code is None:
+        t_co, t_code = parse_title_company(title)
+        company, code = company or t_co, code or t_code
+    report_type = _kind_and_broker(title, text, company, cleaned["report_type"], meta)
+    return Report(id=rid, title=title, text=text, date=date, company=company, stock_code=code,
+                  industry=cleaned["industry"], report_type=report_type, source=src, meta=meta)
+
+
+def _pick(raw: Raw, mapper: FieldMapper) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first present value of each Report field (by the mapper's plan), and the unmapped fields as meta."""
     used: set[str] = set()
     vals: dict[str, Any] = {}
-    for f, keys in plan.items():
+    for f, keys in mapper.plan(tuple(raw.fields)).items():
         for k in keys:
             used.add(k)
             v = raw.fields[k]
             # a NaN date is a non-finite number like Infinity (a bad date), not an empty cell
             if f not in vals and (_present(v) or (f == "date" and isinstance(v, float))):
                 vals[f] = v
-    meta = {k: v for k, v in raw.fields.items() if k not in used}
-    src = raw.source
+    return vals, {k: v for k, v in raw.fields.items() if k not in used}
+
+
+def _clean_fields(vals: Mapping[str, Any], src: str) -> tuple[dict[str, str | None], int] | Rejection:
+    """The text fields cleaned, and how many control characters went; a Rejection for a bad id or a non-text field."""
     rid = vals.get("id")
     if rid is not None and not isinstance(rid, (dict, list, tuple, bool)):
         rid = str(rid).strip()
@@ -167,9 +201,11 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper, *, need_text: bo
                              detail=f"{src}: field {f!r} is {e}, not text; give it a string (join paragraph "
                                     "lists into one string) or map the right input field with ingest.fields")
         removed += n
-    title, text, rid = cleaned["title"], cleaned["text"], cleaned["id"]
-    if text is None and not need_text:
-        text = ""
+    return cleaned, removed
+
+
+def _missing(title: str | None, text: str | None, rid: str | None, src: str, cfg: IngestConfig) -> Rejection | None:
+    """A Rejection for a report without text (an error unless ``ingest.skip_empty``) or, when required, a title."""
     if text is None:
         detail = (f"{src}: report {rid or ''} has no text; add a text/content/正文 field, map yours with "
                   "ingest.fields (e.g. --set ingest.fields.研报内容=text), or remove the record")
@@ -181,13 +217,13 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper, *, need_text: bo
                          detail=f"{src}: report {rid or ''} has no title; add a title/标题 field or map yours "
                                 "with ingest.fields (e.g. --set ingest.fields.研报标题=title), or set "
                                 "ingest.require_title: false to keep untitled reports")
-    title = title or ""  # untitled: bottom-up generation runs; topics and title-based completion skip it
-    if rid is None:
-        # Stable across runs and input order: the same report always gets the same id.
-        rid = "r" + hashlib.sha1(f"{title}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    raw_date = vals.get("date")
+    return None
+
+
+def _date(raw_date: Any, meta: dict[str, Any], src: str, rid: str, cfg: IngestConfig) -> dt.date | None | Rejection:
+    """The parsed date; a bad one rejects the report (``ingest.on_bad_date: reject``) or is kept in meta."""
     try:
-        date = parse_date(raw_date)
+        return parse_date(raw_date)
     except ValueError as e:
         if cfg.on_bad_date == "reject":
             return Rejection(source=src, report_id=rid, reason="bad_date",
@@ -195,14 +231,14 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper, *, need_text: bo
                                     "the report without a date")
         log.debug("%s: %s; kept with date=None (ingest.on_bad_date: null)", src, e)
         meta["_bad_date"] = raw_date if isinstance(raw_date, str) else _short(raw_date)  # JSON has no inf/nan
-        date = None
-    if removed:
-        meta["_control_chars_removed"] = removed
-    company, code = cleaned["company"], _norm_code(vals.get("stock_code"))
-    if company is None or code is None:
-        t_co, t_code = parse_title_company(title)
-        company, code = company or t_co, code or t_code
-    report_type = _norm_type(cleaned["report_type"])
+        return None
+
+
+def _kind_and_broker(title: str, text: str, company: str | None, report_type: str | None,
+                     meta: dict[str, Any]) -> str | None:
+    """The report type (from the field, else read from the title, masthead or first lines, noted in meta) and the
+    broker, which goes to meta."""
+    report_type = _norm_type(report_type)
     masthead = meta.get("masthead") if isinstance(meta.get("masthead"), str) else None
     if report_type is None:  # no type field: the title, masthead or first lines say it (finance.reportkind)
         report_type, how = report_kind(title, masthead=masthead, text=text, company=company)
@@ -210,5 +246,4 @@ def to_report(raw: Raw, cfg: IngestConfig, mapper: FieldMapper, *, need_text: bo
             meta["report_type_from"] = how
     if broker_of(meta) is None and (broker := report_broker(text, title, masthead)):
         meta["broker"] = broker  # never a subject (generate, verify)
-    return Report(id=rid, title=title, text=text, date=date, company=company, stock_code=code,
-                  industry=cleaned["industry"], report_type=report_type, source=src, meta=meta)
+    return report_type

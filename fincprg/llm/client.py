@@ -40,7 +40,7 @@ from fincprg.llm.budget import Budget, BudgetExceeded, active_budget, message_ch
 from fincprg.llm.ratelimit import Limiter, make_limiter
 from fincprg.llm.cache import ResponseCache, cache_key
 from fincprg.llm.redact import redact, register_secret
-from fincprg.llm.result import LLMResult, _accepts, _cached, price_for  # noqa: F401 - re-exported
+from fincprg.llm.result import LLMResult, _accepts, _cached, _restored, price_for  # noqa: F401 - re-exported
 from fincprg.registry import LLM_CLIENTS
 
 log = logging.getLogger(__name__)
@@ -180,9 +180,7 @@ class LLMClient:
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                # masked again: a cache written before answers were redacted may hold a key
-                cached = LLMResult(redact(hit["text"]), None, True, hit.get("usage", {}), hit.get("finish_reason"),
-                                   hit.get("model"))
+                cached = _restored(hit)
                 if _accepts(accept, cached):
                     self._add("cache_hits")
                     return cached
@@ -215,6 +213,10 @@ class LLMClient:
                 log.debug("LLM request failed: %s", why)  # no exc_info: a traceback's locals may hold the key
                 return self._failed(why)
         self._answered = self._succeeded = True
+        return self._keep(resp, key, accept)
+
+    def _keep(self, resp: Completion, key: str, accept: Callable[[LLMResult], bool] | None) -> LLMResult:
+        """Count a completion's tokens and cache it when the caller accepts it; an empty one is a failure."""
         usage, text, finish = resp.usage, resp.text, resp.finish_reason
         self._add("prompt_tokens", usage.get("prompt_tokens", 0))
         self._add("completion_tokens", usage.get("completion_tokens", 0))

@@ -163,21 +163,9 @@ def _complete(span: str) -> tuple[Any, bool] | None:
                 top[1] = "comma"  # what the parent expects once this child closes
             frames.append(["}" if ch == "{" else "]", "key" if ch == "{" else "value", -1])
             i += 1
-        elif ch in "}]":
-            empty = want == ("key" if ch == "}" else "value") and top is not None and top[2] < 0
-            if not top or ch != top[0] or not (want == "comma" or empty):
-                return None  # a mismatched bracket or a trailing comma: not clean JSON
-            frames.pop()
-            i += 1
-        elif ch == ":":
-            if not top or want != "colon":
+        elif ch in "}]:,":
+            if not _punctuation(ch, frames, i):
                 return None
-            top[1] = "value"
-            i += 1
-        elif ch == ",":
-            if not top or want != "comma":
-                return None
-            top[1], top[2] = ("key" if top[0] == "}" else "value"), i
             i += 1
         else:
             m = _LITERAL.match(span, i)
@@ -188,8 +176,32 @@ def _complete(span: str) -> tuple[Any, bool] | None:
             if top:
                 top[1] = "comma"
             i = m.end()
-    if not frames:
-        return None
+    return _close(span, i, str_start, frames) if frames else None
+
+
+def _punctuation(ch: str, frames: list[list[Any]], i: int) -> bool:
+    """Apply the closing bracket, colon or comma at ``i`` to the open ``frames``; False where clean JSON has none."""
+    top = frames[-1] if frames else None
+    want = top[1] if top else "value"
+    if ch in "}]":
+        empty = want == ("key" if ch == "}" else "value") and top is not None and top[2] < 0
+        if not top or ch != top[0] or not (want == "comma" or empty):
+            return False  # a mismatched bracket or a trailing comma: not clean JSON
+        frames.pop()
+    elif ch == ":":
+        if not top or want != "colon":
+            return False
+        top[1] = "value"
+    else:
+        if not top or want != "comma":
+            return False
+        top[1], top[2] = ("key" if top[0] == "}" else "value"), i
+    return True
+
+
+def _close(span: str, i: int, str_start: int, frames: list[list[Any]]) -> tuple[Any, bool] | None:
+    """Close the prefix ``span[:i]`` that :func:`_complete` walked (``str_start``: where a cut-off string opened,
+    else -1): finish that string, drop a dangling comma, fill a missing value, close the brackets, decode."""
     text, cut_string = span[:i], str_start >= 0
     if cut_string:
         body = _PARTIAL_ESCAPE.sub("", span[str_start + 1:])

@@ -8,6 +8,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from fincprg.llm.redact import redact
+
 log = logging.getLogger(__name__)
 
 Accept = Callable[["LLMResult"], bool]
@@ -54,3 +56,9 @@ def _accepts(accept: Accept | None, result: LLMResult) -> bool:
 def _cached(result: LLMResult) -> dict[str, Any]:
     """What the cache stores of an accepted answer (read back by ``achat``)."""
     return {"text": result.text, "usage": result.usage, "finish_reason": result.finish_reason, "model": result.model}
+
+
+def _restored(hit: dict[str, Any]) -> LLMResult:
+    """A cached answer (:func:`_cached`) as ``achat`` returns it, masked again: a cache written before answers
+    were redacted may hold a key."""
+    return LLMResult(redact(hit["text"]), None, True, hit.get("usage", {}), hit.get("finish_reason"), hit.get("model"))

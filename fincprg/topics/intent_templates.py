@@ -310,23 +310,12 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
     names (a keyword that names one is a company, not a theme). ``max_intents`` is kept for the config: a topic
     has one subject. ``used``: level ("intent", "topic") -> the frames the topics before this one took, updated
     here (:func:`fincprg.topics.frames.choose` spreads a level over its frames)."""
-    from fincprg.finance.words import sound
-
     if max_intents < 1:
         return []
     used = used if used is not None else {"intent": Counter(), "topic": Counter()}
     scope = f"{topic.industry}行业" if topic.industry else ""
     companies = topic_companies(topic.titles)
-    terms = _subject_terms()
-    # a keyword that can carry a question, as the titles write it whole (航天 -> 商业航天)
-    # (the industry's own name is dropped before it grows: 电力行业 must not become 新能源电力行业)
-    whole = {k: whole_term(surface_form(k, topic.titles), topic.titles) for k in topic.keywords
-             if k and k.lower() in terms and names_industry(k, topic.industry) != "same"}
-    kws = [k for k in dict.fromkeys(whole.values()) if k not in companies and k not in listed and not k.isdigit()]
-    # a theme term the titles write inside longer words is still a theme, as those words
-    grown = {w for k, w in whole.items() if w != k and (k in _theme_terms() or k.lower() in _theme_terms())}
-    # a keyword the tokenizer cannot read as one dictionary noun (个护, 资管) makes no clear question
-    kws = [k for k in kws if sound(k)]
+    kws, grown = _topic_keywords(topic, companies, listed)
     key = topic.topic_id
 
     def keyword_questions(words: list[str], room: int) -> list[tuple[str, str]]:
@@ -344,14 +333,6 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         return [fq for c in names for t in companies[c]
                 if (fq := title_question(f"{key}|{c}|{t}", c, t, used["topic"]))[1]]
 
-    def result(frame: str, intent: str, subs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        subs = list({q: (f, q) for f, q in subs}.values())[:max_subqueries]  # first of each question
-        if subs:
-            used["intent"].update([frame] if intent else [])
-            used["topic"].update(f for f, _ in subs)
-        return [{"intent": intent, "subqueries": [q for _, q in subs],
-                 "frames": {"intent": frame, "subqueries": [f for f, _ in subs]}}] if subs else []
-
     names = topic_subjects(companies, len(topic.titles))
     # a subquery names a company only where its reports are more than half the topic's (issue 50: a topic mixing
     # companies was asked about one with few of its reports); a pair's comparison is the intent's alone
@@ -360,15 +341,44 @@ def template_intents(topic: TopicInput, *, max_subqueries: int = 5, max_intents:
         own = [k for k in kws if any(k in t for n in names for t in companies[n])]
         subs = title_questions(major)[:max_subqueries]
         subs += keyword_questions(own, max_subqueries - len(dict.fromkeys(q for _, q in subs)))
-        return result(*_company_intent(key, names, companies, own, used["intent"]), subs)
+        return _result(*_company_intent(key, names, companies, own, used["intent"]), subs, max_subqueries, used)
     theme = shared_keyword(kws, topic.titles, topic.industry, listed, grown)
     if theme is None or not scope:
         # no shared theme and no company with most of the reports: nothing the topic as a whole is asked
         return []
     subs = keyword_questions([theme, *(k for k in kws if k != theme)], max_subqueries)
     intent = _theme_intent(key, theme, topic.period_of(theme), scope, topic.titles)
-    return result("measure" if _sector_measure(theme) else "industry_event" if theme in _EVENT_INTENTS else "theme",
-                  intent, subs)
+    return _result("measure" if _sector_measure(theme) else "industry_event" if theme in _EVENT_INTENTS else "theme",
+                   intent, subs, max_subqueries, used)
+
+
+def _topic_keywords(topic: TopicInput, companies: Collection[str],
+                    listed: Collection[str]) -> tuple[list[str], set[str]]:
+    """The topic's keywords that can carry a question, as its titles write them whole (航天 -> 商业航天), and the
+    theme terms among them that grew so."""
+    from fincprg.finance.words import sound
+
+    terms = _subject_terms()
+    # (the industry's own name is dropped before it grows: 电力行业 must not become 新能源电力行业)
+    whole = {k: whole_term(surface_form(k, topic.titles), topic.titles) for k in topic.keywords
+             if k and k.lower() in terms and names_industry(k, topic.industry) != "same"}
+    kws = [k for k in dict.fromkeys(whole.values()) if k not in companies and k not in listed and not k.isdigit()]
+    # a theme term the titles write inside longer words is still a theme, as those words
+    grown = {w for k, w in whole.items() if w != k and (k in _theme_terms() or k.lower() in _theme_terms())}
+    # a keyword the tokenizer cannot read as one dictionary noun (个护, 资管) makes no clear question
+    return [k for k in kws if sound(k)], grown
+
+
+def _result(frame: str, intent: str, subs: list[tuple[str, str]], max_subqueries: int,
+            used: dict[str, Counter[str]]) -> list[dict[str, Any]]:
+    """The topic's one intent with its first ``max_subqueries`` distinct subqueries (none without a subquery);
+    their frames are counted in ``used``."""
+    subs = list({q: (f, q) for f, q in subs}.values())[:max_subqueries]  # first of each question
+    if subs:
+        used["intent"].update([frame] if intent else [])
+        used["topic"].update(f for f, _ in subs)
+    return [{"intent": intent, "subqueries": [q for _, q in subs],
+             "frames": {"intent": frame, "subqueries": [f for f, _ in subs]}}] if subs else []
 
 
 def _keyword_frame(k: str) -> str:
