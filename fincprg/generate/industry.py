@@ -160,10 +160,9 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     report's ``subject`` (「板块估值（PE-TTM）为48.6倍」 in a 计算机行业周报), as does a risk list (风险提示) that
     names no company."""
     named = companies_named(text, table, broker)
-    issuers = _as_issuers(text, named, table)
-    if named and not issuers:
-        return None  # only a customer, partner, investee or branch is named: the fact is someone else's
-    named = issuers
+    # a customer, partner, investee, branch or example (「如金禾乳业」) named is not whom the sentence is about: it
+    # reads as one that names no company
+    named = _as_issuers(text, named, table)
     risk = _RISK.search(text)
     if risk and named and min(text.find(n) for n in named) > risk.start():
         return None  # 「风险提示：公司长协谈判…吉祥航空2021年亏损」: the risks are of a 公司 named before, not of it

@@ -147,9 +147,7 @@ class TemplateGenerator:
         broker = ind.report_broker(item.report)
         section = ind.section_company(item.before, self.table, broker)
         sq, named, previous = [], False, f"{section}。" if section else ""
-        # a passage on the industry alone asks it of its unnamed figures, where it names the industry at all
-        industry_passage = not ind.about_companies(text, self.table, broker) and (
-            not subject or _speaks_of(text, subject))
+        industry_passage = not ind.about_companies(text, self.table, broker)
         for s in item.sentences:
             who = ind.sentence_subject(_HEADER.sub("", s.text), subject, table=self.table, broker=broker,
                                        previous=previous, industry_passage=industry_passage)
@@ -297,13 +295,6 @@ class TemplateGenerator:
             sent = next(x for x in re.split(r"[。！？!?]", text) if event in x)
             return qs.event_question(key, e, event, sent, text, year, date)
         return ""
-
-
-def _speaks_of(text: str, industry: str) -> bool:
-    """Whether a passage names its report's industry (化工 of 化工行业): one that does not (a passage on helmet prices
-    in a chemicals report) is asked no 「化工行业…头盔销量」, its fact is no figure of that industry."""
-    stem = re.sub(r"(?:行业|产业|板块|市场)$", "", industry)
-    return bool(stem) and stem in text
 
 
 def default_period(text: str, title: str | None, date: dt.date | None) -> Period | None:
