@@ -17,6 +17,13 @@ SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
 def _isolated_caches(tmp_path_factory, monkeypatch):
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("HF_HOME", str(cache / "hf"))
+    # datasets reads its cache folder once, at import: a module imported by an earlier test (or the default
+    # ~/.cache) would serve a dataset cached from an earlier build at the same temp path
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(cache / "hf" / "datasets"))
+    import sys
+
+    if "datasets.config" in sys.modules:
+        monkeypatch.setattr(sys.modules["datasets.config"], "HF_DATASETS_CACHE", cache / "hf" / "datasets")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.setenv("FINCPRG_CACHE", str(cache / "fincprg"))
@@ -32,8 +39,6 @@ def _isolated_caches(tmp_path_factory, monkeypatch):
     from fincprg.finance import use_words
 
     use_words(())  # stages register their corpus's company names; later tests start clean
-    import sys
-
     if "fincprg.models.load" in sys.modules:  # a test's stand-in model must not be served to the next test
         sys.modules["fincprg.models.load"].clear_cache()
     os.environ.pop("TQDM_DISABLE", None)
