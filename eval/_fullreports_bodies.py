@@ -145,9 +145,8 @@ def load_cfb(part: str = "all", seen: frozenset[str] = frozenset()) -> Pools:
     """CFBenchmark bodies grouped by the listed company they name most, and sector news by Shenwan industry.
 
     ``part`` keeps the CFBenchmark bodies and sector news of one part (``held-out`` or ``learn``, eval/_cfb_split.py);
-    ``seen`` drops every
-    body or news item with a sentence in it (the body sentences of earlier draws), so a reading can draw reports
-    no developer looked at."""
+    ``seen`` drops every body or news item with a sentence in it (the body sentences of earlier draws), so a reading
+    can draw reports no developer looked at."""
     from eval._cfb_split import part_of
 
     names = _stock_names()

@@ -125,15 +125,12 @@ def _as_issuers(text: str, named: list[str], table: Any | None) -> list[str]:
     return [n for n in named if n in issuers]
 
 
-_HEADED = re.compile(r"\s*[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}")
-
-
 def section_company(before: str, table: Any | None, broker: str | None) -> str | None:
     """The company whose section a passage continues: the last listed company the report's text before it names
     with its code, as a section is headed (「龙净环保（600388）：…」), or None."""
     import unicodedata
 
-    from fincprg.generate.subject import role
+    from fincprg.generate.subject import CODE_AFTER, role
 
     if not before or table is None:
         return None
@@ -142,7 +139,7 @@ def section_company(before: str, table: Any | None, broker: str | None) -> str |
     # atop its section a report names the company with its code (「龙净环保（600388）：」); a name without one is a
     # customer, peer or partner the section mentions (「获得宁德时代定点采购订单」)
     last = [o for o in table.occurrences(t) if o.key in named and role(t, o) == "issuer"
-            and _HEADED.match(t, o.end)]
+            and CODE_AFTER.match(t[o.end:o.end + 16].lstrip(" 　"))]
     return max(last, key=lambda o: o.start).key if last else None
 
 

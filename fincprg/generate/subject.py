@@ -55,7 +55,7 @@ NOT_ISSUER_AFTER = re.compile(
 # ... or with 公司 as another party later in its sentence: an investor or partner (「TCL科技具有公司所在行业…资源，
 # …与公司具有较高的协同效应」, 「…能够给公司带来…」)
 COMPANY_AS_OTHER = re.compile(r"(?:与|给)(?:本)?公司|公司所在")
-_CODE_AFTER = re.compile(r"^[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}(?:\.(?:SH|SZ|BJ))?\s*[)）]", re.I)
+CODE_AFTER = re.compile(r"^[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}(?:\.(?:SH|SZ|BJ))?\s*[)）]", re.I)
 # 公司 opening a clause: the issuer as the subject (not 子公司, 母公司, 持有公司, 同行业公司 …)
 _ISSUER_WORD = re.compile(r"(?:^|[，,；;：:\s])(?:本)?公司(?!股东)")
 
@@ -67,7 +67,7 @@ def role(text: str, o: Any) -> str:
     if o.by_code:  # a code stands beside a name (「德方纳米（300769）」): read the name's place
         return "issuer"
     before = text[max(0, o.start - 8):o.start].rstrip(" 　")
-    after = _CODE_AFTER.sub("", text[o.end:o.end + 16].lstrip(" 　"))
+    after = CODE_AFTER.sub("", text[o.end:o.end + 16].lstrip(" 　"))
     if NOT_ISSUER_BEFORE.search(before) or NOT_ISSUER_AFTER.match(after):
         return "other"
     stop = _SENTENCE_END.search(text, o.end)
