@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from fincprg.finance.sections import SECTION_CHARS
 from fincprg.records import Failure, Passage, Report, Sentence
 
 
@@ -19,7 +20,7 @@ class PassageInput:
     before: str = ""
 
 
-BEFORE = 2000
+BEFORE = SECTION_CHARS
 
 
 @dataclass(frozen=True)

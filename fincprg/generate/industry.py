@@ -31,6 +31,11 @@ _NEW_ITEM = re.compile(r"公司(?:发布|公布|披露)[^。；]{0,12}(?:年报|
 _LEAD = 12  # characters: where a sentence names the company it is about
 
 
+def writes_self(text: str) -> bool:
+    """Whether ``text`` writes 公司 of a company speaking of itself (not 上市公司, 子公司, 各公司 …)."""
+    return bool(_SELF.search(text))
+
+
 def is_wide(report: Any, company: str | None, title_subject: str | None) -> bool:
     """Whether a report speaks for an industry or the market: its type says so, or untyped, it names no company
     and its title names an industry or market."""
@@ -111,7 +116,7 @@ def issuers_named(text: str, table: Any | None, broker: str | None) -> set[str]:
     return named
 
 
-def _as_issuers(text: str, named: list[str], table: Any | None) -> list[str]:
+def as_issuers(text: str, named: list[str], table: Any | None) -> list[str]:
     """The names of ``named`` that ``text`` writes the way a report names the company it speaks of at least once
     (:func:`fincprg.generate.subject.role`): not only as a customer (「战略客户万华化学」), partner or investee."""
     import unicodedata
@@ -125,22 +130,26 @@ def _as_issuers(text: str, named: list[str], table: Any | None) -> list[str]:
     return [n for n in named if n in issuers]
 
 
-def section_company(before: str, table: Any | None, broker: str | None) -> str | None:
-    """The company whose section a passage continues: the last listed company the report's text before it names
-    with its code, as a section is headed (「龙净环保（600388）：…」), or None."""
+def section_heads(text: str, table: Any | None, broker: str | None) -> list[tuple[int, str]]:
+    """``(offset in the NFKC-normalised text, company)`` where ``text`` heads a company's section
+    (:func:`fincprg.finance.sections.heads`), the company named there as an issuer (:func:`~fincprg.generate.subject.
+    role`), not as a customer or peer, and not an ordinary word, a 《title》 or a broker acting."""
     import unicodedata
 
-    from fincprg.generate.subject import CODE_AFTER, role
+    from fincprg.finance.sections import heads
+    from fincprg.generate.subject import role
 
-    if not before or table is None:
-        return None
-    t = unicodedata.normalize("NFKC", before)
+    if not text or table is None:
+        return []
+    t = unicodedata.normalize("NFKC", text)
     named = set(companies_named(t, table, broker))
-    # atop its section a report names the company with its code (「龙净环保（600388）：」); a name without one is a
-    # customer, peer or partner the section mentions (「获得宁德时代定点采购订单」)
-    last = [o for o in table.occurrences(t) if o.key in named and role(t, o) == "issuer"
-            and CODE_AFTER.match(t[o.end:o.end + 16].lstrip(" 　"))]
-    return max(last, key=lambda o: o.start).key if last else None
+    return [(o.start, o.key) for o in heads(t, table, broker) if o.key in named and role(t, o) == "issuer"]
+
+
+def section_company(before: str, table: Any | None, broker: str | None) -> str | None:
+    """The company whose section a passage continues: the last one the report's text before it heads, or None."""
+    found = section_heads(before, table, broker)
+    return found[-1][1] if found else None
 
 
 def about_companies(text: str, table: Any | None, broker: str | None) -> bool:
@@ -159,7 +168,7 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     named = companies_named(text, table, broker)
     # a customer, partner, investee, branch or example (「如金禾乳业」) named is not whom the sentence is about: it
     # reads as one that names no company
-    named = _as_issuers(text, named, table)
+    named = as_issuers(text, named, table)
     risk = _RISK.search(text)
     if risk and named and min(text.find(n) for n in named) > risk.start():
         return None  # 「风险提示：公司长协谈判…吉祥航空2021年亏损」: the risks are of a 公司 named before, not of it

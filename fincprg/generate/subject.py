@@ -31,6 +31,7 @@ from collections import Counter
 from typing import Any
 
 from fincprg.finance.ordinary import ordinary_name
+from fincprg.finance.sections import CODE_AFTER
 from fincprg.wordlists import WordLists
 
 _W = WordLists("fincprg.generate")  # generate/data/words.jsonl
@@ -55,7 +56,6 @@ NOT_ISSUER_AFTER = re.compile(
 # ... or with 公司 as another party later in its sentence: an investor or partner (「TCL科技具有公司所在行业…资源，
 # …与公司具有较高的协同效应」, 「…能够给公司带来…」)
 COMPANY_AS_OTHER = re.compile(r"(?:与|给)(?:本)?公司|公司所在")
-CODE_AFTER = re.compile(r"^[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}(?:\.(?:SH|SZ|BJ))?\s*[)）]", re.I)
 # 公司 opening a clause: the issuer as the subject (not 子公司, 母公司, 持有公司, 同行业公司 …)
 _ISSUER_WORD = re.compile(r"(?:^|[，,；;：:\s])(?:本)?公司(?!股东)")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -21,6 +22,7 @@ from fincprg.contract import StageContext
 from fincprg.finance import parse_title_company
 from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_of, same_broker
+from fincprg.finance.sections import SECTION_CHARS, heads, section_of
 from fincprg.records import Passage, Query
 from fincprg.verify.reading import Listed, Reading, ReportInfo, Subjects, variants
 from fincprg.verify.registry import ALL, TOPIC, rule
@@ -102,9 +104,7 @@ def asked_names(query: str, subjects: Subjects) -> frozenset[str]:
     return frozenset().union(*asked) if asked else subjects.names
 
 
-SECTION_CHARS = 2000  # the text before a passage read for its section's company (generate.base.BEFORE)
 _GONGSI = re.compile(r"(?<![子母])公司(?!债)")
-_CODE = r"\s*[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}"
 
 
 class Sources:
@@ -172,28 +172,28 @@ class Sources:
         if self._last is None or self._last[0] != p.id:
             info = self.reports[p.report_id]
             named = self.mentioned(f"{p.text}\n{info.title}", cache=False)
-            got = passage_subjects(info, p.text, named + self.section_company(p, info, named))
+            got = passage_subjects(info, p.text, named + self.section_company(p, info))
             if p.id not in self._read:
                 self._read.add(p.id)
                 self._no_subject += got.empty
             self._last = (p.id, got)
         return self._last[1]
 
-    def section_company(self, p: Passage, info: ReportInfo, named: tuple[str, ...]) -> tuple[str, ...]:
-        """An industry report names a company atop its section and then writes 公司 of it: a passage naming no
-        company that writes 公司 continues the section of the company the text before it names last (as the
-        generator reads it, generate.industry.section_company)."""
-        if info.kind != "industry" or named or not _GONGSI.search(p.text):
+    def section_company(self, p: Passage, info: ReportInfo) -> tuple[str, ...]:
+        """An industry report heads a company's section and then writes 公司 of it: a passage that writes 公司 before
+        any section it heads itself continues the section the text before it heads last
+        (:mod:`fincprg.finance.sections`, read as the generator reads it)."""
+        if info.kind != "industry" or self.table is None or not _GONGSI.search(p.text):
+            return ()
+        inside = heads(p.text, self.table, info.broker)
+        if inside and not _GONGSI.search(unicodedata.normalize("NFKC", p.text)[:inside[0].start]):
             return ()
         i, before = self.passage_at.get(p.id, 0), ""
         while i > 0 and len(before) < SECTION_CHARS and self.passages[i - 1].report_id == p.report_id:
             i -= 1
             before = self.passages[i].text + "\n" + before
-        before = before[-SECTION_CHARS:]
-        # named with its code, as a section is headed (「龙净环保（600388）：」), not a customer or peer it mentions
-        heads = {n: max(m.start() for m in found) for n in self.mentioned(before, cache=False)
-                 if not same_broker(n, info.broker) and (found := list(re.finditer(re.escape(n) + _CODE, before)))}
-        return (max(heads, key=heads.__getitem__),) if heads else ()
+        head = section_of(before[-SECTION_CHARS:], self.table, info.broker)
+        return (head,) if head else ()
 
     def topic_reports(self, topic_id: str) -> list[ReportInfo]:
         """The topic's reports and its titles without bodies: what its intent and subqueries are read against."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fincprg.config import load_config
 from fincprg.pipeline.runner import run_pipeline
 
@@ -18,10 +20,13 @@ LATER = ("2021年前三季度公司实现营业收入82.37亿元，同比增长1
          "2021年前三季度公司综合毛利率为23.5%，同比下降1.8个百分点，主要由于钢材等原材料价格上涨。")
 
 
-def test_a_later_passage_asks_the_company_its_section_names(tmp_path):
+# a section is headed by the name with its code, or by the name opening a paragraph after a list marker
+@pytest.mark.parametrize("first", [FIRST, "行业观点：环保景气上行。\n1）" + FIRST.replace("（600388）", "")],
+                         ids=["coded", "paragraph"])
+def test_a_later_passage_asks_the_company_its_section_names(tmp_path, first):
     corpus = tmp_path / "reports.jsonl"
     corpus.write_text(json.dumps({"id": "r1", "title": "环保行业深度报告：景气上行", "date": "2021-11-20",
-                                  "report_type": "industry", "text": FIRST + "\n" + LATER}, ensure_ascii=False),
+                                  "report_type": "industry", "text": first + "\n" + LATER}, ensure_ascii=False),
                       encoding="utf-8")
     out = tmp_path / "out"
     run_pipeline(corpus, out, load_config(overrides=["topics.viz=none", "chunk.passage_chars=300"]), show_progress=False)
