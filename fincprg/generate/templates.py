@@ -145,13 +145,11 @@ class TemplateGenerator:
         text = _clean(item.passage.text)
         period = default_period(text, item.report.title, date)
         broker = ind.report_broker(item.report)
-        section = ind.section_company(item.before, self.table, broker)
-        sq, named, previous = [], False, f"{section}。" if section else ""
+        sq, named = [], False
         industry_passage = not ind.about_companies(text, self.table, broker)
-        for s in item.sentences:
+        for s, previous in zip(item.sentences, _section_context(item, self.table, broker)):
             who = ind.sentence_subject(_HEADER.sub("", s.text), subject, table=self.table, broker=broker,
                                        previous=previous, industry_passage=industry_passage)
-            previous = previous + _HEADER.sub("", s.text)
             named = named or who is not None
             # an industry or market is read in its sentence as the company is in a company report's: its figures
             # its own (the frames read 「行业」 before a metric as someone else's)
@@ -200,6 +198,8 @@ class TemplateGenerator:
         # （605168）股价下跌，公司一季度归母净利润下降」)
         e = company if (company and (company in text or not others or has_vague_subject(text))) \
             else (others[0] if others else "")
+        if not wide and e and e == company and company not in text and not has_vague_subject(text):
+            e = self._fact_owner(text, company)
         if wide and e != company:
             return ""  # an industry report's sentence is asked about whom it names (industry.sentence_subject)
         if not e:
@@ -211,6 +211,7 @@ class TemplateGenerator:
             return qs.pick(key, [f"{e}面临哪些主要风险？", f"投资{e}需要关注哪些风险？"])
         if _RATING.search(text) and not facts.metrics:
             return ""  # a rating is the report's of its date: undated, the question matches every report
+        names = names | {e}  # (the subject's own name is no aspect of its metric: 「泸州老窖2021年泸州老窖营业总收入」)
         best: ph.Frame | None = None
         for f in ph.sentence_frames(text, names=names, others=names - {e}, passage_year=passage_year, year=year,
                                     passage_text=passage_text, date=date):
@@ -232,6 +233,26 @@ class TemplateGenerator:
                 event in c and (e in c or "公司" in c) for c in ph.clauses(text)):
             event = None
         return qs.event_question(key, e, event, text, passage_text, year, date) if event else ""
+
+    def _fact_owner(self, text: str, company: str) -> str:
+        """Whom a company report's sentence that neither names its company nor writes 公司 states its fact of:
+        the company, unless it names other listed companies (news of a peer, 「报告期内锦浪科技来自境外的营收…」
+        in a 金盘科技 report, is 锦浪科技's); then the one of them it names as an issuer, or nobody."""
+        if self.table is None:
+            return company
+        listed = [n for n in ind.companies_named(text, self.table, None) if n != company]
+        if not listed:
+            return company
+        issuers = set(ind.as_issuers(text, listed, self.table))
+        if len(issuers) != 1:
+            return ""
+        other = issuers.pop()
+        # a chunk joining two sentences: one that names nobody and writes 公司 or lists risks is the report's company's,
+        # so which of them a question reads is unclear (「风险提示：…。12月2日电，有投资者问，翰宇药业…」)
+        if any(other not in part and (_RISK.search(part) or ind.writes_self(part))
+               for part in re.split(r"(?<=[。！？!?\n])", text) if part.strip()):
+            return ""
+        return other
 
     # ------------------------------------------------------------ passages
 
@@ -310,6 +331,32 @@ def default_period(text: str, title: str | None, date: dt.date | None) -> Period
     if period.part == "FY" and date and period.year == date.year:
         return review if review is not None and review.year == period.year else None
     return period
+
+
+def _section_context(item: PassageInput, table: Any, broker: str | None) -> list[str]:
+    """For each sentence of a wide report's passage, what it continues (:func:`fincprg.generate.industry.
+    sentence_subject`'s ``previous``): the company whose section it is in, then the passage's text before it from
+    that section's head on. A section headed inside the passage (「…。\n长青股份发布2019年年报…」) ends the one
+    before it, whose company the sentences after that head no longer speak of."""
+    import unicodedata
+
+    before = unicodedata.normalize("NFKC", item.before)
+    whole = f"{before}\n{unicodedata.normalize('NFKC', item.passage.text)}" if before else \
+        unicodedata.normalize("NFKC", item.passage.text)
+    start = len(whole) - len(unicodedata.normalize("NFKC", item.passage.text))
+    heads = ind.section_heads(whole, table, broker)
+    out, cursor = [], start
+    for s in item.sentences:
+        at = whole.find(unicodedata.normalize("NFKC", s.text)[:20], cursor)
+        at = cursor if at < 0 else at
+        cursor = at
+        head = [(i, name) for i, name in heads if i < at]
+        if head:
+            i, name = head[-1]
+            out.append(f"{name}。{whole[max(start, i):at]}")
+        else:
+            out.append(whole[start:at])
+    return out
 
 
 def _clean(text: str) -> str:

@@ -145,3 +145,41 @@ def test_a_chunk_joining_two_companies_sentences_and_a_section_headed_with_a_cod
     before = "龙净环保（600388）：环保设备龙头。公司客户包括宁德时代，11月获得宁德时代定点采购订单。"
     assert section_company(before, table, "西南证券") == "龙净环保"
     assert section_company("公司客户包括宁德时代，11月获得宁德时代定点采购订单。", table, "西南证券") is None
+
+
+def test_a_section_is_headed_by_a_code_or_a_name_opening_a_paragraph(table):
+    from fincprg.finance.sections import heads, section_of
+
+    # a name opening a paragraph (after a list marker at most) heads a section, as one followed by its code does
+    assert section_of("行业观点。\n1）长青股份：公司发布2019年年报。", table, "西南证券") == "长青股份"
+    assert section_of("行业观点。\n大唐发电主要经营火电、水电。", table, "西南证券") == "大唐发电"
+    assert section_of("行业观点：龙净环保（600388）订单饱满。", table, "西南证券") == "龙净环保"
+    # a name going on into a list, or named mid-paragraph, or the broker, heads nothing
+    assert heads("行业观点。\n宁德时代、比亚迪等龙头受益。", table, "西南证券") == []
+    assert heads("行业观点。公司获得宁德时代定点采购订单。", table, "西南证券") == []
+    assert heads("行业观点。\n西南证券认为景气向上。", table, "西南证券") == []
+
+
+def test_a_section_headed_inside_a_passage_ends_the_one_before(table):
+    from fincprg.generate.templates import _section_context
+
+    sents = ["公司前三季度营收82亿元，同比增长18%。", "\n长青股份发布2019年年报。", "公司全年营收30亿元，同比增长5%。"]
+    item = _item(sents)
+    item = PassageInput(item.report, item.passage, item.sentences, before="龙净环保（600388）：环保设备龙头。")
+    first, _, third = _section_context(item, table, "西南证券")
+    assert first.startswith("龙净环保。") and third.startswith("长青股份。") and "龙净环保" not in third
+    gen = TemplateGenerator(table=table)
+    q1, _, q3 = gen.generate([item])[0].sentence_queries
+    assert q1.startswith("龙净环保") and q3.startswith("长青股份"), (q1, q3)
+
+
+def test_a_company_reports_sentence_of_a_peer_is_asked_about_the_peer(table):
+    gen = TemplateGenerator(table=table)
+    # neither the report's company nor 公司 in it: the one listed issuer it names owns the fact
+    assert gen._fact_owner("报告期内锦浪科技来自境外的营业收入同比增长60%。", "金盘科技") == "锦浪科技"
+    assert gen._fact_owner("报告期内来自境外的营业收入同比增长60%。", "金盘科技") == "金盘科技"
+    # two issuers named, or a part of the chunk that lists risks of the report's own company: whose is unclear
+    assert gen._fact_owner("锦浪科技境外营收同比增长60%，阳光电源境外营收同比增长40%。", "金盘科技") == ""
+    assert gen._fact_owner("风险提示：原材料价格上涨。\n锦浪科技境外营收同比增长60%。", "金盘科技") == ""
+    q = gen.sentence_query("报告期内锦浪科技来自境外的营业收入同比增长60%。", "金盘科技", key="k")
+    assert "金盘科技" not in q and (q == "" or q.startswith("锦浪科技")), q
