@@ -81,11 +81,12 @@ def plan(pools: B.Pools, n: int, seed: int) -> list[Meta]:
     return out
 
 
-def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple[list[list[str]], set[str], int]:
+def gather(rng: random.Random, pools: B.Pools, meta: Meta,
+           target: int) -> tuple[list[list[str]], set[str], int, list[int]]:
     """Paragraphs for one report: its company's bodies, then its industry's, then any; each sentence once. Also
     the sentences that are padding, off the report's subject: another company's or industry's text in a company
     report, another industry's in an industry report (a CFBenchmark company has only a few bodies), and how many
-    of the paragraphs are on the report's subject.
+    of the paragraphs are on the report's subject, and the bodies it took (their id()).
 
     A company report is padded with industry news, never with another company's report body: such a body says
     公司 of its own issuer, which no real report on this company would print under its title."""
@@ -102,6 +103,7 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple
         own, ind = [], []
     for group in (own, ind, rest):
         rng.shuffle(group)
+        group.sort(key=lambda b: pools.uses[id(b)])  # (stable: the fewest-used first, at random among them)
     seen: set[str] = set()
     paras: list[list[str]] = []
     off: set[str] = set()
@@ -109,7 +111,9 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple
     on_topic = len(own) if meta.report_type == "company" else len(own) + len(ind)
     n_on = 0
     issuer = {id(b): (c, pools.company_meta[c][0]) for c, bs in pools.company_bodies.items() for b in bs}
+    used: list[int] = []
     for i, b in enumerate(own + ind + rest):
+        used.append(id(b))
         if meta.report_type != "company" and id(b) in issuer:
             b = _named(b, *issuer[id(b)])
         for para in b:
@@ -124,7 +128,7 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tuple
                     n_on += 1
         if total >= target:
             break
-    return paras, off, n_on
+    return paras, off, n_on, used
 
 
 _BARE_GONGSI = re.compile(r"(?:^|[，。；：、\s])(?:公司|该公司|本公司)(?!债|治理)")
@@ -242,7 +246,7 @@ def build_doc(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tu
     kind_name = rng.choice(names)
     broker = T.pick_broker(rng)
     fallback = rng.randint(2019, 2024)
-    paras, off_topic, n_on = gather(rng, pools, meta, target)
+    paras, off_topic, n_on, used = gather(rng, pools, meta, target)
     year = report_year(paras[:n_on] or paras, fallback)
     date = f"{year}-{rng.randint(10, 12):02d}-{rng.randint(1, 28):02d}"
     view = _view(rng, paras, kind != "company", _FALLBACK_VIEWS)
@@ -262,7 +266,7 @@ def build_doc(rng: random.Random, pools: B.Pools, meta: Meta, target: int) -> tu
               tables=tables, toc=rng.random() < 0.8, sidebar_first=rng.random() < 0.5, year=year)
     info = {"id": meta.id, "kind": kind, "report_type": meta.report_type, "title": title, "broker": broker.name,
             "date": date, "company": meta.company, "stock_code": meta.code, "industry": meta.industry,
-            "off_topic_sentences": sorted(off_topic)}
+            "off_topic_sentences": sorted(off_topic), "_used": used}
     return doc, info
 
 
@@ -294,6 +298,7 @@ def make_report(pools: B.Pools, meta: Meta, seed: int) -> tuple[list[L.Page], di
         doc, info = build_doc(rng, pools, meta, target)
         pages = paginate(doc, rng)
         if len(pages) >= MIN_PAGES or target > 60000:
+            pools.uses.update(info.pop("_used"))
             return pages, truth_of(info, doc, pages), doc
         target += 3000
 

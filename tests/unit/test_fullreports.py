@@ -142,3 +142,16 @@ def test_an_industry_report_holds_no_body_about_an_unnamed_company() -> None:
 
     assert _unnamed([["公司2020年上半年实现营收8.11亿元。"]])
     assert not _unnamed([["2020年上半年行业营收增长8%，子公司数量增加。"]])
+
+
+def test_a_draw_takes_the_fewest_used_bodies_first() -> None:
+    import random
+
+    pools = G.load_pools("sample")
+    meta = next(m for m in G.plan(pools, 4, seed=1) if m.report_type != "company")
+    first = G.gather(random.Random(1), pools, meta, 1500)[3]
+    pools.uses.update(first)
+    second = G.gather(random.Random(1), pools, meta, 1500)[3]
+    unused = sum(len(bs) for bs in pools.industry_bodies.values()) - len(set(first))
+    # the same seed took the same bodies when nothing counted their use; now it starts with bodies still unused
+    assert unused > 0 and second[0] not in first and not set(second[:min(unused, len(second))]) & set(first)
