@@ -29,7 +29,7 @@ class Request:
     """One LLM call the build will make."""
 
     stage: str  # the stage that sends it: "generate" or "topics"
-    kind: str  # "tree", "rewrite", "intents"
+    kind: str  # "tree", "rewrite", "report", "intents"
     messages: list[dict[str, Any]]
     json_mode: bool | None
     prompt_base: int  # tokens by the counter
@@ -60,6 +60,10 @@ class Measured:
     completion: Callable[[Request], float] | None = None
     reask_share: float | None = None
     extra: dict[str, float] = field(default_factory=dict)  # empty_share, rewrite_share, subqueries_per_topic
+
+
+# kinds whose answers no probe measured (the probes send trees and intents): their synthetic answer's tokens stand
+UNFITTED = ("rewrite", "report")
 
 
 def fit_completion(probes: Sequence[Probe]) -> Callable[[Request], float] | None:
@@ -122,7 +126,7 @@ def account(requests: Sequence[Request], m: Measured, *, reask_share: float, pri
             tot["cached"] += 1
         else:
             pt = r.prompt_base * (m.factor or 1.0)
-            ct = m.completion(r) if m.completion is not None and r.kind != "rewrite" else r.completion_base
+            ct = m.completion(r) if m.completion is not None and r.kind not in UNFITTED else r.completion_base
             send = r.weight
         # re-asks: the conversation so far plus the error, answered again
         share = reask_share if r.kind != "rewrite" else 0.0

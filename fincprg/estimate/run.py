@@ -2,7 +2,7 @@
 
 It runs what is free and deterministic for real: ingest and chunk (into OUT with ``-o``, so the
 build then skips them; else into a temporary folder) and the title clustering of the topics stage
-(into a temporary folder). It renders the real prompts of the generate stage (query trees, rewrites)
+(into a temporary folder). It renders the real prompts of the generate stage (query trees, rewrites, report-level queries)
 and of the topics stage (intents) over the result, and counts the mining traversal without scoring
 (:mod:`fincprg.estimate.pairs`). It sends nothing, except the ``--probe`` requests
 (:mod:`fincprg.estimate.llm`), which land in the build's LLM cache.
@@ -61,6 +61,25 @@ def _rewrite_requests(cfg: PipelineConfig, client: Any, trees: list[Request], co
         msgs = prompt.render(query="字" * qc, passage=t.item.passage.text, title=t.item.report.title)
         out.append(Request("generate", "rewrite", msgs, None, counter.messages(msgs), completion,
                            batch=t.batch, weight=share * (1 + t.n * (1 - empty))))
+    return out
+
+
+def _report_requests(cfg: PipelineConfig, build: L.Build, counter: TokenCounter, batch: int) -> list[Request]:
+    """One report-level request per report with a claim, rendered as generate.report_llm renders them; they go out
+    after every tree batch (``batch``)."""
+    from fincprg.generate.report_level import claim_of, group_reports
+    from fincprg.generate.report_llm import KEY, render
+    from fincprg.llm import load_prompt
+
+    rc = cfg.generate.report
+    prompt = load_prompt(rc.prompt, cfg.generate.language)
+    answer = counter.text(json.dumps({KEY: ["字" * cfg.estimate.query_chars] * rc.max_queries}, ensure_ascii=False))
+    reports = {r.id: r for r in build.reports()}
+    out = []
+    for item in group_reports(build.passages(), reports):
+        if (c := claim_of(item)) is not None:
+            msgs = render(prompt, item, c, rc.max_queries)
+            out.append(Request("generate", "report", msgs, None, counter.messages(msgs), answer, batch=batch))
     return out
 
 
@@ -164,6 +183,15 @@ def _generate_plan(cfg: PipelineConfig, client: Any, build: L.Build, counter: To
         share = m.extra.get("rewrite_share", 1.0)
         m.extra["rewrite_share"] = share
         reqs += _rewrite_requests(cfg, client, trees, counter, share, m.extra.get("empty_share", 0.0))
+    if cfg.generate.report.enabled:
+        reports = _report_requests(cfg, build, counter, batch=(trees[-1].batch + 1) if trees else 0)
+        # their answers are a short list, not a tree: probed on their own, their mean completion stands for each
+        sent = probe(client, reports, probes)
+        if got := [p.completion_tokens for p in sent if p.completion_tokens]:
+            for r in reports:
+                r.completion_base = statistics.fmean(got)
+        timed += [p.seconds for p in sent if p.seconds is not None]
+        reqs += reports
     return _plan(cfg, reqs, m)
 
 

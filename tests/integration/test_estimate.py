@@ -13,8 +13,6 @@ from fincprg.estimate.tokens import TokenCounter
 
 LLM = ["--set", "generate.backend=llm", "--set", "topics.intents.backend=llm", "--set", "topics.viz=none",
        "--set", "llm.max_retries=0", "--set", "generate.batch_size=8",
-       # fincprg estimate does not count report-level requests yet (issue 50 left it): off here
-       "--set", "generate.report.enabled=false",
        # verify keeps every query: the estimate counts the traversal of all generated queries (with verify's checks
        # on it is an upper bound, since verify drops queries it cannot know of before they are generated)
        "--set", "verify.checks=[]"]
@@ -31,8 +29,9 @@ def test_estimate_is_within_10_percent_of_the_build(tmp_path, llm_server, sample
     estimate = json.loads((out / "estimate.json").read_text("utf-8"))
     probed = len(llm_server.requests)
     topics = min(2, estimate["topics"])
-    assert topics >= 1 and probed == 2 + topics  # 2 query trees + up to 2 topic intents, nothing else was sent
-    assert estimate["stages"]["generate"]["cached"] == 2 and estimate["stages"]["topics"]["cached"] == topics
+    # 2 query trees, 2 report-level requests and up to 2 topic intents, nothing else was sent
+    assert topics >= 1 and probed == 2 + 2 + topics
+    assert estimate["stages"]["generate"]["cached"] == 2 + 2 and estimate["stages"]["topics"]["cached"] == topics
 
     llm_server.reset()
     built = runner.invoke(app, ["build", *args])
@@ -44,6 +43,9 @@ def test_estimate_is_within_10_percent_of_the_build(tmp_path, llm_server, sample
         for field in ("requests", "prompt_tokens", "completion_tokens"):
             assert abs(r["error"][field]) <= 0.10, (stage, field, r)
     assert sum(r["actual"]["requests"] for r in rows.values()) == len(llm_server.requests)
+    # the report level's requests are counted with the stage's (one per report with a claim)
+    reports = sum("report_queries" in json.dumps(r, ensure_ascii=False) for r in llm_server.requests)
+    assert reports > 0 and rows["generate"]["estimate"]["requests"] >= reports
     # the traversal counted without scoring is the one the mine stage scored
     mine = json.loads((out / "mine" / "manifest.json").read_text("utf-8"))["counts"]["spaces"]
     assert estimate["mine"]["pairs"] == {k: v["pairs"] for k, v in mine.items()}
