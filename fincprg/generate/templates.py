@@ -198,8 +198,8 @@ class TemplateGenerator:
         # （605168）股价下跌，公司一季度归母净利润下降」)
         e = company if (company and (company in text or not others or has_vague_subject(text))) \
             else (others[0] if others else "")
-        if not wide and e and e == company and company not in text and not has_vague_subject(text):
-            e = self._fact_owner(text, company)
+        if not wide and company and company not in text and not has_vague_subject(text):
+            e = self._fact_owner(text, company, e)
         if wide and e != company:
             return ""  # an industry report's sentence is asked about whom it names (industry.sentence_subject)
         if not e:
@@ -234,12 +234,13 @@ class TemplateGenerator:
             event = None
         return qs.event_question(key, e, event, text, passage_text, year, date) if event else ""
 
-    def _fact_owner(self, text: str, company: str) -> str:
+    def _fact_owner(self, text: str, company: str, fallback: str) -> str:
         """Whom a company report's sentence that neither names its company nor writes 公司 states its fact of:
         the company, unless it names other listed companies (news of a peer, 「报告期内锦浪科技来自境外的营收…」
-        in a 金盘科技 report, is 锦浪科技's); then the one of them it names as an issuer, or nobody."""
+        in a 金盘科技 report, is 锦浪科技's); then the one of them it names as an issuer, or nobody. Without a
+        stock table, ``fallback`` (whom the sentence's coded names give)."""
         if self.table is None:
-            return company
+            return fallback
         listed = [n for n in ind.companies_named(text, self.table, None) if n != company]
         if not listed:
             return company

@@ -176,10 +176,13 @@ def test_a_section_headed_inside_a_passage_ends_the_one_before(table):
 def test_a_company_reports_sentence_of_a_peer_is_asked_about_the_peer(table):
     gen = TemplateGenerator(table=table)
     # neither the report's company nor 公司 in it: the one listed issuer it names owns the fact
-    assert gen._fact_owner("报告期内锦浪科技来自境外的营业收入同比增长60%。", "金盘科技") == "锦浪科技"
-    assert gen._fact_owner("报告期内来自境外的营业收入同比增长60%。", "金盘科技") == "金盘科技"
+    assert gen._fact_owner("报告期内锦浪科技来自境外的营业收入同比增长60%。", "金盘科技", "") == "锦浪科技"
+    assert gen._fact_owner("报告期内来自境外的营业收入同比增长60%。", "金盘科技", "") == "金盘科技"
     # two issuers named, or a part of the chunk that lists risks of the report's own company: whose is unclear
-    assert gen._fact_owner("锦浪科技境外营收同比增长60%，阳光电源境外营收同比增长40%。", "金盘科技") == ""
-    assert gen._fact_owner("风险提示：原材料价格上涨。\n锦浪科技境外营收同比增长60%。", "金盘科技") == ""
+    assert gen._fact_owner("锦浪科技境外营收同比增长60%，阳光电源境外营收同比增长40%。", "金盘科技", "") == ""
+    assert gen._fact_owner("风险提示：原材料价格上涨。\n锦浪科技境外营收同比增长60%。", "金盘科技", "") == ""
     q = gen.sentence_query("报告期内锦浪科技来自境外的营业收入同比增长60%。", "金盘科技", key="k")
     assert "金盘科技" not in q and (q == "" or q.startswith("锦浪科技")), q
+    # a peer named with its code after the report company's risk list: the risks are not the peer's
+    risks = "风险提示：数字化建设投资放缓；技术和产品研发不及预期。\n初灵信息(300250)股价今日报收11.73元。"
+    assert gen.sentence_query(risks, "科大讯飞", key="k") == ""
