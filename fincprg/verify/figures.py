@@ -280,13 +280,18 @@ def _risk(r: Reading) -> Verdict | None:
 
 
 # 「毛利率较上年同期变化了多少」, 「营收同比增长了多少」: the size of a change
-_CHANGE_SIZE_ASK = re.compile(rf"{_W.pattern('change_verb')}了?多少|增速[是为]多少|[增降]幅[是为]?多少")
+_CHANGE_SIZE_ASK = re.compile(rf"{_W.pattern('change_verb')}了?多少|增速[是为]多少|(?:[增降]|变[化动])幅度?[是为]?多少")
+
+
+# a clause that states a change, not only a level: an amount (「实现净利1.69亿元」) sizes no change
+_CHANGE_WORD = re.compile(r"同比|环比|[增降减升涨跌]|提[升高]|下滑|回落|变[动化]|较|[+＋\-−]\s*\d")
 
 
 def _sized(s: str, f: Fact, years: frozenset[int]) -> bool:
-    """Whether a number follows the mention ``f`` before any other period, or after the asked period (「销售费用率由
-    21年6 59%增至22年7 32%」), in its clause and in the clauses after it that name no metric or period of their own
-    (「营业收入快速增长，同比增长35%」)."""
+    """Whether a change's number follows the mention ``f`` before any other period, or after the asked period
+    (「销售费用率由21年6 59%增至22年7 32%」), in its clause and in the clauses after it that name no metric or
+    period of their own (「营业收入快速增长，同比增长35%」). A clause with an amount and no word of change sizes
+    none (「实现净利1.69亿元，其中第三季度净利润同比增长127%」: the change is the quarter's)."""
     end = SENT_SPLIT.search(s, f.start)
     rest = s[f.start + len(f.surface):end.start() if end else len(s)]
     for i, clause in enumerate(CLAUSE_SPLIT.split(rest)):
@@ -294,7 +299,8 @@ def _sized(s: str, f: Fact, years: frozenset[int]) -> bool:
         if i and (metrics(clause) or ps):
             return False
         cuts = [0] + [p.end for p in ps if p.years == years]
-        if any(re.search(r"\d", clause[c:min([p.start for p in ps if p.start >= c] or [len(clause)])]) for c in cuts):
+        if _CHANGE_WORD.search(clause) and any(
+                re.search(r"\d", clause[c:min([p.start for p in ps if p.start >= c] or [len(clause)])]) for c in cuts):
             return True
         if ps:
             return False
@@ -314,7 +320,8 @@ def check_change_stated(query: str, source: str) -> Verdict | None:
     s = norm(source)
     facts = read_facts(s)
     for fam in (m for m in ask.metrics if m not in ask.loose):
-        of = [f for f in facts if f.metric == fam and f.years == ask.years
+        # a fact with no year of its own (「今年前三季度」) is the asked one when it names the asked part of a year
+        of = [f for f in facts if f.metric == fam and (f.years == ask.years or (not f.years and ask.explicit_part))
               and (not ask.explicit_part or f.part == ask.part)]
         if not of:
             continue  # not stated for that period at all: answerability's business

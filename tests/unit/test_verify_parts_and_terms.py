@@ -162,6 +162,11 @@ def test_a_change_asked_for_a_period_needs_that_periods_number():
     moved = "销售费用率由21年6 59 增至22年7 32 。"
     assert check_change_stated("华鼎股份2022年销售费用率同比提升了多少？", moved) is None
     assert check_change_stated(q, "22Q1毛利率为30 ，同比提升2pct。") is None
+    # an amount sizes no change: the nine months' change asked where only the third quarter's is given
+    nine = "今年前三季度，步步高实现净利1 69亿元，其中第三季度净利润同比扭亏为盈，较去年同期增长127 33 。"
+    assert _reason(check_change_stated("步步高2020年前三季度净利的同比变化幅度是多少？", nine)) == "not_answered"
+    assert check_change_stated("步步高2020年前三季度净利同比增长了多少？",
+                               "今年前三季度，步步高实现净利1 69亿元，同比增长12 。") is None
 
 
 def test_an_event_named_as_a_point_in_time_states_no_event():
