@@ -153,6 +153,9 @@ def _latest_parts(facts: tuple[Fact, ...], date: dt.date | None) -> tuple[Fact, 
     return tuple(f if f.forecast else _in_latest_year(f, date) for f in facts)  # type: ignore[misc]
 
 
+_PERIOD_DIGITS = re.compile(r"\d{2,4}\s*年|\d{2}\s*Q[1-4]|Q[1-4]|[1-4]Q|\d{2}\s*H[12]|H[12]|[12]H", re.I)
+
+
 def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fact]:
     """The facts of ``metric`` that can answer the ask: a metric asked by its name (归母净利润) is not stated by
     a loose word (「综合业绩」, 「高于利润」); a figure asked (「是多少」) is stated by a mention with a number in its
@@ -161,9 +164,14 @@ def _stating(ask: Ask, metric: str, facts: Sequence[Fact], text: str) -> list[Fa
     if metric not in ask.loose:
         of = [f for f in of if f.surface not in LOOSE] or of
     if ask.figure:
+        later = sorted(f.start for f in facts if f.metric == metric)
+
         def has_number(f: Fact) -> bool:
+            # up to the clause's end or the metric's next mention, whose figure it is (「毛利率高：2019年公司冲水组件
+            # 毛利率为33.1%」 states one figure, of the second); a year or quarter is no figure
             end = CLAUSE_SPLIT.search(text, f.start)
-            return re.search(r"\d", text[f.start:end.start() if end else len(text)]) is not None
+            stop = min([end.start() if end else len(text)] + [s for s in later if s > f.start])
+            return re.search(r"\d", _PERIOD_DIGITS.sub("", text[f.start:stop])) is not None
         of = [f for f in of if has_number(f)] or of
     return of
 

@@ -190,3 +190,12 @@ def test_a_joined_category_listed_by_year_is_still_joined():
     assert v is not None and v.reason == "not_answered"
     # one value per member is that member's figure
     assert check_combined("某纸业2021年铜版纸毛利率是多少？", "2021年双胶纸 铜版纸毛利率分别为18%、21%。", ["某纸业"]) is None
+
+
+def test_a_figure_asked_is_stated_by_the_mention_whose_number_it_is():
+    # 「毛利率高」 in a sentence dated by 「22年报」 gives no figure; the number after it belongs to the next 毛利率
+    src = ("冲水组件代工：龙头稳固，毛利率高。该业务公司有三大优势：根据公司22年报，目前居国内冲水组件第一名；"
+           "3）该产品单值低，重要性高，毛利率高：2019年公司冲水组件毛利率为33.1%。")
+    d = dt.date(2023, 7, 1)
+    assert check_answer("瑞尔特2022年的冲水组件毛利率为多少？", src, date=d).reason.value == "wrong_period"
+    assert check_answer("瑞尔特2019年的冲水组件毛利率为多少？", src, date=d) is None
