@@ -256,17 +256,25 @@ def inside_word(text: str, start: int, end: int) -> bool:
 _OTHER_FIRM = re.compile(r"((?:[\u4e00-\u9fff]|[（(][\u4e00-\u9fff]{2,4}[)）]){1,8}?)(?<!股份)有限(?:责任)?公司")
 
 
+# ... or one that a 有限公司 or 分公司 follows at once: a listed company writes its own as 股份有限公司
+_OWN_FIRM_AFTER = re.compile(r"有限(?:责任)?公司|分公司")
+
+
 def starts_other_name(text: str, end: int) -> bool:
     """Whether the name ending at ``end`` opens another company's name: nouns run from it to a 有限公司 that is no
     股份有限公司 (「比亚迪汽车工业有限公司」 is a subsidiary, 「太平洋制罐有限公司」 no broker; 「比亚迪与华为…有限公司」 is
-    two names).
+    two names), or a 有限公司 or 分公司 follows it at once (「安徽宣城海螺水泥有限公司」).
 
     Example:
         >>> starts_other_name("比亚迪汽车工业有限公司", 3), starts_other_name("比亚迪股份有限公司", 3)
         (True, False)
+        >>> starts_other_name("宣城海螺水泥有限公司", 6)
+        True
     """
     from fincprg.finance.words import is_noun, words
 
+    if _OWN_FIRM_AFTER.match(text, end):
+        return True  # the short name closes another registered name (「安徽宣城海螺水泥有限公司」, a subsidiary)
     m = _OTHER_FIRM.match(text, end)
     return bool(m) and all(is_noun(w) for w in words(re.sub(r"[（()）]", "", m.group(1))))
 

@@ -32,6 +32,9 @@ def test_a_company_is_never_taken_from_inside_another_firms_name(table):
     # a subsidiary or another firm whose name runs on from a listed short name to a 有限公司
     assert sentence_subject("比亚迪汽车工业有限公司2021年营收同比增长20%。", None, table=table, broker=None) is None
     assert listed_in(table, "太平洋制罐（北京）有限公司营收同比增长5%。") == ()
+    # ... or a registered name that ends on the short name: a subsidiary with its place before the listed name
+    assert listed_in(table, "安徽宣城海螺水泥有限公司以1.22亿元成交价中标采矿权。") == ()
+    assert listed_in(table, "海螺水泥分公司中标采矿权。") == ()
     # the listed company's own full name (a 股份有限公司), or the name with a partner after it, is the company
     assert listed_in(table, "比亚迪股份有限公司营收同比增长20%。") == ("比亚迪",)
     assert listed_in(table, "比亚迪与华为技术有限公司签署合作协议。") == ("比亚迪",)
