@@ -200,9 +200,45 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
             return None
         return Verdict(Reason.WRONG_SUBJECT, f"asks {sorted(asked)[0]} a fact its sentence states of {others[0]}")
     terms = [t for t in subjects.industries if t in q]
-    if terms and others and not any(t in s for t in terms):
-        return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a fact its sentence states of {others[0]}")
+    if terms and not any(t in s for t in terms):
+        if others:
+            return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a fact its sentence states of {others[0]}")
+        if owner := _unlisted_owner(s):
+            return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a fact its sentence states of {owner}, which opens "
+                           "the clause of its figure")
     return None
+
+
+# a clause that opens on a name and then its figure (「台积电二季度实现营业收入181.6亿美元」, 「（2）智能硬件营收同比
+# 增长41.63%」): a firm the stock table does not list, or a product line, owns the figure (a Latin name is more
+# often a product, PC or DRAM, than a firm, and is left alone)
+_OWNER_AHEAD = re.compile(
+    r"(?:^|[，,。；;：:\s）)]|[（(]?\d[)）.、])(?P<who>[\u4e00-\u9fff]{2,5}?)"
+    r"(?:(?:20)?\d{2}年)?(?:[一二三四]季度|Q[1-4]|[上下]半年|前三季度|全年|[一二三四]季报|半年报|年报)?"
+    r"(?:实现|的?(?:营业收入|营收|收入|净利润|归母净利润|净销售额|毛利率|销量|出货量)(?:为|达|同比|约|\d))")
+# ... not a word that only dates or sums the figure, or the industry, market or nation itself
+_NOT_OWNER = re.compile(r"行业|板块|市场|产业|领域|赛道|全国|我国|中国|国内|全球|海外|境外|公司|本期|报告期|同期|"
+                        r"今年|去年|明年|当期|单季|整体|合计|累计|其中|分别|全年|季度|上半|下半|年度|期间|预计|实际|"
+                        r"主营|营业|归母|扣非|合并|月份|月度|当月|本月|累计|样本|上市|企业|厂商|龙头|头部|行情|规模")
+
+
+def _unlisted_owner(sentence: str) -> str | None:
+    """The name a clause of ``sentence`` opens on before its figure (:data:`_OWNER_AHEAD`), where it is no word of
+    a period, a total or the industry (:data:`_NOT_OWNER`) and holds no industry or product word of the lexicon
+    (「汽车销量」, 「白酒收入」 are an industry's own figures)."""
+    for m in _OWNER_AHEAD.finditer(sentence):
+        who = m.group("who")
+        if not _NOT_OWNER.search(who) and not _industry_words().search(who):
+            return who
+    return None
+
+
+@lru_cache(maxsize=1)
+def _industry_words() -> re.Pattern[str]:
+    from fincprg.finance.industries import CITIC_INDUSTRIES, lexicon
+
+    words = {w for ws in lexicon().values() for w in ws if len(w) >= 2} | set(CITIC_INDUSTRIES)
+    return re.compile("|".join(map(re.escape, sorted(words, key=len, reverse=True))))
 
 
 _ANNOUNCES = r"(?:[^，,。；;]{0,4}(?:发布|公告|公布|披露)|作为)"  # ... or stands as the sentence's subject

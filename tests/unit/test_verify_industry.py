@@ -91,3 +91,18 @@ def test_the_company_a_query_names_first_is_the_one_asked_and_gongsi_after_an_an
     v = check_fact_owner("疫情对京东方A经营有何影响？", None, s, listed, passage="力积电零售贷款增速有望反转。力积电受益。")
     assert v is not None
     assert check_fact_owner("京东方A投资收入是多少？", "电视剧《力积电》的投资收入1.5亿元。", s, listed) is None
+
+
+def test_an_industry_is_not_asked_the_figure_of_a_firm_the_table_does_not_list():
+    s = Subjects(frozenset(), frozenset({"家用电器行业", "计算机行业", "汽车行业"}), "industry")
+    v = check_fact_owner("家用电器行业2022年二季度的营业收入为多少？",
+                         "台积电二季度实现营业收入181.6亿美元，毛利率达59.1%。", s, listed)
+    assert v is not None and v.reason == "wrong_subject" and "台积电" in v.detail
+    v = check_fact_owner("计算机行业2021年智能硬件营收的同比变化幅度是多少？",
+                         "（2）智能硬件营收同比增长41.63%，录音笔、办公本等销量增长。", s, listed)
+    assert v is not None and v.reason == "wrong_subject"
+    # the industry's own products and totals are its figures
+    assert check_fact_owner("汽车行业2022年上半年销量同比增长多少？", "2022年上半年，汽车销量同比增长12%。", s,
+                            listed) is None
+    assert check_fact_owner("汽车行业2022年营收同比增长多少？", "今年前三季度实现营收100亿元，同比增长8%。", s,
+                            listed) is None
