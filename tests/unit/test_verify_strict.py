@@ -244,6 +244,15 @@ def test_stable_growth_is_no_placement_event():
     assert check_event("新元药业定增募集资金用于哪些项目？", "公司定增募集资金8亿元用于中药饮片扩产项目。") is None
 
 
+def test_a_buyback_account_named_in_a_share_count_is_no_buyback():
+    from fincprg.finance.events import event_of
+
+    cut = "股东累计减持公司股份774.2万股，占扣除回购专用账户股份后总股本的2.017%。"
+    assert event_of(cut) is None
+    assert check_event("金城医药2021年回购了多少股份？", cut) is not None
+    assert check_event("金城医药2021年回购了多少股份？", "2021年公司累计回购股份774万股，耗资1.2亿元。") is None
+
+
 def test_an_index_is_a_markets_not_the_companys():
     v = check_vague("招远轮船BDTI指数同比提升了多少？", "3月以来BDTI指数上涨11 98 。", ["招远轮船"])
     assert _reason(v) == "wrong_subject"
