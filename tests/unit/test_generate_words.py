@@ -23,6 +23,9 @@ def test_aspect_is_dropped_when_it_is_no_whole_noun_phrase():
     assert aspect_before(clause, clause.index("收入")) == ""
     clause = "消费电子营业收入23.13亿元"
     assert aspect_before(clause, clause.index("营业收入")) == "消费电子"
+    # a verb before the metric is no aspect of it (「产生研发费用的同比变化幅度」 was asked)
+    clause = "前三季度公司产生研发费用2.26亿元"
+    assert aspect_before(clause, clause.index("研发费用")) == ""
     # a cause acting on the metric is no aspect of it (「影响毛利率」 was asked as if a kind of gross margin)
     clause = "一方面受2021年缺货、涨价等影响毛利率基数偏高的影响"
     assert aspect_before(clause, clause.index("毛利率")) == ""
