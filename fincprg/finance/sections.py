@@ -2,7 +2,8 @@
 
 An industry, strategy or weekly report speaks of many companies. It names each once atop its section and then
 writes 公司 of it: with its code (「龙净环保（600388）：…」), or as the subject that opens a paragraph
-(「大唐发电主要经营火电、水电…」, 「1）长青股份：…」). A name elsewhere in a paragraph is a customer, peer or
+(「大唐发电主要经营火电、水电…」, 「1）长青股份：…」), or as the one announcing in a sentence's opening
+(「事件：志邦家居发布2019年度业绩快报」). A name elsewhere in a paragraph is a customer, peer or
 example of the section's company (「获得宁德时代定点采购订单」) and heads nothing.
 """
 from __future__ import annotations
@@ -22,6 +23,10 @@ CODE_AFTER = re.compile(r"^[（(]\s*(?:(?:SH|SZ|BJ)\.?)?\d{6}(?:\.(?:SH|SZ|BJ))?
 _OPENS = re.compile(r"\n[ \t　]*(?:[（(]?(?:\d{1,2}|[一二三四五六七八九十]{1,3})[)）.、．]|[●■◆•·▪►【])?[ \t　]*$")
 # a name that goes on into a list or a pair opens no section of its own (「宁德时代、比亚迪等」, 「与…」)
 _LIST_AFTER = re.compile(r"^(?:[、/和与及跟同]|等)")
+# ... and a sentence that opens on a company announcing heads that company's section, as a news item does
+# (「事件：志邦家居发布2019年度业绩快报：…」), however the text runs on
+_SENTENCE_OPENS = re.compile(r"(?:[。！？!?\n]|事件[:：]|^)[ \t　]*$")
+_ANNOUNCES = re.compile(r"^(?:发布|公告|公布|披露)")
 
 
 def heads(text: str, table: Any, broker: str | None = None) -> list[Any]:
@@ -38,7 +43,8 @@ def heads(text: str, table: Any, broker: str | None = None) -> list[Any]:
         after = t[o.end:o.end + 16].lstrip(" 　")
         coded = bool(CODE_AFTER.match(after))
         opening = bool(_OPENS.search(t[max(0, o.start - 8):o.start])) and not _LIST_AFTER.match(after)
-        if (coded or opening) and not ordinary_name(o.key, t, table.code_of.get(o.key)):
+        announcing = bool(_ANNOUNCES.match(after) and _SENTENCE_OPENS.search(t[max(0, o.start - 8):o.start]))
+        if (coded or opening or announcing) and not ordinary_name(o.key, t, table.code_of.get(o.key)):
             out.append(o)
     return out
 

@@ -154,6 +154,10 @@ def test_a_section_is_headed_by_a_code_or_a_name_opening_a_paragraph(table):
     assert section_of("行业观点。\n1）长青股份：公司发布2019年年报。", table, "西南证券") == "长青股份"
     assert section_of("行业观点。\n大唐发电主要经营火电、水电。", table, "西南证券") == "大唐发电"
     assert section_of("行业观点：龙净环保（600388）订单饱满。", table, "西南证券") == "龙净环保"
+    # a sentence opening on a company announcing heads its section, as a news item does
+    news = "世纪华通(002602.SZ)披露可转债预案。事件：志邦家居发布2019年度业绩快报：公司实现营收29.66亿元。"
+    assert section_of(news, table, "西南证券") == "志邦家居"
+    assert section_of("世纪华通(002602.SZ)披露可转债预案。公司与志邦家居发布联合公告。", table, "西南证券") == "世纪华通"
     # a name going on into a list, or named mid-paragraph, or the broker, heads nothing
     assert heads("行业观点。\n宁德时代、比亚迪等龙头受益。", table, "西南证券") == []
     assert heads("行业观点。公司获得宁德时代定点采购订单。", table, "西南证券") == []
