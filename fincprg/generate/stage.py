@@ -210,6 +210,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
             counts["llm"] = {k: v + extra[k] if isinstance(v, int | float) and isinstance(extra.get(k), int | float)
                              and not isinstance(v, bool) else v for k, v in llm.items()}
         log.info("generate: %s", counts)
+        if failed := counts["report_level"].get("failures"):
+            log.warning("generate: %d reports have no valid report-level LLM answer (the generate manifest lists "
+                        "them under report_level.failed); `fincprg build ... --force` asks them again, every valid "
+                        "answer coming from the cache", failed)
         if counts["retryable_failures"]:
             log.warning("generate: %d passages have no valid LLM answer (see generate/failures.jsonl); "
                         "`fincprg build ... --retry-failed` asks exactly those again",

@@ -121,3 +121,25 @@ def test_llm_report_queries_against_local_server(llm_server, tmp_path):
     assert queries[0].provenance["generator"] == "llm" and queries[0].provenance["template"] == "report_query.zh"
     assert counts["failures"] == 0 and len(llm_server.requests) == 2
     assert sorted(r.relevance for r in qrels) == [1, 1, 2]
+
+
+def test_report_level_llm_failures_are_warned_about_not_only_counted(llm_server, sample_corpus, tmp_path, caplog):
+    import logging
+
+    from fincprg.config import load_config
+    from fincprg.pipeline.runner import read_manifest, run_pipeline
+    from tests.llm_server import default_responder
+
+    def responder(req):  # every report-level answer is invalid, the re-ask's too; the trees are fine
+        if any("report_queries" in m["content"] for m in req["messages"]):
+            return json.dumps({"report_queries": []})
+        return default_responder(req)
+
+    llm_server.set_responder(responder)
+    cfg = load_config(overrides=["generate.backend=llm", f"llm.base_url={llm_server.base_url}", "llm.max_retries=0",
+                                 "llm.api_key_env=FINCPRG_NO_KEY"])
+    with caplog.at_level(logging.WARNING):
+        run_pipeline(sample_corpus, tmp_path / "out", cfg, upto="generate", show_progress=False)
+    failed = read_manifest(tmp_path / "out", "generate")["counts"]["report_level"]["failures"]
+    assert failed > 0
+    assert any(f"{failed} reports have no valid report-level LLM answer" in r.getMessage() for r in caplog.records)
