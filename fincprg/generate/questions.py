@@ -77,6 +77,6 @@ def event_question(key: str, e: str, event: str, sentence: str, passage_text: st
         # a forecast asks the company's plan, never 「预计…有哪些进展」 (progress is what was done) nor 「投产的前景」;
         # the market's outlook (需求, 政策) is no plan of the company's
         return "" if event in ev.MARKET_EVENTS else f"{e}{period}{event}方面有哪些规划？"
-    return pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.EVENT_QUESTIONS[event]])
+    return pick(key, [s.replace("{E}", e).replace("{P}", period) for s in ev.questions_for(event, where)])
 
 

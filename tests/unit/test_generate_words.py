@@ -153,3 +153,16 @@ def test_a_months_figure_is_not_asked_without_its_month():
     linked = "10月草甘膦市场的均价为8万元 吨"  # the candidate loses its 的: the month is still found before it
     m = CLAUSE_METRIC.search(linked)
     assert m is not None and aspect_of(linked, m.start(), frozenset()) is None
+
+
+def test_a_store_total_is_not_asked_how_many_stores_opened():
+    import datetime as dt
+
+    from fincprg.generate import questions as qs
+
+    total = "截至2020年底，索菲亚门店总数超过4000家，其中专卖店2719家。"
+    opened = "2020年公司新开门店300家，门店总数超过4000家。"
+    d = dt.date(2021, 3, 1)
+    asked = {qs.event_question(k, "索菲亚", "门店", total, "", 2021, d) for k in "abcdefgh"}
+    assert asked == {"索菲亚2020年门店扩张情况如何？"}
+    assert "索菲亚2020年开了多少家新门店？" in {qs.event_question(k, "索菲亚", "门店", opened, "", 2021, d) for k in "abcdefgh"}

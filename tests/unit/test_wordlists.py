@@ -38,10 +38,11 @@ def test_the_event_exceptions_hold_in_both_vocabularies():
 
 
 def test_every_entry_has_a_word_and_only_known_fields():
-    known = {"word", "not_before", "not_after", "note", "kinds", "questions", "event"}
+    known = {"word", "not_before", "not_after", "note", "kinds", "questions", "ask_if", "event"}
     for package, name in (("fincprg.finance", "events.jsonl"), ("fincprg.verify", "events.jsonl")):
         for e in read_entries(package, name):
             assert e["word"] and set(e) <= known, (name, e)
+            assert set(e.get("ask_if", {})) <= set(e.get("questions", ())), e  # a condition for a stem it has
     for e in read_entries("fincprg.finance", "stated_events.jsonl"):
         assert set(e) == {"event", "asked", "stated"} and e["asked"] and e["stated"], e
 
