@@ -131,12 +131,11 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta,
     return paras, off, n_on, used
 
 
-_BARE_GONGSI = re.compile(r"(?:^|[，。；：、\s])(?:公司|该公司|本公司)(?!债|治理)")
 
 
 def _unnamed(body: list[list[str]]) -> bool:
     """Whether a body speaks of a company it never names (「公司2020年半年报…」)."""
-    return any(_BARE_GONGSI.search(s) for p in body for s in p)
+    return any(B.BARE_GONGSI.search(s) for p in body for s in p)
 
 
 def _named(body: list[list[str]], company: str, code: str) -> list[list[str]]:

@@ -132,6 +132,10 @@ _CITED = re.compile(r"(?:据|根据|来源|来自|参考|采用|引用|援引|�
                     r"选取|高于|低于|超过|相较|对标|比如|例如|如|客户|供应|通过|成为|公司|收购|并购|[（(])$")
 
 
+BARE_GONGSI = re.compile(r"(?:^|[，。；：、\s])(?:公司|该公司|本公司)(?!债|治理)")  # 公司 of a company it does not name
+OPENING = 150  # characters: where a company report's body names its issuer (「事件：X发布…」, 「X（code）…」)
+
+
 def issuer_hits(text: str, pattern: re.Pattern[str]) -> dict[str, int]:
     """How often ``text`` names each listed company as what it speaks of (not as a source or a counterpart)."""
     hits: dict[str, int] = defaultdict(int)
@@ -139,6 +143,22 @@ def issuer_hits(text: str, pattern: re.Pattern[str]) -> dict[str, int]:
         if not _CITED.search(text[max(0, m.start() - 2):m.start()]):
             hits[m.group()] += 1
     return hits
+
+
+def issuer_of(text: str, pattern: re.Pattern[str]) -> str | None:
+    """The listed company a body is the report of, or None: the one it names most as what it speaks of, at least
+    twice, and, where the body says 公司 (a company report's), named so in its opening too: one named most but only
+    later is a customer, partner or target (「公司公布2020年业绩…宁德时代订单14.4亿元」), and filed under it the body
+    was printed under that name, its 公司's figures read as the customer's."""
+    hits = issuer_hits(text, pattern)
+    if not hits:
+        return None
+    name = max(sorted(hits), key=lambda n: hits[n])
+    if hits[name] < 2 or name in _GENERIC_NAMES:  # one passing mention does not make a body the company's
+        return None
+    if BARE_GONGSI.search(text) and name not in issuer_hits(text[:OPENING], pattern):
+        return None
+    return name
 
 
 def _seen(paras: list[list[str]], seen: frozenset[str]) -> bool:
@@ -163,12 +183,8 @@ def load_cfb(part: str = "all", seen: frozenset[str] = frozenset()) -> Pools:
             paras = body(text)
             if not paras or (part != "all" and part_of(row["id"]) != part) or _seen(paras, seen):
                 continue
-            hits = issuer_hits(text, pattern)
-            if not hits:
-                pools.loose.append(paras)
-                continue
-            name = max(sorted(hits), key=lambda n: hits[n])
-            if hits[name] < 2 or name in _GENERIC_NAMES:  # one passing mention does not make a body the company's
+            name = issuer_of(text, pattern)
+            if name is None:
                 pools.loose.append(paras)
                 continue
             code, tushare = names[name]

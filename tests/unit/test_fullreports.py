@@ -137,6 +137,19 @@ def test_a_counterpart_shell_or_parent_does_not_make_a_body_its_own() -> None:
     assert issuer_hits(text, pat) == {"恒力石化": 2}
 
 
+def test_a_company_reports_body_is_filed_under_the_issuer_its_opening_names() -> None:
+    from eval._fullreports_bodies import issuer_of
+
+    pat = re.compile("宁德时代|先导智能")
+    # a supplier's report naming its customer most, but only after an opening that names no company
+    supplier = "公司公布2020年业绩：收入23.85亿元。" + "公司订单饱满。" * 30 + "宁德时代订单14.4亿元，宁德时代扩产带动需求。"
+    assert issuer_of(supplier, pat) is None
+    own = "事件：先导智能发布2020年年报，公司实现收入58.58亿元。先导智能获宁德时代订单。" + "公司订单饱满。" * 30
+    assert issuer_of(own, pat) == "先导智能"
+    # a news item that never says 公司 is filed under whom it names most
+    assert issuer_of("行业新闻。" * 40 + "宁德时代扩产，宁德时代新基地开工。", pat) == "宁德时代"
+
+
 def test_an_industry_report_holds_no_body_about_an_unnamed_company() -> None:
     from eval._fullreports import _unnamed
 
