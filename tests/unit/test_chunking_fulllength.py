@@ -235,3 +235,11 @@ def test_no_warning_when_no_report_loses_half(tmp_path, capsys):
     _print_outcomes([SimpleNamespace(name="chunk", status="done", seconds=1.0, counts=counts)], tmp_path)
     cap = capsys.readouterr()
     assert "more than half" not in cap.out + cap.err
+
+
+def test_a_footer_naming_the_brokers_research_institute_with_a_space_anchors_the_header():
+    # 「云帆证券股份有限公司 研究所」 then the next page's header and number, inline in a sentence (flattened text)
+    body = ["营收同比增长12%", "毛利率提升1.2个百分点", "费用率下降", "现金流改善", "估值处于低位", "订单饱满"]
+    t = "".join(f"{b}云帆证券股份有限公司 研究所公司研究｜格力电器格力电器{k}。" for k, b in enumerate(body, 2))
+    spans = [t[a:b] for a, b in running_header_spans(t)]
+    assert len(spans) == len(body) and all(s.startswith("云帆证券股份有限公司 研究所公司研究") for s in spans), spans
