@@ -192,11 +192,29 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
     # (no guess from the sentence before: in a passage that speaks of companies, 「毛利率同比下降6pct」 after a
     # sentence that names none is still a company's figure far more often than the industry's)
     if subject and (industry_passage or _RISK.search(text)):
-        return subject
+        if speaks_of(subject, text):
+            return subject
+        if _MACRO.search(text) and not _SELF.search(text):
+            return "中国"  # a strategy report's view of the economy (「我们预计2023年全年GDP增速为5.3%」)
     term = industry_term(text, subject)
     if term and term != subject and not industry_passage and is_segment(term, text):
         return None  # 「焦炭板块2021Q1实现焦炭销量…」 in a passage on a 公司's businesses: its segment, no industry
     return term
+
+
+# what a market's own figures are written with (an index's PE, a bond's yield, a market's financing): a sentence
+# with none of them and no name of the market speaks of something in it (「上半年实现营收439.5亿元」 is 茅台's)
+_MARKET_WORD = re.compile(r"指数|估值|市盈率|PE|成交|换手|两融|融资|北向|南向|资金|涨|跌|收益率|利差|发行|市值|风格|行情")
+
+
+_MACRO = re.compile(r"GDP|CPI|PPI|PMI|社融|社会融资规模|M2|社会消费品零售总额|固定资产投资")
+
+
+def speaks_of(subject: str, text: str) -> bool:
+    """Whether a sentence that names no company may be asked of a wide report's subject: an industry (「电子行业」)
+    always; a market or theme a strategy title names (「A股」, 「利率债」) where the sentence writes it or one of a
+    market's own figures (「沪深300指数PE-TTM为11.2倍」), not a company's or the economy's (「GDP增速」)."""
+    return subject.endswith(("行业", "产业", "板块")) or subject in text or bool(_MARKET_WORD.search(text))
 
 
 def _part_of(text: str, name: str) -> int:

@@ -161,7 +161,8 @@ class TemplateGenerator:
         # a passage on the industry alone is asked its main fact, as a company report's passage is; one that speaks
         # of companies by its first askable sentence's question (whose figure its main metric is, is unclear)
         pq = self.passage_query(item.passage.text, subject, key=item.passage.id, date=date, period=period) \
-            if subject and industry_passage and not _RISK.search(text) else ""
+            if subject and industry_passage and not _RISK.search(text) and ind.speaks_of(subject, text) \
+            else ""
         pq = pq or next((q for q in sq if q), "")
         if not pq:
             return Failure(stage="generate", item_id=item.passage.id, kind=NO_SUBJECT if not named else

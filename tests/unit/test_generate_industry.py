@@ -190,3 +190,15 @@ def test_a_company_reports_sentence_of_a_peer_is_asked_about_the_peer(table):
     # a peer named with its code after the report company's risk list: the risks are not the peer's
     risks = "风险提示：数字化建设投资放缓；技术和产品研发不及预期。\n初灵信息(300250)股价今日报收11.73元。"
     assert gen.sentence_query(risks, "科大讯飞", key="k") == ""
+
+
+def test_a_market_from_a_strategy_title_is_asked_only_of_sentences_that_write_it(table):
+    kw = {"table": table, "broker": "西南证券", "industry_passage": True}
+    assert sentence_subject("2020年上半年实现营收439.5亿元，同比增长11.3%。", "A股", **kw) is None
+    assert sentence_subject("2020年上半年A股营收同比下降7%。", "A股", **kw) == "A股"
+    assert sentence_subject("截至11月17日，沪深300指数PE-TTM为11.2倍。", "A股", **kw) == "A股"  # a market's figure
+    # the economy's figures are the country's, not the market's
+    assert sentence_subject("我们预计2023年全年GDP增速为5.3%左右。", "A股", **kw) == "中国"
+    assert sentence_subject("2023年上半年实现营收439.5亿元。", "A股", **kw) is None
+    # an industry is its passage's subject where the passage speaks of it alone (板块估值 in a 计算机行业周报)
+    assert sentence_subject("板块估值（PE-TTM）为48.6倍。", "计算机行业", **kw) == "计算机行业"
