@@ -201,6 +201,13 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
         return Verdict(Reason.WRONG_SUBJECT, f"asks {sorted(asked)[0]} a fact its sentence states of {others[0]}")
     terms = [t for t in subjects.industries if t in q]
     if terms and not any(t in s for t in terms):
+        industry = any(_INDUSTRY_TERM.search(t) or re.search(re.escape(t) + _INDUSTRY_TERM.pattern[:-1], q)
+                       for t in terms)  # (the report's industry 医药 asked as 医药行业 is an industry still)
+        if not industry and not _MARKET_FIGURE.search(s):
+            # a market or theme a strategy title names (A股, 利率债) stands for no figure its sentence does not write
+            # it for, unless a market's own (an index, a yield): 「A股2020年上半年营收」 from 茅台's results
+            return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]}, a market its sentence does not write, a fact "
+                           "the sentence states of something else")
         if others:
             return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a fact its sentence states of {others[0]}")
         if owner := _unlisted_owner(s):
@@ -209,6 +216,8 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
     return None
 
 
+_INDUSTRY_TERM = re.compile(r"(?:行业|产业|板块)$")
+_MARKET_FIGURE = re.compile(r"指数|估值|市盈率|PE|成交|两融|融资|北向|南向|资金流|涨幅|跌幅|收益率|利差|发行|总市值")
 # a clause that opens on a name and then its figure (「台积电二季度实现营业收入181.6亿美元」, 「（2）智能硬件营收同比
 # 增长41.63%」): a firm the stock table does not list, or a product line, owns the figure (a Latin name is more
 # often a product, PC or DRAM, than a firm, and is left alone)

@@ -106,3 +106,16 @@ def test_an_industry_is_not_asked_the_figure_of_a_firm_the_table_does_not_list()
                             listed) is None
     assert check_fact_owner("汽车行业2022年营收同比增长多少？", "今年前三季度实现营收100亿元，同比增长8%。", s,
                             listed) is None
+
+
+def test_a_market_from_a_strategy_title_is_asked_only_what_its_sentence_writes_of_it():
+    s = Subjects(frozenset(), frozenset({"A股"}), "industry")
+    v = check_fact_owner("A股2020年上半年营收和净利的变化情况如何？", "上半年实现营收439.5亿元，同比增长11.3%。", s, listed)
+    assert v is not None and v.reason == "wrong_subject"
+    assert check_fact_owner("A股2020年上半年营收同比下降了多少？", "2020年上半年全部A股营收同比下降7%。", s,
+                            listed) is None
+    assert check_fact_owner("A股11月17日的指数PE为多少？", "截至11月17日，沪深300指数PE-TTM为11.2倍。", s, listed) is None
+    # an industry's name holds a shorter term (医药行业, 医药): still the industry, read as before
+    s = Subjects(frozenset(), frozenset({"医药"}), "industry")
+    assert check_fact_owner("医药行业2023年首付款总额是多少？", "2023年创新药企业对外授权首付款总额约30亿美元。", s,
+                            listed) is None
