@@ -91,14 +91,18 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta,
     A company report is padded with industry news, never with another company's report body: such a body says
     公司 of its own issuer, which no real report on this company would print under its title."""
     own = list(pools.company_bodies.get(meta.company or "", []))
+    issuer = {id(b): (c, pools.company_meta[c][0]) for c, bs in pools.company_bodies.items() for b in bs}
     if meta.report_type == "company" and pools.industry_news:  # (the sample corpus has no news)
         ind = list(pools.industry_news.get(meta.industry, []))
         rest = [b for i, bs in sorted(pools.industry_news.items()) if i != meta.industry for b in bs]
     else:
-        ind = [b for b in pools.industry_bodies.get(meta.industry, []) if b not in own]
-        # a body about an unnamed 公司 has no place in an industry report, which heads each company's section with
-        # its name: after another company's section its 公司 would read as that company
-        rest = [b for bs in pools.industry_bodies.values() for b in bs] + [b for b in pools.loose if not _unnamed(b)]
+        # a body about an unnamed 公司 (a news item too: 「事件具体内容：公司以…为宗旨」) has no place in an industry
+        # report, which heads each company's section with its name: after another company's section its 公司 would
+        # read as that company; a company's own body is printed under its name (_named)
+        fits = lambda b: id(b) in issuer or not _unnamed(b)  # noqa: E731
+        ind = [b for b in pools.industry_bodies.get(meta.industry, []) if b not in own and fits(b)]
+        rest = [b for bs in pools.industry_bodies.values() for b in bs if fits(b)] + \
+            [b for b in pools.loose if not _unnamed(b)]
     if meta.report_type == "strategy":
         own, ind = [], []
     for group in (own, ind, rest):
@@ -110,7 +114,6 @@ def gather(rng: random.Random, pools: B.Pools, meta: Meta,
     total = 0
     on_topic = len(own) if meta.report_type == "company" else len(own) + len(ind)
     n_on = 0
-    issuer = {id(b): (c, pools.company_meta[c][0]) for c, bs in pools.company_bodies.items() for b in bs}
     used: list[int] = []
     for i, b in enumerate(own + ind + rest):
         used.append(id(b))

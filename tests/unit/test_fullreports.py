@@ -155,6 +155,15 @@ def test_an_industry_report_holds_no_body_about_an_unnamed_company() -> None:
 
     assert _unnamed([["公司2020年上半年实现营收8.11亿元。"]])
     assert not _unnamed([["2020年上半年行业营收增长8%，子公司数量增加。"]])
+    # ... a news item about an unnamed company is no exception, nor is the fallback padding
+    import random
+
+    pools = G.load_pools("sample")
+    unnamed = [["事件具体内容：公司以提高人类健康生活品质为宗旨，致力于营养强化剂的创新。"]]
+    for bs in pools.industry_bodies.values():
+        bs.append(unnamed)
+    for meta in (m for m in G.plan(pools, 6, seed=2) if m.report_type != "company"):
+        assert id(unnamed) not in G.gather(random.Random(3), pools, meta, 100000)[3]
 
 
 def test_a_draw_takes_the_fewest_used_bodies_first() -> None:
@@ -165,6 +174,9 @@ def test_a_draw_takes_the_fewest_used_bodies_first() -> None:
     first = G.gather(random.Random(1), pools, meta, 1500)[3]
     pools.uses.update(first)
     second = G.gather(random.Random(1), pools, meta, 1500)[3]
-    unused = sum(len(bs) for bs in pools.industry_bodies.values()) - len(set(first))
+    named = {id(b) for bs in pools.company_bodies.values() for b in bs}
+    # the report's industry's bodies come first (an industry report takes none about an unnamed 公司)
+    fitting = {id(b) for b in pools.industry_bodies[meta.industry] if id(b) in named or not G._unnamed(b)}
+    unused = len(fitting - set(first))
     # the same seed took the same bodies when nothing counted their use; now it starts with bodies still unused
     assert unused > 0 and second[0] not in first and not set(second[:min(unused, len(second))]) & set(first)
