@@ -37,7 +37,7 @@ DELIMITERS = tuple(sorted(set("""
 提升 下滑 上升 增加 减少 降低 期内 实现了 其他 作为 成为 因为 认为 以为 行为 相对 针对 对应 涉及 普及 理由 自由 尤其 极其 截至
 甚至 比较 较为 较高 较低 较快 以上 以下 以来 为主 均为 分别为 约为 达到了 继续 持续 进一步 同时 此外 另外 未来 有望 将会 已经
 开始 逐步 全面 大幅 小幅 显著 明显 快速 稳步 稳定 保持 维持 核心 重点 部分 全部 各类 其余 及其 所有 通过 根据 按照 随着
-不断 加快 加大 积极 努力 一些 估计 分享 归属 新开 期待 不含 含 获取 获得 取得 更多 当前 目前 现在 此前 之前 之后 以后 近期 近年 长期 短期 中长期 今后 推升 推高 拉动 驱动 追求
+不断 加快 加大 积极 努力 一些 估计 分享 归属 新开 期待 不含 含 获取 获得 取得 具有 拥有 具备 更多 当前 目前 现在 此前 之前 之后 以后 近期 近年 长期 短期 中长期 今后 推升 推高 拉动 驱动 追求
 关于 对于 基于 属于 处于 位于 于是 但是 还是 就是 只是 而是 也是 不是 其中 其次 首次 以及 参与
 的 在 和 与 及 为 了 对 将 从 由 把 是 等 且 但 或 于 较 至 达 约 共 均 各 该 此 这
 """.split()), key=len, reverse=True))
@@ -117,6 +117,8 @@ def aspect_of(clause: str, start: int, names: frozenset[str] = frozenset()) -> s
     cand = _candidate(clause, start, names)
     if not cand or not re.search(r"[\u4e00-\u9fff]", cand):
         return cand
+    if len(cand) > 3 and words(cand)[0] == "有":  # 「公司有实木复合门产能100万套」: the verb, no part of the aspect
+        cand = cand[1:]
     # 「6460亿目标市值」: a figure's unit glued to the words after it; the figure stands for the metric itself;
     # 「10月草甘膦市场均价」: a month's figure, which asked without its month (「2022年月…」) is garbled
     at = clause.rfind(cand, 0, start)  # not start - len(cand): the candidate lost its link words (的, 实现)

@@ -26,6 +26,10 @@ def test_aspect_is_dropped_when_it_is_no_whole_noun_phrase():
     # a verb before the metric is no aspect of it (「产生研发费用的同比变化幅度」 was asked)
     clause = "前三季度公司产生研发费用2.26亿元"
     assert aspect_before(clause, clause.index("研发费用")) == ""
+    # ... nor 有, 具有 (「江山欧派2017年的有实木复合门产能」 was asked), while 有机硅 keeps its 有
+    for clause, want in (("目前公司有实木复合门产能100万套", "实木复合门"), ("2019年公司具有粘胶长丝产能7万吨", "粘胶长丝"),
+                         ("公司有机硅产能30万吨", "有机硅")):
+        assert aspect_before(clause, clause.index("产能")) == want
     # a cause acting on the metric is no aspect of it (「影响毛利率」 was asked as if a kind of gross margin)
     clause = "一方面受2021年缺货、涨价等影响毛利率基数偏高的影响"
     assert aspect_before(clause, clause.index("毛利率")) == ""
