@@ -20,6 +20,9 @@ from typing import Any
 from fincprg.finance.ordinary import ordinary_name
 from fincprg.finance.reportkind import broker_acting, broker_of, same_broker
 from fincprg.finance.segments import sector_move
+from fincprg.wordlists import WordLists
+
+_W = WordLists("fincprg.generate")  # generate/data/words.jsonl
 
 WIDE_TYPES = frozenset({"industry", "strategy", "macro", "bond"})
 # 公司 as a company speaking of itself (not 上市公司, 龙头公司, 各公司: aggregates)
@@ -204,10 +207,10 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
 
 # what a market's own figures are written with (an index's PE, a bond's yield, a market's financing): a sentence
 # with none of them and no name of the market speaks of something in it (「上半年实现营收439.5亿元」 is 茅台's)
-_MARKET_WORD = re.compile(r"指数|估值|市盈率|PE|成交|换手|两融|融资|北向|南向|资金|涨|跌|收益率|利差|发行|市值|风格|行情")
+_MARKET_WORD = _W.compile("market_word")
 
 
-_MACRO = re.compile(r"GDP|CPI|PPI|PMI|社融|社会融资规模|M2|社会消费品零售总额|固定资产投资")
+_MACRO = _W.compile("macro")  # the economy's figures (GDP, PMI, 社融)
 
 
 def speaks_of(subject: str, text: str) -> bool:

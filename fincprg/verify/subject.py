@@ -217,7 +217,7 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
 
 
 _INDUSTRY_TERM = re.compile(r"(?:行业|产业|板块)$")
-_MARKET_FIGURE = re.compile(r"指数|估值|市盈率|PE|成交|两融|融资|北向|南向|资金流|涨幅|跌幅|收益率|利差|发行|总市值")
+_MARKET_FIGURE = _W.compile("market_figure")  # a market's own figure (an index's PE, a yield)
 # a clause that opens on a name and then its figure (「台积电二季度实现营业收入181.6亿美元」, 「（2）智能硬件营收同比
 # 增长41.63%」): a firm the stock table does not list, or a product line, owns the figure (a Latin name is more
 # often a product, PC or DRAM, than a firm, and is left alone)
@@ -226,9 +226,7 @@ _OWNER_AHEAD = re.compile(
     r"(?:(?:20)?\d{2}年)?(?:[一二三四]季度|Q[1-4]|[上下]半年|前三季度|全年|[一二三四]季报|半年报|年报)?"
     r"(?:实现|的?(?:营业收入|营收|收入|净利润|归母净利润|净销售额|毛利率|销量|出货量)(?:为|达|同比|约|\d))")
 # ... not a word that only dates or sums the figure, or the industry, market or nation itself
-_NOT_OWNER = re.compile(r"行业|板块|市场|产业|领域|赛道|全国|我国|中国|国内|全球|海外|境外|公司|本期|报告期|同期|"
-                        r"今年|去年|明年|当期|单季|整体|合计|累计|其中|分别|全年|季度|上半|下半|年度|期间|预计|实际|"
-                        r"主营|营业|归母|扣非|合并|月份|月度|当月|本月|累计|样本|上市|企业|厂商|龙头|头部|行情|规模")
+_NOT_OWNER = _W.compile("not_owner")
 
 
 def _unlisted_owner(sentence: str) -> str | None:
