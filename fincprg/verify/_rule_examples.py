@@ -184,6 +184,13 @@ EXAMPLES: dict[str, tuple[Example, Example]] = {
                 '2021年Q3实现收入24 78亿元，同比 28 97 归母净利润3 26亿元，同比 20 4 扣非净利润3 31亿元，'
                 '同比 25 06 。', sentence=True, names=('坚朗五金',)),
     ),
+    "cause": (
+        Example('吉祥航空2020年EPS下降的主要原因有哪些？',
+                '2020年公司实现归母净利润-4 81亿元，EPS为-0 24元，同比下降144 44 。', sentence=True,
+                names=('吉祥航空',)),
+        Example('吉祥航空2020年EPS下降的主要原因有哪些？',
+                '受疫情影响，2020年公司EPS为-0 24元，同比下降144 44 。', sentence=True, names=('吉祥航空',)),
+    ),
     "topical": (
         Example('万润股份项目投产进展如何？',
                 '评级面临的主要风险项目投产不及预期 产品价格大幅波动、汇率风险。', sentence=True, names=('万润股份',)),

@@ -336,3 +336,23 @@ def check_change_stated(query: str, source: str) -> Verdict | None:
       "a change whose period has no number")
 def _change_stated(r: Reading) -> Verdict | None:
     return check_change_stated(r.query, r.source)
+
+
+_CAUSE_ASK = _W.compile("cause_ask")
+_CAUSE = _W.compile("cause_stated")
+
+
+def check_cause(query: str, source: str) -> Verdict | None:
+    """``not_answered``: a question asking why or by what a figure moved (「EPS下降的主要原因有哪些」) where its source
+    states no cause at all: only the figure (「EPS为-0.24元，同比下降144%」), or a request to explain it
+    (「深交所要求公司说明净利润下降44.87%的原因」)."""
+    if not _CAUSE_ASK.search(norm(query)) or _CAUSE.search(norm(source)):
+        return None
+    return Verdict(Reason.NOT_ANSWERED, "asks why or by what it moved; the source states no cause (no 由于, 主要系, "
+                   "受…影响, 带动 …)")
+
+
+@rule("cause", SP, (Reason.NOT_ANSWERED,), QS, "a why-question whose source states no cause")
+def _cause(r: Reading) -> Verdict | None:
+    return check_cause(r.query, r.source)
+

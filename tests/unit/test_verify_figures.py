@@ -199,3 +199,14 @@ def test_a_figure_asked_is_stated_by_the_mention_whose_number_it_is():
     d = dt.date(2023, 7, 1)
     assert check_answer("瑞尔特2022年的冲水组件毛利率为多少？", src, date=d).reason.value == "wrong_period"
     assert check_answer("瑞尔特2019年的冲水组件毛利率为多少？", src, date=d) is None
+
+
+def test_a_why_question_needs_a_cause_stated():
+    from fincprg.verify.figures import check_cause
+
+    q = "星河科技2022年上半年净利润下降的主要原因有哪些？"
+    # a request to explain is no explanation; a figure alone is none either
+    assert check_cause(q, "交易所要求公司说明上半年净利润同比下降44 87 的原因。").reason.value == "not_answered"
+    assert check_cause(q, "上半年净利润1 2亿元，同比下降44 87 。") is not None
+    assert check_cause(q, "上半年净利润同比下降44 87 ，主要系原材料价格上涨。") is None
+    assert check_cause("星河科技2022年上半年净利润是多少？", "上半年净利润1 2亿元。") is None
