@@ -340,13 +340,23 @@ def _change_stated(r: Reading) -> Verdict | None:
 
 _CAUSE_ASK = _W.compile("cause_ask")
 _CAUSE = _W.compile("cause_stated")
+_FULL_STOP = re.compile(r"[。！？!?\n]")
 
 
 def check_cause(query: str, source: str) -> Verdict | None:
     """``not_answered``: a question asking why or by what a figure moved (「EPS下降的主要原因有哪些」) where its source
     states no cause at all: only the figure (「EPS为-0.24元，同比下降144%」), or a request to explain it
     (「深交所要求公司说明净利润下降44.87%的原因」)."""
-    if not _CAUSE_ASK.search(norm(query)) or _CAUSE.search(norm(source)):
+    q, s = norm(query), norm(source)
+    if not _CAUSE_ASK.search(q):
+        return None
+    # the cause of the asked metric's move is written in a sentence that writes that metric (「EPS同比下降144%。…客座率
+    # 上升，带动了业务量的提升」 states the cause of another figure); a metric the source does not write: all of it
+    asked = set(read_ask(q).metrics)
+    at = [f.start for f in read_facts(s) if f.metric in asked]
+    bounds = [0] + [m.end() for m in _FULL_STOP.finditer(s)] + [len(s)]
+    said = [s[a:b] for a, b in zip(bounds, bounds[1:]) if any(a <= x < b for x in at)] or [s]
+    if any(_CAUSE.search(x) for x in said):
         return None
     return Verdict(Reason.NOT_ANSWERED, "asks why or by what it moved; the source states no cause (no 由于, 主要系, "
                    "受…影响, 带动 …)")

@@ -209,4 +209,8 @@ def test_a_why_question_needs_a_cause_stated():
     assert check_cause(q, "交易所要求公司说明上半年净利润同比下降44 87 的原因。").reason.value == "not_answered"
     assert check_cause(q, "上半年净利润1 2亿元，同比下降44 87 。") is not None
     assert check_cause(q, "上半年净利润同比下降44 87 ，主要系原材料价格上涨。") is None
+    # a cause written for another figure (the sentence after) is none of the asked one's
+    other = "上半年净利润同比下降44 87 。客座率逆势上升，带动了业务量的提升。"
+    assert check_cause(q, other) is not None
+    assert check_cause(q, "受疫情影响，上半年净利润同比下降44 87 。客座率上升。") is None
     assert check_cause("星河科技2022年上半年净利润是多少？", "上半年净利润1 2亿元。") is None
