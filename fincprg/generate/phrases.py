@@ -117,12 +117,10 @@ def aspect_of(clause: str, start: int, names: frozenset[str] = frozenset()) -> s
     cand = _candidate(clause, start, names)
     if not cand or not re.search(r"[\u4e00-\u9fff]", cand):
         return cand
-    if len(cand) > 3 and words(cand)[0] == "有":  # 「公司有实木复合门产能100万套」: the verb, no part of the aspect
-        cand = cand[1:]
-    # 「6460亿目标市值」: a figure's unit glued to the words after it; the figure stands for the metric itself;
-    # 「10月草甘膦市场均价」: a month's figure, which asked without its month (「2022年月…」) is garbled
+    cand = cand[1:] if len(cand) > 3 and words(cand)[0] == "有" else cand  # 「公司有实木复合门产能」: 有 is a verb
+    # a unit glued to its number (「6460亿目标市值」, 「8英寸产能」) or a month's figure (「10月…均价」) is no aspect
     at = clause.rfind(cand, 0, start)  # not start - len(cand): the candidate lost its link words (的, 实现)
-    if re.match(r"[亿万元月]", cand) and re.search(r"\d\s?$", clause[:at if at >= 0 else start - len(cand)]):
+    if re.match(r"[亿万元月]|英寸|寸|纳米|吨", cand) and re.search(r"\d\s?$", clause[:at if at >= 0 else start - len(cand)]):
         return None
     # 「涨价等影响毛利率」: a cause acting on the metric is no part of it; the metric is the company's own
     if words(cand)[-1] in _CAUSES:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fincprg.generate.base import PassageInput
-from fincprg.generate.phrases import aspect_before
+from fincprg.generate.phrases import aspect_before, aspect_of
 from fincprg.generate.templates import TemplateGenerator
 from fincprg.finance.words import sound
 from fincprg.records import Passage, Report, Sentence
@@ -30,6 +30,9 @@ def test_aspect_is_dropped_when_it_is_no_whole_noun_phrase():
     for clause, want in (("目前公司有实木复合门产能100万套", "实木复合门"), ("2019年公司具有粘胶长丝产能7万吨", "粘胶长丝"),
                          ("公司有机硅产能30万吨", "有机硅")):
         assert aspect_before(clause, clause.index("产能")) == want
+    # a word glued to a number is its unit or measure, no aspect (「家用电器行业的英寸产能」 was asked)
+    clause = "台积电8英寸产能紧张"
+    assert aspect_of(clause, clause.index("产能")) is None
     # a cause acting on the metric is no aspect of it (「影响毛利率」 was asked as if a kind of gross margin)
     clause = "一方面受2021年缺货、涨价等影响毛利率基数偏高的影响"
     assert aspect_before(clause, clause.index("毛利率")) == ""
