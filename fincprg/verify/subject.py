@@ -200,6 +200,9 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
             return None
         return Verdict(Reason.WRONG_SUBJECT, f"asks {sorted(asked)[0]} a fact its sentence states of {others[0]}")
     terms = [t for t in subjects.industries if t in q]
+    if terms and _MARKET_SHARE.search(q) and not asked:
+        return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a market share: a share is a company's or a product's "
+                       "of its market, not the industry's")
     if terms and not any(t in s for t in terms):
         industry = any(_INDUSTRY_TERM.search(t) or re.search(re.escape(t) + _INDUSTRY_TERM.pattern[:-1], q)
                        for t in terms)  # (the report's industry 医药 asked as 医药行业 is an industry still)
@@ -217,6 +220,7 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
 
 
 _INDUSTRY_TERM = re.compile(r"(?:行业|产业|板块)$")
+_MARKET_SHARE = _W.compile("market_share")
 _MARKET_FIGURE = _W.compile("market_figure")  # a market's own figure (an index's PE, a yield)
 # a clause that opens on a name and then its figure (「台积电二季度实现营业收入181.6亿美元」, 「（2）智能硬件营收同比
 # 增长41.63%」): a firm the stock table does not list, or a product line, owns the figure (a Latin name is more

@@ -119,3 +119,11 @@ def test_a_market_from_a_strategy_title_is_asked_only_what_its_sentence_writes_o
     s = Subjects(frozenset(), frozenset({"医药"}), "industry")
     assert check_fact_owner("医药行业2023年首付款总额是多少？", "2023年创新药企业对外授权首付款总额约30亿美元。", s,
                             listed) is None
+
+
+def test_an_industry_holds_no_market_share():
+    s = Subjects(frozenset(), frozenset({"家用电器行业"}), "industry")
+    v = check_fact_owner("家用电器行业2021年市占率的同比变化幅度是多少？", "2021年家用电器行业洗衣机市占率提升2.7pct至39.2%。",
+                         s, listed)
+    assert v is not None and v.reason == "wrong_subject"
+    assert check_fact_owner("家用电器行业2021年营收同比增长多少？", "2021年家用电器行业营收同比增长8%。", s, listed) is None
