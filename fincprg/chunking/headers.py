@@ -33,7 +33,9 @@ _PAGE = re.compile(
 _PAGE_ALONE = (re.compile(r"(?<![\d.\-])-\s?(\d{1,3})\s?-(?![\d.])"),)
 # Phrases a running header or footer carries: a pointer to the legal text at the end, or the broker's name as
 # footers write it (「本报告版权属于XX证券股份有限公司」, 「XX证券股份有限公司研究所」; a source line says XX证券研究所).
-_LEGAL_ANCHOR = re.compile(rf"{_W.pattern('please')}{_W.pattern('read_verb')}|版权属于|股份有限公司\s?研究所")
+# ... or 研究所 right before a bare page number (「松涛证券研究所3松涛研究·行业点评报告」), not a year or a date
+_LEGAL_ANCHOR = re.compile(rf"{_W.pattern('please')}{_W.pattern('read_verb')}|版权属于|股份有限公司\s?研究所"
+                           r"|研究所(?=\s?\d{1,3}(?![\d年月日.%]))")
 _DIGIT = re.compile(r"\d")
 _DIGITS = re.compile(r"\d+")
 _SENT_END = "。！？；!?;"

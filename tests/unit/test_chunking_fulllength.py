@@ -243,3 +243,14 @@ def test_a_footer_naming_the_brokers_research_institute_with_a_space_anchors_the
     t = "".join(f"{b}云帆证券股份有限公司 研究所公司研究｜格力电器格力电器{k}。" for k, b in enumerate(body, 2))
     spans = [t[a:b] for a, b in running_header_spans(t)]
     assert len(spans) == len(body) and all(s.startswith("云帆证券股份有限公司 研究所公司研究") for s in spans), spans
+
+
+def test_a_footer_of_the_research_institute_before_a_bare_page_number_anchors_the_header():
+    body = ["营收同比增长12%", "毛利率提升1.2个百分点", "费用率下降", "现金流改善", "估值处于低位"]
+    after = ["渠道库存良性。", "动销平稳。", "提价落地。", "新品放量。", "分红提升。"]
+    t = "".join(f"{b}松涛证券研究所{k}松涛研究·行业点评报告食品饮料{a}" for k, (b, a) in enumerate(zip(body, after), 1))
+    spans = [t[a:b] for a, b in running_header_spans(t)]
+    assert spans and all(s.startswith("松涛证券研究所") and s.endswith("食品饮料") for s in spans), spans
+    # a source line's institute, or one before a year, anchors nothing
+    cited = "".join(f"{b}，数据来源：松涛证券研究所2021年测算。" for b in body)
+    assert running_header_spans(cited) == []
