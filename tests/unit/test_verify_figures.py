@@ -214,3 +214,10 @@ def test_a_why_question_needs_a_cause_stated():
     assert check_cause(q, other) is not None
     assert check_cause(q, "受疫情影响，上半年净利润同比下降44 87 。客座率上升。") is None
     assert check_cause("星河科技2022年上半年净利润是多少？", "上半年净利润1 2亿元。") is None
+
+
+def test_a_figure_under_an_assumption_is_a_projection():
+    src = "按2019年分红率假设，公司2019-2021年股息率分别为4.4%、5.0%和5.4%。"
+    d = dt.date(2020, 5, 1)
+    assert check_answer("天山股份2019-2021年股息率是多少？", src, date=d).reason.value == "forecast_mismatch"
+    assert check_answer("天山股份2019-2021年股息率的预测值是多少？", src, date=d) is None
