@@ -12,6 +12,8 @@ from fincprg.generate import phrases as ph
 from fincprg.generate.complete import day_year
 
 _A_DAY = re.compile(r"(\d{1,2})\s?月\s?(\d{1,2})\s?[日号]")
+# a report cited as a source (「18年年报显示」, 「据2019年半年报」) dates the document, not the event it tells of
+_CITED_REPORT = re.compile(r"(?:据|根据)?(?:20)?\d{2}\s?年(?:年报|年度报告|半年报|中报|一季报|三季报)(?:显示|披露|中|称)?")
 _UP_WORD = {"营业收入": "增长", "归母净利润": "增长", "扣非净利润": "增长", "利润总额": "增长", "营业利润": "增长",
             "毛利": "增长", "销量": "增长", "出货量": "增长", "订单": "增长", "保费收入": "增长", "新业务价值": "增长"}
 
@@ -65,6 +67,7 @@ def event_question(key: str, e: str, event: str, sentence: str, passage_text: st
     passage's main period (「7月26日公司竞得采矿权」 after a 2018 dividend is no 2018 event; 「2020年上半年…渠道拓展」
     where 2020H1 dates the profit). An event nothing dates asks nothing: undated, it matches every report on the
     company."""
+    sentence = _CITED_REPORT.sub("", sentence)
     where = next((c for c in ph.clauses(sentence) if event in c), sentence)
     where = where if extract(where).periods else sentence
     period, fc = ph.period_of(where, sentence, None, year, passage_text, date=date, by_day=False)

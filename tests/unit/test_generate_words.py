@@ -173,3 +173,14 @@ def test_a_store_total_is_not_asked_how_many_stores_opened():
     asked = {qs.event_question(k, "索菲亚", "门店", total, "", 2021, d) for k in "abcdefgh"}
     assert asked == {"索菲亚2020年门店扩张情况如何？"}
     assert "索菲亚2020年开了多少家新门店？" in {qs.event_question(k, "索菲亚", "门店", opened, "", 2021, d) for k in "abcdefgh"}
+
+
+def test_an_event_is_not_dated_by_the_report_a_sentence_cites():
+    import datetime as dt
+
+    from fincprg.generate import questions as qs
+
+    cited = "公司建厂效率较高，18年年报显示湘潭工厂刚开建，仅8个月时间月饼产线即建成投产。"
+    assert qs.event_question("k", "广州酒家", "投产", cited, cited, 2019, dt.date(2019, 10, 1)) == ""
+    dated = "2019年公司湘潭工厂月饼产线建成投产。"
+    assert qs.event_question("k", "广州酒家", "投产", dated, dated, 2019, dt.date(2019, 10, 1)).startswith("广州酒家2019年")
