@@ -149,12 +149,6 @@ def section_heads(text: str, table: Any | None, broker: str | None) -> list[tupl
     return [(o.start, o.key) for o in heads(t, table, broker) if o.key in named and role(t, o) == "issuer"]
 
 
-def section_company(before: str, table: Any | None, broker: str | None) -> str | None:
-    """The company whose section a passage continues: the last one the report's text before it heads, or None."""
-    found = section_heads(before, table, broker)
-    return found[-1][1] if found else None
-
-
 def about_companies(text: str, table: Any | None, broker: str | None) -> bool:
     """Whether a text speaks of a company: it names a listed one, or writes 公司 of one."""
     return bool(_SELF.search(text)) or bool(companies_named(text, table, broker))
@@ -208,8 +202,6 @@ def sentence_subject(text: str, subject: str | None, *, table: Any | None, broke
 # what a market's own figures are written with (an index's PE, a bond's yield, a market's financing): a sentence
 # with none of them and no name of the market speaks of something in it (「上半年实现营收439.5亿元」 is 茅台's)
 _MARKET_WORD = _W.compile("market_word")
-
-
 _MACRO = _W.compile("macro")  # the economy's figures (GDP, PMI, 社融)
 
 

@@ -135,7 +135,11 @@ def test_a_sentence_writing_gongsi_asks_the_reports_company_not_another_coded_on
 
 
 def test_a_chunk_joining_two_companies_sentences_and_a_section_headed_with_a_code(table):
-    from fincprg.generate.industry import section_company
+    from fincprg.generate.industry import section_heads
+
+    def section_company(before, table, broker):  # the section a passage after ``before`` continues
+        found = section_heads(before, table, broker)
+        return found[-1][1] if found else None
 
     kw = {"table": table, "broker": "西南证券"}
     joined = ("未来，闻泰科技与联想平板的共同目标是做到安卓平板市场第一。\n"
