@@ -21,8 +21,9 @@ def estimate_cmd(
                             "them), cached answers are counted as free, and OUT/estimate.json is written for the "
                             "build summary to compare. Default: a temporary folder.")] = None,
     probe: Annotated[int, typer.Option(
-        "--probe", min=0, help="Send the first N requests of each kind (query trees, report-level "
-                               "queries, topic intents) for real (cached: the build reuses them) to measure tokens, answer length, re-asks and latency. 0 sends nothing.")] = 0,
+        "--probe", min=0, help="Send the first N requests of each kind (query trees, report-level queries, "
+                               "topic intents) for real (cached: the build reuses them) to measure tokens, answer "
+                               "length, re-asks and latency. 0 sends nothing.")] = 0,
     limit: LimitOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the estimate as JSON.")] = False,
     quiet: QuietOpt = False,

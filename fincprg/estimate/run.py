@@ -2,8 +2,8 @@
 
 It runs what is free and deterministic for real: ingest and chunk (into OUT with ``-o``, so the
 build then skips them; else into a temporary folder) and the title clustering of the topics stage
-(into a temporary folder). It renders the real prompts of the generate stage (query trees, rewrites, report-level queries)
-and of the topics stage (intents) over the result, and counts the mining traversal without scoring
+(into a temporary folder). It renders the real prompts of the generate stage (query trees, rewrites,
+report-level queries) and of the topics stage (intents) over the result, and counts the mining traversal without scoring
 (:mod:`fincprg.estimate.pairs`). It sends nothing, except the ``--probe`` requests
 (:mod:`fincprg.estimate.llm`), which land in the build's LLM cache.
 """

@@ -16,16 +16,16 @@ _ENTRIES = read_entries("fincprg.finance", "events.jsonl")
 EVENT_QUESTIONS: dict[str, tuple[str, ...]] = {e["word"]: tuple(e["questions"]) for e in _ENTRIES}
 # a stem asked only where its clause writes this (「开了多少家新门店」 needs openings, not a store total)
 ASK_IF: dict[str, re.Pattern[str]] = {q: re.compile(p) for e in _ENTRIES for q, p in e.get("ask_if", {}).items()}
-
-
-def questions_for(event: str, clause: str) -> tuple[str, ...]:
-    """The stems of ``event`` that ``clause`` can answer (:data:`ASK_IF`)."""
-    return tuple(q for q in EVENT_QUESTIONS[event] if q not in ASK_IF or ASK_IF[q].search(clause))
 # events that are facts in themselves; the other EVENT_QUESTIONS keywords are topics a passage may merely touch
 CORPORATE_EVENTS = frozenset(e["word"] for e in _ENTRIES if "corporate" in e.get("kinds", ()))
 # what the market does to a company, not what it plans: 「常熟银行2022年需求方面有哪些规划」 asks nothing
 MARKET_EVENTS = frozenset(e["word"] for e in _ENTRIES if "market" in e.get("kinds", ()))
 _EVENT_RE = re.compile(alternation(_ENTRIES))
+
+
+def questions_for(event: str, clause: str) -> tuple[str, ...]:
+    """The stems of ``event`` that ``clause`` can answer (:data:`ASK_IF`)."""
+    return tuple(q for q in EVENT_QUESTIONS[event] if q not in ASK_IF or ASK_IF[q].search(clause))
 
 
 def event_of(text: str) -> str | None:

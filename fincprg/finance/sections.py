@@ -40,10 +40,10 @@ def heads(text: str, table: Any, broker: str | None = None) -> list[Any]:
     for o in table.occurrences(t):
         if o.by_code or same_broker(o.key, broker):
             continue
-        after = t[o.end:o.end + 16].lstrip(" 　")
+        before, after = t[max(0, o.start - 8):o.start], t[o.end:o.end + 16].lstrip(" 　")
         coded = bool(CODE_AFTER.match(after))
-        opening = bool(_OPENS.search(t[max(0, o.start - 8):o.start])) and not _LIST_AFTER.match(after)
-        announcing = bool(_ANNOUNCES.match(after) and _SENTENCE_OPENS.search(t[max(0, o.start - 8):o.start]))
+        opening = bool(_OPENS.search(before)) and not _LIST_AFTER.match(after)
+        announcing = bool(_ANNOUNCES.match(after) and _SENTENCE_OPENS.search(before))
         if (coded or opening or announcing) and not ordinary_name(o.key, t, table.code_of.get(o.key)):
             out.append(o)
     return out

@@ -342,10 +342,9 @@ def _section_context(item: PassageInput, table: Any, broker: str | None) -> list
     before it, whose company the sentences after that head no longer speak of."""
     import unicodedata
 
-    before = unicodedata.normalize("NFKC", item.before)
-    whole = f"{before}\n{unicodedata.normalize('NFKC', item.passage.text)}" if before else \
-        unicodedata.normalize("NFKC", item.passage.text)
-    start = len(whole) - len(unicodedata.normalize("NFKC", item.passage.text))
+    before, text = unicodedata.normalize("NFKC", item.before), unicodedata.normalize("NFKC", item.passage.text)
+    whole = f"{before}\n{text}" if before else text
+    start = len(whole) - len(text)
     heads = ind.section_heads(whole, table, broker)
     out, cursor = [], start
     for s in item.sentences:

@@ -365,4 +365,3 @@ def check_cause(query: str, source: str) -> Verdict | None:
 @rule("cause", SP, (Reason.NOT_ANSWERED,), QS, "a why-question whose source states no cause")
 def _cause(r: Reading) -> Verdict | None:
     return check_cause(r.query, r.source)
-

@@ -29,7 +29,8 @@ ORDER: tuple[str, ...] = (
     # the strict reader's rules, in the order a reader applies them (the order of the old chained `or`)
     "garbled", "vague", "in_sentence", "part_whole", "market_as_company", "event", "whole_year", "day_figure",
     "amount", "rate_level", "price_level", "combined", "valuation", "earnings_forecast", "actual_as_forecast",
-    "target_as_forecast", "change_stated", "risk", "cause", "topical", "trend", "base", "valuation_parts", "valued_part",
+    "target_as_forecast", "change_stated", "risk", "cause", "topical", "trend", "base", "valuation_parts",
+    "valued_part",
     "topic_strict", "topic_answer", "report_claim", "related",
     # run over the whole corpus after the per-query rules, by the stage itself
     "round_trip", "round_trip_dense", "judge",

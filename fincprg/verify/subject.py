@@ -204,8 +204,8 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
         return Verdict(Reason.WRONG_SUBJECT, f"asks {terms[0]} a market share: a share is a company's or a product's "
                        "of its market, not the industry's")
     if terms and not any(t in s for t in terms):
-        industry = any(_INDUSTRY_TERM.search(t) or re.search(re.escape(t) + _INDUSTRY_TERM.pattern[:-1], q)
-                       for t in terms)  # (the report's industry 医药 asked as 医药行业 is an industry still)
+        # (the report's industry 医药 asked as 医药行业 is an industry still)
+        industry = any(_INDUSTRY_TERM.search(t) or re.search(re.escape(t) + _INDUSTRY_WORD, q) for t in terms)
         if not industry and not _MARKET_FIGURE.search(s):
             # a market or theme a strategy title names (A股, 利率债) stands for no figure its sentence does not write
             # it for, unless a market's own (an index, a yield): 「A股2020年上半年营收」 from 茅台's results
@@ -219,7 +219,8 @@ def _sentence_owner(query: str, sentence: str, subjects: Subjects,
     return None
 
 
-_INDUSTRY_TERM = re.compile(r"(?:行业|产业|板块)$")
+_INDUSTRY_WORD = r"(?:行业|产业|板块)"
+_INDUSTRY_TERM = re.compile(_INDUSTRY_WORD + "$")
 _MARKET_SHARE = _W.compile("market_share")
 _MARKET_FIGURE = _W.compile("market_figure")  # a market's own figure (an index's PE, a yield)
 # a clause that opens on a name and then its figure (「台积电二季度实现营业收入181.6亿美元」, 「（2）智能硬件营收同比
